@@ -1,0 +1,43 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "thumbcache",
+    products: [
+        .library(name: "ThumbcacheLMDB", targets: ["ThumbcacheLMDB"]),
+        .library(name: "ThumbcacheStore", targets: ["ThumbcacheStore"]),
+        .executable(name: "thumbcache", targets: ["thumbcache"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // C libraries from Debian, bound through module maps only.
+        .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
+        .systemLibrary(name: "CXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
+
+        // A thin, typed wrapper over LMDB: environments, scoped transactions, cursors.
+        .target(name: "ThumbcacheLMDB", dependencies: ["CLMDB"]),
+        // The content-addressed thumbnail store: hashing, stat cache, records, group commit.
+        .target(name: "ThumbcacheStore", dependencies: ["ThumbcacheLMDB", "CXXHash"]),
+
+        // The command-line tool; its commands only call the library.
+        .executableTarget(
+            name: "thumbcache",
+            dependencies: [
+                "ThumbcacheStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // A small program the multi-process tests start, write into and kill.
+        .executableTarget(name: "thumbcache-probe", dependencies: ["ThumbcacheStore", "ThumbcacheTestSupport"]),
+
+        // Fixtures shared by the test targets: temporary directories, child processes.
+        .target(name: "ThumbcacheTestSupport", dependencies: ["ThumbcacheStore"]),
+        .testTarget(name: "ThumbcacheLMDBTests", dependencies: ["ThumbcacheLMDB", "ThumbcacheTestSupport"]),
+        .testTarget(
+            name: "ThumbcacheStoreTests",
+            dependencies: ["ThumbcacheStore", "ThumbcacheTestSupport", "thumbcache-probe"]
+        ),
+    ]
+)

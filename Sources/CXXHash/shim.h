@@ -1,0 +1,4 @@
+#ifndef CXXHASH_SHIM_H
+#define CXXHASH_SHIM_H
+#include <xxhash.h>
+#endif

@@ -1,0 +1,35 @@
+import CLMDB
+
+extension Environment {
+    /// The environment's main database, whose keys are the names of the named databases.
+    public var mainDatabase: Database { Database(name: "", dbi: 1) }  // MAIN_DBI
+
+    /// Names of the named databases that exist.
+    public func databaseNames() throws -> [String] {
+        try read { txn in
+            var names: [String] = []
+            try txn.forEach(mainDatabase) { key, _ in
+                names.append(String(decoding: key, as: UTF8.self))
+                return true
+            }
+            return names
+        }
+    }
+
+    /// Pages on LMDB's free list: space inside the file that new writes reuse.
+    ///
+    /// Each free-list record holds a page-number list whose first word is its length
+    /// (as `mdb_stat -f` reads it).
+    public func freePageCount() throws -> Int {
+        try read { txn in
+            var pages = 0
+            try txn.forEach(Database(name: "(free)", dbi: 0)) { _, value in  // FREE_DBI
+                if value.count >= MemoryLayout<Int>.size {
+                    pages += value.loadUnaligned(as: Int.self)
+                }
+                return true
+            }
+            return pages
+        }
+    }
+}

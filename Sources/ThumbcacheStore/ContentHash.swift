@@ -1,0 +1,73 @@
+import CXXHash
+
+/// The XXH3-128 hash of a file's bytes: the identity of its content.
+///
+/// Its canonical form (``bytes``, ``hex``) is the one `xxhsum -H2` prints: the high 64 bits then
+/// the low 64 bits, each big-endian. Keys built from it therefore sort by content.
+public struct ContentHash: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public var high: UInt64
+    public var low: UInt64
+
+    public init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
+    init(_ h: XXH128_hash_t) {
+        self.init(high: h.high64, low: h.low64)
+    }
+
+    /// Reads the 16-byte canonical form.
+    public init?(bytes: UnsafeRawBufferPointer) {
+        guard bytes.count >= 16 else { return nil }
+        high = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
+        low = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+    }
+
+    /// Parses 32 hexadecimal digits.
+    public init?(hex: some StringProtocol) {
+        guard hex.utf8.count == 32,
+            let high = UInt64(hex.prefix(16), radix: 16),
+            let low = UInt64(hex.suffix(16), radix: 16)
+        else { return nil }
+        self.init(high: high, low: low)
+    }
+
+    /// The hash of bytes in memory.
+    public static func of(_ bytes: UnsafeRawBufferPointer) -> ContentHash {
+        ContentHash(XXH3_128bits(bytes.baseAddress, bytes.count))
+    }
+
+    /// The hash of bytes in memory.
+    public static func of(_ bytes: [UInt8]) -> ContentHash {
+        bytes.withUnsafeBytes { of($0) }
+    }
+
+    /// The 16-byte canonical form.
+    public var bytes: [UInt8] {
+        var out = [UInt8](repeating: 0, count: 16)
+        out.withUnsafeMutableBytes { write(to: $0) }
+        return out
+    }
+
+    /// Writes the 16-byte canonical form at the start of `buffer`.
+    public func write(to buffer: UnsafeMutableRawBufferPointer) {
+        buffer.storeBytes(of: high.bigEndian, toByteOffset: 0, as: UInt64.self)
+        buffer.storeBytes(of: low.bigEndian, toByteOffset: 8, as: UInt64.self)
+    }
+
+    /// 32 lowercase hexadecimal digits.
+    public var hex: String {
+        func pad(_ v: UInt64) -> String {
+            let s = String(v, radix: 16)
+            return String(repeating: "0", count: 16 - s.count) + s
+        }
+        return pad(high) + pad(low)
+    }
+
+    public var description: String { hex }
+
+    public static func < (a: ContentHash, b: ContentHash) -> Bool {
+        (a.high, a.low) < (b.high, b.low)
+    }
+}

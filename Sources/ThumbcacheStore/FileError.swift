@@ -1,0 +1,93 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A POSIX error number, with the C library's message as its description.
+public struct Errno: RawRepresentable, Error, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: Int32
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    /// The calling thread's current `errno`.
+    public static var current: Errno { Errno(rawValue: errno) }
+
+    public var description: String { String(cString: strerror(rawValue)) }
+
+    public static let noSuchFileOrDirectory = Errno(rawValue: ENOENT)
+    public static let permissionDenied = Errno(rawValue: EACCES)
+    public static let interrupted = Errno(rawValue: EINTR)
+    public static let isDirectory = Errno(rawValue: EISDIR)
+    public static let tooManySymbolicLinks = Errno(rawValue: ELOOP)
+    public static let ioError = Errno(rawValue: EIO)
+
+    public static func ~= (pattern: Errno, value: any Error) -> Bool { (value as? Errno) == pattern }
+}
+
+/// What kind of file system object a path names.
+public enum FileKind: String, Sendable, Hashable {
+    case regular = "regular file"
+    case directory
+    case symbolicLink = "symbolic link"
+    case fifo = "FIFO"
+    case socket
+    case characterDevice = "character device"
+    case blockDevice = "block device"
+    case unknown = "unknown file type"
+
+    init(mode: mode_t) {
+        switch mode & S_IFMT {
+        case S_IFREG: self = .regular
+        case S_IFDIR: self = .directory
+        case S_IFLNK: self = .symbolicLink
+        case S_IFIFO: self = .fifo
+        case S_IFSOCK: self = .socket
+        case S_IFCHR: self = .characterDevice
+        case S_IFBLK: self = .blockDevice
+        default: self = .unknown
+        }
+    }
+}
+
+/// A file could not be used: which file, and why.
+public struct FileError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Reason: Sendable, Hashable, CustomStringConvertible {
+        /// A system call failed.
+        case system(operation: String, Errno)
+        /// The path is not a regular file (a directory, a FIFO, a device…).
+        case notRegularFile(FileKind)
+        /// The path is a symbolic link whose target does not exist.
+        case danglingSymbolicLink
+        /// Size, modification or change time differed before and after reading, twice in a row.
+        case changedWhileReading
+
+        public var description: String {
+            switch self {
+            case .system(let operation, let errno): "\(operation) failed: \(errno)"
+            case .notRegularFile(let kind): "not a regular file (\(kind.rawValue))"
+            case .danglingSymbolicLink: "dangling symbolic link (its target does not exist)"
+            case .changedWhileReading: "changed while reading"
+            }
+        }
+    }
+
+    public var path: String
+    public var reason: Reason
+
+    public init(path: String, reason: Reason) {
+        self.path = path
+        self.reason = reason
+    }
+
+    public var description: String { "\(path): \(reason)" }
+}
+
+/// Calls `body` until it does not fail with `EINTR`; returns its result or throws the errno.
+@inline(__always)
+func retryingInterrupts<T: FixedWidthInteger>(_ body: () -> T) -> Result<T, Errno> {
+    while true {
+        let r = body()
+        if r >= 0 { return .success(r) }
+        if errno != EINTR { return .failure(.current) }
+    }
+}

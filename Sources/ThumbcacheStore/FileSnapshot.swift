@@ -1,0 +1,62 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What `stat` says of a file: enough to tell whether its bytes may have changed.
+public struct FileSnapshot: Sendable, Hashable {
+    public var device: UInt64
+    public var inode: UInt64
+    public var size: UInt64
+    /// Modification time, nanoseconds since 1970.
+    public var modificationTime: Int64
+    /// Status change time, nanoseconds since 1970 (changes on every write, rename or chmod).
+    public var changeTime: Int64
+    public var kind: FileKind
+
+    public init(device: UInt64, inode: UInt64, size: UInt64, modificationTime: Int64, changeTime: Int64, kind: FileKind) {
+        self.device = device
+        self.inode = inode
+        self.size = size
+        self.modificationTime = modificationTime
+        self.changeTime = changeTime
+        self.kind = kind
+    }
+
+    init(_ s: stat) {
+        device = UInt64(s.st_dev)
+        inode = UInt64(s.st_ino)
+        size = UInt64(s.st_size)
+        modificationTime = Int64(s.st_mtim.tv_sec) * 1_000_000_000 + Int64(s.st_mtim.tv_nsec)
+        changeTime = Int64(s.st_ctim.tv_sec) * 1_000_000_000 + Int64(s.st_ctim.tv_nsec)
+        kind = FileKind(mode: s.st_mode)
+    }
+
+    /// `stat` of `path`, following symbolic links. A dangling link is reported as such.
+    public static func of(path: String) throws(FileError) -> FileSnapshot {
+        var s = stat()
+        if case .failure(let errno) = retryingInterrupts({ stat(path, &s) }) {
+            if errno == .noSuchFileOrDirectory, lstat(path, &s) == 0, FileKind(mode: s.st_mode) == .symbolicLink {
+                throw FileError(path: path, reason: .danglingSymbolicLink)
+            }
+            throw FileError(path: path, reason: .system(operation: "stat", errno))
+        }
+        return FileSnapshot(s)
+    }
+
+    /// `fstat` of an open descriptor.
+    static func of(descriptor fd: Int32, path: String) throws(FileError) -> FileSnapshot {
+        var s = stat()
+        if case .failure(let errno) = retryingInterrupts({ fstat(fd, &s) }) {
+            throw FileError(path: path, reason: .system(operation: "fstat", errno))
+        }
+        return FileSnapshot(s)
+    }
+
+    /// True if the file's bytes can be assumed unchanged between the two snapshots.
+    public func sameContentAs(_ other: FileSnapshot) -> Bool {
+        device == other.device && inode == other.inode && size == other.size
+            && modificationTime == other.modificationTime && changeTime == other.changeTime
+    }
+}

@@ -1,0 +1,303 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The one writer of a store in this process: many producers hand it groups of writes, and a
+/// dedicated thread commits them in batches (group commit).
+///
+/// A batch closes when it holds ``Policy/maxWrites`` writes or ``Policy/maxBytes`` bytes, when
+/// ``Policy/maxDelay`` has passed since its first group arrived, or at once when a producer is
+/// waiting for its commit. Each group commits atomically (a thumbnail and its stat entry, say);
+/// if a batch fails, its groups are retried one by one so one bad group fails alone.
+///
+/// Write transactions begin and commit on the writer thread inside one synchronous call, never
+/// across an `await`, as LMDB requires. Readers are never blocked.
+public final class GroupCommitWriter: Sendable {
+    public struct Policy: Sendable, Hashable {
+        /// Most writes in one transaction.
+        public var maxWrites: Int
+        /// Most bytes in one transaction (LMDB's dirty-page limit is about 512 MiB).
+        public var maxBytes: Int
+        /// Longest a batch waits to fill, in nanoseconds.
+        public var maxDelay: UInt64
+        /// Bytes queued beyond which ``enqueue(_:)`` waits for the writer (back-pressure).
+        public var queueCapacity: Int
+        /// With deferred durability: flush to disk at least this often (nanoseconds).
+        public var syncInterval: UInt64
+
+        public init(
+            maxWrites: Int = 512, maxBytes: Int = 32 << 20, maxDelay: UInt64 = 10_000_000,
+            queueCapacity: Int = 128 << 20, syncInterval: UInt64 = 2_000_000_000
+        ) {
+            self.maxWrites = maxWrites
+            self.maxBytes = maxBytes
+            self.maxDelay = maxDelay
+            self.queueCapacity = queueCapacity
+            self.syncInterval = syncInterval
+        }
+    }
+
+    /// Counters since the writer started.
+    public struct Counters: Sendable, Hashable {
+        public var commits = 0
+        public var writes = 0
+        public var failedGroups = 0
+    }
+
+    public let store: ThumbnailStore
+    public let policy: Policy
+    private let core: WriterCore
+    private let thread: pthread_t
+
+    public init(store: ThumbnailStore, policy: Policy = Policy()) {
+        self.store = store
+        self.policy = policy
+        let core = WriterCore(store: store, policy: policy)
+        self.core = core
+        self.thread = startThread { core.run() }
+    }
+
+    deinit {
+        core.close()
+        pthread_join(thread, nil)
+    }
+
+    /// Queues `writes` as one atomic group and returns once they are committed.
+    public func submit(_ writes: [StoreWrite]) async throws(StoreError) {
+        let result = await withCheckedContinuation { (c: CheckedContinuation<Result<Void, StoreError>, Never>) in
+            core.append(writes, urgent: true) { c.resume(returning: $0) }
+        }
+        try result.get()
+    }
+
+    /// Queues `writes` as one atomic group without waiting for the commit; waits only while the
+    /// queue is over capacity. A failure is collected and returned by ``flush()``.
+    public func enqueue(_ writes: [StoreWrite]) async throws(StoreError) {
+        try await core.waitForRoom()
+        core.append(writes, urgent: false, completion: nil)
+    }
+
+    /// Queues `writes` without waiting at all, calling `completion` on the writer thread once
+    /// they are committed or have failed. For callers outside Swift concurrency.
+    public func enqueue(_ writes: [StoreWrite], completion: (@Sendable (Result<Void, StoreError>) -> Void)?) {
+        core.append(writes, urgent: completion != nil, completion: completion)
+    }
+
+    /// Waits until everything queued so far is committed (and, with deferred durability, synced).
+    /// - Returns: the failures of groups queued with ``enqueue(_:)`` since the last flush.
+    @discardableResult
+    public func flush() async -> [StoreError] {
+        await withCheckedContinuation { (c: CheckedContinuation<[StoreError], Never>) in
+            core.addFlushWaiter { c.resume(returning: $0) }
+        }
+    }
+
+    /// Counters since the writer started.
+    public var counters: Counters { core.counters }
+
+    /// Commits what is queued, stops the thread, and refuses later writes.
+    public func close() {
+        core.close()
+    }
+}
+
+/// The writer's shared state and its thread's loop.
+///
+/// `@unchecked Sendable`: every `var` is read and written only with `lock` held.
+private final class WriterCore: @unchecked Sendable {
+    typealias Completion = @Sendable (Result<Void, StoreError>) -> Void
+
+    struct Group {
+        var writes: [StoreWrite]
+        var bytes: Int
+        var urgent: Bool
+        var completion: Completion?
+        var arrived: UInt64
+    }
+
+    let store: ThumbnailStore
+    let policy: GroupCommitWriter.Policy
+    let lock = ConditionLock()
+
+    // Guarded by `lock`.
+    var queue: [Group] = []
+    var queueHead = 0
+    var queuedBytes = 0
+    var urgentQueued = 0
+    var committing = false
+    var closing = false
+    var roomWaiters: [CheckedContinuation<Result<Void, StoreError>, Never>] = []
+    var flushWaiters: [@Sendable ([StoreError]) -> Void] = []
+    var deferredFailures: [StoreError] = []
+    var counters = GroupCommitWriter.Counters()
+    var lastSync = ConditionLock.now()
+
+    init(store: ThumbnailStore, policy: GroupCommitWriter.Policy) {
+        self.store = store
+        self.policy = policy
+    }
+
+    var pending: Int { queue.count - queueHead }
+
+    func append(_ writes: [StoreWrite], urgent: Bool, completion: Completion?) {
+        let bytes = writes.reduce(0) { $0 + $1.byteCount }
+        let refused: Bool = lock.withLock {
+            if closing { return true }
+            queue.append(Group(writes: writes, bytes: bytes, urgent: urgent, completion: completion, arrived: ConditionLock.now()))
+            queuedBytes += bytes
+            if urgent { urgentQueued += 1 }
+            lock.broadcast()
+            return false
+        }
+        if refused {
+            let error = StoreError.writerClosed(path: store.directory)
+            if let completion { completion(.failure(error)) } else { lock.withLock { deferredFailures.append(error) } }
+        }
+    }
+
+    func waitForRoom() async throws(StoreError) {
+        let result = await withCheckedContinuation { (c: CheckedContinuation<Result<Void, StoreError>, Never>) in
+            let resumeNow: Result<Void, StoreError>? = lock.withLock {
+                if closing { return .failure(.writerClosed(path: store.directory)) }
+                if queuedBytes < policy.queueCapacity { return .success(()) }
+                roomWaiters.append(c)
+                return nil
+            }
+            if let resumeNow { c.resume(returning: resumeNow) }
+        }
+        try result.get()
+    }
+
+    func addFlushWaiter(_ waiter: @escaping @Sendable ([StoreError]) -> Void) {
+        let now: [StoreError]? = lock.withLock {
+            if pending == 0 && !committing {
+                defer { deferredFailures = [] }
+                return deferredFailures
+            }
+            flushWaiters.append(waiter)
+            lock.broadcast()
+            return nil
+        }
+        if let now {
+            if store.environment.options.durability == .deferred { try? store.sync() }
+            waiter(now)
+        }
+    }
+
+    func close() {
+        lock.withLock {
+            closing = true
+            lock.broadcast()
+        }
+    }
+
+    /// The writer thread.
+    func run() {
+        while let batch = nextBatch() {
+            commit(batch)
+        }
+        if store.environment.options.durability == .deferred { try? store.sync() }
+        // Wake anyone still waiting; nothing is queued any more.
+        let (rooms, flushes, failures) = lock.withLock {
+            defer {
+                roomWaiters = []
+                flushWaiters = []
+            }
+            return (roomWaiters, flushWaiters, deferredFailures)
+        }
+        for c in rooms { c.resume(returning: .failure(.writerClosed(path: store.directory))) }
+        for f in flushes { f(failures) }
+    }
+
+    /// Waits for work and takes the next batch; nil when closed and drained.
+    private func nextBatch() -> [Group]? {
+        lock.lock()
+        defer { lock.unlock() }
+        while pending == 0 {
+            if closing { return nil }
+            lock.wait()
+        }
+        // The group-commit window: let the batch fill unless someone waits or it is full.
+        let deadline = queue[queueHead].arrived + policy.maxDelay
+        while !closing && urgentQueued == 0 && flushWaiters.isEmpty && pending < policy.maxWrites
+            && queuedBytes < policy.maxBytes
+        {
+            if !lock.wait(until: deadline) { break }
+        }
+        var batch: [Group] = []
+        var writes = 0
+        var bytes = 0
+        while queueHead < queue.count {
+            let g = queue[queueHead]
+            if !batch.isEmpty && (writes + g.writes.count > policy.maxWrites || bytes + g.bytes > policy.maxBytes) { break }
+            batch.append(g)
+            writes += g.writes.count
+            bytes += g.bytes
+            queueHead += 1
+            queuedBytes -= g.bytes
+            if g.urgent { urgentQueued -= 1 }
+        }
+        if queueHead > 1024 && queueHead * 2 > queue.count {
+            queue.removeFirst(queueHead)
+            queueHead = 0
+        }
+        committing = true
+        return batch
+    }
+
+    private func commit(_ batch: [Group]) {
+        var results: [Result<Void, StoreError>]
+        do {
+            try store.apply(batch.flatMap(\.writes))
+            results = Array(repeating: .success(()), count: batch.count)
+        } catch {
+            // Isolate the failing group: commit the groups one by one.
+            results = batch.count == 1
+                ? [.failure(error)]
+                : batch.map { g in Result { () throws(StoreError) in try store.apply(g.writes) } }
+        }
+        var syncError: StoreError?
+        let now = ConditionLock.now()
+        if store.environment.options.durability == .deferred && now - lastSync >= policy.syncInterval {
+            do { try store.sync() } catch { syncError = error }
+            lastSync = now
+        }
+        var rooms: [CheckedContinuation<Result<Void, StoreError>, Never>] = []
+        var flushes: [@Sendable ([StoreError]) -> Void] = []
+        var failuresForFlush: [StoreError] = []
+        lock.withLock {
+            committing = false
+            counters.commits += 1
+            for (g, r) in zip(batch, results) {
+                switch r {
+                case .success: counters.writes += g.writes.count
+                case .failure(let e):
+                    counters.failedGroups += 1
+                    if g.completion == nil { deferredFailures.append(e) }
+                }
+            }
+            if let syncError { deferredFailures.append(syncError) }
+            if queuedBytes < policy.queueCapacity {
+                rooms = roomWaiters
+                roomWaiters = []
+            }
+            if pending == 0 && !flushWaiters.isEmpty {
+                flushes = flushWaiters
+                flushWaiters = []
+                failuresForFlush = deferredFailures
+                deferredFailures = []
+            }
+        }
+        for (g, r) in zip(batch, results) { g.completion?(r) }
+        for c in rooms { c.resume(returning: .success(())) }
+        if !flushes.isEmpty {
+            if store.environment.options.durability == .deferred {
+                do { try store.sync() } catch { failuresForFlush.append(error) }
+                lock.withLock { lastSync = ConditionLock.now() }
+            }
+            for f in flushes { f(failuresForFlush) }
+        }
+    }
+}

@@ -1,0 +1,82 @@
+/// What the stat cache remembers of a path: the file's snapshot and its content hash.
+///
+/// Layout (little-endian, 58 bytes): version u8, flags u8, device u64, inode u64, size u64,
+/// modification time i64, change time i64, content hash (16 bytes, canonical).
+/// For a path too long to be a key, the path's UTF-8 bytes follow.
+public struct StatEntry: Sendable, Hashable {
+    static let currentVersion: UInt8 = 1
+    static let fixedSize = 58
+
+    public var snapshot: FileSnapshot
+    public var content: ContentHash
+    /// Set when the file's times were too recent to trust at the moment it was recorded: a write in
+    /// the same timestamp tick could go unseen, so the next lookup hashes the file again.
+    public var isRacy: Bool
+
+    public init(snapshot: FileSnapshot, content: ContentHash, isRacy: Bool) {
+        self.snapshot = snapshot
+        self.content = content
+        self.isRacy = isRacy
+    }
+
+    func encoded(longPath: [UInt8]?) -> [UInt8] {
+        var w = ByteWriter(capacity: Self.fixedSize + (longPath?.count ?? 0))
+        w.u8(Self.currentVersion)
+        w.u8(isRacy ? 1 : 0)
+        w.u64(snapshot.device)
+        w.u64(snapshot.inode)
+        w.u64(snapshot.size)
+        w.i64(snapshot.modificationTime)
+        w.i64(snapshot.changeTime)
+        w.hash(content)
+        if let longPath { w.raw(longPath) }
+        return w.bytes
+    }
+
+    static func decode(_ value: UnsafeRawBufferPointer) -> (StatEntry, trailingPath: UnsafeRawBufferPointer)? {
+        var r = ByteReader(value)
+        guard r.u8() == currentVersion, let flags = r.u8(), let dev = r.u64(), let ino = r.u64(), let size = r.u64(),
+            let mtime = r.i64(), let ctime = r.i64(), let hash = r.hash()
+        else { return nil }
+        let snapshot = FileSnapshot(device: dev, inode: ino, size: size, modificationTime: mtime, changeTime: ctime, kind: .regular)
+        return (StatEntry(snapshot: snapshot, content: hash, isRacy: flags & 1 != 0), r.rest())
+    }
+}
+
+/// Why generating a thumbnail for some content failed, remembered so that a later warm does not
+/// try again forever. Keyed by content hash + generator version: a new generator retries.
+///
+/// Layout (little-endian): version u8, created i64, reason (UTF-8, the rest).
+public struct FailureRecord: Sendable, Hashable {
+    static let currentVersion: UInt8 = 1
+
+    public var reason: String
+    /// When it failed, nanoseconds since 1970.
+    public var created: Int64
+
+    public init(reason: String, created: Int64) {
+        self.reason = reason
+        self.created = created
+    }
+
+    var encoded: [UInt8] {
+        var w = ByteWriter(capacity: 9 + reason.utf8.count)
+        w.u8(Self.currentVersion)
+        w.i64(created)
+        w.raw(reason.utf8)
+        return w.bytes
+    }
+
+    static func decode(_ value: UnsafeRawBufferPointer) -> FailureRecord? {
+        var r = ByteReader(value)
+        guard r.u8() == currentVersion, let created = r.i64() else { return nil }
+        return FailureRecord(reason: String(decoding: r.rest(), as: UTF8.self), created: created)
+    }
+
+    static func key(content: ContentHash, generatorVersion: UInt32) -> [UInt8] {
+        var w = ByteWriter(capacity: 20)
+        w.hash(content)
+        w.u32BE(generatorVersion)
+        return w.bytes
+    }
+}

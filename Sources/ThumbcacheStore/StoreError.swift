@@ -1,0 +1,31 @@
+import ThumbcacheLMDB
+
+/// A store operation failed: what, and on which cache.
+public enum StoreError: Error, Sendable, CustomStringConvertible {
+    /// LMDB failed while doing `operation` on the cache at `path`.
+    case database(path: String, operation: String, LMDBError)
+    /// The cache was written by a format this version does not read.
+    case unsupportedFormat(path: String, found: UInt32, supported: UInt32)
+    /// The directory holds an LMDB environment that is not a thumbcache store.
+    case notAStore(path: String)
+    /// A stored value could not be parsed.
+    case corruptRecord(path: String, database: String, key: String)
+    /// A write could not be queued: the writer was closed.
+    case writerClosed(path: String)
+
+    public var description: String {
+        switch self {
+        case .database(let path, let operation, let code):
+            "thumbnail cache \(path): \(operation) failed: \(code)"
+        case .unsupportedFormat(let path, let found, let supported):
+            "thumbnail cache \(path) has format version \(found); this thumbcache reads version \(supported). "
+                + "Use a matching thumbcache, or remove the directory to start a new cache."
+        case .notAStore(let path):
+            "\(path) holds an LMDB database that is not a thumbnail cache; refusing to use it"
+        case .corruptRecord(let path, let database, let key):
+            "thumbnail cache \(path): unreadable record in '\(database)' at key \(key)"
+        case .writerClosed(let path):
+            "thumbnail cache \(path): the writer is closed"
+        }
+    }
+}

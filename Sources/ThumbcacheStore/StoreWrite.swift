@@ -1,0 +1,53 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One change to the store; a batch of them commits in one transaction.
+public enum StoreWrite: Sendable, Hashable {
+    /// Remember `path`'s snapshot and content hash in the stat cache.
+    case file(path: String, StatEntry)
+    /// Forget `path` in the stat cache.
+    case removeFile(path: String)
+    /// Store a thumbnail.
+    case thumbnail(ThumbnailKey, ThumbnailHeader, data: [UInt8])
+    /// Remember that generation failed for this content and generator version.
+    case failure(content: ContentHash, generatorVersion: UInt32, FailureRecord)
+    /// Forget a failure, so that generation is tried again.
+    case clearFailure(content: ContentHash, generatorVersion: UInt32)
+
+    /// How recent a file's modification or change time may be before its stat entry is not
+    /// trusted: 2 s, coarser than the timestamp tick of any file system Linux mounts.
+    public static let racyWindow: Int64 = 2_000_000_000
+
+    /// A stat-cache entry for a file just hashed; marked racy if its times are within
+    /// ``racyWindow`` of `now`, since a write in the same timestamp tick would go unseen.
+    public static func file(
+        path: String, snapshot: FileSnapshot, content: ContentHash, now: Int64 = StoreClock.nowNanoseconds()
+    ) -> StoreWrite {
+        let racy = max(snapshot.modificationTime, snapshot.changeTime) > now - racyWindow
+        return .file(path: path, StatEntry(snapshot: snapshot, content: content, isRacy: racy))
+    }
+
+    /// Approximate bytes this write adds, for batching.
+    var byteCount: Int {
+        switch self {
+        case .file(let path, _): path.utf8.count + StatEntry.fixedSize
+        case .removeFile(let path): path.utf8.count
+        case .thumbnail(_, let header, let data): ThumbnailKey.encodedSize + 32 + header.sourceContentType.utf8.count + data.count
+        case .failure(_, _, let record): 32 + record.reason.utf8.count
+        case .clearFailure: 20
+        }
+    }
+}
+
+/// Wall-clock time as the store records it.
+public enum StoreClock {
+    /// Nanoseconds since 1970.
+    public static func nowNanoseconds() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+}

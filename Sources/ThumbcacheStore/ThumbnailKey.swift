@@ -1,0 +1,109 @@
+/// Which representation of a file a thumbnail is, after QuickLook's representation types.
+public enum RepresentationKind: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// A generic icon for the file's type.
+    case icon = 1
+    /// A fast, lower-quality image (such as the embedded EXIF thumbnail).
+    case lowQuality = 2
+    /// The full-quality thumbnail.
+    case thumbnail = 3
+
+    public var description: String {
+        switch self {
+        case .icon: "icon"
+        case .lowQuality: "low-quality"
+        case .thumbnail: "thumbnail"
+        }
+    }
+}
+
+/// How the image is placed in the pixel box.
+public enum FitMode: UInt8, Sendable, Hashable {
+    /// The whole image, aspect ratio kept, inside the box.
+    case fit = 0
+    /// The box filled, the image cropped to it.
+    case fill = 1
+}
+
+/// Colour handling during resampling.
+public enum ColorHandling: UInt8, Sendable, Hashable {
+    /// Resample the stored (gamma-encoded sRGB) values.
+    case gammaEncoded = 0
+    /// Resample in linear light.
+    case linearLight = 1
+}
+
+/// Everything besides the content and the box that changes a thumbnail's pixels.
+///
+/// Packed exactly (not hashed) into the key's last 8 bytes, so two variants can never collide.
+public struct ThumbnailVariant: Sendable, Hashable {
+    public var kind: RepresentationKind
+    public var fit: FitMode
+    public var color: ColorHandling
+    /// Bumped whenever the generator's output for the same input changes.
+    public var generatorVersion: UInt32
+
+    public init(kind: RepresentationKind = .thumbnail, fit: FitMode = .fit, color: ColorHandling = .gammaEncoded, generatorVersion: UInt32) {
+        self.kind = kind
+        self.fit = fit
+        self.color = color
+        self.generatorVersion = generatorVersion
+    }
+
+    /// The 8-byte fingerprint stored in keys: kind, fit, colour, a reserved zero byte, then the
+    /// generator version (big-endian).
+    public var fingerprint: UInt64 {
+        UInt64(kind.rawValue) << 56 | UInt64(fit.rawValue) << 48 | UInt64(color.rawValue) << 40 | UInt64(generatorVersion)
+    }
+
+    public init?(fingerprint f: UInt64) {
+        guard let kind = RepresentationKind(rawValue: UInt8(f >> 56)),
+            let fit = FitMode(rawValue: UInt8(truncatingIfNeeded: f >> 48)),
+            let color = ColorHandling(rawValue: UInt8(truncatingIfNeeded: f >> 40))
+        else { return nil }
+        self.init(kind: kind, fit: fit, color: color, generatorVersion: UInt32(truncatingIfNeeded: f))
+    }
+}
+
+/// The key of a thumbnail: content hash + pixel box + variant.
+///
+/// Encoded in 32 bytes, big-endian, so that all thumbnails of one content are neighbours,
+/// ordered by box width then height (the size ladder is one cursor range).
+public struct ThumbnailKey: Sendable, Hashable, CustomStringConvertible {
+    public var content: ContentHash
+    /// Width of the pixel box (point size × scale).
+    public var boxWidth: UInt32
+    /// Height of the pixel box (point size × scale).
+    public var boxHeight: UInt32
+    public var variant: ThumbnailVariant
+
+    public static let encodedSize = 32
+
+    public init(content: ContentHash, boxWidth: UInt32, boxHeight: UInt32, variant: ThumbnailVariant) {
+        self.content = content
+        self.boxWidth = boxWidth
+        self.boxHeight = boxHeight
+        self.variant = variant
+    }
+
+    public var bytes: [UInt8] {
+        var w = ByteWriter(capacity: Self.encodedSize)
+        w.hash(content)
+        w.u32BE(boxWidth)
+        w.u32BE(boxHeight)
+        w.u64BE(variant.fingerprint)
+        return w.bytes
+    }
+
+    public init?(bytes: UnsafeRawBufferPointer) {
+        guard bytes.count == Self.encodedSize else { return nil }
+        var r = ByteReader(bytes)
+        guard let content = r.hash(), let w = r.u32BE(), let h = r.u32BE(), let f = r.u64BE(),
+            let variant = ThumbnailVariant(fingerprint: f)
+        else { return nil }
+        self.init(content: content, boxWidth: w, boxHeight: h, variant: variant)
+    }
+
+    public var description: String {
+        "\(content.hex)@\(boxWidth)x\(boxHeight)/\(variant.kind)/v\(variant.generatorVersion)"
+    }
+}

@@ -1,0 +1,341 @@
+import ThumbcacheLMDB
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The content-addressed thumbnail store: one LMDB environment in a directory.
+///
+/// Thumbnails are keyed by the hash of the source file's bytes, so two paths with the same
+/// bytes share one thumbnail and a changed file can never be served a stale one. A stat cache
+/// maps each path to its last snapshot and hash, so an unchanged file is never read twice.
+///
+/// Reads are zero-copy inside their closures and never wait for writers, in this process or
+/// another. Writes are batches applied in one transaction (see ``apply(_:)``), usually through
+/// a ``GroupCommitWriter``.
+public final class ThumbnailStore: Sendable {
+    /// The on-disk format this code reads and writes (see Docs/FORMAT.md).
+    public static let formatVersion: UInt32 = 1
+
+    public let directory: String
+    public let environment: Environment
+    let meta: Database
+    let files: Database
+    let thumbnails: Database
+    let failures: Database
+    let maxStatKeySize: Int
+
+    enum Name {
+        static let meta = "meta"
+        static let files = "files"
+        static let thumbnails = "thumbnails"
+        static let failures = "failures"
+        static let formatKey = Array("format".utf8)
+    }
+
+    /// Opens the store in `directory`, creating it (mode 0700, files 0600) if needed.
+    ///
+    /// - Throws: ``StoreError/unsupportedFormat(path:found:supported:)`` for a cache of another
+    ///   format version, ``StoreError/notAStore(path:)`` for another program's LMDB files.
+    public static func open(directory: String, options: Environment.Options = .init()) throws(StoreError) -> ThumbnailStore {
+        let env: Environment
+        do {
+            env = try Environment.open(directory: directory, options: options)
+        } catch {
+            throw .database(path: directory, operation: error.operation, error.code)
+        }
+        return try ThumbnailStore(environment: env)
+    }
+
+    /// The default cache directory: `$THUMBCACHE_DIR`, else `$XDG_CACHE_HOME/thumbcache`,
+    /// else `~/.cache/thumbcache`.
+    public static var defaultDirectory: String {
+        func env(_ name: String) -> String? {
+            guard let v = getenv(name) else { return nil }
+            let s = String(cString: v)
+            return s.isEmpty ? nil : s
+        }
+        if let dir = env("THUMBCACHE_DIR") { return dir }
+        // The XDG spec says to ignore a relative XDG_CACHE_HOME.
+        if let xdg = env("XDG_CACHE_HOME"), xdg.hasPrefix("/") { return xdg + "/thumbcache" }
+        var home = env("HOME")
+        if home == nil, let pw = getpwuid(getuid()), let dir = pw.pointee.pw_dir { home = String(cString: dir) }
+        return (home ?? "/tmp") + "/.cache/thumbcache"
+    }
+
+    private init(environment env: Environment) throws(StoreError) {
+        directory = env.directory
+        environment = env
+        maxStatKeySize = env.maxKeySize
+        (meta, files, thumbnails, failures) = try Self.openDatabases(env)
+    }
+
+    /// Checks the format version (refusing other formats and other programs' environments
+    /// before creating anything), then opens the databases.
+    private static func openDatabases(_ env: Environment) throws(StoreError) -> (Database, Database, Database, Database) {
+        let path = env.directory
+        func wrap<R>(_ operation: String, _ body: () throws -> R) throws(StoreError) -> R {
+            do {
+                return try body()
+            } catch let error as StoreError {
+                throw error
+            } catch let error as LMDBError {
+                throw .database(path: path, operation: operation, error)
+            } catch {
+                throw .database(path: path, operation: "\(operation) (\(error))", .invalid)
+            }
+        }
+        let names = try wrap("list databases") { try env.databaseNames() }
+        if !names.isEmpty && !names.contains(Name.meta) { throw .notAStore(path: path) }
+        let meta = try wrap("open database 'meta'") { try env.database(Name.meta) }
+        func storedVersion() throws(StoreError) -> UInt32? {
+            try wrap("read format version") {
+                try env.read { txn in try txn.get(meta, key: Name.formatKey).map(Self.decodeVersion) }
+            }
+        }
+        switch try storedVersion() {
+        case Self.formatVersion?: break
+        case let found?: throw .unsupportedFormat(path: path, found: found, supported: Self.formatVersion)
+        case nil:
+            try wrap("write format version") {
+                try env.write { txn in
+                    if try txn.get(meta, key: Name.formatKey) == nil {
+                        try txn.put(meta, key: Name.formatKey, value: Self.encodeVersion(Self.formatVersion))
+                    }
+                }
+            }
+            // Another process may have written a different version first.
+            if let now = try storedVersion(), now != Self.formatVersion {
+                throw .unsupportedFormat(path: path, found: now, supported: Self.formatVersion)
+            }
+        }
+        let files = try wrap("open database 'files'") { try env.database(Name.files) }
+        let thumbnails = try wrap("open database 'thumbnails'") { try env.database(Name.thumbnails) }
+        let failures = try wrap("open database 'failures'") { try env.database(Name.failures) }
+        return (meta, files, thumbnails, failures)
+    }
+
+    static func encodeVersion(_ version: UInt32) -> [UInt8] {
+        withUnsafeBytes(of: version.littleEndian) { Array($0) }
+    }
+
+    private static func decodeVersion(_ v: UnsafeRawBufferPointer) -> UInt32 {
+        v.count == 4 ? UInt32(littleEndian: v.loadUnaligned(as: UInt32.self)) : UInt32.max
+    }
+
+    /// Runs `body` in a read transaction, turning LMDB errors into ``StoreError``.
+    func reading<R>(_ operation: String, _ body: (borrowing Transaction) throws -> R) throws(StoreError) -> R {
+        do {
+            return try environment.read(body)
+        } catch let error as StoreError {
+            throw error
+        } catch let error as LMDBError {
+            throw .database(path: directory, operation: operation, error)
+        } catch {
+            throw .database(path: directory, operation: "\(operation) (\(error))", .invalid)
+        }
+    }
+
+    // MARK: Stat cache
+
+    /// The key of `path` in the `files` database: its UTF-8 bytes, or for a path longer than
+    /// LMDB's key limit, a zero byte and the XXH3-128 of the path (the path then follows the value).
+    func fileKey(_ path: String) -> (key: [UInt8], longPath: [UInt8]?) {
+        let bytes = Array(path.utf8)
+        if bytes.count <= maxStatKeySize && bytes.first != 0 { return (bytes, nil) }
+        return ([0] + ContentHash.of(bytes).bytes, bytes)
+    }
+
+    /// The stat-cache entry for `path`, whatever its state.
+    public func fileEntry(path: String) throws(StoreError) -> StatEntry? {
+        let (key, longPath) = fileKey(path)
+        return try reading("read stat cache") { txn in
+            guard let value = try txn.get(files, key: key) else { return nil }
+            guard let (entry, trailing) = StatEntry.decode(value) else {
+                throw StoreError.corruptRecord(path: directory, database: Name.files, key: path)
+            }
+            if let longPath, !trailing.elementsEqual(longPath) { return nil }
+            return entry
+        }
+    }
+
+    /// The content hash of `path` if the stat cache knows it and `snapshot` shows the file
+    /// unchanged since; nil otherwise (unknown, changed, or recorded while racy).
+    public func cachedContentHash(path: String, snapshot: FileSnapshot) throws(StoreError) -> ContentHash? {
+        guard let entry = try fileEntry(path: path), !entry.isRacy, entry.snapshot.sameContentAs(snapshot) else { return nil }
+        return entry.content
+    }
+
+    /// Identifies the file at `path`: one `stat`, then the stat cache, and only on a miss a
+    /// read of the whole file through `hasher`.
+    ///
+    /// - Returns: the hash, the snapshot it belongs to, and whether it came from the cache.
+    ///   On a miss, record the result with ``StoreWrite/file(path:snapshot:content:)``.
+    public func identify(fileAt path: String, hasher: ContentHasher) throws -> FileIdentity {
+        let snapshot = try FileSnapshot.of(path: path)
+        guard snapshot.kind == .regular else { throw FileError(path: path, reason: .notRegularFile(snapshot.kind)) }
+        if let hash = try cachedContentHash(path: path, snapshot: snapshot) {
+            return FileIdentity(path: path, snapshot: snapshot, content: hash, fromCache: true)
+        }
+        let (hash, hashed) = try hasher.hash(fileAt: path)
+        return FileIdentity(path: path, snapshot: hashed, content: hash, fromCache: false)
+    }
+
+    // MARK: Thumbnails
+
+    /// Calls `body` with the stored thumbnail viewed in place, or returns nil if there is none.
+    public func withThumbnail<R>(_ key: ThumbnailKey, _ body: (ThumbnailRecordView) throws -> R) throws -> R? {
+        let k = key.bytes
+        return try reading("read thumbnail") { txn in
+            guard let value = try txn.get(thumbnails, key: k) else { return nil }
+            guard let (header, data) = ThumbnailHeader.decode(value) else {
+                throw StoreError.corruptRecord(path: directory, database: Name.thumbnails, key: key.description)
+            }
+            return try body(ThumbnailRecordView(header: header, data: data))
+        }
+    }
+
+    /// The stored thumbnail, copied out, or nil.
+    public func thumbnail(_ key: ThumbnailKey) throws -> ThumbnailRecord? {
+        try withThumbnail(key) { $0.copy() }
+    }
+
+    /// True if a thumbnail is stored under `key`.
+    public func containsThumbnail(_ key: ThumbnailKey) throws(StoreError) -> Bool {
+        let k = key.bytes
+        return try reading("read thumbnail") { txn in try txn.get(thumbnails, key: k) != nil }
+    }
+
+    /// The cache-hit path in one read transaction: the stat cache entry of `path` (which must
+    /// match `snapshot`), then the thumbnail of that content for `box` and `variant`, viewed in place.
+    /// Returns nil on any miss.
+    public func withCachedThumbnail<R>(
+        path: String, snapshot: FileSnapshot, boxWidth: UInt32, boxHeight: UInt32, variant: ThumbnailVariant,
+        _ body: (ContentHash, ThumbnailRecordView) throws -> R
+    ) throws -> R? {
+        let (fk, longPath) = fileKey(path)
+        return try reading("read cached thumbnail") { txn in
+            guard let value = try txn.get(files, key: fk), let (entry, trailing) = StatEntry.decode(value),
+                !entry.isRacy, entry.snapshot.sameContentAs(snapshot),
+                longPath.map({ trailing.elementsEqual($0) }) ?? true
+            else { return nil }
+            let key = ThumbnailKey(content: entry.content, boxWidth: boxWidth, boxHeight: boxHeight, variant: variant)
+            guard let thumb = try key.bytes.withUnsafeBytes({ try txn.get(thumbnails, key: $0) }),
+                let (header, data) = ThumbnailHeader.decode(thumb)
+            else { return nil }
+            return try body(entry.content, ThumbnailRecordView(header: header, data: data))
+        }
+    }
+
+    /// Every thumbnail stored for `content`, ordered by box size: the size ladder.
+    public func thumbnails(of content: ContentHash) throws(StoreError) -> [(key: ThumbnailKey, header: ThumbnailHeader)] {
+        let prefix = content.bytes
+        return try reading("list thumbnails") { txn in
+            var found: [(ThumbnailKey, ThumbnailHeader)] = []
+            try prefix.withUnsafeBytes { start in
+                try txn.forEach(thumbnails, from: start) { key, value in
+                    guard key.starts(with: prefix) else { return false }
+                    if let k = ThumbnailKey(bytes: key), let (h, _) = ThumbnailHeader.decode(value) { found.append((k, h)) }
+                    return true
+                }
+            }
+            return found
+        }
+    }
+
+    /// Visits every stored thumbnail in key order, viewed in place, until `body` returns false.
+    /// - Returns: how many were visited.
+    @discardableResult
+    public func forEachThumbnail(_ body: (ThumbnailKey, ThumbnailRecordView) throws -> Bool) throws -> Int {
+        try reading("list thumbnails") { txn in
+            var visited = 0
+            try txn.forEach(thumbnails) { key, value in
+                guard let k = ThumbnailKey(bytes: key), let (header, data) = ThumbnailHeader.decode(value) else {
+                    throw StoreError.corruptRecord(path: directory, database: Name.thumbnails, key: Array(key).description)
+                }
+                visited += 1
+                return try body(k, ThumbnailRecordView(header: header, data: data))
+            }
+            return visited
+        }
+    }
+
+    // MARK: Failures
+
+    /// The recorded failure for `content` under `generatorVersion`, if any.
+    public func failure(content: ContentHash, generatorVersion: UInt32) throws(StoreError) -> FailureRecord? {
+        let key = FailureRecord.key(content: content, generatorVersion: generatorVersion)
+        return try reading("read failure") { txn in
+            try txn.get(failures, key: key).flatMap(FailureRecord.decode)
+        }
+    }
+
+    /// Forgets every recorded failure, so that all are tried again. Returns how many there were.
+    @discardableResult
+    public func clearAllFailures() throws(StoreError) -> Int {
+        try writing("clear failures") { txn in
+            let n = try txn.count(failures)
+            try txn.removeAll(failures)
+            return n
+        }
+    }
+
+    // MARK: Writes
+
+    /// Applies `writes` in one transaction: all of them or, if it throws, none.
+    public func apply(_ writes: [StoreWrite]) throws(StoreError) {
+        try writing("commit \(writes.count) writes") { txn in
+            for write in writes { try apply(write, in: txn) }
+        }
+    }
+
+    func writing<R>(_ operation: String, _ body: (borrowing Transaction) throws -> R) throws(StoreError) -> R {
+        do {
+            return try environment.write(body)
+        } catch let error as StoreError {
+            throw error
+        } catch let error as LMDBError {
+            throw .database(path: directory, operation: operation, error)
+        } catch {
+            throw .database(path: directory, operation: "\(operation) (\(error))", .invalid)
+        }
+    }
+
+    private func apply(_ write: StoreWrite, in txn: borrowing Transaction) throws {
+        switch write {
+        case .file(let path, let entry):
+            let (key, longPath) = fileKey(path)
+            try txn.put(files, key: key, value: entry.encoded(longPath: longPath))
+        case .removeFile(let path):
+            try txn.delete(files, key: fileKey(path).key)
+        case .thumbnail(let key, let header, let data):
+            let head = header.encoded
+            try key.bytes.withUnsafeBytes { k in
+                try txn.put(thumbnails, key: k, reserving: head.count + data.count) { out in
+                    head.withUnsafeBytes { out.copyMemory(from: $0) }
+                    data.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[head.count...]).copyMemory(from: $0) }
+                }
+            }
+        case .failure(let content, let version, let record):
+            try txn.put(failures, key: FailureRecord.key(content: content, generatorVersion: version), value: record.encoded)
+        case .clearFailure(let content, let version):
+            try txn.delete(failures, key: FailureRecord.key(content: content, generatorVersion: version))
+        }
+    }
+
+    /// Flushes commits to disk; needed after writing with ``Environment/Durability/deferred``.
+    public func sync() throws(StoreError) {
+        do { try environment.sync() } catch { throw .database(path: directory, operation: "sync", error) }
+    }
+}
+
+/// A file identified by content.
+public struct FileIdentity: Sendable, Hashable {
+    public var path: String
+    public var snapshot: FileSnapshot
+    public var content: ContentHash
+    /// True if the hash came from the stat cache, without reading the file.
+    public var fromCache: Bool
+}

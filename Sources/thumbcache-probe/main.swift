@@ -1,0 +1,80 @@
+// thumbcache-probe: a child process for the store's multi-process tests.
+//
+//   thumbcache-probe write DIR WRITER GROUPS GROUP_SIZE BYTES [MAP_SIZE]
+//       Writes GROUPS atomic groups of GROUP_SIZE self-checking records through a group-commit
+//       writer; prints "committed G" once group G is committed.
+//   thumbcache-probe read DIR SECONDS
+//       Reads and verifies every record, over and over, for SECONDS; prints "passes N records M".
+//
+// Exit status: 0 on success, 1 on a failed check, 2 on bad arguments.
+import Dispatch
+import ThumbcacheStore
+import ThumbcacheTestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func say(_ line: String) {
+    let text = line + "\n"
+    _ = text.withCString { write(1, $0, strlen($0)) }
+}
+
+func fail(_ message: String, status: Int32 = 1) -> Never {
+    let text = "thumbcache-probe: " + message + "\n"
+    _ = text.withCString { write(2, $0, strlen($0)) }
+    exit(status)
+}
+
+let args = CommandLine.arguments
+guard args.count >= 4 else { fail("usage: thumbcache-probe write|read DIR …", status: 2) }
+
+switch args[1] {
+case "write":
+    guard args.count >= 7, let writer = UInt32(args[3]), let groups = UInt32(args[4]), let groupSize = Int(args[5]),
+        let size = Int(args[6])
+    else { fail("usage: thumbcache-probe write DIR WRITER GROUPS GROUP_SIZE BYTES [MAP_SIZE]", status: 2) }
+    var options = ThumbcacheStoreOptions.probe
+    if args.count >= 8, let mapSize = Int(args[7]) { options.mapSize = mapSize }
+    let store: ThumbnailStore
+    do { store = try ThumbnailStore.open(directory: args[2], options: options) } catch { fail("\(error)") }
+    let committer = GroupCommitWriter(store: store, policy: .init(maxWrites: 64, maxDelay: 2_000_000))
+    let inFlight = DispatchSemaphore(value: 64)
+    let done = DispatchSemaphore(value: 0)
+    for g in 0..<groups {
+        inFlight.wait()
+        committer.enqueue(ProbeRecords.writes(writer: writer, group: g, groupSize: groupSize, size: size)) { result in
+            switch result {
+            case .success: say("committed \(g)")
+            case .failure(let error): fail("group \(g): \(error)")
+            }
+            inFlight.signal()
+            if g == groups - 1 { done.signal() }
+        }
+    }
+    done.wait()
+    committer.close()
+
+case "read":
+    guard let seconds = Double(args[3]) else { fail("usage: thumbcache-probe read DIR SECONDS", status: 2) }
+    let store: ThumbnailStore
+    do { store = try ThumbnailStore.open(directory: args[2], options: .probe) } catch { fail("\(error)") }
+    let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
+    var passes = 0
+    var records = 0
+    repeat {
+        do {
+            records = try store.forEachThumbnail { key, view in
+                guard ProbeRecords.verify(key: key, data: view.data) else { fail("bad record \(key)") }
+                return true
+            }
+        } catch {
+            fail("\(error)")
+        }
+        passes += 1
+    } while DispatchTime.now().uptimeNanoseconds < deadline
+    say("passes \(passes) records \(records)")
+
+default:
+    fail("unknown command \(args[1])", status: 2)
+}

@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+import ThumbcacheStore
+import ThumbcacheTestSupport
+
+struct ContentHasherTests {
+    // Expected values printed by `xxhsum -H2` (XXH3-128) for the same bytes.
+    @Test(arguments: [
+        ("", "99aa06d3014798d86001c324468d497f"),
+        ("thumbcache", "53d4307bab6e0b21430cd4b8d3701cd4"),
+    ])
+    func matchesXXHSumInMemory(input: String, expected: String) {
+        #expect(ContentHash.of(Array(input.utf8)).hex == expected)
+    }
+
+    /// 1,000,000 × "a" through buffers of several sizes, so reads split the data differently.
+    @Test(arguments: [4096, 65_537, ContentHasher.defaultBufferSize])
+    func matchesXXHSumStreamingAFile(bufferSize: Int) throws {
+        let dir = TemporaryDirectory()
+        let path = try dir.write("a.bin", [UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000))
+        let (hash, snapshot) = try ContentHasher(bufferSize: bufferSize).hash(fileAt: path)
+        #expect(hash.hex == "a545df8e384a9579b1fd6fae5285c4eb")
+        #expect(snapshot.size == 1_000_000)
+        #expect(ContentHash(hex: hash.hex) == hash)
+    }
+
+    @Test func emptyFileHashesLikeEmptyInput() throws {
+        let dir = TemporaryDirectory()
+        let path = try dir.write("empty", [])
+        #expect(try ContentHasher().hash(fileAt: path).hash == ContentHash.of([UInt8]()))
+    }
+
+    @Test func fifoIsRefusedWithoutBlocking() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.appending("pipe")
+        #expect(mkfifo(path, 0o600) == 0)
+        let error = #expect(throws: FileError.self) { try ContentHasher().hash(fileAt: path) }
+        #expect(error?.reason == .notRegularFile(.fifo))
+        #expect(error?.description.contains(path) == true)
+    }
+
+    @Test func directoryIsRefused() throws {
+        let dir = TemporaryDirectory()
+        let error = #expect(throws: FileError.self) { try ContentHasher().hash(fileAt: dir.path) }
+        #expect(error?.reason == .notRegularFile(.directory))
+        #expect(error?.description.contains(dir.path) == true)
+    }
+
+    @Test func danglingSymlinkIsNamedAsSuch() throws {
+        let dir = TemporaryDirectory()
+        let link = dir.appending("link")
+        #expect(symlink(dir.appending("missing-target"), link) == 0)
+        let error = #expect(throws: FileError.self) { try ContentHasher().hash(fileAt: link) }
+        #expect(error?.reason == .danglingSymbolicLink)
+        #expect(error?.description.contains(link) == true)
+        #expect(throws: FileError(path: link, reason: .danglingSymbolicLink)) { try FileSnapshot.of(path: link) }
+    }
+
+    @Test func missingFileNamesPathAndReason() throws {
+        let path = TemporaryDirectory().appending("nope.jpg")
+        let error = #expect(throws: FileError.self) { try ContentHasher().hash(fileAt: path) }
+        #expect(error?.reason == .system(operation: "open", .noSuchFileOrDirectory))
+        #expect(error?.description == "\(path): open failed: No such file or directory")
+    }
+
+    /// A file that keeps growing while it is read is reported, after one retry, as changed.
+    @Test func fileChangingDuringHashingIsReported() throws {
+        let dir = TemporaryDirectory()
+        let path = try dir.write("growing", [UInt8](repeating: 7, count: 32 << 20))
+        let stop = Flag()
+        let appender = Thread {
+            let fd = open(path, O_WRONLY | O_APPEND)
+            defer { close(fd) }
+            var byte: UInt8 = 1
+            while !stop.isSet {
+                _ = write(fd, &byte, 1)
+                usleep(50)
+            }
+        }
+        appender.start()
+        defer { stop.set() }
+        usleep(10_000)
+        // Small reads make each pass long enough to overlap many appends.
+        let error = #expect(throws: FileError.self) { try ContentHasher(bufferSize: 4096).hash(fileAt: path) }
+        #expect(error?.reason == .changedWhileReading)
+        #expect(error?.description == "\(path): changed while reading")
+    }
+}
+
+/// A flag one thread sets and another polls.
+final class Flag: @unchecked Sendable {
+    // @unchecked Sendable: `value` is guarded by `lock`.
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}
