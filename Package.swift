@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "ThumbcacheLMDB", targets: ["ThumbcacheLMDB"]),
         .library(name: "ThumbcacheStore", targets: ["ThumbcacheStore"]),
+        .library(name: "Thumbcache", targets: ["Thumbcache"]),
         .executable(name: "thumbcache", targets: ["thumbcache"]),
     ],
     dependencies: [
@@ -14,17 +15,22 @@ let package = Package(
     targets: [
         // C libraries from Debian, bound through module maps only.
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
-        .systemLibrary(name: "CXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
+        // XXH3 compiled inline from Debian's xxhash.h (libxxhash-dev), plus a SIGBUS-guarded update
+        // for mapped files; only prefixed functions are exposed.
+        .target(name: "CXXHash"),
 
         // A thin, typed wrapper over LMDB: environments, scoped transactions, cursors.
         .target(name: "ThumbcacheLMDB", dependencies: ["CLMDB"]),
         // The content-addressed thumbnail store: hashing, stat cache, records, group commit.
         .target(name: "ThumbcacheStore", dependencies: ["ThumbcacheLMDB", "CXXHash"]),
+        // Working over trees of files: walking directories, warming the cache.
+        .target(name: "Thumbcache", dependencies: ["ThumbcacheStore"]),
 
         // The command-line tool; its commands only call the library.
         .executableTarget(
             name: "thumbcache",
             dependencies: [
+                "Thumbcache",
                 "ThumbcacheStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -35,9 +41,10 @@ let package = Package(
         // Fixtures shared by the test targets: temporary directories, child processes.
         .target(name: "ThumbcacheTestSupport", dependencies: ["ThumbcacheStore"]),
         .testTarget(name: "ThumbcacheLMDBTests", dependencies: ["ThumbcacheLMDB", "ThumbcacheTestSupport"]),
+        .testTarget(name: "ThumbcacheTests", dependencies: ["Thumbcache", "ThumbcacheTestSupport", "thumbcache"]),
         .testTarget(
             name: "ThumbcacheStoreTests",
-            dependencies: ["ThumbcacheStore", "ThumbcacheTestSupport", "thumbcache-probe"]
+            dependencies: ["ThumbcacheStore", "ThumbcacheTestSupport", "thumbcache-probe", "CXXHash"]
         ),
     ]
 )

@@ -13,10 +13,6 @@ public struct ContentHash: Hashable, Sendable, Comparable, CustomStringConvertib
         self.low = low
     }
 
-    init(_ h: XXH128_hash_t) {
-        self.init(high: h.high64, low: h.low64)
-    }
-
     /// Reads the 16-byte canonical form.
     public init?(bytes: UnsafeRawBufferPointer) {
         guard bytes.count >= 16 else { return nil }
@@ -35,7 +31,9 @@ public struct ContentHash: Hashable, Sendable, Comparable, CustomStringConvertib
 
     /// The hash of bytes in memory.
     public static func of(_ bytes: UnsafeRawBufferPointer) -> ContentHash {
-        ContentHash(XXH3_128bits(bytes.baseAddress, bytes.count))
+        var h = ContentHash(high: 0, low: 0)
+        cxxh_oneshot(bytes.baseAddress, bytes.count, &h.high, &h.low)
+        return h
     }
 
     /// The hash of bytes in memory.

@@ -86,12 +86,20 @@ public struct ThumbnailKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var bytes: [UInt8] {
-        var w = ByteWriter(capacity: Self.encodedSize)
-        w.hash(content)
-        w.u32BE(boxWidth)
-        w.u32BE(boxHeight)
-        w.u64BE(variant.fingerprint)
-        return w.bytes
+        withEncoded { Array($0) }
+    }
+
+    /// Calls `body` with the 32-byte encoding in a stack buffer (no allocation).
+    @inlinable
+    public func withEncoded<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(byteCount: Self.encodedSize, alignment: 8) { buffer in
+            buffer.storeBytes(of: content.high.bigEndian, toByteOffset: 0, as: UInt64.self)
+            buffer.storeBytes(of: content.low.bigEndian, toByteOffset: 8, as: UInt64.self)
+            buffer.storeBytes(of: boxWidth.bigEndian, toByteOffset: 16, as: UInt32.self)
+            buffer.storeBytes(of: boxHeight.bigEndian, toByteOffset: 20, as: UInt32.self)
+            buffer.storeBytes(of: variant.fingerprint.bigEndian, toByteOffset: 24, as: UInt64.self)
+            return try body(UnsafeRawBufferPointer(buffer))
+        }
     }
 
     public init?(bytes: UnsafeRawBufferPointer) {

@@ -142,22 +142,33 @@ public final class ThumbnailStore: Sendable {
 
     /// The key of `path` in the `files` database: its UTF-8 bytes, or for a path longer than
     /// LMDB's key limit, a zero byte and the XXH3-128 of the path (the path then follows the value).
-    func fileKey(_ path: String) -> (key: [UInt8], longPath: [UInt8]?) {
-        let bytes = Array(path.utf8)
-        if bytes.count <= maxStatKeySize && bytes.first != 0 { return (bytes, nil) }
-        return ([0] + ContentHash.of(bytes).bytes, bytes)
+    ///
+    /// Calls `body` with the key of `path` and, for a long path, its bytes; no allocation for
+    /// ordinary paths (the key is a view of the string's own UTF-8 storage).
+    func withFileKey<R>(_ path: String, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        var path = path
+        return try path.withUTF8 { utf8 in
+            let raw = UnsafeRawBufferPointer(utf8)
+            if raw.count <= maxStatKeySize && raw.first != 0 { return try body(raw, nil) }
+            return try withUnsafeTemporaryAllocation(byteCount: 17, alignment: 8) { key in
+                key[0] = 0
+                ContentHash.of(raw).write(to: UnsafeMutableRawBufferPointer(rebasing: key[1...]))
+                return try body(UnsafeRawBufferPointer(key), raw)
+            }
+        }
     }
 
     /// The stat-cache entry for `path`, whatever its state.
     public func fileEntry(path: String) throws(StoreError) -> StatEntry? {
-        let (key, longPath) = fileKey(path)
         return try reading("read stat cache") { txn in
+            try withFileKey(path) { key, longPath in
             guard let value = try txn.get(files, key: key) else { return nil }
             guard let (entry, trailing) = StatEntry.decode(value) else {
                 throw StoreError.corruptRecord(path: directory, database: Name.files, key: path)
             }
             if let longPath, !trailing.elementsEqual(longPath) { return nil }
             return entry
+            }
         }
     }
 
@@ -187,9 +198,8 @@ public final class ThumbnailStore: Sendable {
 
     /// Calls `body` with the stored thumbnail viewed in place, or returns nil if there is none.
     public func withThumbnail<R>(_ key: ThumbnailKey, _ body: (ThumbnailRecordView) throws -> R) throws -> R? {
-        let k = key.bytes
         return try reading("read thumbnail") { txn in
-            guard let value = try txn.get(thumbnails, key: k) else { return nil }
+            guard let value = try key.withEncoded({ try txn.get(thumbnails, key: $0) }) else { return nil }
             guard let (header, data) = ThumbnailHeader.decode(value) else {
                 throw StoreError.corruptRecord(path: directory, database: Name.thumbnails, key: key.description)
             }
@@ -204,8 +214,7 @@ public final class ThumbnailStore: Sendable {
 
     /// True if a thumbnail is stored under `key`.
     public func containsThumbnail(_ key: ThumbnailKey) throws(StoreError) -> Bool {
-        let k = key.bytes
-        return try reading("read thumbnail") { txn in try txn.get(thumbnails, key: k) != nil }
+        return try reading("read thumbnail") { txn in try key.withEncoded { try txn.get(thumbnails, key: $0) } != nil }
     }
 
     /// The cache-hit path in one read transaction: the stat cache entry of `path` (which must
@@ -215,14 +224,16 @@ public final class ThumbnailStore: Sendable {
         path: String, snapshot: FileSnapshot, boxWidth: UInt32, boxHeight: UInt32, variant: ThumbnailVariant,
         _ body: (ContentHash, ThumbnailRecordView) throws -> R
     ) throws -> R? {
-        let (fk, longPath) = fileKey(path)
         return try reading("read cached thumbnail") { txn in
-            guard let value = try txn.get(files, key: fk), let (entry, trailing) = StatEntry.decode(value),
-                !entry.isRacy, entry.snapshot.sameContentAs(snapshot),
-                longPath.map({ trailing.elementsEqual($0) }) ?? true
-            else { return nil }
+            let found = try withFileKey(path) { key, longPath -> StatEntry? in
+                guard let value = try txn.get(files, key: key), let (entry, trailing) = StatEntry.decode(value),
+                    longPath.map({ trailing.elementsEqual($0) }) ?? true
+                else { return nil }
+                return entry
+            }
+            guard let entry = found, !entry.isRacy, entry.snapshot.sameContentAs(snapshot) else { return nil }
             let key = ThumbnailKey(content: entry.content, boxWidth: boxWidth, boxHeight: boxHeight, variant: variant)
-            guard let thumb = try key.bytes.withUnsafeBytes({ try txn.get(thumbnails, key: $0) }),
+            guard let thumb = try key.withEncoded({ try txn.get(thumbnails, key: $0) }),
                 let (header, data) = ThumbnailHeader.decode(thumb)
             else { return nil }
             return try body(entry.content, ThumbnailRecordView(header: header, data: data))
@@ -306,13 +317,14 @@ public final class ThumbnailStore: Sendable {
     private func apply(_ write: StoreWrite, in txn: borrowing Transaction) throws {
         switch write {
         case .file(let path, let entry):
-            let (key, longPath) = fileKey(path)
-            try txn.put(files, key: key, value: entry.encoded(longPath: longPath))
+            try withFileKey(path) { key, longPath in
+                try entry.encoded(longPath: longPath.map { Array($0) }).withUnsafeBytes { try txn.put(files, key: key, value: $0) }
+            }
         case .removeFile(let path):
-            try txn.delete(files, key: fileKey(path).key)
+            _ = try withFileKey(path) { key, _ in try txn.delete(files, key: key) }
         case .thumbnail(let key, let header, let data):
             let head = header.encoded
-            try key.bytes.withUnsafeBytes { k in
+            try key.withEncoded { k in
                 try txn.put(thumbnails, key: k, reserving: head.count + data.count) { out in
                     head.withUnsafeBytes { out.copyMemory(from: $0) }
                     data.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[head.count...]).copyMemory(from: $0) }

@@ -1,3 +1,4 @@
+import CXXHash
 import Foundation
 import Testing
 import ThumbcacheStore
@@ -22,6 +23,34 @@ struct ContentHasherTests {
         #expect(hash.hex == "a545df8e384a9579b1fd6fae5285c4eb")
         #expect(snapshot.size == 1_000_000)
         #expect(ContentHash(hex: hash.hex) == hash)
+    }
+
+    /// Mapped and read hashing agree on files around the mapping threshold and window.
+    @Test(arguments: [300_000, (64 << 20) + 12_345])
+    func mappedAndReadHashesAgree(size: Int) throws {
+        let dir = TemporaryDirectory()
+        let path = try dir.write("f", (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 ^ $0 >> 9) })
+        let mapped = try ContentHasher().hash(fileAt: path).hash
+        let read = try ContentHasher(mapThreshold: .max).hash(fileAt: path).hash
+        #expect(mapped == read)
+    }
+
+    /// Touching a mapped page past the end of the file raises SIGBUS; the shim turns it into -1.
+    @Test func sigbusInAMappingIsCaught() throws {
+        let dir = TemporaryDirectory()
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let path = try dir.write("one-page", [UInt8](repeating: 1, count: page))
+        let fd = open(path, O_RDONLY)
+        defer { close(fd) }
+        let map = try #require(mmap(nil, 2 * page, PROT_READ, MAP_PRIVATE, fd, 0))
+        defer { munmap(map, 2 * page) }
+        let state = try #require(cxxh_create())
+        defer { cxxh_free(state) }
+        #expect(cxxh_update_mapped(state, map, page) == 0)
+        #expect(cxxh_update_mapped(state, map, 2 * page) == -1)
+        // The guard is released: the thread goes on normally.
+        cxxh_reset(state)
+        #expect(cxxh_update_mapped(state, map, page) == 0)
     }
 
     @Test func emptyFileHashesLikeEmptyInput() throws {
@@ -63,8 +92,10 @@ struct ContentHasherTests {
         #expect(error?.description == "\(path): open failed: No such file or directory")
     }
 
-    /// A file that keeps growing while it is read is reported, after one retry, as changed.
-    @Test func fileChangingDuringHashingIsReported() throws {
+    /// A file that keeps growing while it is read is reported, after one retry, as changed,
+    /// whether it is mapped (the default for large files) or read.
+    @Test(arguments: [ContentHasher.mapThreshold, Int.max])
+    func fileChangingDuringHashingIsReported(mapThreshold: Int) throws {
         let dir = TemporaryDirectory()
         let path = try dir.write("growing", [UInt8](repeating: 7, count: 32 << 20))
         let stop = Flag()
@@ -81,7 +112,8 @@ struct ContentHasherTests {
         defer { stop.set() }
         usleep(10_000)
         // Small reads make each pass long enough to overlap many appends.
-        let error = #expect(throws: FileError.self) { try ContentHasher(bufferSize: 4096).hash(fileAt: path) }
+        let hasher = ContentHasher(bufferSize: 4096, mapThreshold: mapThreshold)
+        let error = #expect(throws: FileError.self) { try hasher.hash(fileAt: path) }
         #expect(error?.reason == .changedWhileReading)
         #expect(error?.description == "\(path): changed while reading")
     }

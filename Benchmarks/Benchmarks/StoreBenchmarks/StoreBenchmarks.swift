@@ -1,0 +1,197 @@
+// Store benchmarks (issue: content-addressed thumbnail store).
+//
+//   cd Benchmarks && swift package --allow-writing-to-package-directory benchmark --target StoreBenchmarks
+//
+// Comparisons run in the same process and the same run: open+read+close of the same 50 KB files
+// beside the cache-hit lookup, and `xxhsum` on the same page-cached 1 GiB file beside our hasher.
+import Benchmark
+import ThumbcacheLMDB
+import ThumbcacheStore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .throughput], warmupIterations: 3, maxDuration: .seconds(5), maxIterations: 100_000)
+
+    // MARK: Cache hit
+
+    // One lookup per scaled iteration; the table shows time per lookup.
+    let perLookup = Benchmark.Configuration(
+        metrics: [.wallClock, .throughput], timeUnits: .nanoseconds, warmupIterations: 10, scalingFactor: .kilo,
+        maxDuration: .seconds(4), maxIterations: 2_000)
+
+    Benchmark("Cache hit: stat + stat cache + thumbnail view", configuration: perLookup) { benchmark in
+        let f = HitFixture.shared
+        var bytes = 0
+        for i in benchmark.scaledIterations {
+            let path = f.paths[i % f.paths.count]
+            guard let snapshot = try? FileSnapshot.of(path: path) else { fatalError("stat failed: \(path)") }
+            let n = try? f.store.withCachedThumbnail(
+                path: path, snapshot: snapshot, boxWidth: 256, boxHeight: 256, variant: HitFixture.variant
+            ) { _, view in view.data.count }
+            guard let n = n ?? nil else { fatalError("cache miss on \(path)") }
+            bytes &+= n
+        }
+        blackHole(bytes)
+    }
+
+    Benchmark("Baseline: open + read + close of the 50 KB file", configuration: perLookup) { benchmark in
+        let f = HitFixture.shared
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 64 << 10, alignment: 64)
+        defer { buffer.deallocate() }
+        var bytes = 0
+        for i in benchmark.scaledIterations {
+            let fd = open(f.paths[i % f.paths.count], O_RDONLY | O_CLOEXEC)
+            while case let n = read(fd, buffer, 64 << 10), n > 0 { bytes &+= n }
+            close(fd)
+        }
+        blackHole(bytes)
+    }
+
+    // MARK: Hashing
+
+    let hashing = Benchmark.Configuration(
+        metrics: [.wallClock], timeUnits: .milliseconds, warmupIterations: 2, maxDuration: .seconds(10), maxIterations: 15)
+
+    Benchmark("Hash 1 GiB file: ContentHasher (XXH3-128)", configuration: hashing) { benchmark in
+        let path = HashFixture.shared.path
+        let hasher = ContentHasher()
+        for _ in benchmark.scaledIterations {
+            blackHole(try! hasher.hash(fileAt: path).hash)
+        }
+    }
+
+    for variant in ["-H3", "-H2"] {
+        Benchmark("Hash 1 GiB file: xxhsum \(variant) (process)", configuration: hashing) { benchmark in
+            let path = HashFixture.shared.path
+            for _ in benchmark.scaledIterations {
+                runQuietly(["/usr/bin/xxhsum", variant, path])
+            }
+        }
+    }
+
+    // MARK: Group commit
+
+    let inserts = Benchmark.Configuration(
+        metrics: [.wallClock, .throughput], timeUnits: .milliseconds, warmupIterations: 1, scalingFactor: .kilo,
+        maxDuration: .seconds(10), maxIterations: 12)
+
+    for durability in [Environment.Durability.deferred, .everyCommit] {
+        let name = durability == .deferred ? "deferred sync" : "sync every commit"
+        Benchmark("Group commit: 1000 × 50 KB records (\(name))", configuration: inserts) { benchmark in
+            let fixture = InsertFixture(durability: durability)
+            let writer = GroupCommitWriter(store: fixture.store)
+            benchmark.startMeasurement()
+            for i in benchmark.scaledIterations {
+                try await writer.enqueue(fixture.write(i))
+            }
+            let failures = await writer.flush()
+            benchmark.stopMeasurement()
+            precondition(failures.isEmpty, "\(failures)")
+            writer.close()
+        }
+    }
+}
+
+/// 1000 files of 50 KB, each recorded in the stat cache with a 20 KB thumbnail.
+final class HitFixture: Sendable {
+    static let shared = HitFixture()
+    static let variant = ThumbnailVariant(generatorVersion: 1)
+    let directory = makeTemporaryDirectory("hit")
+    let store: ThumbnailStore
+    let paths: [String]
+
+    init() {
+        store = try! ThumbnailStore.open(directory: directory + "/cache")
+        var paths: [String] = []
+        var writes: [StoreWrite] = []
+        let hasher = ContentHasher()
+        let thumb = pseudoRandomBytes(20_000, seed: 99)
+        for i in 0..<1000 {
+            let path = directory + "/file-\(i).jpg"
+            writeFile(path, pseudoRandomBytes(50_000, seed: UInt64(i + 1)))
+            let (hash, snapshot) = try! hasher.hash(fileAt: path)
+            writes.append(.file(path: path, snapshot: snapshot, content: hash, now: snapshot.changeTime + 10_000_000_000))
+            let header = ThumbnailHeader(encoding: .png, kind: .thumbnail, hasAlpha: false, pixelWidth: 256, pixelHeight: 192,
+                                         scale: 1, created: 0, sourceContentType: "public.jpeg")
+            writes.append(.thumbnail(ThumbnailKey(content: hash, boxWidth: 256, boxHeight: 256, variant: Self.variant), header, data: thumb))
+            paths.append(path)
+        }
+        try! store.apply(writes)
+        self.paths = paths
+    }
+}
+
+/// A 1 GiB file of pseudo-random bytes, read once so that it sits in the page cache.
+final class HashFixture: Sendable {
+    static let shared = HashFixture()
+    let path = makeTemporaryDirectory("hash") + "/1GiB.bin"
+
+    init() {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let chunk = pseudoRandomBytes(8 << 20, seed: 7)
+        for _ in 0..<128 { _ = chunk.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } }
+        close(fd)
+        _ = try! ContentHasher().hash(fileAt: path)
+    }
+}
+
+/// A fresh store; `write(i)` is the i-th 50 KB record (same bytes, a new key each time).
+struct InsertFixture {
+    static let payload = pseudoRandomBytes(50_000, seed: 3)
+    static let header = ThumbnailHeader(encoding: .png, kind: .thumbnail, hasAlpha: false, pixelWidth: 256, pixelHeight: 192,
+                                        scale: 1, created: 0, sourceContentType: "public.jpeg")
+    let store: ThumbnailStore
+
+    init(durability: Environment.Durability) {
+        store = try! ThumbnailStore.open(directory: makeTemporaryDirectory("insert") + "/cache",
+                                         options: .init(mapSize: 1 << 30, durability: durability))
+    }
+
+    func write(_ i: Int) -> [StoreWrite] {
+        let key = ThumbnailKey(content: ContentHash(high: UInt64(i), low: 0), boxWidth: 256, boxHeight: 256,
+                               variant: ThumbnailVariant(generatorVersion: 1))
+        return [.thumbnail(key, Self.header, data: Self.payload)]
+    }
+}
+
+func makeTemporaryDirectory(_ name: String) -> String {
+    var template = Array("/tmp/thumbcache-bench-\(name)-XXXXXX".utf8CString)
+    return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+}
+
+func writeFile(_ path: String, _ bytes: [UInt8]) {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    close(fd)
+}
+
+func pseudoRandomBytes(_ count: Int, seed: UInt64) -> [UInt8] {
+    var x = seed &* 0x9E37_79B9_7F4A_7C15 | 1
+    return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+        for i in 0..<count {
+            x ^= x << 13
+            x ^= x >> 7
+            x ^= x << 17
+            buffer[i] = UInt8(truncatingIfNeeded: x)
+        }
+        initialized = count
+    }
+}
+
+/// Runs a program with its output discarded and waits for it.
+func runQuietly(_ argv: [String]) {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    let args = argv.map { strdup($0) } + [nil]
+    var pid: pid_t = 0
+    precondition(posix_spawn(&pid, argv[0], &actions, nil, args, environ) == 0, "cannot run \(argv[0])")
+    var status: Int32 = 0
+    waitpid(pid, &status, 0)
+    args.forEach { free($0) }
+    posix_spawn_file_actions_destroy(&actions)
+}

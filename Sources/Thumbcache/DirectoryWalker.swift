@@ -1,0 +1,106 @@
+import ThumbcacheStore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Walks directory trees depth-first with `readdir`, yielding regular files.
+///
+/// It never descends into the excluded directories (the cache itself), never visits a
+/// directory twice (so symbolic-link loops end), and reports unreadable directories and
+/// dangling links as per-path errors instead of stopping.
+public struct DirectoryWalker: Sendable {
+    public enum Entry: Sendable {
+        case file(String)
+        case failure(FileError)
+    }
+
+    public var followSymbolicLinks: Bool
+    /// Directories (by device and inode) not to enter.
+    private var excluded: Set<DirectoryID>
+
+    struct DirectoryID: Hashable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    public init(followSymbolicLinks: Bool = false, excluding excludedPaths: [String] = []) {
+        self.followSymbolicLinks = followSymbolicLinks
+        excluded = Set(excludedPaths.compactMap { path in
+            (try? FileSnapshot.of(path: path)).map { DirectoryID(device: $0.device, inode: $0.inode) }
+        })
+    }
+
+    /// Visits every regular file under `roots` (a root may itself be a file).
+    public func walk(_ roots: [String], _ visit: (Entry) -> Void) {
+        var seen = excluded
+        var stack: [String] = []
+        for root in roots.reversed() {
+            switch classify(root, followLink: true) {
+            case .directory(let id):
+                if seen.insert(id).inserted { stack.append(root) }
+            case .file: visit(.file(root))
+            case .skip: break
+            case .failure(let error): visit(.failure(error))
+            }
+        }
+        while let dir = stack.popLast() {
+            guard let handle = opendir(dir) else {
+                visit(.failure(FileError(path: dir, reason: .system(operation: "opendir", .current))))
+                continue
+            }
+            var subdirectories: [String] = []
+            let prefix = dir.hasSuffix("/") ? dir : dir + "/"
+            while let entry = readdir(handle) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+                }
+                if name == "." || name == ".." { continue }
+                let path = prefix + name
+                let type = entry.pointee.d_type
+                if type == UInt8(DT_REG) {
+                    visit(.file(path))
+                    continue
+                }
+                if type == UInt8(DT_LNK) && !followSymbolicLinks { continue }
+                if type != UInt8(DT_DIR) && type != UInt8(DT_LNK) && type != UInt8(DT_UNKNOWN) { continue }
+                switch classify(path, followLink: followSymbolicLinks) {
+                case .directory(let id):
+                    if seen.insert(id).inserted { subdirectories.append(path) }
+                case .file: visit(.file(path))
+                case .skip: break
+                case .failure(let error): visit(.failure(error))
+                }
+            }
+            closedir(handle)
+            // Reverse so that the stack pops them in directory order.
+            stack.append(contentsOf: subdirectories.sorted().reversed())
+        }
+    }
+
+    private enum Kind {
+        case directory(DirectoryID)
+        case file
+        case skip
+        case failure(FileError)
+    }
+
+    private func classify(_ path: String, followLink: Bool) -> Kind {
+        var s = stat()
+        let rc = followLink ? stat(path, &s) : lstat(path, &s)
+        if rc != 0 {
+            let errno = Errno.current
+            if errno == .noSuchFileOrDirectory, lstat(path, &s) == 0 {
+                return .failure(FileError(path: path, reason: .danglingSymbolicLink))
+            }
+            return .failure(FileError(path: path, reason: .system(operation: "stat", errno)))
+        }
+        switch s.st_mode & S_IFMT {
+        case S_IFDIR: return .directory(DirectoryID(device: UInt64(s.st_dev), inode: UInt64(s.st_ino)))
+        case S_IFREG: return .file
+        default: return .skip
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import ArgumentParser
+import Foundation
+import Thumbcache
+import Synchronization
+import ThumbcacheStore
+
+struct WarmCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "warm",
+        abstract: "Precompute the cache for every file under the given paths.",
+        discussion: """
+            Walks directories recursively (never into the cache itself; symbolic links are \
+            skipped unless --follow-symlinks, and loops end), reads and hashes new or changed \
+            files in parallel, and records them in one writer's batched transactions. A file \
+            the stat cache knows unchanged is not read again, so a second warm is fast.
+
+            A file that cannot be read is reported with its path and reason; the warm goes on. \
+            The exit status is 0 unless --strict is given and a file failed.
+            """
+    )
+
+    @Argument(help: ArgumentHelp("Files or directories to warm.", valueName: "path"))
+    var paths: [String]
+
+    @OptionGroup var cacheOptions: CacheOptions
+
+    @Option(name: .shortAndLong, help: "Parallel workers (default: one per core).")
+    var jobs: Int = Warmer.defaultJobs
+
+    @Flag(name: .long, help: "Follow symbolic links to files and directories.")
+    var followSymlinks = false
+
+    @Flag(name: .long, help: "Print the summary as JSON on standard output.")
+    var json = false
+
+    @Flag(name: .long, help: "Exit with status 1 if any file failed.")
+    var strict = false
+
+    func validate() throws {
+        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        for path in paths where !FileManager.default.fileExists(atPath: path) {
+            throw ValidationError("no such file or directory: \(path)")
+        }
+    }
+
+    func run() async throws {
+        // Warming writes a lot and the cache can be rebuilt: commits are flushed to disk at
+        // checkpoints and at the end instead of after every batch (see Docs/ARCHITECTURE.md).
+        let store = try cacheOptions.open(durability: .deferred)
+        let warmer = Warmer(store: store)
+        let progress = ProgressLine()
+        let options = Warmer.Options(jobs: jobs, followSymbolicLinks: followSymlinks)
+        var report: (@Sendable (WarmProgress) -> Void)?
+        if progress.isEnabled { report = { progress.update($0) } }
+        let summary = await warmer.warm(paths, options: options, progress: report)
+        progress.finish()
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(summary), as: UTF8.self))
+        } else {
+            print(summary.report(cache: store.directory))
+        }
+        if strict && summary.failed > 0 { throw ExitCode(1) }
+    }
+}
+
+extension WarmSummary {
+    /// The human-readable summary.
+    func report(cache: String) -> String {
+        let rate = elapsedSeconds > 0 ? Double(seen) / elapsedSeconds : 0
+        var lines = [
+            "Warmed \(seen) files in \(String(format: "%.2f", elapsedSeconds)) s (\(Int(rate)) files/s) into \(cache)",
+            "  read and hashed (new or changed): \(hashed)",
+            "  unchanged (stat cache, not read): \(unchanged)",
+            "  same content as another path:     \(sameContentAsAnother)",
+            "  failed:                           \(failed)",
+        ]
+        for (reason, paths) in failures.sorted(by: { $0.key < $1.key }) {
+            lines.append("    \(reason): \(paths.count)")
+            for path in paths.prefix(20) { lines.append("      \(path)") }
+            if paths.count > 20 { lines.append("      … and \(paths.count - 20) more (use --json for all)") }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// A one-line progress display on standard error, only when it is a terminal.
+final class ProgressLine: Sendable {
+    let isEnabled = isatty(2) == 1
+    private let last = Mutex<Int64>(0)
+
+    func update(_ p: WarmProgress) {
+        let due = last.withLock { last -> Bool in
+            guard p.elapsed - last >= 100_000_000 else { return false }
+            last = p.elapsed
+            return true
+        }
+        guard due else { return }
+        let rate = Double(p.files) / max(Double(p.elapsed) / 1e9, 0.001)
+        let text = "\r\u{1B}[K  \(p.files) files, \(Int(rate))/s" + (p.failed > 0 ? ", \(p.failed) failed" : "")
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+
+    func finish() {
+        if isEnabled { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+}
