@@ -152,7 +152,11 @@ private final class WriterCore: @unchecked Sendable {
             queue.append(Group(writes: writes, bytes: bytes, urgent: urgent, completion: completion, arrived: ConditionLock.now()))
             queuedBytes += bytes
             if urgent { urgentQueued += 1 }
-            lock.broadcast()
+            // Wake the writer only when its wait can end: the first group of a batch, a full
+            // batch, or someone waiting. Waking it for every group costs a context switch each.
+            if pending == 1 || urgent || pending >= policy.maxWrites || queuedBytes >= policy.maxBytes {
+                lock.broadcast()
+            }
             return false
         }
         if refused {
@@ -162,6 +166,9 @@ private final class WriterCore: @unchecked Sendable {
     }
 
     func waitForRoom() async throws(StoreError) {
+        // Fast path: room now, no suspension.
+        let roomNow = lock.withLock { !closing && queuedBytes < policy.queueCapacity }
+        if roomNow { return }
         let result = await withCheckedContinuation { (c: CheckedContinuation<Result<Void, StoreError>, Never>) in
             let resumeNow: Result<Void, StoreError>? = lock.withLock {
                 if closing { return .failure(.writerClosed(path: store.directory)) }

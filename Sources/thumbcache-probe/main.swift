@@ -6,6 +6,10 @@
 //   thumbcache-probe read DIR SECONDS
 //       Reads and verifies every record, over and over, for SECONDS; prints "passes N records M".
 //
+// Environment for `write`: PROBE_SYNC=1 flushes every commit (default: deferred);
+// PROBE_DEFAULT_POLICY=1 uses the writer's default batching with no in-flight limit;
+// PROBE_TIMING=1 prints the time to commit everything on standard error.
+//
 // Exit status: 0 on success, 1 on a failed check, 2 on bad arguments.
 import Dispatch
 import ThumbcacheStore
@@ -36,10 +40,13 @@ case "write":
     else { fail("usage: thumbcache-probe write DIR WRITER GROUPS GROUP_SIZE BYTES [MAP_SIZE]", status: 2) }
     var options = ThumbcacheStoreOptions.probe
     if args.count >= 8, let mapSize = Int(args[7]) { options.mapSize = mapSize }
+    if getenv("PROBE_SYNC") != nil { options.durability = .everyCommit }
+    let started = DispatchTime.now().uptimeNanoseconds
     let store: ThumbnailStore
     do { store = try ThumbnailStore.open(directory: args[2], options: options) } catch { fail("\(error)") }
-    let committer = GroupCommitWriter(store: store, policy: .init(maxWrites: 64, maxDelay: 2_000_000))
-    let inFlight = DispatchSemaphore(value: 64)
+    let policy: GroupCommitWriter.Policy = getenv("PROBE_DEFAULT_POLICY") != nil ? .init() : .init(maxWrites: 64, maxDelay: 2_000_000)
+    let committer = GroupCommitWriter(store: store, policy: policy)
+    let inFlight = DispatchSemaphore(value: getenv("PROBE_DEFAULT_POLICY") != nil ? 100_000 : 64)
     let done = DispatchSemaphore(value: 0)
     for g in 0..<groups {
         inFlight.wait()
@@ -53,7 +60,13 @@ case "write":
         }
     }
     done.wait()
+    let committed = DispatchTime.now().uptimeNanoseconds
     committer.close()
+    let closed = DispatchTime.now().uptimeNanoseconds
+    if getenv("PROBE_TIMING") != nil {
+        let text = "committed all in \((committed - started) / 1_000_000) ms, closed (synced) after \((closed - started) / 1_000_000) ms\n"
+        _ = text.withCString { write(2, $0, strlen($0)) }
+    }
 
 case "read":
     guard let seconds = Double(args[3]) else { fail("usage: thumbcache-probe read DIR SECONDS", status: 2) }
