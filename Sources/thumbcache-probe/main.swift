@@ -3,6 +3,10 @@
 //   thumbcache-probe write DIR WRITER GROUPS GROUP_SIZE BYTES [MAP_SIZE]
 //       Writes GROUPS atomic groups of GROUP_SIZE self-checking records through a group-commit
 //       writer; prints "committed G" once group G is committed.
+//   thumbcache-probe hold-reader DIR
+//       Opens a read transaction and keeps it open; prints "holding", then waits to be killed.
+//   thumbcache-probe open DIR
+//       Opens the store; prints "stale-readers-cleared N".
 //   thumbcache-probe read DIR SECONDS
 //       Reads and verifies every record, over and over, for SECONDS; prints "passes N records M".
 //
@@ -31,7 +35,7 @@ func fail(_ message: String, status: Int32 = 1) -> Never {
 }
 
 let args = CommandLine.arguments
-guard args.count >= 4 else { fail("usage: thumbcache-probe write|read DIR …", status: 2) }
+guard args.count >= 3 else { fail("usage: thumbcache-probe write|read|hold-reader|open DIR …", status: 2) }
 
 switch args[1] {
 case "write":
@@ -69,7 +73,7 @@ case "write":
     }
 
 case "read":
-    guard let seconds = Double(args[3]) else { fail("usage: thumbcache-probe read DIR SECONDS", status: 2) }
+    guard args.count >= 4, let seconds = Double(args[3]) else { fail("usage: thumbcache-probe read DIR SECONDS", status: 2) }
     let store: ThumbnailStore
     do { store = try ThumbnailStore.open(directory: args[2], options: .probe) } catch { fail("\(error)") }
     let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
@@ -87,6 +91,22 @@ case "read":
         passes += 1
     } while DispatchTime.now().uptimeNanoseconds < deadline
     say("passes \(passes) records \(records)")
+
+case "hold-reader":
+    let store: ThumbnailStore
+    do { store = try ThumbnailStore.open(directory: args[2], options: .probe) } catch { fail("\(error)") }
+    _ = try? store.environment.read { _ in
+        say("holding")
+        while true { sleep(60) }
+    }
+
+case "open":
+    do {
+        let store = try ThumbnailStore.open(directory: args[2], options: .probe)
+        say("stale-readers-cleared \(store.environment.staleReadersCleared)")
+    } catch {
+        fail("\(error)")
+    }
 
 default:
     fail("unknown command \(args[1])", status: 2)

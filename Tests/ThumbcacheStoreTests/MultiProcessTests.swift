@@ -76,4 +76,21 @@ struct MultiProcessTests {
         try store.apply(ProbeRecords.writes(writer: 999, group: 0, groupSize: 1, size: 10))
         #expect(try store.containsThumbnail(ProbeRecords.key(writer: 999, group: 0, index: 0)))
     }
+
+    /// A process killed inside a read transaction leaves its reader slot behind while other
+    /// processes keep the cache open; the next process to open the cache clears it. (The first
+    /// process to open a cache nobody has open resets the whole reader table anyway.)
+    @Test func staleReaderSlotsOfKilledProcessesAreCleared() throws {
+        let dir = TemporaryDirectory()
+        let cache = dir.appending("cache")
+        let keptOpen = try ThumbnailStore.open(directory: cache)
+        let holder = try ChildProcess(program: "thumbcache-probe", arguments: ["hold-reader", cache])
+        #expect(holder.waitForLines(1, timeout: 30) == ["holding"])
+        holder.kill(SIGKILL)
+        #expect(holder.wait().termination == .signaled(SIGKILL))
+        let opener = try ChildProcess(program: "thumbcache-probe", arguments: ["open", cache])
+        #expect(opener.wait().termination == .exited(0))
+        #expect(opener.output == ["stale-readers-cleared 1"])
+        withExtendedLifetime(keptOpen) {}
+    }
 }
