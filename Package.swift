@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "ThumbcacheLMDB", targets: ["ThumbcacheLMDB"]),
         .library(name: "ThumbcacheStore", targets: ["ThumbcacheStore"]),
+        .library(name: "ThumbcacheImaging", targets: ["ThumbcacheImaging"]),
         .library(name: "Thumbcache", targets: ["Thumbcache"]),
         .executable(name: "thumbcache", targets: ["thumbcache"]),
     ],
@@ -19,10 +20,16 @@ let package = Package(
         // for mapped files; only prefixed functions are exposed.
         .target(name: "CXXHash"),
 
+        // libpng and libjpeg(-turbo) behind C shims that own every setjmp.
+        .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16")]),
+        .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
+
         // A thin, typed wrapper over LMDB: environments, scoped transactions, cursors.
         .target(name: "ThumbcacheLMDB", dependencies: ["CLMDB"]),
         // The content-addressed thumbnail store: hashing, stat cache, records, group commit.
         .target(name: "ThumbcacheStore", dependencies: ["ThumbcacheLMDB", "CXXHash"]),
+        // Decoding, EXIF, resizing and encoding images; independent of the store.
+        .target(name: "ThumbcacheImaging", dependencies: ["CPNG", "CJPEG"]),
         // Working over trees of files: walking directories, warming the cache.
         .target(name: "Thumbcache", dependencies: ["ThumbcacheStore"]),
 
@@ -41,6 +48,7 @@ let package = Package(
         // Fixtures shared by the test targets: temporary directories, child processes.
         .target(name: "ThumbcacheTestSupport", dependencies: ["ThumbcacheStore"]),
         .testTarget(name: "ThumbcacheLMDBTests", dependencies: ["ThumbcacheLMDB", "ThumbcacheTestSupport"]),
+        .testTarget(name: "ThumbcacheImagingTests", dependencies: ["ThumbcacheImaging", "ThumbcacheTestSupport"]),
         .testTarget(name: "ThumbcacheTests", dependencies: ["Thumbcache", "ThumbcacheTestSupport", "thumbcache"]),
         .testTarget(
             name: "ThumbcacheStoreTests",

@@ -1,0 +1,279 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <jpeglib.h>
+#include <jerror.h>
+
+#include "cjpeg.h"
+
+struct error_manager {
+    struct jpeg_error_mgr base;
+    jmp_buf jump;
+    char message[JMSG_LENGTH_MAX + 64];
+    int fatal_warning;
+};
+
+struct cjpeg_decoder {
+    struct jpeg_decompress_struct cinfo;
+    struct error_manager error;
+    FILE *file;
+    int started;
+    int cmyk;            // output is CMYK, converted to RGBA here
+    int adobe_inverted;  // Adobe CMYK/YCCK stores inverted values
+    uint8_t *scratch;    // one CMYK row
+    uint8_t *exif;
+    size_t exif_length;
+};
+
+static void on_error_exit(j_common_ptr cinfo) {
+    struct error_manager *e = (struct error_manager *)cinfo->err;
+    (*cinfo->err->format_message)(cinfo, e->message);
+    longjmp(e->jump, 1);
+}
+
+// Strict policy. These warnings mean pixels were invented (grey fill) or lost: fail.
+// Others (e.g. "extraneous bytes before marker", common in camera files) are tolerated.
+static void on_emit_message(j_common_ptr cinfo, int level) {
+    struct error_manager *e = (struct error_manager *)cinfo->err;
+    if (level >= 0) return;  // trace messages
+    int code = cinfo->err->msg_code;
+    if (code == JWRN_JPEG_EOF || code == JWRN_HIT_MARKER || code == JWRN_HUFF_BAD_CODE || code == JWRN_MUST_RESYNC ||
+        code == JWRN_NOT_SEQUENTIAL || code == JWRN_BOGUS_PROGRESSION) {
+        if (!e->fatal_warning) {
+            e->fatal_warning = 1;
+            (*cinfo->err->format_message)(cinfo, e->message);
+        }
+    }
+}
+
+static void set_message(char *message, size_t size, const char *text) {
+    if (message && size) snprintf(message, size, "%s", text);
+}
+
+static cjpeg_status read_header(cjpeg_decoder *d, cjpeg_info *info, const uint8_t *bytes, size_t length) {
+    if (setjmp(d->error.jump)) return CJPEG_ERROR;
+    jpeg_create_decompress(&d->cinfo);
+    if (d->file) jpeg_stdio_src(&d->cinfo, d->file);
+    else jpeg_mem_src(&d->cinfo, bytes, (unsigned long)length);
+    jpeg_save_markers(&d->cinfo, JPEG_APP0 + 1, 0xffff);
+    jpeg_read_header(&d->cinfo, TRUE);
+    if (d->error.fatal_warning) return CJPEG_ERROR;
+    info->width = d->cinfo.image_width;
+    info->height = d->cinfo.image_height;
+    info->components = d->cinfo.num_components;
+    info->color_space = d->cinfo.jpeg_color_space;
+    info->progressive = d->cinfo.progressive_mode;
+    info->exif = NULL;
+    info->exif_length = 0;
+    for (jpeg_saved_marker_ptr m = d->cinfo.marker_list; m; m = m->next) {
+        if (m->marker == JPEG_APP0 + 1 && m->data_length > 6 && memcmp(m->data, "Exif\0\0", 6) == 0) {
+            d->exif_length = m->data_length - 6;
+            d->exif = malloc(d->exif_length);
+            if (d->exif) {
+                memcpy(d->exif, m->data + 6, d->exif_length);
+                info->exif = d->exif;
+                info->exif_length = d->exif_length;
+            }
+            break;
+        }
+    }
+    return CJPEG_OK;
+}
+
+cjpeg_decoder *cjpeg_open(const char *path, cjpeg_info *info, cjpeg_status *status, char *message, size_t message_size) {
+    FILE *file = fopen(path, "rb");
+    if (!file) {
+        *status = CJPEG_IO;
+        set_message(message, message_size, strerror(errno));
+        return NULL;
+    }
+    unsigned char soi[2];
+    if (fread(soi, 1, 2, file) != 2 || soi[0] != 0xFF || soi[1] != 0xD8) {
+        fclose(file);
+        *status = CJPEG_NOT_JPEG;
+        set_message(message, message_size, "not a JPEG file (no start-of-image marker)");
+        return NULL;
+    }
+    rewind(file);
+    cjpeg_decoder *d = calloc(1, sizeof *d);
+    if (!d) {
+        fclose(file);
+        *status = CJPEG_ERROR;
+        set_message(message, message_size, "out of memory");
+        return NULL;
+    }
+    d->file = file;
+    d->cinfo.err = jpeg_std_error(&d->error.base);
+    d->error.base.error_exit = on_error_exit;
+    d->error.base.emit_message = on_emit_message;
+    *status = read_header(d, info, NULL, 0);
+    if (*status != CJPEG_OK) {
+        set_message(message, message_size, d->error.message);
+        cjpeg_close(d);
+        return NULL;
+    }
+    return d;
+}
+
+cjpeg_decoder *cjpeg_open_memory(const uint8_t *bytes, size_t length, cjpeg_info *info, cjpeg_status *status,
+                                 char *message, size_t message_size) {
+    if (length < 3 || bytes[0] != 0xFF || bytes[1] != 0xD8) {
+        *status = CJPEG_NOT_JPEG;
+        set_message(message, message_size, "not a JPEG (no start-of-image marker)");
+        return NULL;
+    }
+    cjpeg_decoder *d = calloc(1, sizeof *d);
+    if (!d) {
+        *status = CJPEG_ERROR;
+        set_message(message, message_size, "out of memory");
+        return NULL;
+    }
+    d->cinfo.err = jpeg_std_error(&d->error.base);
+    d->error.base.error_exit = on_error_exit;
+    d->error.base.emit_message = on_emit_message;
+    *status = read_header(d, info, bytes, length);
+    if (*status != CJPEG_OK) {
+        set_message(message, message_size, d->error.message);
+        cjpeg_close(d);
+        return NULL;
+    }
+    return d;
+}
+
+cjpeg_status cjpeg_start(cjpeg_decoder *d, int denominator, uint32_t *out_width, uint32_t *out_height) {
+    if (setjmp(d->error.jump)) return CJPEG_ERROR;
+    d->cinfo.scale_num = 1;
+    d->cinfo.scale_denom = (unsigned)denominator;
+    d->cinfo.dct_method = JDCT_ISLOW;
+    if (d->cinfo.jpeg_color_space == JCS_CMYK || d->cinfo.jpeg_color_space == JCS_YCCK) {
+        d->cinfo.out_color_space = JCS_CMYK;
+        d->cmyk = 1;
+        d->adobe_inverted = d->cinfo.saw_Adobe_marker;
+    } else {
+        d->cinfo.out_color_space = JCS_EXT_RGBA;
+    }
+    jpeg_start_decompress(&d->cinfo);
+    d->started = 1;
+    if (d->cmyk) {
+        d->scratch = malloc((size_t)d->cinfo.output_width * 4);
+        if (!d->scratch) {
+            snprintf(d->error.message, sizeof d->error.message, "out of memory");
+            return CJPEG_ERROR;
+        }
+    }
+    *out_width = d->cinfo.output_width;
+    *out_height = d->cinfo.output_height;
+    return d->error.fatal_warning ? CJPEG_ERROR : CJPEG_OK;
+}
+
+cjpeg_status cjpeg_read_row(cjpeg_decoder *d, uint8_t *row) {
+    if (setjmp(d->error.jump)) return CJPEG_ERROR;
+    JSAMPROW target = d->cmyk ? d->scratch : row;
+    if (jpeg_read_scanlines(&d->cinfo, &target, 1) != 1) {
+        snprintf(d->error.message, sizeof d->error.message, "no more scanlines");
+        return CJPEG_ERROR;
+    }
+    if (d->error.fatal_warning) return CJPEG_ERROR;
+    if (d->cmyk) {
+        uint32_t w = d->cinfo.output_width;
+        for (uint32_t x = 0; x < w; x++) {
+            unsigned c = d->scratch[4 * x], m = d->scratch[4 * x + 1], y = d->scratch[4 * x + 2], k = d->scratch[4 * x + 3];
+            if (!d->adobe_inverted) {
+                c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k;
+            }
+            // Inverted CMYK: value 255 means no ink. RGB = (1 - C)(1 - K) with inverted channels.
+            row[4 * x] = (uint8_t)((c * k + 127) / 255);
+            row[4 * x + 1] = (uint8_t)((m * k + 127) / 255);
+            row[4 * x + 2] = (uint8_t)((y * k + 127) / 255);
+            row[4 * x + 3] = 255;
+        }
+    }
+    return CJPEG_OK;
+}
+
+cjpeg_status cjpeg_finish(cjpeg_decoder *d) {
+    if (setjmp(d->error.jump)) return CJPEG_ERROR;
+    jpeg_finish_decompress(&d->cinfo);
+    d->started = 0;
+    return d->error.fatal_warning ? CJPEG_ERROR : CJPEG_OK;
+}
+
+const char *cjpeg_message(const cjpeg_decoder *d) { return d->error.message; }
+
+void cjpeg_close(cjpeg_decoder *d) {
+    if (!d) return;
+    // jpeg_destroy never fails; abort also releases a decompression in progress.
+    jpeg_destroy_decompress(&d->cinfo);
+    if (d->file) fclose(d->file);
+    free(d->scratch);
+    free(d->exif);
+    free(d);
+}
+
+// MARK: Encoding
+
+struct encoder {
+    struct jpeg_compress_struct cinfo;
+    struct error_manager error;
+    unsigned char *buffer;
+    unsigned long length;
+    uint8_t *row;
+};
+
+static cjpeg_status encode(struct encoder *e, const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride,
+                           int quality, int progressive, const uint8_t *exif, size_t exif_length) {
+    if (setjmp(e->error.jump)) return CJPEG_ERROR;
+    jpeg_create_compress(&e->cinfo);
+    jpeg_mem_dest(&e->cinfo, &e->buffer, &e->length);
+    e->cinfo.image_width = width;
+    e->cinfo.image_height = height;
+    e->cinfo.input_components = 4;
+    e->cinfo.in_color_space = JCS_EXT_RGBA;
+    jpeg_set_defaults(&e->cinfo);
+    jpeg_set_quality(&e->cinfo, quality, TRUE);
+    if (progressive) jpeg_simple_progression(&e->cinfo);
+    jpeg_start_compress(&e->cinfo, TRUE);
+    if (exif && exif_length > 0 && exif_length <= 65533 - 6) {
+        unsigned char *segment = malloc(exif_length + 6);
+        if (segment) {
+            memcpy(segment, "Exif\0\0", 6);
+            memcpy(segment + 6, exif, exif_length);
+            jpeg_write_marker(&e->cinfo, JPEG_APP0 + 1, segment, (unsigned)(exif_length + 6));
+            free(segment);
+        }
+    }
+    for (uint32_t y = 0; y < height; y++) {
+        JSAMPROW row = (JSAMPROW)(pixels + (size_t)y * stride);
+        jpeg_write_scanlines(&e->cinfo, &row, 1);
+    }
+    jpeg_finish_compress(&e->cinfo);
+    return CJPEG_OK;
+}
+
+cjpeg_status cjpeg_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride, int quality,
+                               int progressive, const uint8_t *exif, size_t exif_length, uint8_t **out,
+                               size_t *out_length, char *message, size_t message_size) {
+    struct encoder *e = calloc(1, sizeof *e);
+    if (!e) {
+        set_message(message, message_size, "out of memory");
+        return CJPEG_ERROR;
+    }
+    e->cinfo.err = jpeg_std_error(&e->error.base);
+    e->error.base.error_exit = on_error_exit;
+    e->error.base.emit_message = on_emit_message;
+    cjpeg_status status = encode(e, pixels, width, height, stride, quality, progressive, exif, exif_length);
+    jpeg_destroy_compress(&e->cinfo);
+    if (status != CJPEG_OK) {
+        set_message(message, message_size, e->error.message);
+        free(e->buffer);
+    } else {
+        *out = e->buffer;
+        *out_length = e->length;
+    }
+    free(e);
+    return status;
+}
+
+void cjpeg_free(void *pointer) { free(pointer); }

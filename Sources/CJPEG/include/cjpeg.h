@@ -1,0 +1,57 @@
+#ifndef CJPEG_H
+#define CJPEG_H
+// thumbcache's shim over libjpeg(-turbo). libjpeg reports errors through an error manager that
+// would call exit(); here every error longjmps back into the shim, which returns a status and a
+// message. Warnings that mean lost pixels (truncation, bad entropy data) are errors too.
+// Only prefixed names are exposed: no jpeglib.h types.
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    CJPEG_OK = 0,
+    CJPEG_ERROR = 1,      // libjpeg error or a pixel-losing warning; see cjpeg_message
+    CJPEG_IO = 2,         // the file could not be opened
+    CJPEG_NOT_JPEG = 3,
+} cjpeg_status;
+
+typedef struct {
+    uint32_t width;           // as stored
+    uint32_t height;
+    int components;           // 1 gray, 3 YCbCr/RGB, 4 CMYK/YCCK
+    int color_space;          // 1 gray, 2 RGB, 3 YCbCr, 4 CMYK, 5 YCCK
+    int progressive;
+    const uint8_t *exif;      // APP1 "Exif\0\0" payload after the 6-byte prefix (valid until close), or NULL
+    size_t exif_length;
+} cjpeg_info;
+
+typedef struct cjpeg_decoder cjpeg_decoder;
+
+cjpeg_decoder *cjpeg_open(const char *path, cjpeg_info *info, cjpeg_status *status, char *message, size_t message_size);
+
+/// Like cjpeg_open, for a JPEG held in memory (such as an EXIF thumbnail); `bytes` must outlive the decoder.
+cjpeg_decoder *cjpeg_open_memory(const uint8_t *bytes, size_t length, cjpeg_info *info, cjpeg_status *status,
+                                 char *message, size_t message_size);
+
+/// Starts decompression to RGBA8 at scale 1/denominator (1, 2, 4 or 8). The scaled size is
+/// libjpeg's: ceil(width / denominator) × ceil(height / denominator).
+cjpeg_status cjpeg_start(cjpeg_decoder *decoder, int denominator, uint32_t *out_width, uint32_t *out_height);
+
+/// Reads the next output row (out_width × 4 bytes).
+cjpeg_status cjpeg_read_row(cjpeg_decoder *decoder, uint8_t *row);
+
+/// Finishes decompression, reading to the end of the image (detects truncation after the last row).
+cjpeg_status cjpeg_finish(cjpeg_decoder *decoder);
+
+const char *cjpeg_message(const cjpeg_decoder *decoder);
+
+void cjpeg_close(cjpeg_decoder *decoder);
+
+/// Encodes RGBA8 rows (alpha ignored) as a baseline JPEG (4:2:0) at `quality` (1–100), with an
+/// optional EXIF payload written as an APP1 "Exif" segment. The buffer is malloc'd: free with cjpeg_free.
+cjpeg_status cjpeg_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride, int quality,
+                               int progressive, const uint8_t *exif, size_t exif_length, uint8_t **out,
+                               size_t *out_length, char *message, size_t message_size);
+
+void cjpeg_free(void *pointer);
+
+#endif

@@ -1,0 +1,214 @@
+#include <png.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+
+#include "cpng.h"
+
+struct cpng_decoder {
+    png_structp png;
+    png_infop info;
+    FILE *file;
+    char message[256];
+    uint8_t *exif_copy;
+};
+
+static void on_error(png_structp png, png_const_charp text) {
+    char *message = (char *)png_get_error_ptr(png);
+    snprintf(message, 256, "%s", text ? text : "libpng error");
+    png_longjmp(png, 1);
+}
+
+// Warnings are not printed. Benign ones (a bad ancillary chunk, which libpng drops) are
+// tolerated; everything that matters for pixels is an error in libpng already.
+static void on_warning(png_structp png, png_const_charp text) {
+    (void)png;
+    (void)text;
+}
+
+static void set_message(char *message, size_t size, const char *text) {
+    if (message && size) snprintf(message, size, "%s", text);
+}
+
+static cpng_status read_header(cpng_decoder *d, cpng_info *info) {
+    if (setjmp(png_jmpbuf(d->png))) return CPNG_ERROR;
+    png_init_io(d->png, d->file);
+    png_set_sig_bytes(d->png, 8);
+    // Limits are enforced by the caller from the header; lift libpng's own 1M × 1M cap only
+    // as far as the caller's checks go (they run before any pixel buffer exists).
+    png_set_user_limits(d->png, 0x7fffffffL, 0x7fffffffL);
+    png_set_chunk_malloc_max(d->png, 64u << 20);
+    png_read_info(d->png, d->info);
+    png_uint_32 w, h;
+    int depth, color, interlace;
+    png_get_IHDR(d->png, d->info, &w, &h, &depth, &color, &interlace, NULL, NULL);
+    info->width = w;
+    info->height = h;
+    info->bit_depth = depth;
+    info->color_type = color;
+    info->interlaced = interlace != PNG_INTERLACE_NONE;
+    info->has_alpha = (color & PNG_COLOR_MASK_ALPHA) || png_get_valid(d->png, d->info, PNG_INFO_tRNS);
+    info->exif = NULL;
+    info->exif_length = 0;
+#ifdef PNG_eXIf_SUPPORTED
+    png_uint_32 n = 0;
+    png_bytep exif = NULL;
+    if (png_get_eXIf_1(d->png, d->info, &n, &exif) && exif && n > 0) {
+        d->exif_copy = malloc(n);
+        if (d->exif_copy) {
+            memcpy(d->exif_copy, exif, n);
+            info->exif = d->exif_copy;
+            info->exif_length = n;
+        }
+    }
+#endif
+    return CPNG_OK;
+}
+
+cpng_decoder *cpng_open(const char *path, cpng_info *info, cpng_status *status, char *message, size_t message_size) {
+    FILE *file = fopen(path, "rb");
+    if (!file) {
+        *status = CPNG_IO;
+        set_message(message, message_size, strerror(errno));
+        return NULL;
+    }
+    uint8_t signature[8];
+    if (fread(signature, 1, 8, file) != 8 || png_sig_cmp(signature, 0, 8) != 0) {
+        fclose(file);
+        *status = CPNG_NOT_PNG;
+        set_message(message, message_size, "not a PNG file (bad signature)");
+        return NULL;
+    }
+    cpng_decoder *d = calloc(1, sizeof *d);
+    if (!d) {
+        fclose(file);
+        *status = CPNG_ERROR;
+        set_message(message, message_size, "out of memory");
+        return NULL;
+    }
+    d->file = file;
+    d->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, d->message, on_error, on_warning);
+    d->info = d->png ? png_create_info_struct(d->png) : NULL;
+    if (!d->png || !d->info) {
+        *status = CPNG_ERROR;
+        set_message(message, message_size, "out of memory");
+        cpng_close(d);
+        return NULL;
+    }
+    *status = read_header(d, info);
+    if (*status != CPNG_OK) {
+        set_message(message, message_size, d->message);
+        cpng_close(d);
+        return NULL;
+    }
+    return d;
+}
+
+cpng_status cpng_start(cpng_decoder *d) {
+    if (setjmp(png_jmpbuf(d->png))) return CPNG_ERROR;
+    png_set_expand(d->png);            // palette → RGB, gray < 8 bits → 8, tRNS → alpha
+    png_set_scale_16(d->png);          // 16 → 8 bits with rounding
+    png_set_gray_to_rgb(d->png);
+    png_set_add_alpha(d->png, 0xff, PNG_FILLER_AFTER);
+    if (png_get_interlace_type(d->png, d->info) != PNG_INTERLACE_NONE) png_set_interlace_handling(d->png);
+    png_read_update_info(d->png, d->info);
+    if (png_get_rowbytes(d->png, d->info) != (size_t)png_get_image_width(d->png, d->info) * 4) {
+        snprintf(d->message, sizeof d->message, "unexpected row size after conversion to RGBA");
+        return CPNG_ERROR;
+    }
+    return CPNG_OK;
+}
+
+cpng_status cpng_read_row(cpng_decoder *d, uint8_t *row) {
+    if (setjmp(png_jmpbuf(d->png))) return CPNG_ERROR;
+    png_read_row(d->png, row, NULL);
+    return CPNG_OK;
+}
+
+cpng_status cpng_read_image(cpng_decoder *d, uint8_t **rows) {
+    if (setjmp(png_jmpbuf(d->png))) return CPNG_ERROR;
+    png_read_image(d->png, rows);
+    return CPNG_OK;
+}
+
+const char *cpng_message(const cpng_decoder *d) { return d->message; }
+
+void cpng_close(cpng_decoder *d) {
+    if (!d) return;
+    if (d->png) png_destroy_read_struct(&d->png, d->info ? &d->info : NULL, NULL);
+    if (d->file) fclose(d->file);
+    free(d->exif_copy);
+    free(d);
+}
+
+// MARK: Encoding
+
+typedef struct {
+    uint8_t *data;
+    size_t length;
+    size_t capacity;
+    int failed;
+} growable;
+
+static void write_bytes(png_structp png, png_bytep bytes, png_size_t count) {
+    growable *g = (growable *)png_get_io_ptr(png);
+    if (g->length + count > g->capacity) {
+        size_t capacity = g->capacity ? g->capacity : 16384;
+        while (capacity < g->length + count) capacity *= 2;
+        uint8_t *data = realloc(g->data, capacity);
+        if (!data) {
+            g->failed = 1;
+            png_error(png, "out of memory");
+        }
+        g->data = data;
+        g->capacity = capacity;
+    }
+    memcpy(g->data + g->length, bytes, count);
+    g->length += count;
+}
+
+static void flush_nothing(png_structp png) { (void)png; }
+
+static cpng_status encode(png_structp png, png_infop info, growable *g, const uint8_t *pixels, uint32_t width,
+                          uint32_t height, size_t stride, int has_alpha, int level, int filters,
+                          const uint8_t *exif, size_t exif_length) {
+    if (setjmp(png_jmpbuf(png))) return CPNG_ERROR;
+    png_set_write_fn(png, g, write_bytes, flush_nothing);
+    png_set_compression_level(png, level);
+    png_set_filter(png, PNG_FILTER_TYPE_BASE, filters);
+    png_set_IHDR(png, info, width, height, 8, has_alpha ? PNG_COLOR_TYPE_RGB_ALPHA : PNG_COLOR_TYPE_RGB,
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_BASE, PNG_FILTER_TYPE_BASE);
+#ifdef PNG_eXIf_SUPPORTED
+    if (exif && exif_length > 0) png_set_eXIf_1(png, info, (png_uint_32)exif_length, (png_bytep)exif);
+#endif
+    png_write_info(png, info);
+    if (!has_alpha) png_set_filler(png, 0, PNG_FILLER_AFTER);  // drop the 4th byte
+    for (uint32_t y = 0; y < height; y++) png_write_row(png, (png_const_bytep)(pixels + (size_t)y * stride));
+    png_write_end(png, NULL);
+    return CPNG_OK;
+}
+
+cpng_status cpng_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride, int has_alpha,
+                             int compression_level, int filters, const uint8_t *exif, size_t exif_length,
+                             uint8_t **out, size_t *out_length, char *message, size_t message_size) {
+    char text[256] = "libpng error";
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, text, on_error, on_warning);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    growable g = {0};
+    cpng_status status = CPNG_ERROR;
+    if (png && info) status = encode(png, info, &g, pixels, width, height, stride, has_alpha, compression_level, filters, exif, exif_length);
+    else snprintf(text, sizeof text, "out of memory");
+    if (png) png_destroy_write_struct(&png, info ? &info : NULL);
+    if (status != CPNG_OK) {
+        free(g.data);
+        set_message(message, message_size, text);
+        return status;
+    }
+    *out = g.data;
+    *out_length = g.length;
+    return CPNG_OK;
+}
+
+void cpng_free(void *pointer) { free(pointer); }

@@ -1,0 +1,143 @@
+import CJPEG
+import CPNG
+
+/// A PNG being decoded: header first, then rows.
+final class PNGSource {
+    let path: String
+    let decoder: OpaquePointer
+    let info: cpng_info
+    let exif: [UInt8]?
+
+    init(path: String) throws(ImagingError) {
+        self.path = path
+        var info = cpng_info()
+        var status = CPNG_OK
+        var message = [CChar](repeating: 0, count: 256)
+        guard let d = cpng_open(path, &info, &status, &message, message.count) else {
+            let text = cText(message)
+            switch status {
+            case CPNG_IO: throw ImagingError(path: path, reason: .unreadable(text))
+            default: throw ImagingError(path: path, reason: .corrupt(text))
+            }
+        }
+        decoder = d
+        self.info = info
+        exif = info.exif.map { Array(UnsafeBufferPointer(start: $0, count: info.exif_length)) }
+    }
+
+    deinit { cpng_close(decoder) }
+
+    var width: Int { Int(info.width) }
+    var height: Int { Int(info.height) }
+    var hasAlpha: Bool { info.has_alpha != 0 }
+    var interlaced: Bool { info.interlaced != 0 }
+
+    private func fail() -> ImagingError {
+        ImagingError(path: path, reason: .corrupt(String(cString: cpng_message(decoder))))
+    }
+
+    func start() throws(ImagingError) {
+        guard cpng_start(decoder) == CPNG_OK else { throw fail() }
+    }
+
+    /// Feeds every row, in order, to `sink`. Interlaced images are decoded whole first.
+    func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
+        let stride = width * 4
+        if interlaced {
+            var image = [UInt8](repeating: 0, count: stride * height)
+            let ok = image.withUnsafeMutableBufferPointer { buffer in
+                var rows = (0..<height).map { Optional(buffer.baseAddress! + $0 * stride) }
+                return cpng_read_image(decoder, &rows) == CPNG_OK
+            }
+            guard ok else { throw fail() }
+            image.withUnsafeBufferPointer { b in
+                for y in 0..<height { sink(b.baseAddress! + y * stride) }
+            }
+            return
+        }
+        var row = [UInt8](repeating: 0, count: stride)
+        for _ in 0..<height {
+            let ok = row.withUnsafeMutableBufferPointer { cpng_read_row(decoder, $0.baseAddress) == CPNG_OK }
+            guard ok else { throw fail() }
+            row.withUnsafeBufferPointer { sink($0.baseAddress!) }
+        }
+    }
+}
+
+/// A JPEG being decoded: header first, then (scaled) rows.
+final class JPEGSource {
+    let path: String
+    let decoder: OpaquePointer
+    let info: cjpeg_info
+    let exif: [UInt8]?
+    private(set) var outputWidth = 0
+    private(set) var outputHeight = 0
+    /// Keeps in-memory bytes alive for a decoder reading from memory.
+    private let bytes: [UInt8]?
+
+    init(path: String) throws(ImagingError) {
+        self.path = path
+        bytes = nil
+        var info = cjpeg_info()
+        var status = CJPEG_OK
+        var message = [CChar](repeating: 0, count: 256)
+        guard let d = cjpeg_open(path, &info, &status, &message, message.count) else {
+            let text = cText(message)
+            switch status {
+            case CJPEG_IO: throw ImagingError(path: path, reason: .unreadable(text))
+            default: throw ImagingError(path: path, reason: .corrupt(text))
+            }
+        }
+        decoder = d
+        self.info = info
+        exif = info.exif.map { Array(UnsafeBufferPointer(start: $0, count: info.exif_length)) }
+    }
+
+    /// A JPEG held in memory; `path` names where it came from, for errors.
+    init(bytes: [UInt8], path: String) throws(ImagingError) {
+        self.path = path
+        self.bytes = bytes
+        var info = cjpeg_info()
+        var status = CJPEG_OK
+        var message = [CChar](repeating: 0, count: 256)
+        let d = bytes.withUnsafeBufferPointer { b in cjpeg_open_memory(b.baseAddress, b.count, &info, &status, &message, message.count) }
+        guard let d else { throw ImagingError(path: path, reason: .corrupt(cText(message))) }
+        decoder = d
+        self.info = info
+        exif = nil
+    }
+
+    deinit { cjpeg_close(decoder) }
+
+    var width: Int { Int(info.width) }
+    var height: Int { Int(info.height) }
+    var progressive: Bool { info.progressive != 0 }
+
+    private func fail() -> ImagingError {
+        ImagingError(path: path, reason: .corrupt(String(cString: cjpeg_message(decoder))))
+    }
+
+    /// Starts decoding at 1/`denominator` scale (1, 2, 4 or 8).
+    func start(denominator: Int) throws(ImagingError) {
+        var w: UInt32 = 0, h: UInt32 = 0
+        guard cjpeg_start(decoder, Int32(denominator), &w, &h) == CJPEG_OK else { throw fail() }
+        outputWidth = Int(w)
+        outputHeight = Int(h)
+    }
+
+    func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
+        var row = [UInt8](repeating: 0, count: outputWidth * 4)
+        for _ in 0..<outputHeight {
+            let ok = row.withUnsafeMutableBufferPointer { cjpeg_read_row(decoder, $0.baseAddress) == CJPEG_OK }
+            guard ok else { throw fail() }
+            row.withUnsafeBufferPointer { sink($0.baseAddress!) }
+        }
+        guard cjpeg_finish(decoder) == CJPEG_OK else { throw fail() }
+    }
+}
+
+/// The text of a NUL-terminated C buffer.
+func cText(_ buffer: [CChar]) -> String {
+    let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+    return String(decoding: bytes, as: UTF8.self)
+}

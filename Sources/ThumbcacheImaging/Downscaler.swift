@@ -1,0 +1,217 @@
+/// Resizes an RGBA8 image that arrives one row at a time, top to bottom, keeping memory
+/// proportional to the source width and the output size, never to the source height.
+///
+/// Steps, fused per row while it is hot in cache:
+/// 1. premultiply alpha (only for images that have alpha);
+/// 2. integer box pre-reduce by `boxX × boxY`, chosen to leave at least 2× for step 3
+///    (rows are summed into 16-bit accumulators; columns summed when a row group completes);
+/// 3. a separable windowed kernel (Lanczos-3 by default) on `SIMD4<Float>` pixels: horizontally
+///    per reduced row, vertically by adding each reduced row into the few output rows whose
+///    window covers it;
+/// 4. unpremultiply, round, clamp.
+///
+/// A crop rectangle in source pixels (for fill mode) is applied as rows arrive.
+public final class StreamingDownscaler {
+    public let sourceWidth: Int
+    public let sourceHeight: Int
+    public let outputWidth: Int
+    public let outputHeight: Int
+    public let crop: (x: Int, y: Int, width: Int, height: Int)
+    public let boxX: Int
+    public let boxY: Int
+    let premultiply: Bool
+
+    private let reducedWidth: Int
+    private let reducedHeight: Int
+    private let horizontal: FilterTable
+    private let vertical: FilterTable
+
+    private var sums: [UInt16]
+    private var rowsInGroup = 0
+    private var sourceRow = 0
+    private var reducedRow = 0
+    private var scratch: [UInt8]
+    private var reduced: [SIMD4<Float>]
+    private var filtered: [SIMD4<Float>]
+    private var open: [Int: [SIMD4<Float>]] = [:]
+    private var spare: [[SIMD4<Float>]] = []
+    private var nextOutput = 0
+    private var output: [UInt8]
+
+    /// - Parameters:
+    ///   - crop: the source rectangle to resize (default: all of it).
+    ///   - premultiply: true if the source has meaningful alpha.
+    public init(
+        sourceWidth: Int, sourceHeight: Int, outputWidth: Int, outputHeight: Int,
+        crop: (x: Int, y: Int, width: Int, height: Int)? = nil, kernel: ResamplingKernel = .lanczos3, premultiply: Bool
+    ) {
+        precondition(sourceWidth > 0 && sourceHeight > 0 && outputWidth > 0 && outputHeight > 0)
+        self.sourceWidth = sourceWidth
+        self.sourceHeight = sourceHeight
+        self.outputWidth = outputWidth
+        self.outputHeight = outputHeight
+        let crop = crop ?? (0, 0, sourceWidth, sourceHeight)
+        self.crop = crop
+        self.premultiply = premultiply
+        boxX = Self.boxFactor(source: crop.width, output: outputWidth)
+        boxY = Self.boxFactor(source: crop.height, output: outputHeight)
+        reducedWidth = (crop.width + boxX - 1) / boxX
+        reducedHeight = (crop.height + boxY - 1) / boxY
+        horizontal = FilterTable(sourceLength: reducedWidth, outputLength: outputWidth, kernel: kernel)
+        vertical = FilterTable(sourceLength: reducedHeight, outputLength: outputHeight, kernel: kernel)
+        sums = [UInt16](repeating: 0, count: crop.width * 4)
+        scratch = premultiply ? [UInt8](repeating: 0, count: crop.width * 4) : []
+        reduced = [SIMD4<Float>](repeating: .zero, count: reducedWidth)
+        filtered = [SIMD4<Float>](repeating: .zero, count: outputWidth)
+        output = [UInt8](repeating: 0, count: outputWidth * outputHeight * 4)
+    }
+
+    /// The integer box factor that leaves at least 2× for the windowed kernel (at most 256, so
+    /// that 16-bit row sums cannot overflow).
+    static func boxFactor(source: Int, output: Int) -> Int {
+        max(1, min(256, source / (2 * output)))
+    }
+
+    /// True once every output row is complete.
+    public var isComplete: Bool { nextOutput == outputHeight }
+
+    /// Feeds the next source row: `sourceWidth` RGBA8 pixels.
+    public func push(_ row: UnsafePointer<UInt8>) {
+        defer { sourceRow += 1 }
+        guard sourceRow >= crop.y, sourceRow < crop.y + crop.height else { return }
+        var pixels = row + crop.x * 4
+        let count = crop.width * 4
+        if premultiply {
+            scratch.withUnsafeMutableBufferPointer { s in
+                s.baseAddress!.update(from: pixels, count: count)
+                premultiplyRow(s.baseAddress!, pixels: crop.width)
+            }
+        }
+        scratch.withUnsafeBufferPointer { s in
+            if premultiply { pixels = s.baseAddress! }
+            sums.withUnsafeMutableBufferPointer { accumulateRow(pixels, into: $0.baseAddress!, count: count) }
+        }
+        rowsInGroup += 1
+        let lastSourceRow = sourceRow == crop.y + crop.height - 1
+        if rowsInGroup == boxY || lastSourceRow {
+            finishGroup()
+        }
+    }
+
+    /// Averages the summed rows over the box columns and passes the reduced row on.
+    private func finishGroup() {
+        sums.withUnsafeBufferPointer { s in
+            reduced.withUnsafeMutableBufferPointer { out in
+                for x in 0..<reducedWidth {
+                    let first = x * boxX
+                    let n = min(boxX, crop.width - first)
+                    var total = SIMD4<Float>.zero
+                    for k in 0..<n {
+                        let p = (first + k) * 4
+                        total += SIMD4<Float>(Float(s[p]), Float(s[p + 1]), Float(s[p + 2]), Float(s[p + 3]))
+                    }
+                    out[x] = total / Float(n * rowsInGroup)
+                }
+            }
+        }
+        sums.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
+        rowsInGroup = 0
+        filterHorizontally()
+        addVertically(reducedRow)
+        reducedRow += 1
+    }
+
+    private func filterHorizontally() {
+        reduced.withUnsafeBufferPointer { src in
+            filtered.withUnsafeMutableBufferPointer { dst in
+                horizontal.weights.withUnsafeBufferPointer { w in
+                    for x in 0..<outputWidth {
+                        let start = horizontal.starts[x]
+                        let offset = horizontal.offsets[x]
+                        var total = SIMD4<Float>.zero
+                        for k in 0..<horizontal.counts[x] {
+                            total.addProduct(src[start + k], SIMD4<Float>(repeating: w[offset + k]))
+                        }
+                        dst[x] = total
+                    }
+                }
+            }
+        }
+    }
+
+    /// Adds reduced row `r` into every open output row whose window covers it; emits the rows it completes.
+    private func addVertically(_ r: Int) {
+        var j = nextOutput
+        while j < outputHeight && vertical.starts[j] <= r {
+            let start = vertical.starts[j]
+            let count = vertical.counts[j]
+            if r < start + count {
+                let weight = vertical.weights[vertical.offsets[j] + r - start]
+                var acc = open[j] ?? takeRow()
+                acc.withUnsafeMutableBufferPointer { a in
+                    filtered.withUnsafeBufferPointer { f in
+                        let w = SIMD4<Float>(repeating: weight)
+                        for x in 0..<outputWidth { a[x].addProduct(f[x], w) }
+                    }
+                }
+                open[j] = acc
+            }
+            j += 1
+        }
+        while nextOutput < outputHeight {
+            let end = vertical.starts[nextOutput] + vertical.counts[nextOutput]
+            guard end - 1 <= r, let acc = open.removeValue(forKey: nextOutput) else { break }
+            emit(acc, row: nextOutput)
+            spare.append(acc)
+            nextOutput += 1
+        }
+    }
+
+    private func takeRow() -> [SIMD4<Float>] {
+        if var row = spare.popLast() {
+            row.withUnsafeMutableBufferPointer { $0.update(repeating: .zero) }
+            return row
+        }
+        return [SIMD4<Float>](repeating: .zero, count: outputWidth)
+    }
+
+    private func emit(_ acc: [SIMD4<Float>], row y: Int) {
+        output.withUnsafeMutableBufferPointer { out in
+            let base = y * outputWidth * 4
+            for x in 0..<outputWidth {
+                var p = acc[x]
+                let a = min(max(p[3], 0), 255)
+                if premultiply {
+                    p = a > 0 ? p * (255 / a) : .zero
+                }
+                p = p.replacing(with: 0, where: p .< 0).replacing(with: 255, where: p .> 255)
+                out[base + 4 * x] = UInt8(p[0].rounded())
+                out[base + 4 * x + 1] = UInt8(p[1].rounded())
+                out[base + 4 * x + 2] = UInt8(p[2].rounded())
+                out[base + 4 * x + 3] = premultiply ? UInt8(a.rounded()) : 255
+            }
+        }
+    }
+
+    /// The resized image; call after the last row.
+    public func finish() -> RGBAImage {
+        RGBAImage(width: outputWidth, height: outputHeight, pixels: output, hasAlpha: premultiply)
+    }
+}
+
+/// 8-bit RGBA pixels, rows top to bottom with no padding, straight (not premultiplied) alpha.
+public struct RGBAImage: Sendable, Hashable {
+    public var width: Int
+    public var height: Int
+    public var pixels: [UInt8]
+    /// False if every pixel is opaque.
+    public var hasAlpha: Bool
+
+    public init(width: Int, height: Int, pixels: [UInt8], hasAlpha: Bool) {
+        precondition(pixels.count == width * height * 4)
+        self.width = width
+        self.height = height
+        self.pixels = pixels
+        self.hasAlpha = hasAlpha
+    }
+}

@@ -1,0 +1,38 @@
+/// An image could not be made into a thumbnail: which file, and why.
+public struct ImagingError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Reason: Sendable, Hashable, CustomStringConvertible {
+        /// The file could not be opened or read.
+        case unreadable(String)
+        /// The file is empty.
+        case empty
+        /// The bytes are neither PNG nor JPEG.
+        case unsupportedFormat
+        /// The header claims more pixels than the limit allows (a decompression bomb, or just huge).
+        case tooLarge(width: UInt32, height: UInt32, limit: Int)
+        /// The decoder rejected the data: truncated, corrupt, or not what its header says.
+        case corrupt(String)
+        /// Encoding the thumbnail failed.
+        case encodingFailed(String)
+
+        public var description: String {
+            switch self {
+            case .unreadable(let message): "cannot read: \(message)"
+            case .empty: "empty file"
+            case .unsupportedFormat: "not a supported image format (PNG or JPEG)"
+            case .tooLarge(let w, let h, let limit): "image too large: \(w)×\(h) pixels exceeds the limit of \(limit) pixels"
+            case .corrupt(let message): "corrupt or truncated image: \(message)"
+            case .encodingFailed(let message): "cannot encode thumbnail: \(message)"
+            }
+        }
+    }
+
+    public var path: String
+    public var reason: Reason
+
+    public init(path: String, reason: Reason) {
+        self.path = path
+        self.reason = reason
+    }
+
+    public var description: String { "\(path): \(reason)" }
+}

@@ -1,0 +1,77 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The windowed kernel of the final resampling step.
+public enum ResamplingKernel: String, Sendable, Hashable, CaseIterable {
+    /// Lanczos with 3 lobes: sharp, the default.
+    case lanczos3
+    /// Mitchell–Netravali cubic (B = C = 1/3): softer, no ringing.
+    case mitchell
+
+    /// Half-width of the kernel, in output-sample units.
+    public var support: Double {
+        switch self {
+        case .lanczos3: 3
+        case .mitchell: 2
+        }
+    }
+
+    public func weight(_ x: Double) -> Double {
+        let x = abs(x)
+        switch self {
+        case .lanczos3:
+            if x < 1e-9 { return 1 }
+            if x >= 3 { return 0 }
+            let px = Double.pi * x
+            return 3 * sin(px) * sin(px / 3) / (px * px)
+        case .mitchell:
+            let b = 1.0 / 3, c = 1.0 / 3
+            if x < 1 {
+                return ((12 - 9 * b - 6 * c) * x * x * x + (-18 + 12 * b + 6 * c) * x * x + (6 - 2 * b)) / 6
+            } else if x < 2 {
+                return ((-b - 6 * c) * x * x * x + (6 * b + 30 * c) * x * x + (-12 * b - 48 * c) * x + (8 * b + 24 * c)) / 6
+            }
+            return 0
+        }
+    }
+}
+
+/// For each output sample along one axis: the first source sample and the weights of a
+/// contiguous run of source samples (edges clamped, weights normalised to sum 1).
+struct FilterTable {
+    var starts: [Int]
+    var offsets: [Int]
+    var counts: [Int]
+    var weights: [Float]
+
+    init(sourceLength: Int, outputLength: Int, kernel: ResamplingKernel) {
+        let scale = Double(outputLength) / Double(sourceLength)
+        let stretch = max(1 / scale, 1)  // widen the kernel when shrinking
+        let support = kernel.support * stretch
+        starts = []
+        offsets = []
+        counts = []
+        weights = []
+        starts.reserveCapacity(outputLength)
+        for x in 0..<outputLength {
+            let center = (Double(x) + 0.5) / scale - 0.5
+            let left = Int((center - support).rounded(.up))
+            let right = Int((center + support).rounded(.down))
+            let first = max(0, min(left, sourceLength - 1))
+            let last = max(0, min(right, sourceLength - 1))
+            var taps = [Double](repeating: 0, count: last - first + 1)
+            var sum = 0.0
+            for i in left...max(left, right) {
+                let w = kernel.weight((Double(i) - center) / stretch)
+                taps[max(0, min(i, sourceLength - 1)) - first] += w
+                sum += w
+            }
+            if sum == 0 { sum = 1 }
+            starts.append(first)
+            offsets.append(weights.count)
+            counts.append(taps.count)
+            weights.append(contentsOf: taps.map { Float($0 / sum) })
+        }
+    }
+}

@@ -1,0 +1,169 @@
+/// How the image fills the pixel box.
+public enum ResizeMode: String, Sendable, Hashable {
+    /// The whole image inside the box, aspect ratio kept.
+    case fit
+    /// The box filled, the image centred and cropped.
+    case fill
+}
+
+/// What a thumbnail should be.
+public struct ThumbnailOptions: Sendable, Hashable {
+    /// The pixel box (size × scale).
+    public var maxWidth: Int
+    public var maxHeight: Int
+    public var mode: ResizeMode
+    public var kernel: ResamplingKernel
+    public var limits: DecodeLimits
+    /// Never enlarge an image smaller than the box.
+    public var allowUpscaling: Bool
+
+    public init(
+        maxWidth: Int, maxHeight: Int, mode: ResizeMode = .fit, kernel: ResamplingKernel = .lanczos3,
+        limits: DecodeLimits = DecodeLimits(), allowUpscaling: Bool = false
+    ) {
+        self.maxWidth = max(1, maxWidth)
+        self.maxHeight = max(1, maxHeight)
+        self.mode = mode
+        self.kernel = kernel
+        self.limits = limits
+        self.allowUpscaling = allowUpscaling
+    }
+}
+
+/// What is known of a source image.
+public struct ImageInfo: Sendable, Hashable {
+    public var format: ImageFormat
+    /// Displayed size (after orientation).
+    public var pixelWidth: Int
+    public var pixelHeight: Int
+    public var orientation: Orientation
+    public var hasAlpha: Bool
+    public var exif: EXIFData?
+}
+
+/// Makes thumbnails: decode (shrink-on-load for JPEG) → streaming downscale → orientation.
+public enum Thumbnailer {
+    /// A thumbnail of the image at `path`, upright, within (or filling) the box.
+    public static func thumbnail(ofFileAt path: String, options: ThumbnailOptions) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
+        switch try ImageFormat.detect(fileAt: path) {
+        case .png: try pngThumbnail(path, options)
+        case .jpeg: try jpegThumbnail(path, options)
+        }
+    }
+
+    /// The embedded EXIF (IFD1) thumbnail of a JPEG, upright, or nil if it has none. Fast, but
+    /// low quality and possibly stale: a caller must not treat it as the real thumbnail.
+    public static func embeddedThumbnail(ofFileAt path: String) throws(ImagingError) -> RGBAImage? {
+        guard try ImageFormat.detect(fileAt: path) == .jpeg else { return nil }
+        let source = try JPEGSource(path: path)
+        guard let exifBytes = source.exif else { return nil }
+        let parsed = exifBytes.withUnsafeBytes { EXIFData.parse($0) }
+        guard let parsed, let range = parsed.thumbnailRange else { return nil }
+        let thumb = try JPEGSource(bytes: Array(exifBytes[range]), path: path + " (EXIF thumbnail)")
+        guard thumb.width > 0, thumb.height > 0, thumb.width <= 1024, thumb.height <= 1024 else { return nil }
+        try thumb.start(denominator: 1)
+        var pixels: [UInt8] = []
+        pixels.reserveCapacity(thumb.outputWidth * thumb.outputHeight * 4)
+        try thumb.readRows { row in pixels.append(contentsOf: UnsafeBufferPointer(start: row, count: thumb.outputWidth * 4)) }
+        let image = RGBAImage(width: thumb.outputWidth, height: thumb.outputHeight, pixels: pixels, hasAlpha: false)
+        return (parsed.orientation.flatMap(Orientation.init(rawValue:)) ?? .up).apply(to: image)
+    }
+
+    // MARK: Geometry
+
+    /// Output size in displayed space and the crop (in displayed space) for a displayed source size.
+    static func geometry(width: Int, height: Int, options: ThumbnailOptions) -> (width: Int, height: Int, crop: (x: Int, y: Int, width: Int, height: Int)) {
+        let sx = Double(options.maxWidth) / Double(width)
+        let sy = Double(options.maxHeight) / Double(height)
+        switch options.mode {
+        case .fit:
+            var s = min(sx, sy)
+            if !options.allowUpscaling { s = min(s, 1) }
+            let w = max(1, Int((Double(width) * s).rounded()))
+            let h = max(1, Int((Double(height) * s).rounded()))
+            return (w, h, (0, 0, width, height))
+        case .fill:
+            var s = max(sx, sy)
+            if !options.allowUpscaling { s = min(s, 1) }
+            let w = min(options.maxWidth, max(1, Int((Double(width) * s).rounded())))
+            let h = min(options.maxHeight, max(1, Int((Double(height) * s).rounded())))
+            let cw = min(width, max(1, Int((Double(w) / s).rounded())))
+            let ch = min(height, max(1, Int((Double(h) / s).rounded())))
+            return (w, h, ((width - cw) / 2, (height - ch) / 2, cw, ch))
+        }
+    }
+
+    /// The largest DCT scale denominator (8, 4, 2 or 1) that still leaves at least 2× for the
+    /// final filter on both axes.
+    static func jpegDenominator(width: Int, height: Int, outputWidth: Int, outputHeight: Int) -> Int {
+        let ratio = min(Double(width) / Double(outputWidth), Double(height) / Double(outputHeight))
+        for d in [8, 4, 2] where ratio / Double(d) >= 2 { return d }
+        return 1
+    }
+
+    private static func checkLimits(_ path: String, width: Int, height: Int, buffered: Bool, _ limits: DecodeLimits) throws(ImagingError) {
+        let pixels = width.multipliedReportingOverflow(by: height)
+        let limit = buffered ? limits.maxBufferedPixels : limits.maxPixels
+        if pixels.overflow || pixels.partialValue > limit || width == 0 || height == 0 {
+            throw ImagingError(path: path, reason: .tooLarge(width: UInt32(clamping: width), height: UInt32(clamping: height), limit: limit))
+        }
+    }
+
+    /// Stored-space (width, height, crop) from displayed-space geometry.
+    private static func storedGeometry(
+        _ g: (width: Int, height: Int, crop: (x: Int, y: Int, width: Int, height: Int)), orientation: Orientation, displayedWidth: Int,
+        displayedHeight: Int
+    ) -> (width: Int, height: Int, crop: (x: Int, y: Int, width: Int, height: Int)) {
+        guard orientation.swapsDimensions else { return g }
+        // Centred crops are symmetric, so swapping axes maps the displayed crop onto stored pixels.
+        return (g.height, g.width, (g.crop.y, g.crop.x, g.crop.height, g.crop.width))
+    }
+
+    private static func orientation(_ exif: EXIFData?) -> Orientation {
+        exif?.orientation.flatMap(Orientation.init(rawValue:)) ?? .up
+    }
+
+    // MARK: PNG
+
+    private static func pngThumbnail(_ path: String, _ options: ThumbnailOptions) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
+        let source = try PNGSource(path: path)
+        try checkLimits(path, width: source.width, height: source.height, buffered: source.interlaced, options.limits)
+        let exif = source.exif.flatMap { bytes in bytes.withUnsafeBytes { EXIFData.parse($0) } }
+        let turn = orientation(exif)
+        let (dw, dh) = turn.swapsDimensions ? (source.height, source.width) : (source.width, source.height)
+        let g = storedGeometry(geometry(width: dw, height: dh, options: options), orientation: turn, displayedWidth: dw, displayedHeight: dh)
+        try source.start()
+        let scaler = StreamingDownscaler(
+            sourceWidth: source.width, sourceHeight: source.height, outputWidth: g.width, outputHeight: g.height, crop: g.crop,
+            kernel: options.kernel, premultiply: source.hasAlpha)
+        try source.readRows { scaler.push($0) }
+        let image = turn.apply(to: scaler.finish())
+        return (image, ImageInfo(format: .png, pixelWidth: dw, pixelHeight: dh, orientation: turn, hasAlpha: source.hasAlpha, exif: exif))
+    }
+
+    // MARK: JPEG
+
+    private static func jpegThumbnail(_ path: String, _ options: ThumbnailOptions) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
+        let source = try JPEGSource(path: path)
+        try checkLimits(path, width: source.width, height: source.height, buffered: source.progressive, options.limits)
+        let exif = source.exif.flatMap { bytes in bytes.withUnsafeBytes { EXIFData.parse($0) } }
+        let turn = orientation(exif)
+        let (dw, dh) = turn.swapsDimensions ? (source.height, source.width) : (source.width, source.height)
+        let g = storedGeometry(geometry(width: dw, height: dh, options: options), orientation: turn, displayedWidth: dw, displayedHeight: dh)
+        // Shrink-on-load: the DCT scale is chosen on the crop, which is what gets resized.
+        let d = jpegDenominator(width: g.crop.width, height: g.crop.height, outputWidth: g.width, outputHeight: g.height)
+        try source.start(denominator: d)
+        // libjpeg rounds scaled sizes up (ceil(width / d)); scale the crop the same way.
+        let sw = source.outputWidth, sh = source.outputHeight
+        let crop = (
+            x: min(g.crop.x / d, sw - 1), y: min(g.crop.y / d, sh - 1),
+            width: max(1, min((g.crop.width + d - 1) / d, sw - min(g.crop.x / d, sw - 1))),
+            height: max(1, min((g.crop.height + d - 1) / d, sh - min(g.crop.y / d, sh - 1))))
+        let scaler = StreamingDownscaler(
+            sourceWidth: sw, sourceHeight: sh, outputWidth: g.width, outputHeight: g.height, crop: crop, kernel: options.kernel,
+            premultiply: false)
+        try source.readRows { scaler.push($0) }
+        let image = turn.apply(to: scaler.finish())
+        return (image, ImageInfo(format: .jpeg, pixelWidth: dw, pixelHeight: dh, orientation: turn, hasAlpha: false, exif: exif))
+    }
+}
