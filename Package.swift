@@ -38,6 +38,7 @@ let package = Package(
             name: "thumbcache",
             dependencies: [
                 "Thumbcache",
+                "ThumbcacheImaging",
                 "ThumbcacheStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

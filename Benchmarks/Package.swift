@@ -24,5 +24,14 @@ let package = Package(
             path: "Benchmarks/StoreBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "ImagingBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "ThumbcacheImaging", package: root),
+            ],
+            path: "Benchmarks/ImagingBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )

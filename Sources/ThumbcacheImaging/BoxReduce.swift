@@ -36,3 +36,41 @@ func premultiplyRow(_ row: UnsafeMutablePointer<UInt8>, pixels: Int) {
         }
     }
 }
+
+/// Averages 2×2 blocks of RGBA8: two source rows of `2 × pixels` pixels into one row of
+/// `pixels` pixels, rounding halves up. Each pixel is one `UInt32` lane; even and odd pixels are
+/// split with `evenHalf`/`oddHalf`, and bytes are added in 16-bit fields (masks and shifts), so
+/// the loop is four loads, a few adds and one store per 4 output pixels.
+public func boxReduce2x2(
+    top: UnsafePointer<UInt8>, bottom: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, pixels: Int
+) {
+    let mask = SIMD4<UInt32>(repeating: 0x00FF_00FF)
+    let two = SIMD4<UInt32>(repeating: 0x0002_0002)
+    let t = UnsafeRawPointer(top), b = UnsafeRawPointer(bottom), o = UnsafeMutableRawPointer(out)
+    var i = 0
+    while i + 4 <= pixels {
+        let a = t.loadUnaligned(fromByteOffset: i * 8, as: SIMD8<UInt32>.self)
+        let c = b.loadUnaligned(fromByteOffset: i * 8, as: SIMD8<UInt32>.self)
+        let (ae, ao, ce, co) = (a.evenHalf, a.oddHalf, c.evenHalf, c.oddHalf)
+        let low = (ae & mask) &+ (ao & mask) &+ (ce & mask) &+ (co & mask) &+ two
+        let high = ((ae &>> 8) & mask) &+ ((ao &>> 8) & mask) &+ ((ce &>> 8) & mask) &+ ((co &>> 8) & mask) &+ two
+        let result = ((low &>> 2) & mask) | (((high &>> 2) & mask) &<< 8)
+        o.storeBytes(of: result, toByteOffset: i * 4, as: SIMD4<UInt32>.self)
+        i += 4
+    }
+    if i < pixels {
+        boxReduce2x2Scalar(top: top + i * 8, bottom: bottom + i * 8, into: out + i * 4, pixels: pixels - i)
+    }
+}
+
+/// The plain reference for ``boxReduce2x2(top:bottom:into:pixels:)``.
+public func boxReduce2x2Scalar(
+    top: UnsafePointer<UInt8>, bottom: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, pixels: Int
+) {
+    for p in 0..<pixels {
+        for c in 0..<4 {
+            let sum = Int(top[8 * p + c]) + Int(top[8 * p + 4 + c]) + Int(bottom[8 * p + c]) + Int(bottom[8 * p + 4 + c])
+            out[4 * p + c] = UInt8((sum + 2) >> 2)
+        }
+    }
+}

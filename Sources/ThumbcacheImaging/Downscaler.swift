@@ -130,7 +130,9 @@ public final class StreamingDownscaler {
                         let offset = horizontal.offsets[x]
                         var total = SIMD4<Float>.zero
                         for k in 0..<horizontal.counts[x] {
-                            total.addProduct(src[start + k], SIMD4<Float>(repeating: w[offset + k]))
+                            // Multiply then add: `addProduct` is a fused multiply-add, which on
+                            // baseline x86-64 (no FMA instruction) becomes a libm call per lane.
+                            total += src[start + k] * w[offset + k]
                         }
                         dst[x] = total
                     }
@@ -150,8 +152,7 @@ public final class StreamingDownscaler {
                 var acc = open[j] ?? takeRow()
                 acc.withUnsafeMutableBufferPointer { a in
                     filtered.withUnsafeBufferPointer { f in
-                        let w = SIMD4<Float>(repeating: weight)
-                        for x in 0..<outputWidth { a[x].addProduct(f[x], w) }
+                        for x in 0..<outputWidth { a[x] += f[x] * weight }
                     }
                 }
                 open[j] = acc
@@ -184,11 +185,15 @@ public final class StreamingDownscaler {
                 if premultiply {
                     p = a > 0 ? p * (255 / a) : .zero
                 }
+                if premultiply { p[3] = a } else { p[3] = 255 }
+                // Clamp, then round half up by adding 0.5 and truncating (one vector conversion,
+                // no libm call per lane).
                 p = p.replacing(with: 0, where: p .< 0).replacing(with: 255, where: p .> 255)
-                out[base + 4 * x] = UInt8(p[0].rounded())
-                out[base + 4 * x + 1] = UInt8(p[1].rounded())
-                out[base + 4 * x + 2] = UInt8(p[2].rounded())
-                out[base + 4 * x + 3] = premultiply ? UInt8(a.rounded()) : 255
+                let q = SIMD4<Int32>(p + 0.5)
+                out[base + 4 * x] = UInt8(truncatingIfNeeded: q[0])
+                out[base + 4 * x + 1] = UInt8(truncatingIfNeeded: q[1])
+                out[base + 4 * x + 2] = UInt8(truncatingIfNeeded: q[2])
+                out[base + 4 * x + 3] = UInt8(truncatingIfNeeded: q[3])
             }
         }
     }

@@ -3,22 +3,34 @@ import CPNG
 
 /// Encodes thumbnails.
 public enum ImageEncoder {
-    /// zlib level 6 with adaptive filtering: see Docs/IMAGING.md for the size/time measurements.
-    public static let defaultPNGCompression = 6
+    /// zlib level 3 with the Up filter: on a 256 px photo thumbnail 3.8 ms and 47.6 KB, against
+    /// 17 ms and 43.9 KB for level 6 with adaptive filtering (Docs/IMAGING.md has the table).
+    public static let defaultPNGCompression = 3
+
+    /// PNG row filters (bit mask, as libpng's PNG_FILTER_*).
+    public struct PNGFilters: OptionSet, Sendable {
+        public let rawValue: Int32
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+        public static let none = PNGFilters(rawValue: 0x08)
+        public static let sub = PNGFilters(rawValue: 0x10)
+        public static let up = PNGFilters(rawValue: 0x20)
+        public static let average = PNGFilters(rawValue: 0x40)
+        public static let paeth = PNGFilters(rawValue: 0x80)
+        public static let all: PNGFilters = [.none, .sub, .up, .average, .paeth]
+    }
 
     /// PNG, 8-bit RGBA (or RGB when the image is opaque).
     public static func png(
-        _ image: RGBAImage, compressionLevel: Int = defaultPNGCompression, exif: [UInt8]? = nil
+        _ image: RGBAImage, compressionLevel: Int = defaultPNGCompression, filters: PNGFilters = .up, exif: [UInt8]? = nil
     ) throws(ImagingError) -> [UInt8] {
         var out: UnsafeMutablePointer<UInt8>?
         var length = 0
         var message = [CChar](repeating: 0, count: 256)
-        let allFilters: Int32 = 0x08 | 0x10 | 0x20 | 0x40 | 0x80  // PNG_ALL_FILTERS
         let status = image.pixels.withUnsafeBufferPointer { p in
             (exif ?? []).withUnsafeBufferPointer { e in
                 cpng_encode_rgba(
                     p.baseAddress, UInt32(image.width), UInt32(image.height), image.width * 4, image.hasAlpha ? 1 : 0,
-                    Int32(compressionLevel), allFilters, exif == nil ? nil : e.baseAddress, e.count, &out, &length,
+                    Int32(compressionLevel), filters.rawValue, exif == nil ? nil : e.baseAddress, e.count, &out, &length,
                     &message, message.count)
             }
         }

@@ -13,7 +13,8 @@ struct ThumbcacheCommand: AsyncParsableCommand {
             Examples:
               thumbcache warm ~/Pictures          precompute everything under ~/Pictures
               thumbcache stats --json             what the cache holds, as JSON
+              thumbcache thumbnail a.jpg -o a.png  one thumbnail, no cache
             """,
-        subcommands: [WarmCommand.self, StatsCommand.self]
+        subcommands: [WarmCommand.self, StatsCommand.self, ThumbnailCommand.self]
     )
 }

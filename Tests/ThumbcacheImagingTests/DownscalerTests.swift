@@ -136,3 +136,30 @@ struct DownscalerTests {
         #expect(out.pixels.allSatisfy { $0 == 128 || $0 == 255 })
     }
 }
+
+struct BoxReduce2x2Tests {
+    @Test(arguments: [1, 3, 4, 5, 7, 8, 9, 1001, 2000])
+    func simdMatchesScalarByteForByte(pixels: Int) {
+        var generator = SystemRandomNumberGenerator()
+        let top = (0..<pixels * 8).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let bottom = (0..<pixels * 8).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        var simd = [UInt8](repeating: 0, count: pixels * 4)
+        var scalar = [UInt8](repeating: 0, count: pixels * 4)
+        top.withUnsafeBufferPointer { t in
+            bottom.withUnsafeBufferPointer { b in
+                simd.withUnsafeMutableBufferPointer { boxReduce2x2(top: t.baseAddress!, bottom: b.baseAddress!, into: $0.baseAddress!, pixels: pixels) }
+                scalar.withUnsafeMutableBufferPointer { boxReduce2x2Scalar(top: t.baseAddress!, bottom: b.baseAddress!, into: $0.baseAddress!, pixels: pixels) }
+            }
+        }
+        #expect(simd == scalar)
+    }
+
+    @Test func extremesDoNotOverflow() {
+        let white = [UInt8](repeating: 255, count: 64)
+        var out = [UInt8](repeating: 0, count: 32)
+        white.withUnsafeBufferPointer { w in
+            out.withUnsafeMutableBufferPointer { boxReduce2x2(top: w.baseAddress!, bottom: w.baseAddress!, into: $0.baseAddress!, pixels: 8) }
+        }
+        #expect(out.allSatisfy { $0 == 255 })
+    }
+}

@@ -1,0 +1,80 @@
+import ArgumentParser
+import Foundation
+import ThumbcacheImaging
+
+struct ThumbnailCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "thumbnail",
+        abstract: "Make thumbnails of image files directly, without the cache (like vipsthumbnail).",
+        discussion: """
+            Decodes each PNG or JPEG (told apart by content, not name), shrinking JPEGs while they \
+            load, resizes with a streaming filter whose memory does not grow with the image's \
+            height, turns it upright from its EXIF orientation, and writes PNG (or JPEG).
+
+            A file that cannot be made into a thumbnail is reported with its path and reason; \
+            the others are still written, and the exit status is 1.
+
+            Examples:
+              thumbcache thumbnail photo.jpg -o photo-256.png
+              thumbcache thumbnail --size 128 --output-dir thumbs ~/Pictures/*.jpg
+            """
+    )
+
+    @Argument(help: ArgumentHelp("Image files.", valueName: "file"))
+    var files: [String]
+
+    @Option(name: .shortAndLong, help: "Largest width and height of the thumbnail, in pixels.")
+    var size: Int = 256
+
+    @Flag(name: .long, help: "Fill the square box, cropping the image (default: fit inside it).")
+    var fill = false
+
+    @Option(name: .long, help: "Resampling kernel: lanczos3 or mitchell.")
+    var kernel: ResamplingKernel = .lanczos3
+
+    @Option(name: .long, help: "Output format: png or jpeg.")
+    var format: OutputFormat = .png
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Output file (only with one input).", valueName: "path"))
+    var output: String?
+
+    @Option(name: .long, help: ArgumentHelp("Directory for the thumbnails, named after each input.", valueName: "dir"))
+    var outputDir: String?
+
+    enum OutputFormat: String, ExpressibleByArgument {
+        case png, jpeg
+    }
+
+    func validate() throws {
+        guard size >= 1 && size <= 16384 else { throw ValidationError("--size must be between 1 and 16384") }
+        if output != nil && files.count != 1 { throw ValidationError("--output takes one input file; use --output-dir for several") }
+        if output != nil && outputDir != nil { throw ValidationError("give --output or --output-dir, not both") }
+    }
+
+    func run() throws {
+        let options = ThumbnailOptions(maxWidth: size, maxHeight: size, mode: fill ? .fill : .fit, kernel: kernel)
+        if let outputDir { try FileManager.default.createDirectory(atPath: outputDir, withIntermediateDirectories: true) }
+        var failed = 0
+        for file in files {
+            do {
+                let (image, _) = try Thumbnailer.thumbnail(ofFileAt: file, options: options)
+                let bytes = format == .png ? try ImageEncoder.png(image) : try ImageEncoder.jpeg(image)
+                try Data(bytes).write(to: URL(fileURLWithPath: destination(for: file)))
+            } catch {
+                failed += 1
+                FileHandle.standardError.write(Data("thumbcache: \(error)\n".utf8))
+            }
+        }
+        if failed > 0 { throw ExitCode(1) }
+    }
+
+    private func destination(for file: String) -> String {
+        if let output { return output }
+        let name = (file as NSString).lastPathComponent
+        let base = (name as NSString).deletingPathExtension
+        let ext = format == .png ? "png" : "jpg"
+        return ((outputDir ?? ".") as NSString).appendingPathComponent("\(base).\(ext)")
+    }
+}
+
+extension ResamplingKernel: ExpressibleByArgument {}
