@@ -148,3 +148,33 @@ struct DecodingTests {
         #expect((155...185).contains(Int(thumb.pixels[4 * (32 * 64 + 62)])))
     }
 }
+
+/// 16-bit sources: a smooth gradient whose values fall between 8-bit steps is resized to within
+/// one 8-bit step of the exact (float64, 16-bit) result everywhere, with no run of pixels stuck
+/// on one level where the exact result moves on (banding).
+struct SixteenBitTests {
+    @Test func smoothSixteenBitGradientHasNoBanding() throws {
+        let w = 1024, h = 8
+        // Red rises by 1/16 of an 8-bit step per pixel: 64 source pixels per 8-bit level.
+        func red16(_ x: Int) -> Int { 1_000 + x * 16 }
+        let png = PNGWriter.make(width: w, height: h, colorType: 2, depth: 16) { x, _ in [red16(x), 30_000, 40_000] }
+        let dir = TemporaryDirectory()
+        let path = try dir.write("gradient16.png", png)
+        let (thumb, _) = try Thumbnailer.thumbnail(ofFileAt: path, options: .init(maxWidth: 128, maxHeight: 128))
+        #expect(thumb.width == 128 && thumb.height == 1)
+        var bias = 0.0
+        for x in 0..<128 {
+            // Exact value: the mean of the 8 source pixels under this output pixel, in 8-bit units.
+            let exact = (0..<8).map { Double(red16(x * 8 + $0)) * 255 / 65535 }.reduce(0, +) / 8
+            let got = Double(thumb.pixels[4 * x])
+            // Interior pixels (the kernel is symmetric there): within half a step plus rounding.
+            if x > 2 && x < 125 {
+                #expect(abs(got - exact) <= 1.0, "x \(x): \(got) vs \(exact)")
+                bias += got - exact
+            }
+        }
+        // Truncating 16 → 8 bits (v >> 8) instead of rounding (v / 257) would shift these low
+        // values by -0.25 to -0.5 of a step.
+        #expect(abs(bias / 122) < 0.1, "mean error \(bias / 122)")
+    }
+}
