@@ -223,17 +223,35 @@ struct encoder {
 };
 
 static cjpeg_status encode(struct encoder *e, const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride,
-                           int quality, int progressive, const uint8_t *exif, size_t exif_length) {
+                           const cjpeg_options *o, const uint8_t *exif, size_t exif_length) {
     if (setjmp(e->error.jump)) return CJPEG_ERROR;
     jpeg_create_compress(&e->cinfo);
     jpeg_mem_dest(&e->cinfo, &e->buffer, &e->length);
     e->cinfo.image_width = width;
     e->cinfo.image_height = height;
-    e->cinfo.input_components = 4;
-    e->cinfo.in_color_space = JCS_EXT_RGBA;
+    switch (o->color) {
+    case CJPEG_COLOR_GRAY:
+        e->cinfo.input_components = 1;
+        e->cinfo.in_color_space = JCS_GRAYSCALE;
+        break;
+    case CJPEG_COLOR_CMYK:
+    case CJPEG_COLOR_YCCK:
+        e->cinfo.input_components = 4;
+        e->cinfo.in_color_space = JCS_CMYK;
+        break;
+    default:
+        e->cinfo.input_components = 4;
+        e->cinfo.in_color_space = JCS_EXT_RGBA;
+    }
     jpeg_set_defaults(&e->cinfo);
-    jpeg_set_quality(&e->cinfo, quality, TRUE);
-    if (progressive) jpeg_simple_progression(&e->cinfo);
+    if (o->color == CJPEG_COLOR_YCCK) jpeg_set_colorspace(&e->cinfo, JCS_YCCK);
+    jpeg_set_quality(&e->cinfo, o->quality, TRUE);
+    if (o->luma_h > 0 && o->luma_v > 0 && o->color != CJPEG_COLOR_GRAY) {
+        e->cinfo.comp_info[0].h_samp_factor = o->luma_h;
+        e->cinfo.comp_info[0].v_samp_factor = o->luma_v;
+    }
+    if (o->restart_rows > 0) e->cinfo.restart_in_rows = o->restart_rows;
+    if (o->progressive) jpeg_simple_progression(&e->cinfo);
     jpeg_start_compress(&e->cinfo, TRUE);
     if (exif && exif_length > 0 && exif_length <= 65533 - 6) {
         unsigned char *segment = malloc(exif_length + 6);
@@ -244,17 +262,28 @@ static cjpeg_status encode(struct encoder *e, const uint8_t *pixels, uint32_t wi
             free(segment);
         }
     }
+    if (o->color == CJPEG_COLOR_GRAY) {
+        e->row = malloc(width);
+        if (!e->row) {
+            snprintf(e->error.message, sizeof e->error.message, "out of memory");
+            return CJPEG_ERROR;
+        }
+    }
     for (uint32_t y = 0; y < height; y++) {
         JSAMPROW row = (JSAMPROW)(pixels + (size_t)y * stride);
+        if (e->row) {
+            for (uint32_t x = 0; x < width; x++) e->row[x] = row[4 * x];
+            row = e->row;
+        }
         jpeg_write_scanlines(&e->cinfo, &row, 1);
     }
     jpeg_finish_compress(&e->cinfo);
     return CJPEG_OK;
 }
 
-cjpeg_status cjpeg_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride, int quality,
-                               int progressive, const uint8_t *exif, size_t exif_length, uint8_t **out,
-                               size_t *out_length, char *message, size_t message_size) {
+cjpeg_status cjpeg_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride,
+                               const cjpeg_options *options, const uint8_t *exif, size_t exif_length,
+                               uint8_t **out, size_t *out_length, char *message, size_t message_size) {
     struct encoder *e = calloc(1, sizeof *e);
     if (!e) {
         set_message(message, message_size, "out of memory");
@@ -263,8 +292,9 @@ cjpeg_status cjpeg_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t h
     e->cinfo.err = jpeg_std_error(&e->error.base);
     e->error.base.error_exit = on_error_exit;
     e->error.base.emit_message = on_emit_message;
-    cjpeg_status status = encode(e, pixels, width, height, stride, quality, progressive, exif, exif_length);
+    cjpeg_status status = encode(e, pixels, width, height, stride, options, exif, exif_length);
     jpeg_destroy_compress(&e->cinfo);
+    free(e->row);
     if (status != CJPEG_OK) {
         set_message(message, message_size, e->error.message);
         free(e->buffer);

@@ -41,18 +41,66 @@ public enum ImageEncoder {
         return Array(UnsafeBufferPointer(start: out, count: length))
     }
 
+    /// How a JPEG is written.
+    public struct JPEGOptions: Sendable, Hashable {
+        public enum Color: Int32, Sendable {
+            case rgb = 0
+            /// One gray component, taken from the red channel.
+            case gray = 1
+            /// The four channels as CMYK (Adobe-inverted convention: 255 = no ink).
+            case cmyk = 2
+            /// As `cmyk`, stored as YCCK.
+            case ycck = 3
+        }
+        public var quality = 85
+        public var progressive = false
+        public var color = Color.rgb
+        /// Luma sampling factors: (2, 2) is 4:2:0, (2, 1) 4:2:2, (1, 1) 4:4:4.
+        public var lumaSampling = (horizontal: 2, vertical: 2)
+        /// A restart marker every this many MCU rows; 0 for none.
+        public var restartRows = 0
+
+        public init(quality: Int = 85, progressive: Bool = false) {
+            self.quality = quality
+            self.progressive = progressive
+        }
+
+        public static func == (a: JPEGOptions, b: JPEGOptions) -> Bool {
+            a.quality == b.quality && a.progressive == b.progressive && a.color == b.color
+                && a.lumaSampling == b.lumaSampling && a.restartRows == b.restartRows
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(quality)
+            hasher.combine(progressive)
+            hasher.combine(color)
+            hasher.combine(lumaSampling.horizontal)
+            hasher.combine(lumaSampling.vertical)
+            hasher.combine(restartRows)
+        }
+    }
+
     /// JPEG (alpha dropped), for opaque thumbnails; optionally progressive, optionally with EXIF.
     public static func jpeg(
         _ image: RGBAImage, quality: Int = 85, progressive: Bool = false, exif: [UInt8]? = nil
     ) throws(ImagingError) -> [UInt8] {
+        try jpeg(image, options: JPEGOptions(quality: quality, progressive: progressive), exif: exif)
+    }
+
+    /// JPEG with every option: colour model, chroma subsampling, restart markers.
+    public static func jpeg(_ image: RGBAImage, options: JPEGOptions, exif: [UInt8]? = nil) throws(ImagingError) -> [UInt8] {
         var out: UnsafeMutablePointer<UInt8>?
         var length = 0
         var message = [CChar](repeating: 0, count: 256)
+        var o = cjpeg_options(
+            quality: Int32(options.quality), progressive: options.progressive ? 1 : 0,
+            color: cjpeg_color(rawValue: UInt32(options.color.rawValue)), luma_h: Int32(options.lumaSampling.horizontal),
+            luma_v: Int32(options.lumaSampling.vertical), restart_rows: Int32(options.restartRows))
         let status = image.pixels.withUnsafeBufferPointer { p in
             (exif ?? []).withUnsafeBufferPointer { e in
                 cjpeg_encode_rgba(
-                    p.baseAddress, UInt32(image.width), UInt32(image.height), image.width * 4, Int32(quality),
-                    progressive ? 1 : 0, exif == nil ? nil : e.baseAddress, e.count, &out, &length, &message, message.count)
+                    p.baseAddress, UInt32(image.width), UInt32(image.height), image.width * 4, &o,
+                    exif == nil ? nil : e.baseAddress, e.count, &out, &length, &message, message.count)
             }
         }
         guard status == CJPEG_OK, let out else {

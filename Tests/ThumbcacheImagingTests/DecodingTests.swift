@@ -178,3 +178,57 @@ struct SixteenBitTests {
         #expect(abs(bias / 122) < 0.1, "mean error \(bias / 122)")
     }
 }
+
+/// JPEG flavours: chroma subsamplings, restart markers, grayscale, CMYK and YCCK.
+struct JPEGFlavourTests {
+    func roundTrip(_ source: RGBAImage, _ options: ImageEncoder.JPEGOptions) throws -> RGBAImage {
+        let dir = TemporaryDirectory()
+        let path = try dir.write("f.jpg", ImageEncoder.jpeg(source, options: options))
+        return try Thumbnailer.thumbnail(ofFileAt: path, options: .init(maxWidth: 4096, maxHeight: 4096)).image
+    }
+
+    @Test(arguments: [(2, 2), (2, 1), (1, 2), (1, 1)])
+    func everyChromaSubsamplingDecodes(h: Int, v: Int) throws {
+        let source = photoLikeImage(width: 97, height: 61)
+        var options = ImageEncoder.JPEGOptions(quality: 95)
+        options.lumaSampling = (h, v)
+        let image = try roundTrip(source, options)
+        #expect(image.width == 97 && image.height == 61)
+        #expect(psnr(image, source) > 33, "\(h)x\(v)")
+    }
+
+    @Test(arguments: [false, true])
+    func restartMarkersDecode(progressive: Bool) throws {
+        let source = photoLikeImage(width: 120, height: 90)
+        var options = ImageEncoder.JPEGOptions(quality: 95, progressive: progressive)
+        options.restartRows = 1
+        let jpeg = try ImageEncoder.jpeg(source, options: options)
+        #expect(jpeg.indices.dropLast().contains { jpeg[$0] == 0xFF && (0xD0...0xD7).contains(jpeg[$0 + 1]) })  // RSTn present
+        let dir = TemporaryDirectory()
+        let image = try Thumbnailer.thumbnail(ofFileAt: try dir.write("r.jpg", jpeg), options: .init(maxWidth: 4096, maxHeight: 4096)).image
+        #expect(psnr(image, source) > 33)
+    }
+
+    @Test func grayscaleDecodesToEqualChannels() throws {
+        let source = photoLikeImage(width: 64, height: 40)
+        var options = ImageEncoder.JPEGOptions(quality: 95)
+        options.color = .gray
+        let image = try roundTrip(source, options)
+        for p in stride(from: 0, to: image.pixels.count, by: 4) {
+            #expect(image.pixels[p] == image.pixels[p + 1] && image.pixels[p + 1] == image.pixels[p + 2])
+        }
+        // Gray carries the red channel of the source.
+        let red = source.pixels.enumerated().map { $0.offset % 4 == 3 ? 255 : source.pixels[$0.offset - $0.offset % 4] }
+        #expect(psnr(image, RGBAImage(width: 64, height: 40, pixels: red, hasAlpha: false)) > 35)
+    }
+
+    /// CMYK and YCCK with Adobe's inverted convention: (C′, M′, Y′, K′) = (R, G, B, 255) is RGB.
+    @Test(arguments: [ImageEncoder.JPEGOptions.Color.cmyk, .ycck])
+    func adobeCMYKAndYCCKConvertToRGB(color: ImageEncoder.JPEGOptions.Color) throws {
+        let source = photoLikeImage(width: 64, height: 40)
+        var options = ImageEncoder.JPEGOptions(quality: 95)
+        options.color = color
+        let image = try roundTrip(source, options)
+        #expect(psnr(image, source) > 33, "\(color)")
+    }
+}

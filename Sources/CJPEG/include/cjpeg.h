@@ -46,11 +46,26 @@ const char *cjpeg_message(const cjpeg_decoder *decoder);
 
 void cjpeg_close(cjpeg_decoder *decoder);
 
-/// Encodes RGBA8 rows (alpha ignored) as a baseline JPEG (4:2:0) at `quality` (1–100), with an
-/// optional EXIF payload written as an APP1 "Exif" segment. The buffer is malloc'd: free with cjpeg_free.
-cjpeg_status cjpeg_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride, int quality,
-                               int progressive, const uint8_t *exif, size_t exif_length, uint8_t **out,
-                               size_t *out_length, char *message, size_t message_size);
+typedef enum {
+    CJPEG_COLOR_RGB = 0,    // YCbCr in the file
+    CJPEG_COLOR_GRAY = 1,   // the first byte of each pixel, as one gray component
+    CJPEG_COLOR_CMYK = 2,   // the four bytes as C, M, Y, K (Adobe-inverted convention)
+    CJPEG_COLOR_YCCK = 3,   // the four bytes as inverted CMYK, stored as YCCK
+} cjpeg_color;
+
+typedef struct {
+    int quality;            // 1–100
+    int progressive;
+    cjpeg_color color;
+    int luma_h, luma_v;     // luma sampling factors: 2,2 = 4:2:0; 2,1 = 4:2:2; 1,1 = 4:4:4 (0 = default)
+    int restart_rows;       // restart marker every N MCU rows (0 = none)
+} cjpeg_options;
+
+/// Encodes 4-byte pixels (RGBA, alpha ignored; or CMYK) as a JPEG with an optional EXIF payload
+/// written as an APP1 "Exif" segment. The buffer is malloc'd: free with cjpeg_free.
+cjpeg_status cjpeg_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride,
+                               const cjpeg_options *options, const uint8_t *exif, size_t exif_length,
+                               uint8_t **out, size_t *out_length, char *message, size_t message_size);
 
 void cjpeg_free(void *pointer);
 
