@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Resizes an RGBA8 image that arrives one row at a time, top to bottom, keeping memory
 /// proportional to the source width and the output size, never to the source height.
 ///
@@ -10,6 +14,8 @@
 ///    window covers it;
 /// 4. unpremultiply, round, clamp.
 ///
+/// With `linearLight`, steps 2 and 3 run on linear-light floats instead.
+///
 /// A crop rectangle in source pixels (for fill mode) is applied as rows arrive.
 public final class StreamingDownscaler {
     public let sourceWidth: Int
@@ -20,6 +26,9 @@ public final class StreamingDownscaler {
     public let boxX: Int
     public let boxY: Int
     let premultiply: Bool
+    /// Resample in linear light: rows are decoded from sRGB to linear float (no integer box
+    /// stage, whose 8-bit sums would be gamma-encoded), and output pixels encoded back.
+    public let linearLight: Bool
 
     private let reducedWidth: Int
     private let reducedHeight: Int
@@ -43,7 +52,8 @@ public final class StreamingDownscaler {
     ///   - premultiply: true if the source has meaningful alpha.
     public init(
         sourceWidth: Int, sourceHeight: Int, outputWidth: Int, outputHeight: Int,
-        crop: (x: Int, y: Int, width: Int, height: Int)? = nil, kernel: ResamplingKernel = .lanczos3, premultiply: Bool
+        crop: (x: Int, y: Int, width: Int, height: Int)? = nil, kernel: ResamplingKernel = .lanczos3, premultiply: Bool,
+        linearLight: Bool = false
     ) {
         precondition(sourceWidth > 0 && sourceHeight > 0 && outputWidth > 0 && outputHeight > 0)
         self.sourceWidth = sourceWidth
@@ -53,8 +63,9 @@ public final class StreamingDownscaler {
         let crop = crop ?? (0, 0, sourceWidth, sourceHeight)
         self.crop = crop
         self.premultiply = premultiply
-        boxX = Self.boxFactor(source: crop.width, output: outputWidth)
-        boxY = Self.boxFactor(source: crop.height, output: outputHeight)
+        self.linearLight = linearLight
+        boxX = linearLight ? 1 : Self.boxFactor(source: crop.width, output: outputWidth)
+        boxY = linearLight ? 1 : Self.boxFactor(source: crop.height, output: outputHeight)
         reducedWidth = (crop.width + boxX - 1) / boxX
         reducedHeight = (crop.height + boxY - 1) / boxY
         horizontal = FilterTable(sourceLength: reducedWidth, outputLength: outputWidth, kernel: kernel)
@@ -79,6 +90,10 @@ public final class StreamingDownscaler {
     public func push(_ row: UnsafePointer<UInt8>) {
         defer { sourceRow += 1 }
         guard sourceRow >= crop.y, sourceRow < crop.y + crop.height else { return }
+        if linearLight {
+            pushLinear(row + crop.x * 4)
+            return
+        }
         var pixels = row + crop.x * 4
         let count = crop.width * 4
         if premultiply {
@@ -96,6 +111,22 @@ public final class StreamingDownscaler {
         if rowsInGroup == boxY || lastSourceRow {
             finishGroup()
         }
+    }
+
+    /// Linear light: decode the row to linear float (premultiplied), filter, accumulate.
+    private func pushLinear(_ pixels: UnsafePointer<UInt8>) {
+        let table = SRGB.toLinear
+        reduced.withUnsafeMutableBufferPointer { out in
+            for x in 0..<crop.width {
+                let a = Float(pixels[4 * x + 3])
+                var p = SIMD4<Float>(table[Int(pixels[4 * x])], table[Int(pixels[4 * x + 1])], table[Int(pixels[4 * x + 2])], 255)
+                if premultiply { p = SIMD4<Float>(p[0] * a / 255, p[1] * a / 255, p[2] * a / 255, a) }
+                out[x] = p
+            }
+        }
+        filterHorizontally()
+        addVertically(reducedRow)
+        reducedRow += 1
     }
 
     /// Averages the summed rows over the box columns and passes the reduced row on.
@@ -185,6 +216,7 @@ public final class StreamingDownscaler {
                 if premultiply {
                     p = a > 0 ? p * (255 / a) : .zero
                 }
+                if linearLight { p = SIMD4<Float>(SRGB.encode(p[0]), SRGB.encode(p[1]), SRGB.encode(p[2]), p[3]) }
                 if premultiply { p[3] = a } else { p[3] = 255 }
                 // Clamp, then round half up by adding 0.5 and truncating (one vector conversion,
                 // no libm call per lane).
@@ -218,5 +250,21 @@ public struct RGBAImage: Sendable, Hashable {
         self.height = height
         self.pixels = pixels
         self.hasAlpha = hasAlpha
+    }
+}
+
+/// sRGB transfer function, on values scaled 0…255.
+enum SRGB {
+    /// Linear value (0…255) of each 8-bit sRGB code.
+    static let toLinear: [Float] = (0..<256).map { decode(Float($0)) }
+
+    static func decode(_ v: Float) -> Float {
+        let c = v / 255
+        return 255 * (c <= 0.04045 ? c / 12.92 : powf((c + 0.055) / 1.055, 2.4))
+    }
+
+    static func encode(_ v: Float) -> Float {
+        let c = min(max(v / 255, 0), 1)
+        return 255 * (c <= 0.0031308 ? c * 12.92 : 1.055 * powf(c, 1 / 2.4) - 0.055)
     }
 }

@@ -16,11 +16,14 @@ public struct ThumbnailOptions: Sendable, Hashable {
     public var limits: DecodeLimits
     /// Never enlarge an image smaller than the box.
     public var allowUpscaling: Bool
+    /// Resample in linear light (slower: no integer box stage) rather than on sRGB values.
+    public var linearLight: Bool
 
     public init(
         maxWidth: Int, maxHeight: Int, mode: ResizeMode = .fit, kernel: ResamplingKernel = .lanczos3,
-        limits: DecodeLimits = DecodeLimits(), allowUpscaling: Bool = false
+        limits: DecodeLimits = DecodeLimits(), allowUpscaling: Bool = false, linearLight: Bool = false
     ) {
+        self.linearLight = linearLight
         self.maxWidth = max(1, maxWidth)
         self.maxHeight = max(1, maxHeight)
         self.mode = mode
@@ -135,7 +138,7 @@ public enum Thumbnailer {
         try source.start()
         let scaler = StreamingDownscaler(
             sourceWidth: source.width, sourceHeight: source.height, outputWidth: g.width, outputHeight: g.height, crop: g.crop,
-            kernel: options.kernel, premultiply: source.hasAlpha)
+            kernel: options.kernel, premultiply: source.hasAlpha, linearLight: options.linearLight)
         try source.readRows { scaler.push($0) }
         let image = turn.apply(to: scaler.finish())
         return (image, ImageInfo(format: .png, pixelWidth: dw, pixelHeight: dh, orientation: turn, hasAlpha: source.hasAlpha, exif: exif))
@@ -161,7 +164,7 @@ public enum Thumbnailer {
             height: max(1, min((g.crop.height + d - 1) / d, sh - min(g.crop.y / d, sh - 1))))
         let scaler = StreamingDownscaler(
             sourceWidth: sw, sourceHeight: sh, outputWidth: g.width, outputHeight: g.height, crop: crop, kernel: options.kernel,
-            premultiply: false)
+            premultiply: false, linearLight: options.linearLight)
         try source.readRows { scaler.push($0) }
         let image = turn.apply(to: scaler.finish())
         return (image, ImageInfo(format: .jpeg, pixelWidth: dw, pixelHeight: dh, orientation: turn, hasAlpha: false, exif: exif))

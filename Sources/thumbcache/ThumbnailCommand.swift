@@ -32,6 +32,9 @@ struct ThumbnailCommand: ParsableCommand {
     @Option(name: .long, help: "Resampling kernel: lanczos3 or mitchell.")
     var kernel: ResamplingKernel = .lanczos3
 
+    @Flag(name: .long, help: "Resample in linear light (truer averages of bright and dark detail; slower).")
+    var linear = false
+
     @Option(name: .long, help: "Output format: png or jpeg.")
     var format: OutputFormat = .png
 
@@ -52,7 +55,7 @@ struct ThumbnailCommand: ParsableCommand {
     }
 
     func run() throws {
-        let options = ThumbnailOptions(maxWidth: size, maxHeight: size, mode: fill ? .fill : .fit, kernel: kernel)
+        let options = ThumbnailOptions(maxWidth: size, maxHeight: size, mode: fill ? .fill : .fit, kernel: kernel, linearLight: linear)
         if let outputDir { try FileManager.default.createDirectory(atPath: outputDir, withIntermediateDirectories: true) }
         var failed = 0
         for file in files {

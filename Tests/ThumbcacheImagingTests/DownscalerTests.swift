@@ -163,3 +163,26 @@ struct BoxReduce2x2Tests {
         #expect(out.allSatisfy { $0 == 255 })
     }
 }
+
+struct LinearLightTests {
+    /// A black-and-white checkerboard averages to mid-grey in light (sRGB ≈ 188), not to the
+    /// sRGB code halfway between (128).
+    @Test func checkerboardAveragesInLight() {
+        var pixels = [UInt8](repeating: 255, count: 64 * 64 * 4)
+        for y in 0..<64 {
+            for x in 0..<64 where (x + y) % 2 == 0 {
+                for c in 0..<3 { pixels[(y * 64 + x) * 4 + c] = 0 }
+            }
+        }
+        let image = RGBAImage(width: 64, height: 64, pixels: pixels, hasAlpha: false)
+        for linear in [false, true] {
+            let scaler = StreamingDownscaler(
+                sourceWidth: 64, sourceHeight: 64, outputWidth: 8, outputHeight: 8, premultiply: false, linearLight: linear)
+            image.pixels.withUnsafeBufferPointer { p in
+                for y in 0..<64 { scaler.push(p.baseAddress! + y * 256) }
+            }
+            let centre = Int(scaler.finish().pixels[(4 * 8 + 4) * 4])
+            if linear { #expect((185...191).contains(centre), "linear: \(centre)") } else { #expect((126...130).contains(centre), "gamma: \(centre)") }
+        }
+    }
+}
