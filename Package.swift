@@ -30,8 +30,8 @@ let package = Package(
         .target(name: "ThumbcacheStore", dependencies: ["ThumbcacheLMDB", "CXXHash"]),
         // Decoding, EXIF, resizing and encoding images; independent of the store.
         .target(name: "ThumbcacheImaging", dependencies: ["CPNG", "CJPEG"]),
-        // Working over trees of files: walking directories, warming the cache.
-        .target(name: "Thumbcache", dependencies: ["ThumbcacheStore"]),
+        // Thumbnail generation after QuickLook: content types, providers, the generator, warming.
+        .target(name: "Thumbcache", dependencies: ["ThumbcacheStore", "ThumbcacheImaging"]),
 
         // The command-line tool; its commands only call the library.
         .executableTarget(
@@ -50,7 +50,7 @@ let package = Package(
         .target(name: "ThumbcacheTestSupport", dependencies: ["ThumbcacheStore"]),
         .testTarget(name: "ThumbcacheLMDBTests", dependencies: ["ThumbcacheLMDB", "ThumbcacheTestSupport"]),
         .testTarget(name: "ThumbcacheImagingTests", dependencies: ["ThumbcacheImaging", "ThumbcacheTestSupport"]),
-        .testTarget(name: "ThumbcacheTests", dependencies: ["Thumbcache", "ThumbcacheTestSupport", "thumbcache"]),
+        .testTarget(name: "ThumbcacheTests", dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheTestSupport", "thumbcache"]),
         .testTarget(
             name: "ThumbcacheStoreTests",
             dependencies: ["ThumbcacheStore", "ThumbcacheTestSupport", "thumbcache-probe", "CXXHash"]

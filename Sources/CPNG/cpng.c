@@ -67,6 +67,8 @@ static cpng_status read_header(cpng_decoder *d, cpng_info *info) {
     return CPNG_OK;
 }
 
+static cpng_decoder *open_file(FILE *file, cpng_info *info, cpng_status *status, char *message, size_t message_size);
+
 cpng_decoder *cpng_open(const char *path, cpng_info *info, cpng_status *status, char *message, size_t message_size) {
     FILE *file = fopen(path, "rb");
     if (!file) {
@@ -74,6 +76,21 @@ cpng_decoder *cpng_open(const char *path, cpng_info *info, cpng_status *status, 
         set_message(message, message_size, strerror(errno));
         return NULL;
     }
+    return open_file(file, info, status, message, message_size);
+}
+
+cpng_decoder *cpng_open_memory(const uint8_t *bytes, size_t length, cpng_info *info, cpng_status *status, char *message,
+                               size_t message_size) {
+    FILE *file = length ? fmemopen((void *)bytes, length, "rb") : NULL;
+    if (!file) {
+        *status = CPNG_NOT_PNG;
+        set_message(message, message_size, "empty or unreadable PNG data");
+        return NULL;
+    }
+    return open_file(file, info, status, message, message_size);
+}
+
+static cpng_decoder *open_file(FILE *file, cpng_info *info, cpng_status *status, char *message, size_t message_size) {
     uint8_t signature[8];
     if (fread(signature, 1, 8, file) != 8 || png_sig_cmp(signature, 0, 8) != 0) {
         fclose(file);

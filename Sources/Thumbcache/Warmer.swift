@@ -1,54 +1,63 @@
 import Foundation
+import ThumbcacheImaging
 import ThumbcacheStore
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-/// Precomputes what the cache knows about every file under some directories.
+/// Precomputes the cache for every file under some directories.
 ///
-/// Files are walked on one task, identified (stat cache, else hashed) by `jobs` parallel
-/// workers, and recorded through one ``GroupCommitWriter``. A file that cannot be read is a
-/// per-file failure in the summary; the run goes on.
+/// One walker thread and `jobs` worker threads (their own, not Swift's cooperative pool: they
+/// block in system calls and on each other). A worker identifies a file (stat cache, else hash),
+/// makes its thumbnails for every requested box if the cache lacks them, and hands the file's
+/// records to one ``GroupCommitWriter`` as one atomic group. A file that fails is recorded (so
+/// later warms skip it until the generator changes or `retryFailed`) and the run goes on.
 public final class Warmer: Sendable {
     public struct Options: Sendable {
         public var jobs: Int
         public var followSymbolicLinks: Bool
+        /// The thumbnails to make for each image (e.g. 256 px at scales 1 and 2).
+        public var specs: [ThumbnailSpec]
+        /// Try again files whose generation failed before.
+        public var retryFailed: Bool
 
-        public init(jobs: Int = Warmer.defaultJobs, followSymbolicLinks: Bool = false) {
+        public init(jobs: Int = Warmer.defaultJobs, followSymbolicLinks: Bool = false,
+                    specs: [ThumbnailSpec] = [ThumbnailSpec(size: 256)], retryFailed: Bool = false) {
             self.jobs = max(1, jobs)
             self.followSymbolicLinks = followSymbolicLinks
+            self.specs = specs.sorted { $0.boxWidth * $0.boxHeight > $1.boxWidth * $1.boxHeight }
+            self.retryFailed = retryFailed
         }
     }
 
     /// One worker per core.
-    public static var defaultJobs: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+    public static var defaultJobs: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
-    public let store: ThumbnailStore
+    public let factory: ThumbnailFactory
+    public var store: ThumbnailStore { factory.store }
 
-    public init(store: ThumbnailStore) {
-        self.store = store
+    public init(factory: ThumbnailFactory) {
+        self.factory = factory
+    }
+
+    public convenience init(store: ThumbnailStore) {
+        self.init(factory: ThumbnailFactory(store: store))
     }
 
     /// Warms `roots`; `progress` is called from worker threads after each file.
-    ///
-    /// The walker and the workers run on threads of their own, not on Swift's cooperative pool:
-    /// they block in system calls and on each other.
     public func warm(
         _ roots: [String], options: Options = Options(), progress: (@Sendable (WarmProgress) -> Void)? = nil
     ) async -> WarmSummary {
         let start = StoreClock.nowNanoseconds()
+        let store = self.store
+        let factory = self.factory
         let writer = GroupCommitWriter(store: store)
         let walker = DirectoryWalker(followSymbolicLinks: options.followSymbolicLinks, excluding: [store.directory])
         let queue = WorkQueue<String>(capacity: 4096)
         let tally = Tally()
-        let inFlight = DispatchSemaphore(value: 1024)
-        let store = self.store
+        let inFlight = DispatchSemaphore(value: 256)
         let threads = DispatchGroup()
 
-        DispatchQueue.global().async(group: threads) {
+        if options.retryFailed { _ = try? store.clearAllFailures() }
+        threads.enter()
+        Thread {
             walker.walk(roots) { entry in
                 switch entry {
                 case .file(let path): queue.push(path)
@@ -56,50 +65,82 @@ public final class Warmer: Sendable {
                 }
             }
             queue.finish()
-        }
+            threads.leave()
+        }.start()
         for _ in 0..<options.jobs {
-            let thread = Thread {
+            threads.enter()
+            Thread {
                 let hasher = ContentHasher()
                 while let path = queue.pop() {
-                    let outcome = Self.identify(path, store: store, hasher: hasher)
-                    if case .hashed(let id) = outcome {
+                    let (outcome, writes) = Self.process(path, factory: factory, hasher: hasher, options: options, tally: tally)
+                    if !writes.isEmpty {
                         inFlight.wait()
-                        writer.enqueue([.file(path: path, snapshot: id.snapshot, content: id.content)]) { result in
+                        writer.enqueue(writes) { result in
                             if case .failure(let error) = result { tally.record(.failed(path, error.description)) }
                             inFlight.signal()
                         }
                     }
-                    let snapshot = tally.record(outcome)
-                    progress?(snapshot)
+                    let counts = tally.record(outcome)  // always: `progress?(…)` would skip it when nil
+                    progress?(counts)
                 }
                 threads.leave()
-            }
-            threads.enter()
-            thread.start()
+            }.start()
         }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             threads.notify(queue: .global()) { done.resume() }
         }
-        let failures = await writer.flush()
-        for failure in failures { tally.record(.failed(store.directory, failure.description)) }
+        for failure in await writer.flush() { tally.record(.failed(store.directory, failure.description)) }
         writer.close()
         return tally.summary(elapsed: StoreClock.nowNanoseconds() - start)
     }
 
-    private static func identify(_ path: String, store: ThumbnailStore, hasher: ContentHasher) -> Outcome {
+    /// Everything one file needs; returns its outcome and the records to commit together.
+    static func process(_ path: String, factory: ThumbnailFactory, hasher: ContentHasher, options: Options, tally: Tally) -> (Outcome, [StoreWrite]) {
+        let store = factory.store
+        let id: FileIdentity
         do {
-            let id = try store.identify(fileAt: path, hasher: hasher)
-            return id.fromCache ? .unchanged : .hashed(id)
+            id = try store.identify(fileAt: path, hasher: hasher)
         } catch let error as FileError {
-            return .failed(error.path, error.reason.description)
+            return (.failed(error.path, error.reason.description), [])
         } catch {
-            return .failed(path, "\(error)")
+            return (.failed(path, "\(error)"), [])
+        }
+        var writes: [StoreWrite] = id.fromCache ? [] : [.file(path: path, snapshot: id.snapshot, content: id.content)]
+        let type = factory.types.type(ofFileAt: path)
+        guard let provider = factory.provider(for: type) else { return (.notSupported, writes) }
+        let specs = options.specs.filter { min($0.boxWidth, $0.boxHeight) >= provider.minimumDimension }
+        guard !specs.isEmpty else { return (.notSupported, writes) }
+        // Another path with the same bytes is (or was) handled in this run: nothing more to make.
+        guard tally.claim(id.content) else { return (.sameContentAsAnother, writes) }
+        let missing = specs.filter { (try? store.containsThumbnail($0.key(for: id.content))) != true }
+        if missing.isEmpty { return (.alreadyCached, writes) }
+        if let failure = try? store.failure(content: id.content, generatorVersion: thumbnailGeneratorVersion) {
+            return (.failed(path, failure.reason + " (recorded earlier; --retry-failed tries again)"), writes)
+        }
+        do {
+            // The largest box from the file; smaller ones from that image (the size ladder).
+            var largest: RGBAImage?
+            for spec in missing {
+                let image = try largest.map { ThumbnailFactory.fit($0, into: spec) }
+                    ?? factory.render(path: path, type: type, spec: spec)
+                if largest == nil && spec.mode == .fit { largest = image }
+                let (header, bytes) = try factory.encode(image, kind: .thumbnail, spec: spec, sourceType: type)
+                writes.append(.thumbnail(spec.key(for: id.content), header, data: bytes))
+            }
+            return (.generated, writes)
+        } catch {
+            let reason = (error as? ImagingError)?.reason.description ?? "\(error)"
+            writes.append(.failure(content: id.content, generatorVersion: thumbnailGeneratorVersion,
+                                   FailureRecord(reason: reason, created: StoreClock.nowNanoseconds())))
+            return (.failed(path, reason), writes)
         }
     }
 
     enum Outcome {
-        case unchanged
-        case hashed(FileIdentity)
+        case generated
+        case alreadyCached
+        case sameContentAsAnother
+        case notSupported
         case failed(String, String)
     }
 }
@@ -112,16 +153,18 @@ public struct WarmProgress: Sendable {
     public var elapsed: Int64
 }
 
-/// What a warm did.
+/// What a warm did. Every file found lands in exactly one of the counts after `seen`.
 public struct WarmSummary: Sendable, Codable, Hashable {
-    /// Regular files found.
+    /// Regular files found (and paths that failed before they could be read).
     public var seen: Int
-    /// Files read and hashed (new or changed).
-    public var hashed: Int
-    /// Files the stat cache already knew unchanged: not read at all.
-    public var unchanged: Int
-    /// Hashed files whose bytes equal another file's seen in this run.
+    /// Images whose thumbnails were made now.
+    public var generated: Int
+    /// Images whose thumbnails were all in the cache already.
+    public var alreadyCached: Int
+    /// Files whose bytes equal another path's seen in this run: nothing made twice.
     public var sameContentAsAnother: Int
+    /// Files of a type no provider handles (recorded in the stat cache, no thumbnail).
+    public var notSupported: Int
     /// Paths that failed, grouped by reason.
     public var failures: [String: [String]]
     public var elapsedSeconds: Double
@@ -130,30 +173,33 @@ public struct WarmSummary: Sendable, Codable, Hashable {
 }
 
 /// Thread-safe counters for a warm.
-private final class Tally: Sendable {
+final class Tally: Sendable {
     private struct State {
-        var files = 0
-        var hashed = 0
-        var unchanged = 0
+        var generated = 0
+        var alreadyCached = 0
         var duplicates = 0
+        var notSupported = 0
         var contents: Set<ContentHash> = []
         var failures: [String: [String]] = [:]
         var failed = 0
+        var files: Int { generated + alreadyCached + duplicates + notSupported + failed }
     }
     private let state = ConditionLockedState(State())
     private let start = StoreClock.nowNanoseconds()
+
+    /// True the first time `content` is claimed in this run.
+    func claim(_ content: ContentHash) -> Bool {
+        state.withLock { $0.contents.insert(content).inserted }
+    }
 
     @discardableResult
     func record(_ outcome: Warmer.Outcome) -> WarmProgress {
         state.withLock { s in
             switch outcome {
-            case .unchanged:
-                s.files += 1
-                s.unchanged += 1
-            case .hashed(let id):
-                s.files += 1
-                s.hashed += 1
-                if !s.contents.insert(id.content).inserted { s.duplicates += 1 }
+            case .generated: s.generated += 1
+            case .alreadyCached: s.alreadyCached += 1
+            case .sameContentAsAnother: s.duplicates += 1
+            case .notSupported: s.notSupported += 1
             case .failed(let path, let reason):
                 s.failed += 1
                 s.failures[reason, default: []].append(path)
@@ -164,10 +210,9 @@ private final class Tally: Sendable {
 
     func summary(elapsed: Int64) -> WarmSummary {
         state.withLock { s in
-            WarmSummary(
-                seen: s.files + s.failures.values.reduce(0) { $0 + $1.count }, hashed: s.hashed, unchanged: s.unchanged,
-                sameContentAsAnother: s.duplicates, failures: s.failures.mapValues { $0.sorted() },
-                elapsedSeconds: Double(elapsed) / 1e9)
+            WarmSummary(seen: s.files, generated: s.generated, alreadyCached: s.alreadyCached, sameContentAsAnother: s.duplicates,
+                        notSupported: s.notSupported, failures: s.failures.mapValues { $0.sorted() },
+                        elapsedSeconds: Double(elapsed) / 1e9)
         }
     }
 }

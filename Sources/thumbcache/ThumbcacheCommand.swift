@@ -12,9 +12,10 @@ struct ThumbcacheCommand: AsyncParsableCommand {
 
             Examples:
               thumbcache warm ~/Pictures          precompute everything under ~/Pictures
+              thumbcache get a.jpg -o a.png       one thumbnail, cached
               thumbcache stats --json             what the cache holds, as JSON
               thumbcache thumbnail a.jpg -o a.png  one thumbnail, no cache
             """,
-        subcommands: [WarmCommand.self, StatsCommand.self, ThumbnailCommand.self]
+        subcommands: [WarmCommand.self, GetCommand.self, StatsCommand.self, ThumbnailCommand.self]
     )
 }

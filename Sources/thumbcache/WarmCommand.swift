@@ -10,12 +10,15 @@ struct WarmCommand: AsyncParsableCommand {
         abstract: "Precompute the cache for every file under the given paths.",
         discussion: """
             Walks directories recursively (never into the cache itself; symbolic links are \
-            skipped unless --follow-symlinks, and loops end), reads and hashes new or changed \
-            files in parallel, and records them in one writer's batched transactions. A file \
-            the stat cache knows unchanged is not read again, so a second warm is fast.
+            skipped unless --follow-symlinks, and loops end), identifies every file by the hash \
+            of its bytes, and makes the missing thumbnails of PNG and JPEG images in parallel \
+            for each size × scale; one writer commits them in batches. A file the stat cache \
+            knows unchanged is not read again, so a second warm is fast. Files with the same \
+            bytes share one thumbnail.
 
-            A file that cannot be read is reported with its path and reason; the warm goes on. \
-            The exit status is 0 unless --strict is given and a file failed.
+            A file that cannot be read or decoded is reported with its path and reason, and \
+            remembered so that later warms do not retry it (--retry-failed does); the warm goes \
+            on. The exit status is 0 unless --strict is given and a file failed.
             """
     )
 
@@ -24,8 +27,17 @@ struct WarmCommand: AsyncParsableCommand {
 
     @OptionGroup var cacheOptions: CacheOptions
 
+    @Option(name: .shortAndLong, help: "Thumbnail size in points (the largest side).")
+    var size: Int = 256
+
+    @Option(name: .long, parsing: .singleValue, help: ArgumentHelp("Scales to make, comma-separated (e.g. 1,2).", valueName: "scales"))
+    var scale: [String] = ["1"]
+
     @Option(name: .shortAndLong, help: "Parallel workers (default: one per core).")
     var jobs: Int = Warmer.defaultJobs
+
+    @Flag(name: .long, help: "Try again files whose thumbnail failed in an earlier warm.")
+    var retryFailed = false
 
     @Flag(name: .long, help: "Follow symbolic links to files and directories.")
     var followSymlinks = false
@@ -36,8 +48,17 @@ struct WarmCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Exit with status 1 if any file failed.")
     var strict = false
 
+    var scales: [Double] {
+        scale.flatMap { $0.split(separator: ",") }.compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        guard (1...4096).contains(size) else { throw ValidationError("--size must be between 1 and 4096") }
+        let parsed = scale.flatMap { $0.split(separator: ",") }
+        guard !parsed.isEmpty, parsed.allSatisfy({ Double($0.trimmingCharacters(in: .whitespaces)).map { $0 > 0 && $0 <= 8 } ?? false }) else {
+            throw ValidationError("--scale takes numbers between 0 and 8, comma-separated, like 1,2")
+        }
         for path in paths where !FileManager.default.fileExists(atPath: path) {
             throw ValidationError("no such file or directory: \(path)")
         }
@@ -49,7 +70,8 @@ struct WarmCommand: AsyncParsableCommand {
         let store = try cacheOptions.open(durability: .deferred)
         let warmer = Warmer(store: store)
         let progress = ProgressLine()
-        let options = Warmer.Options(jobs: jobs, followSymbolicLinks: followSymlinks)
+        let specs = Set(scales).sorted().map { ThumbnailSpec(size: size, scale: $0) }
+        let options = Warmer.Options(jobs: jobs, followSymbolicLinks: followSymlinks, specs: specs, retryFailed: retryFailed)
         var report: (@Sendable (WarmProgress) -> Void)?
         if progress.isEnabled { report = { progress.update($0) } }
         let summary = await warmer.warm(paths, options: options, progress: report)
@@ -71,10 +93,11 @@ extension WarmSummary {
         let rate = elapsedSeconds > 0 ? Double(seen) / elapsedSeconds : 0
         var lines = [
             "Warmed \(seen) files in \(String(format: "%.2f", elapsedSeconds)) s (\(Int(rate)) files/s) into \(cache)",
-            "  read and hashed (new or changed): \(hashed)",
-            "  unchanged (stat cache, not read): \(unchanged)",
-            "  same content as another path:     \(sameContentAsAnother)",
-            "  failed:                           \(failed)",
+            "  thumbnails made:              \(generated)",
+            "  already cached:               \(alreadyCached)",
+            "  same content as another path: \(sameContentAsAnother)",
+            "  not a supported type:         \(notSupported)",
+            "  failed:                       \(failed)",
         ]
         for (reason, paths) in failures.sorted(by: { $0.key < $1.key }) {
             lines.append("    \(reason): \(paths.count)")

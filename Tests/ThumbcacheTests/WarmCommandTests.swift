@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ThumbcacheImaging
 import ThumbcacheTestSupport
 
 /// End-to-end: the built `thumbcache` binary on a temporary tree.
@@ -7,9 +8,10 @@ import ThumbcacheTestSupport
 struct WarmCommandTests {
     struct Summary: Decodable {
         var seen: Int
-        var hashed: Int
-        var unchanged: Int
+        var generated: Int
+        var alreadyCached: Int
         var sameContentAsAnother: Int
+        var notSupported: Int
         var failures: [String: [String]]
     }
 
@@ -25,44 +27,68 @@ struct WarmCommandTests {
         return try JSONDecoder().decode(Summary.self, from: Data(out.utf8))
     }
 
-    @Test func secondWarmReadsNothingAndChangesAreSeen() throws {
+    @Test func warmMakesThumbnailsOnceAndSeesChanges() throws {
         let dir = TemporaryDirectory()
         let tree = dir.appending("tree")
         let cache = dir.appending("cache")
         try FileManager.default.createDirectory(atPath: tree + "/sub", withIntermediateDirectories: true)
-        for i in 0..<20 { try dir.write("tree/sub/f\(i).bin", Array("file \(i)".utf8)) }
-        try dir.write("tree/copy-of-f3.bin", Array("file 3".utf8))
+        for i in 0..<6 { try dir.write("tree/sub/p\(i).png", ImageEncoder.png(testPhoto(width: 300 + i, height: 200))) }
+        try dir.write("tree/photo.jpg", ImageEncoder.jpeg(testPhoto(width: 640, height: 480)))
+        try dir.write("tree/copy-of-p3.png", ImageEncoder.png(testPhoto(width: 303, height: 200)))
+        try dir.write("tree/notes.txt", Array("not an image".utf8))
         // Let the files' times age past the stat cache's racy window, as real photos' have.
         sleep(3)
 
-        let first = try warm(tree, cache: cache)
-        #expect(first.seen == 21)
-        #expect(first.hashed == 21)
+        let first = try warm(tree, cache: cache, ["--scale", "1,2"])
+        #expect(first.seen == 9)
+        #expect(first.generated == 7)
         #expect(first.sameContentAsAnother == 1)
+        #expect(first.notSupported == 1)
 
-        let second = try warm(tree, cache: cache)
-        #expect(second.unchanged == 21)
-        #expect(second.hashed == 0)
+        let second = try warm(tree, cache: cache, ["--scale", "1,2"])
+        #expect(second.generated == 0)
+        #expect(second.alreadyCached == 7)
 
-        try dir.write("tree/sub/f7.bin", Array("changed".utf8))
-        let third = try warm(tree, cache: cache)
-        #expect(third.hashed == 1)
-        #expect(third.unchanged == 20)
+        try dir.write("tree/sub/p1.png", ImageEncoder.png(testPhoto(width: 64, height: 64)))
+        let third = try warm(tree, cache: cache, ["--scale", "1,2"])
+        #expect(third.generated == 1)
 
         let (end, out, _) = try run(["stats", "--cache", cache, "--json"])
         #expect(end == .exited(0))
-        #expect(out.contains("\"files\" : 21"))
+        // 8 contents × 2 scales, the changed file's old content included.
+        #expect(out.contains("\"thumbnails\" : 16"))
+    }
+
+    @Test func getWritesTheThumbnail() throws {
+        let dir = TemporaryDirectory()
+        let image = try dir.write("wide.png", ImageEncoder.png(testPhoto(width: 400, height: 100)))
+        let out = dir.appending("thumb.png")
+        let (end, _, err) = try run(["get", image, "--size", "64", "--scale", "2", "-o", out, "--cache", dir.appending("cache")])
+        #expect(end == .exited(0), "\(err)")
+        let (thumb, _) = try Thumbnailer.thumbnail(ofFileAt: out, options: .init(maxWidth: 4096, maxHeight: 4096))
+        #expect(thumb.width == 128 && thumb.height == 32)
+        let icon = try run(["get", image, "--kind", "icon", "-o", out, "--cache", dir.appending("cache"), "--json"])
+        #expect(icon.stdout.contains("\"kind\" : \"icon\""))
     }
 
     @Test func unreadableEntriesAreReportedAndTheWarmGoesOn() throws {
         let dir = TemporaryDirectory()
         let tree = dir.appending("tree")
         try FileManager.default.createDirectory(atPath: tree, withIntermediateDirectories: true)
-        try dir.write("tree/good.png", [1, 2, 3])
+        try dir.write("tree/good.png", ImageEncoder.png(testPhoto(width: 40, height: 30)))
+        let jpeg = try ImageEncoder.jpeg(testPhoto(width: 400, height: 300))
+        try dir.write("tree/truncated.jpg", Array(jpeg.prefix(jpeg.count / 2)))
         #expect(symlink(dir.appending("nowhere"), tree + "/broken-link.jpg") == 0)
         let summary = try warm(tree, cache: dir.appending("cache"), ["--follow-symlinks"])
-        #expect(summary.hashed == 1)
+        #expect(summary.generated == 1)
         #expect(summary.failures["dangling symbolic link (its target does not exist)"] == [tree + "/broken-link.jpg"])
+        #expect(summary.failures["corrupt or truncated image: Premature end of JPEG file"] == [tree + "/truncated.jpg"])
+
+        // Remembered: the next warm does not decode it again, unless asked.
+        let again = try warm(tree, cache: dir.appending("cache"), [])
+        #expect(again.failures.keys.contains { $0.contains("recorded earlier") })
+        let retried = try warm(tree, cache: dir.appending("cache"), ["--retry-failed"])
+        #expect(retried.failures["corrupt or truncated image: Premature end of JPEG file"] == [tree + "/truncated.jpg"])
 
         let (end, out, _) = try run(["warm", tree, "--cache", dir.appending("cache"), "--follow-symlinks", "--strict"])
         #expect(end == .exited(1))

@@ -29,6 +29,10 @@ typedef struct cpng_decoder cpng_decoder;
 /// Opens `path` and reads the header. On failure returns NULL with a message in `message`.
 cpng_decoder *cpng_open(const char *path, cpng_info *info, cpng_status *status, char *message, size_t message_size);
 
+/// Like cpng_open, for a PNG held in memory; `bytes` must outlive the decoder.
+cpng_decoder *cpng_open_memory(const uint8_t *bytes, size_t length, cpng_info *info, cpng_status *status, char *message,
+                               size_t message_size);
+
 /// Sets the output to 8-bit RGBA (palette, gray, tRNS expanded; 16-bit scaled with rounding).
 cpng_status cpng_start(cpng_decoder *decoder);
 

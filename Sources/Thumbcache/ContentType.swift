@@ -1,0 +1,161 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A type identifier after Apple's Uniform Type Identifiers: `public.png`, `public.image`…
+/// Types form a conformance tree (`public.png` conforms to `public.image`, which conforms to
+/// `public.data` and `public.content`).
+public struct ContentType: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible, ExpressibleByStringLiteral {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ identifier: String) { rawValue = identifier }
+    public init(stringLiteral value: String) { rawValue = value }
+    public var identifier: String { rawValue }
+    public var description: String { rawValue }
+
+    public static let item: ContentType = "public.item"
+    public static let content: ContentType = "public.content"
+    public static let data: ContentType = "public.data"
+    public static let folder: ContentType = "public.folder"
+    public static let image: ContentType = "public.image"
+    public static let png: ContentType = "public.png"
+    public static let jpeg: ContentType = "public.jpeg"
+    public static let gif: ContentType = "com.compuserve.gif"
+    public static let webP: ContentType = "org.webmproject.webp"
+    public static let tiff: ContentType = "public.tiff"
+    public static let heic: ContentType = "public.heic"
+    public static let svg: ContentType = "public.svg-image"
+    public static let text: ContentType = "public.text"
+    public static let plainText: ContentType = "public.plain-text"
+    public static let pdf: ContentType = "com.adobe.pdf"
+    public static let audio: ContentType = "public.audio"
+    public static let movie: ContentType = "public.movie"
+    public static let archive: ContentType = "public.archive"
+    public static let zip: ContentType = "public.zip-archive"
+}
+
+/// What is known of a type: its parents, MIME type, filename extensions and magic bytes.
+public struct ContentTypeDeclaration: Sendable, Hashable {
+    public var type: ContentType
+    public var conformsTo: [ContentType]
+    public var mimeType: String?
+    public var extensions: [String]
+    /// Leading bytes that identify the type, if any.
+    public var magic: [UInt8]?
+
+    public init(_ type: ContentType, conformsTo: [ContentType], mimeType: String? = nil, extensions: [String] = [], magic: [UInt8]? = nil) {
+        self.type = type
+        self.conformsTo = conformsTo
+        self.mimeType = mimeType
+        self.extensions = extensions
+        self.magic = magic
+    }
+}
+
+/// The known content types: built-ins plus what an app declares.
+public struct ContentTypeRegistry: Sendable {
+    private var declarations: [ContentType: ContentTypeDeclaration] = [:]
+    private var byExtension: [String: ContentType] = [:]
+    private var magics: [(bytes: [UInt8], type: ContentType)] = []
+
+    public init() {
+        for d in Self.builtins { declare(d) }
+    }
+
+    static let builtins: [ContentTypeDeclaration] = [
+        .init(.content, conformsTo: [.item]),
+        .init(.data, conformsTo: [.item], mimeType: "application/octet-stream"),
+        .init(.folder, conformsTo: [.item], mimeType: "inode/directory"),
+        .init(.image, conformsTo: [.data, .content]),
+        .init(.png, conformsTo: [.image], mimeType: "image/png", extensions: ["png"], magic: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]),
+        .init(.jpeg, conformsTo: [.image], mimeType: "image/jpeg", extensions: ["jpg", "jpeg", "jpe"], magic: [0xFF, 0xD8, 0xFF]),
+        .init(.gif, conformsTo: [.image], mimeType: "image/gif", extensions: ["gif"], magic: Array("GIF8".utf8)),
+        .init(.webP, conformsTo: [.image], mimeType: "image/webp", extensions: ["webp"]),
+        .init(.tiff, conformsTo: [.image], mimeType: "image/tiff", extensions: ["tif", "tiff"]),
+        .init(.heic, conformsTo: [.image], mimeType: "image/heic", extensions: ["heic", "heif"]),
+        .init(.svg, conformsTo: [.image, .text], mimeType: "image/svg+xml", extensions: ["svg"]),
+        .init(.text, conformsTo: [.data, .content], mimeType: "text/plain"),
+        .init(.plainText, conformsTo: [.text], mimeType: "text/plain", extensions: ["txt", "text", "md", "log"]),
+        .init(.pdf, conformsTo: [.data, .content], mimeType: "application/pdf", extensions: ["pdf"], magic: Array("%PDF-".utf8)),
+        .init(.audio, conformsTo: [.data, .content]),
+        .init(.movie, conformsTo: [.data, .content]),
+        .init(.archive, conformsTo: [.data]),
+        .init(.zip, conformsTo: [.archive], mimeType: "application/zip", extensions: ["zip"], magic: [0x50, 0x4B, 0x03, 0x04]),
+    ]
+
+    /// Adds (or replaces) a type.
+    public mutating func declare(_ d: ContentTypeDeclaration) {
+        declarations[d.type] = d
+        for e in d.extensions { byExtension[e.lowercased()] = d.type }
+        if let magic = d.magic {
+            magics.removeAll { $0.type == d.type }
+            magics.append((magic, d.type))
+            magics.sort { $0.bytes.count > $1.bytes.count }  // longest match first
+        }
+    }
+
+    public func declaration(of type: ContentType) -> ContentTypeDeclaration? { declarations[type] }
+
+    /// True if `type` is `other` or descends from it.
+    public func conforms(_ type: ContentType, to other: ContentType) -> Bool {
+        if type == other { return true }
+        var seen: Set<ContentType> = [type]
+        var queue = declarations[type]?.conformsTo ?? []
+        while let next = queue.popLast() {
+            if next == other { return true }
+            if seen.insert(next).inserted { queue += declarations[next]?.conformsTo ?? [] }
+        }
+        return false
+    }
+
+    /// `type` and every type it conforms to, nearest first (`kMDItemContentTypeTree`).
+    public func tree(of type: ContentType) -> [ContentType] {
+        var out: [ContentType] = []
+        var queue = [type]
+        while !queue.isEmpty {
+            let next = queue.removeFirst()
+            if out.contains(next) { continue }
+            out.append(next)
+            queue += declarations[next]?.conformsTo ?? []
+        }
+        return out
+    }
+
+    public func mimeType(of type: ContentType) -> String? { declarations[type]?.mimeType }
+
+    /// The type of a file: by its first bytes, then by its name's extension, then plain text if
+    /// the bytes are valid UTF-8 without NULs, else `public.data`.
+    public func type(of head: [UInt8], name: String) -> ContentType {
+        for (magic, type) in magics where head.starts(with: magic) { return type }
+        if head.count >= 12, head.starts(with: Array("RIFF".utf8)), Array(head[8..<12]) == Array("WEBP".utf8) { return .webP }
+        if head.starts(with: [0x49, 0x49, 0x2A, 0x00]) || head.starts(with: [0x4D, 0x4D, 0x00, 0x2A]) { return .tiff }
+        if let dot = name.lastIndex(of: "."), let type = byExtension[name[name.index(after: dot)...].lowercased()] {
+            // A name says "image" but the bytes are not one of the image formats we detect by
+            // magic: trust the name only for types without magic of their own.
+            if declarations[type]?.magic == nil { return type }
+        }
+        if !head.isEmpty, !head.contains(0), String(validating: head, as: UTF8.self) != nil || Self.isUTF8Prefix(head) {
+            return .plainText
+        }
+        return .data
+    }
+
+    /// The type of the file at `path` (reads at most 512 bytes).
+    public func type(ofFileAt path: String) -> ContentType {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return .data }
+        defer { close(fd) }
+        var head = [UInt8](repeating: 0, count: 512)
+        let n = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        return type(of: n > 0 ? Array(head[..<n]) : [], name: name)
+    }
+
+    /// Valid UTF-8 except for a multi-byte sequence cut at the end of the sample.
+    private static func isUTF8Prefix(_ bytes: [UInt8]) -> Bool {
+        for cut in 1...3 where bytes.count > cut {
+            if String(validating: bytes.dropLast(cut), as: UTF8.self) != nil { return true }
+        }
+        return false
+    }
+}

@@ -1,0 +1,146 @@
+import Synchronization
+import ThumbcacheImaging
+import ThumbcacheStore
+
+/// Stored in every thumbnail key: bump it when the pixels made for the same input change, and
+/// old thumbnails (and recorded failures) are no longer used.
+public let thumbnailGeneratorVersion: UInt32 = 1
+
+/// One thumbnail to make: the pixel box and what else shapes the pixels.
+public struct ThumbnailSpec: Sendable, Hashable {
+    public var boxWidth: Int
+    public var boxHeight: Int
+    /// Pixels per point.
+    public var scale: Double
+    public var mode: ResizeMode
+    public var linearLight: Bool
+
+    public init(boxWidth: Int, boxHeight: Int, scale: Double = 1, mode: ResizeMode = .fit, linearLight: Bool = false) {
+        self.boxWidth = max(1, boxWidth)
+        self.boxHeight = max(1, boxHeight)
+        self.scale = scale
+        self.mode = mode
+        self.linearLight = linearLight
+    }
+
+    /// A square box of `size` points at `scale`.
+    public init(size: Int, scale: Double = 1) {
+        let side = Int((Double(size) * scale).rounded())
+        self.init(boxWidth: side, boxHeight: side, scale: scale)
+    }
+
+    public func variant(_ kind: RepresentationKind) -> ThumbnailVariant {
+        ThumbnailVariant(kind: kind, fit: mode == .fill ? .fill : .fit, color: linearLight ? .linearLight : .gammaEncoded,
+                         generatorVersion: thumbnailGeneratorVersion)
+    }
+
+    public func key(for content: ContentHash, kind: RepresentationKind = .thumbnail) -> ThumbnailKey {
+        ThumbnailKey(content: content, boxWidth: UInt32(boxWidth), boxHeight: UInt32(boxHeight), variant: variant(kind))
+    }
+}
+
+/// Makes thumbnails synchronously: provider → image fitted to the box → PNG. Shared by the
+/// async ``ThumbnailGenerator`` and by ``Warmer``'s worker threads.
+public final class ThumbnailFactory: Sendable {
+    public let store: ThumbnailStore
+    public let types: ContentTypeRegistry
+    private let providers: [ContentType: any ThumbnailProvider]
+    private let icons = Mutex<[String: (ThumbnailHeader, [UInt8])]>([:])
+
+    public init(store: ThumbnailStore, types: ContentTypeRegistry = ContentTypeRegistry(),
+                providers: [any ThumbnailProvider] = [ImageThumbnailProvider()]) {
+        self.store = store
+        self.types = types
+        var map: [ContentType: any ThumbnailProvider] = [:]
+        // Later providers win, so an app's provider can replace a built-in one.
+        for p in providers { for t in p.contentTypes { map[t] = p } }
+        self.providers = map
+    }
+
+    /// The provider registered for exactly `type`, if any.
+    public func provider(for type: ContentType) -> (any ThumbnailProvider)? { providers[type] }
+
+    /// The full thumbnail of the file, fitted to `spec`'s box (not stored).
+    public func render(path: String, type: ContentType, spec: ThumbnailSpec) throws -> RGBAImage {
+        guard let provider = providers[type] else { throw GenerationError(path: path, reason: .noProvider(type)) }
+        let request = ThumbnailProviderRequest(path: path, contentType: type, maximumWidth: spec.boxWidth,
+                                               maximumHeight: spec.boxHeight, scale: spec.scale)
+        let image: RGBAImage
+        switch try provider.provideThumbnail(for: request) {
+        case .pixels(let pixels):
+            image = pixels
+        case .drawing(let width, let height, let draw):
+            var canvas = RGBACanvas(width: max(1, min(width, spec.boxWidth)), height: max(1, min(height, spec.boxHeight)))
+            try draw(&canvas)
+            image = canvas.image
+        case .imageFile(let file):
+            let options = ThumbnailOptions(maxWidth: spec.boxWidth, maxHeight: spec.boxHeight, mode: spec.mode, linearLight: spec.linearLight)
+            image = try Thumbnailer.thumbnail(ofFileAt: file, options: options).image
+        }
+        return Self.fit(image, into: spec)
+    }
+
+    /// `image` shrunk (never enlarged) to fit `spec`'s box.
+    public static func fit(_ image: RGBAImage, into spec: ThumbnailSpec) -> RGBAImage {
+        guard image.width > spec.boxWidth || image.height > spec.boxHeight else { return image }
+        let s = min(Double(spec.boxWidth) / Double(image.width), Double(spec.boxHeight) / Double(image.height))
+        let w = max(1, Int((Double(image.width) * s).rounded())), h = max(1, Int((Double(image.height) * s).rounded()))
+        let scaler = StreamingDownscaler(sourceWidth: image.width, sourceHeight: image.height, outputWidth: w, outputHeight: h,
+                                         premultiply: image.hasAlpha, linearLight: spec.linearLight)
+        image.pixels.withUnsafeBufferPointer { p in
+            for y in 0..<image.height { scaler.push(p.baseAddress! + y * image.width * 4) }
+        }
+        return scaler.finish()
+    }
+
+    /// Header and PNG bytes to store for `image`.
+    public func encode(_ image: RGBAImage, kind: RepresentationKind, spec: ThumbnailSpec, sourceType: ContentType) throws -> (ThumbnailHeader, [UInt8]) {
+        let bytes = try ImageEncoder.png(image)
+        let header = ThumbnailHeader(encoding: .png, kind: kind, hasAlpha: image.hasAlpha, pixelWidth: UInt32(image.width),
+                                     pixelHeight: UInt32(image.height), scale: Float(spec.scale),
+                                     created: StoreClock.nowNanoseconds(), sourceContentType: sourceType.identifier)
+        return (header, bytes)
+    }
+
+    /// The generic icon for `type` in `spec`'s box (drawn once per family and size, kept in memory).
+    public func icon(for type: ContentType, spec: ThumbnailSpec) -> (ThumbnailHeader, [UInt8]) {
+        let family = Icons.family(of: type, in: types)
+        let side = min(spec.boxWidth, spec.boxHeight)
+        let key = "\(family.rawValue)-\(side)"
+        if let known = icons.withLock({ $0[key] }) { return known }
+        let image = Icons.draw(family, side: side)
+        let made = (try? encode(image, kind: .icon, spec: spec, sourceType: type))
+            ?? (ThumbnailHeader(encoding: .rgba8, kind: .icon, hasAlpha: true, pixelWidth: UInt32(image.width),
+                                pixelHeight: UInt32(image.height), scale: Float(spec.scale), created: 0,
+                                sourceContentType: type.identifier), image.pixels)
+        icons.withLock { $0[key] = made }
+        return made
+    }
+}
+
+/// Generating a thumbnail failed.
+public struct GenerationError: Error, Sendable, CustomStringConvertible {
+    public enum Reason: Sendable, CustomStringConvertible {
+        /// No provider handles this exact type.
+        case noProvider(ContentType)
+        /// Generation failed before, for the same bytes and generator version (retry with --retry-failed).
+        case failedBefore(String)
+        /// The pixel box is smaller than the provider's (or the request's) minimum dimension.
+        case belowMinimumDimension(Int)
+        /// The request was cancelled.
+        case cancelled
+
+        public var description: String {
+            switch self {
+            case .noProvider(let type): "no thumbnail provider for \(type)"
+            case .failedBefore(let reason): "\(reason) (recorded earlier; not retried)"
+            case .belowMinimumDimension(let minimum): "below the minimum dimension of \(minimum) px"
+            case .cancelled: "cancelled"
+            }
+        }
+    }
+
+    public var path: String
+    public var reason: Reason
+    public var description: String { "\(path): \(reason)" }
+}

@@ -1,0 +1,241 @@
+import Foundation
+import Synchronization
+import ThumbcacheImaging
+import ThumbcacheStore
+
+/// Makes, caches and serves thumbnails, after `QLThumbnailGenerator`, bound to one store.
+///
+/// ```swift
+/// let generator = ThumbnailGenerator(store: try ThumbnailStore.open(directory: ThumbnailStore.defaultDirectory))
+/// let request = ThumbnailRequest(fileAt: "/photos/cat.jpg", size: 128, scale: 2)
+/// for try await representation in generator.representations(for: request) {
+///     show(representation)            // icon, then low quality, then the real thumbnail
+/// }
+/// ```
+///
+/// Identical requests in flight at once share one generation. Blocking work (reading, decoding)
+/// runs on GCD threads, never on Swift's cooperative pool.
+public final class ThumbnailGenerator: Sendable {
+    public let factory: ThumbnailFactory
+    public var store: ThumbnailStore { factory.store }
+    private let writer: GroupCommitWriter
+    private let inFlight = InFlight()
+    private let cancelled = Mutex<Set<UInt64>>([])
+    private let renders = Atomic<Int>(0)
+
+    public init(store: ThumbnailStore, providers: [any ThumbnailProvider] = [ImageThumbnailProvider()],
+                types: ContentTypeRegistry = ContentTypeRegistry()) {
+        factory = ThumbnailFactory(store: store, types: types, providers: providers)
+        writer = GroupCommitWriter(store: store)
+    }
+
+    deinit { writer.close() }
+
+    /// How many thumbnails this generator has rendered from source files (not served from the cache).
+    public var generationCount: Int { renders.load(ordering: .relaxed) }
+
+    // MARK: Public API
+
+    /// The representations the request asks for, lower quality first: icon, low quality, thumbnail.
+    /// A step may be skipped (no embedded thumbnail, say); the sequence ends after the best one,
+    /// or with an error if the real thumbnail was asked for and could not be made.
+    public func representations(for request: ThumbnailRequest) -> AsyncThrowingStream<ThumbnailRepresentation, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    if request.representationTypes.contains(.icon) {
+                        continuation.yield(try await icon(for: request))
+                    }
+                    if request.representationTypes.contains(.lowQualityThumbnail), let low = try await lowQuality(for: request) {
+                        continuation.yield(low)
+                    }
+                    if request.representationTypes.contains(.thumbnail) {
+                        continuation.yield(try await thumbnail(for: request))
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// The best representation the request allows: the real thumbnail if it can be made, else the
+    /// low-quality one, else the icon; throws only if none of the requested ones exists.
+    public func bestRepresentation(for request: ThumbnailRequest) async throws -> ThumbnailRepresentation {
+        var firstError: (any Error)?
+        if request.representationTypes.contains(.thumbnail) {
+            do { return try await thumbnail(for: request) } catch is CancellationError { throw CancellationError() } catch {
+                firstError = error
+            }
+        }
+        if request.representationTypes.contains(.lowQualityThumbnail), let low = try? await lowQuality(for: request) { return low }
+        if request.representationTypes.contains(.icon) { return try await icon(for: request) }
+        throw firstError ?? GenerationError(path: request.path, reason: .noProvider(request.contentType ?? .data))
+    }
+
+    /// Writes the best representation to `destination` as PNG (`.png`) or JPEG (`.jpeg`).
+    public func saveBestRepresentation(for request: ThumbnailRequest, to destination: String, contentType: ContentType = .png) async throws {
+        let best = try await bestRepresentation(for: request)
+        let bytes: [UInt8]
+        switch contentType {
+        case .png: bytes = try best.pngData()
+        case .jpeg: bytes = try ImageEncoder.jpeg(best.image())
+        default: throw GenerationError(path: destination, reason: .noProvider(contentType))
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: destination), options: .atomic)
+    }
+
+    /// Cancels a request: its pending and later steps end with `CancellationError`.
+    public func cancel(_ request: ThumbnailRequest) {
+        _ = cancelled.withLock { $0.insert(request.id) }
+    }
+
+    /// Stores a thumbnail an app made itself for the file's current content (as `UIDocument`'s
+    /// thumbnail dictionary does): requests for that content then get it without generating.
+    public func setThumbnail(_ image: RGBAImage, forFileAt path: String, spec: ThumbnailSpec) async throws {
+        let factory = self.factory
+        let (id, header, bytes) = try await blocking {
+            let id = try factory.store.identify(fileAt: path, hasher: ContentHasher())
+            let type = factory.types.type(ofFileAt: path)
+            let (header, bytes) = try factory.encode(ThumbnailFactory.fit(image, into: spec), kind: .thumbnail, spec: spec, sourceType: type)
+            return (id, header, bytes)
+        }
+        try await writer.submit([
+            .file(path: path, snapshot: id.snapshot, content: id.content), .thumbnail(spec.key(for: id.content), header, data: bytes),
+        ])
+    }
+
+    // MARK: Steps
+
+    private func checkCancelled(_ request: ThumbnailRequest) throws {
+        try Task.checkCancellation()
+        if cancelled.withLock({ $0.contains(request.id) }) { throw CancellationError() }
+    }
+
+    func icon(for request: ThumbnailRequest) async throws -> ThumbnailRepresentation {
+        try checkCancelled(request)
+        let spec = request.spec
+        let type = request.contentType ?? factory.types.type(ofFileAt: request.path)
+        let (header, bytes) = factory.icon(for: type, spec: spec)
+        return ThumbnailRepresentation(kind: .icon, header: header, data: bytes, box: spec, fromCache: true)
+    }
+
+    func lowQuality(for request: ThumbnailRequest) async throws -> ThumbnailRepresentation? {
+        try checkCancelled(request)
+        let spec = request.spec
+        return try await blocking { [factory] () -> ThumbnailRepresentation? in
+            let store = factory.store
+            let id = try store.identify(fileAt: request.path, hasher: ContentHasher())
+            // A smaller cached thumbnail of the same content, the largest of them.
+            let variant = spec.variant(.thumbnail)
+            let smaller = try store.thumbnails(of: id.content).filter {
+                $0.key.variant == variant && $0.key.boxWidth < spec.boxWidth && $0.key.boxHeight < spec.boxHeight
+            }.last
+            if let smaller, let record = try store.thumbnail(smaller.key) {
+                return ThumbnailRepresentation(kind: .lowQuality, header: record.header, data: record.data, box: spec, fromCache: true)
+            }
+            // The JPEG's embedded EXIF thumbnail.
+            if let embedded = try? Thumbnailer.embeddedThumbnail(ofFileAt: request.path) {
+                let fitted = ThumbnailFactory.fit(embedded, into: spec)
+                let (header, bytes) = try factory.encode(fitted, kind: .lowQuality, spec: spec, sourceType: .jpeg)
+                return ThumbnailRepresentation(kind: .lowQuality, header: header, data: bytes, box: spec, fromCache: false)
+            }
+            return nil
+        }
+    }
+
+    func thumbnail(for request: ThumbnailRequest) async throws -> ThumbnailRepresentation {
+        try checkCancelled(request)
+        let spec = request.spec
+        let factory = self.factory
+        let id = try await blocking { try factory.store.identify(fileAt: request.path, hasher: ContentHasher()) }
+        let key = spec.key(for: id.content)
+        if let cached = try await blocking({ try factory.store.thumbnail(key) }) {
+            if !id.fromCache { try await writer.submit([.file(path: request.path, snapshot: id.snapshot, content: id.content)]) }
+            return ThumbnailRepresentation(kind: .thumbnail, header: cached.header, data: cached.data, box: spec, fromCache: true)
+        }
+        try checkCancelled(request)
+        let representation = try await inFlight.run(key) { [self] in try await generate(request, id: id, key: key) }
+        try checkCancelled(request)
+        return representation
+    }
+
+    /// Makes, stores and returns the thumbnail under `key` (one caller at a time per key).
+    private func generate(_ request: ThumbnailRequest, id: FileIdentity, key: ThumbnailKey) async throws -> ThumbnailRepresentation {
+        let spec = request.spec
+        let factory = self.factory
+        let type = request.contentType ?? factory.types.type(ofFileAt: request.path)
+        let fileEntry = StoreWrite.file(path: request.path, snapshot: id.snapshot, content: id.content)
+        guard let provider = factory.provider(for: type) else { throw GenerationError(path: request.path, reason: .noProvider(type)) }
+        if min(spec.boxWidth, spec.boxHeight) < provider.minimumDimension {
+            throw GenerationError(path: request.path, reason: .belowMinimumDimension(provider.minimumDimension))
+        }
+        if let failure = try factory.store.failure(content: id.content, generatorVersion: thumbnailGeneratorVersion) {
+            throw GenerationError(path: request.path, reason: .failedBefore(failure.reason))
+        }
+        let made: Result<(ThumbnailHeader, [UInt8], Bool), any Error> = await Result { [self] in
+            try await blocking {
+                // The size ladder: a larger cached thumbnail of the same content and variant is
+                // shrunk instead of decoding the source again.
+                let variant = spec.variant(.thumbnail)
+                if let larger = try factory.store.thumbnails(of: id.content).first(where: {
+                    $0.key.variant == variant && $0.key.boxWidth >= UInt32(spec.boxWidth) && $0.key.boxHeight >= UInt32(spec.boxHeight)
+                }), let record = try factory.store.thumbnail(larger.key), record.header.encoding == .png {
+                    let image = ThumbnailFactory.fit(try ImageDecoder.png(record.data), into: spec)
+                    let (header, bytes) = try factory.encode(image, kind: .thumbnail, spec: spec, sourceType: type)
+                    return (header, bytes, true)
+                }
+                self.renders.add(1, ordering: .relaxed)
+                let image = try factory.render(path: request.path, type: type, spec: spec)
+                if Double(min(image.width, image.height)) < request.minimumDimension * request.scale {
+                    throw GenerationError(path: request.path, reason: .belowMinimumDimension(Int(request.minimumDimension)))
+                }
+                let (header, bytes) = try factory.encode(image, kind: .thumbnail, spec: spec, sourceType: type)
+                return (header, bytes, false)
+            }
+        }
+        switch made {
+        case .success(let (header, bytes, _)):
+            try await writer.submit([fileEntry, .thumbnail(key, header, data: bytes)])
+            return ThumbnailRepresentation(kind: .thumbnail, header: header, data: bytes, box: spec, fromCache: false)
+        case .failure(let error):
+            if error is ImagingError {
+                let reason = (error as? ImagingError)?.reason.description ?? "\(error)"
+                try? await writer.submit([fileEntry, .failure(content: id.content, generatorVersion: thumbnailGeneratorVersion,
+                                                              FailureRecord(reason: reason, created: StoreClock.nowNanoseconds()))])
+            }
+            throw error
+        }
+    }
+}
+
+/// Identical generations in flight share one task.
+private actor InFlight {
+    private var tasks: [ThumbnailKey: Task<ThumbnailRepresentation, any Error>] = [:]
+
+    func run(_ key: ThumbnailKey, _ make: @escaping @Sendable () async throws -> ThumbnailRepresentation) async throws -> ThumbnailRepresentation {
+        if let running = tasks[key] { return try await running.value }
+        let task = Task { try await make() }
+        tasks[key] = task
+        let result = await task.result
+        tasks[key] = nil
+        return try result.get()
+    }
+}
+
+/// Runs blocking work on a GCD thread and waits for it without blocking the cooperative pool.
+func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global(qos: .userInitiated).async {
+            continuation.resume(with: Result { try work() })
+        }
+    }
+}
+
+extension Result where Failure == any Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}

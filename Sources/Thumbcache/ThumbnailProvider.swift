@@ -1,0 +1,89 @@
+import ThumbcacheImaging
+import ThumbcacheStore
+
+/// Makes thumbnails for some content types, after QuickLook's `QLThumbnailProvider`.
+///
+/// A provider is matched by **exact** type identifier (not conformance): one that declares
+/// `public.image` is not asked for `public.png`. Below ``minimumDimension`` (the smaller side of
+/// the pixel box) the generic icon is returned instead of calling it.
+public protocol ThumbnailProvider: Sendable {
+    /// The exact types this provider handles.
+    var contentTypes: Set<ContentType> { get }
+    /// Smallest box side, in pixels, worth a real thumbnail; 0 for any.
+    var minimumDimension: Int { get }
+    /// Makes the thumbnail. Runs on a worker thread; may block; throws to fail this file.
+    func provideThumbnail(for request: ThumbnailProviderRequest) throws -> ThumbnailReply
+}
+
+extension ThumbnailProvider {
+    public var minimumDimension: Int { 0 }
+}
+
+/// What a provider is asked for.
+public struct ThumbnailProviderRequest: Sendable {
+    public var path: String
+    public var contentType: ContentType
+    /// The pixel box the thumbnail must fit (size × scale).
+    public var maximumWidth: Int
+    public var maximumHeight: Int
+    public var scale: Double
+}
+
+/// A provider's answer, in one of three forms.
+public enum ThumbnailReply: Sendable {
+    /// Finished pixels; resized to the box if larger.
+    case pixels(RGBAImage)
+    /// A drawing into a transparent RGBA canvas of `width × height` pixels (at most the box).
+    case drawing(width: Int, height: Int, draw: @Sendable (inout RGBACanvas) throws -> Void)
+    /// An image file (PNG or JPEG) to make the thumbnail from, such as a preview the format embeds.
+    case imageFile(path: String)
+}
+
+/// A canvas a provider draws into: straight-alpha RGBA, origin top left.
+public struct RGBACanvas: Sendable {
+    public let width: Int
+    public let height: Int
+    public var pixels: [UInt8]
+
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+        pixels = [UInt8](repeating: 0, count: width * height * 4)
+    }
+
+    /// Fills a rectangle (clipped to the canvas) with a colour.
+    public mutating func fill(x: Int, y: Int, width w: Int, height h: Int, red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255) {
+        let x0 = max(0, x), y0 = max(0, y), x1 = min(width, x + w), y1 = min(height, y + h)
+        guard x0 < x1, y0 < y1 else { return }
+        for row in y0..<y1 {
+            for column in x0..<x1 {
+                let i = (row * width + column) * 4
+                pixels[i] = red
+                pixels[i + 1] = green
+                pixels[i + 2] = blue
+                pixels[i + 3] = alpha
+            }
+        }
+    }
+
+    public var image: RGBAImage {
+        RGBAImage(width: width, height: height, pixels: pixels, hasAlpha: pixels.enumerated().contains { $0.offset % 4 == 3 && $0.element != 255 })
+    }
+}
+
+/// The built-in provider for PNG and JPEG: streaming decode, shrink-on-load, orientation.
+public struct ImageThumbnailProvider: ThumbnailProvider {
+    public var contentTypes: Set<ContentType> { [.png, .jpeg] }
+    public var mode: ResizeMode
+    public var linearLight: Bool
+
+    public init(mode: ResizeMode = .fit, linearLight: Bool = false) {
+        self.mode = mode
+        self.linearLight = linearLight
+    }
+
+    public func provideThumbnail(for request: ThumbnailProviderRequest) throws -> ThumbnailReply {
+        let options = ThumbnailOptions(maxWidth: request.maximumWidth, maxHeight: request.maximumHeight, mode: mode, linearLight: linearLight)
+        return .pixels(try Thumbnailer.thumbnail(ofFileAt: request.path, options: options).image)
+    }
+}

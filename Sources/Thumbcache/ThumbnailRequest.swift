@@ -1,0 +1,102 @@
+import Synchronization
+import ThumbcacheImaging
+import ThumbcacheStore
+
+/// A request for a file's thumbnail, after `QLThumbnailGenerator.Request`.
+public struct ThumbnailRequest: Sendable, Hashable, Identifiable {
+    /// Which representations the caller wants.
+    public struct RepresentationTypes: OptionSet, Sendable, Hashable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        /// The generic icon of the file's type.
+        public static let icon = RepresentationTypes(rawValue: 1)
+        /// A fast, lower-quality image: the embedded EXIF thumbnail, or a smaller cached one.
+        public static let lowQualityThumbnail = RepresentationTypes(rawValue: 2)
+        /// The real thumbnail.
+        public static let thumbnail = RepresentationTypes(rawValue: 4)
+        public static let all: RepresentationTypes = [.icon, .lowQualityThumbnail, .thumbnail]
+    }
+
+    private static let counter = Atomic<UInt64>(0)
+
+    /// Unique per request made, for ``ThumbnailGenerator/cancel(_:)``.
+    public let id: UInt64
+    public var path: String
+    /// Size in points; the pixel box is size × scale.
+    public var width: Double
+    public var height: Double
+    /// Pixels per point.
+    public var scale: Double
+    public var representationTypes: RepresentationTypes
+    /// If the real thumbnail's smaller side would be below this (points), the icon is used instead.
+    public var minimumDimension: Double
+    /// Use this type instead of detecting it from the file.
+    public var contentType: ContentType?
+    public var mode: ResizeMode
+
+    public init(fileAt path: String, size: Double, scale: Double = 1, representationTypes: RepresentationTypes = .all) {
+        self.init(fileAt: path, width: size, height: size, scale: scale, representationTypes: representationTypes)
+    }
+
+    public init(fileAt path: String, width: Double, height: Double, scale: Double = 1,
+                representationTypes: RepresentationTypes = .all) {
+        id = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
+        self.path = path
+        self.width = width
+        self.height = height
+        self.scale = scale
+        self.representationTypes = representationTypes
+        minimumDimension = 0
+        contentType = nil
+        mode = .fit
+    }
+
+    /// The pixel box and variant this request resolves to.
+    public var spec: ThumbnailSpec {
+        ThumbnailSpec(boxWidth: Int((width * scale).rounded()), boxHeight: Int((height * scale).rounded()), scale: scale, mode: mode)
+    }
+}
+
+/// One representation of a file, after `QLThumbnailRepresentation`.
+public struct ThumbnailRepresentation: Sendable {
+    public var kind: RepresentationKind
+    /// Size of the image in pixels.
+    public var pixelWidth: Int
+    public var pixelHeight: Int
+    public var scale: Double
+    /// Where the image sits inside the requested pixel box (centred), in pixels.
+    public var contentRect: (x: Int, y: Int, width: Int, height: Int)
+    public var encoding: ThumbnailEncoding
+    /// The encoded image (see ``encoding``).
+    public var data: [UInt8]
+    /// True if it came from the cache without generating anything.
+    public var fromCache: Bool
+
+    init(kind: RepresentationKind, header: ThumbnailHeader, data: [UInt8], box: ThumbnailSpec, fromCache: Bool) {
+        self.kind = kind
+        pixelWidth = Int(header.pixelWidth)
+        pixelHeight = Int(header.pixelHeight)
+        scale = Double(header.scale)
+        encoding = header.encoding
+        self.data = data
+        self.fromCache = fromCache
+        contentRect = ((box.boxWidth - pixelWidth) / 2, (box.boxHeight - pixelHeight) / 2, pixelWidth, pixelHeight)
+    }
+
+    /// Size in points (pixels ÷ scale).
+    public var pointSize: (width: Double, height: Double) { (Double(pixelWidth) / scale, Double(pixelHeight) / scale) }
+
+    /// The pixels.
+    public func image() throws -> RGBAImage {
+        switch encoding {
+        case .png: return try ImageDecoder.png(data)
+        case .rgba8: return RGBAImage(width: pixelWidth, height: pixelHeight, pixels: data, hasAlpha: true)
+        case .jpeg: throw GenerationError(path: "(representation)", reason: .noProvider(.jpeg))
+        }
+    }
+
+    /// PNG bytes.
+    public func pngData() throws -> [UInt8] {
+        encoding == .png ? data : try ImageEncoder.png(image())
+    }
+}
