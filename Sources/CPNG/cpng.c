@@ -40,6 +40,11 @@ static cpng_status read_header(cpng_decoder *d, cpng_info *info) {
     // as far as the caller's checks go (they run before any pixel buffer exists).
     png_set_user_limits(d->png, 0x7fffffffL, 0x7fffffffL);
     png_set_chunk_malloc_max(d->png, 64u << 20);
+#if defined(PNG_IGNORE_ADLER32) && defined(PNG_SET_OPTION_SUPPORTED)
+    // libpng verifies every chunk's CRC-32, corrupt data included; zlib's Adler-32 over the same
+    // bytes adds nothing but time (about 3 % of a warm).
+    png_set_option(d->png, PNG_IGNORE_ADLER32, PNG_OPTION_ON);
+#endif
     png_read_info(d->png, d->info);
     png_uint_32 w, h;
     int depth, color, interlace;

@@ -133,15 +133,17 @@ public final class StreamingDownscaler {
     private func finishGroup() {
         sums.withUnsafeBufferPointer { s in
             reduced.withUnsafeMutableBufferPointer { out in
+                let raw = UnsafeRawPointer(s.baseAddress!)
                 for x in 0..<reducedWidth {
                     let first = x * boxX
                     let n = min(boxX, crop.width - first)
-                    var total = SIMD4<Float>.zero
+                    // Sum in integers (one pixel = 4 × UInt16 = 8 bytes), convert once.
+                    var total = SIMD4<UInt32>.zero
                     for k in 0..<n {
-                        let p = (first + k) * 4
-                        total += SIMD4<Float>(Float(s[p]), Float(s[p + 1]), Float(s[p + 2]), Float(s[p + 3]))
+                        total &+= SIMD4<UInt32>(truncatingIfNeeded: raw.loadUnaligned(fromByteOffset: (first + k) * 8, as: SIMD4<UInt16>.self))
                     }
-                    out[x] = total / Float(n * rowsInGroup)
+                    let sum = SIMD4<Float>(Float(total[0]), Float(total[1]), Float(total[2]), Float(total[3]))
+                    out[x] = sum * (1 / Float(n * rowsInGroup))
                 }
             }
         }
@@ -156,16 +158,21 @@ public final class StreamingDownscaler {
         reduced.withUnsafeBufferPointer { src in
             filtered.withUnsafeMutableBufferPointer { dst in
                 horizontal.weights.withUnsafeBufferPointer { w in
-                    for x in 0..<outputWidth {
-                        let start = horizontal.starts[x]
-                        let offset = horizontal.offsets[x]
-                        var total = SIMD4<Float>.zero
-                        for k in 0..<horizontal.counts[x] {
-                            // Multiply then add: `addProduct` is a fused multiply-add, which on
-                            // baseline x86-64 (no FMA instruction) becomes a libm call per lane.
-                            total += src[start + k] * w[offset + k]
+                    horizontal.starts.withUnsafeBufferPointer { starts in
+                        horizontal.offsets.withUnsafeBufferPointer { offsets in
+                            horizontal.counts.withUnsafeBufferPointer { counts in
+                                let s = src.baseAddress!, weights = w.baseAddress!
+                                for x in 0..<outputWidth {
+                                    let p = s + starts[x]
+                                    let q = weights + offsets[x]
+                                    var total = SIMD4<Float>.zero
+                                    // Multiply then add: `addProduct` is a fused multiply-add, which
+                                    // on baseline x86-64 (no FMA instruction) is a libm call per lane.
+                                    for k in 0..<counts[x] { total += p[k] * q[k] }
+                                    dst[x] = total
+                                }
+                            }
                         }
-                        dst[x] = total
                     }
                 }
             }
@@ -221,11 +228,12 @@ public final class StreamingDownscaler {
                 // Clamp, then round half up by adding 0.5 and truncating (one vector conversion,
                 // no libm call per lane).
                 p = p.replacing(with: 0, where: p .< 0).replacing(with: 255, where: p .> 255)
-                let q = SIMD4<Int32>(p + 0.5)
-                out[base + 4 * x] = UInt8(truncatingIfNeeded: q[0])
-                out[base + 4 * x + 1] = UInt8(truncatingIfNeeded: q[1])
-                out[base + 4 * x + 2] = UInt8(truncatingIfNeeded: q[2])
-                out[base + 4 * x + 3] = UInt8(truncatingIfNeeded: q[3])
+                // Lane by lane: `SIMD4<Int32>(SIMD4<Float>)` is a generic, unspecialised conversion.
+                p += 0.5
+                out[base + 4 * x] = UInt8(truncatingIfNeeded: Int32(p[0]))
+                out[base + 4 * x + 1] = UInt8(truncatingIfNeeded: Int32(p[1]))
+                out[base + 4 * x + 2] = UInt8(truncatingIfNeeded: Int32(p[2]))
+                out[base + 4 * x + 3] = UInt8(truncatingIfNeeded: Int32(p[3]))
             }
         }
     }
