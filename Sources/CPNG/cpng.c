@@ -32,9 +32,17 @@ static void set_message(char *message, size_t size, const char *text) {
     if (message && size) snprintf(message, size, "%s", text);
 }
 
+// Reads like libpng's default, but tells a truncated file from an I/O error.
+static void read_bytes(png_structp png, png_bytep out, png_size_t count) {
+    FILE *file = (FILE *)png_get_io_ptr(png);
+    if (fread(out, 1, count, file) == count) return;
+    if (feof(file)) png_error(png, "unexpected end of file (truncated)");
+    png_error(png, strerror(errno));
+}
+
 static cpng_status read_header(cpng_decoder *d, cpng_info *info) {
     if (setjmp(png_jmpbuf(d->png))) return CPNG_ERROR;
-    png_init_io(d->png, d->file);
+    png_set_read_fn(d->png, d->file, read_bytes);
     png_set_sig_bytes(d->png, 8);
     // Limits are enforced by the caller from the header; lift libpng's own 1M × 1M cap only
     // as far as the caller's checks go (they run before any pixel buffer exists).

@@ -13,6 +13,15 @@ public struct ContentType: RawRepresentable, Hashable, Sendable, Codable, Custom
     public var identifier: String { rawValue }
     public var description: String { rawValue }
 
+    /// A short human name: "PNG image" for `public.png`.
+    public var displayName: String {
+        switch self {
+        case .png: "PNG image"
+        case .jpeg: "JPEG image"
+        default: rawValue
+        }
+    }
+
     public static let item: ContentType = "public.item"
     public static let content: ContentType = "public.content"
     public static let data: ContentType = "public.data"
@@ -138,6 +147,12 @@ public struct ContentTypeRegistry: Sendable {
             return .plainText
         }
         return .data
+    }
+
+    /// The type a file name's extension names, if known (`photo.JPG` → `public.jpeg`).
+    public func type(forFilename name: String) -> ContentType? {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+        return byExtension[name[name.index(after: dot)...].lowercased()]
     }
 
     /// The type of the file at `path` (reads at most 512 bytes).

@@ -64,7 +64,12 @@ public struct DirectoryWalker: Sendable {
                     visit(.file(path))
                     continue
                 }
-                if type == UInt8(DT_LNK) && !followSymbolicLinks { continue }
+                if type == UInt8(DT_LNK) && !followSymbolicLinks {
+                    // Not followed, but a link to nothing is broken either way: say so.
+                    var target = stat()
+                    if stat(path, &target) != 0 && errno == ENOENT { visit(.failure(FileError(path: path, reason: .danglingSymbolicLink))) }
+                    continue
+                }
                 if type != UInt8(DT_DIR) && type != UInt8(DT_LNK) && type != UInt8(DT_UNKNOWN) { continue }
                 switch classify(path, followLink: followSymbolicLinks) {
                 case .directory(let id):

@@ -107,7 +107,15 @@ public final class Warmer: Sendable {
         }
         var writes: [StoreWrite] = id.fromCache ? [] : [.file(path: path, snapshot: id.snapshot, content: id.content)]
         let type = factory.types.type(ofFileAt: path)
-        guard let provider = factory.provider(for: type) else { return (.notSupported, writes) }
+        guard let provider = factory.provider(for: type) else {
+            // The name promises an image we make thumbnails of, but the bytes are not one.
+            let name = path.split(separator: "/").last.map(String.init) ?? path
+            if let named = factory.types.type(forFilename: name), factory.provider(for: named) != nil {
+                let reason = id.snapshot.size == 0 ? "empty file" : "not a valid \(named.displayName) (its content is \(type))"
+                return (.failed(path, reason), writes)
+            }
+            return (.notSupported, writes)
+        }
         let specs = options.specs.filter { min($0.boxWidth, $0.boxHeight) >= provider.minimumDimension }
         guard !specs.isEmpty else { return (.notSupported, writes) }
         // Another path with the same bytes is (or was) handled in this run: nothing more to make.

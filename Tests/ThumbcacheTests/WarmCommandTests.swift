@@ -84,6 +84,15 @@ struct WarmCommandTests {
         #expect(summary.failures["dangling symbolic link (its target does not exist)"] == [tree + "/broken-link.jpg"])
         #expect(summary.failures["corrupt or truncated image: Premature end of JPEG file"] == [tree + "/truncated.jpg"])
 
+        // Names that promise an image whose bytes are not one are failures, not "unsupported".
+        try dir.write("tree/empty.png", [])
+        try dir.write("tree/text.jpg", Array("hello".utf8))
+        let named = try warm(tree, cache: dir.appending("cache-named"), [])
+        #expect(named.failures["empty file"] == [tree + "/empty.png"])
+        #expect(named.failures["not a valid JPEG image (its content is public.plain-text)"] == [tree + "/text.jpg"])
+        try FileManager.default.removeItem(atPath: tree + "/empty.png")
+        try FileManager.default.removeItem(atPath: tree + "/text.jpg")
+
         // Remembered: the next warm does not decode it again, unless asked.
         let again = try warm(tree, cache: dir.appending("cache"), [])
         #expect(again.failures.keys.contains { $0.contains("recorded earlier") })
