@@ -60,10 +60,13 @@ public final class Warmer: Sendable {
         Thread {
             walker.walk(roots) { entry in
                 switch entry {
-                case .file(let path): queue.push(path)
+                case .file(let path):
+                    tally.found()
+                    queue.push(path)
                 case .failure(let error): tally.record(.failed(error.path, error.reason.description))
                 }
             }
+            tally.walkFinished()
             queue.finish()
             threads.leave()
         }.start()
@@ -155,10 +158,20 @@ public final class Warmer: Sendable {
 
 /// Counts as a warm goes.
 public struct WarmProgress: Sendable {
+    /// Files done.
     public var files: Int
     public var failed: Int
+    /// Files found by the walk so far; final once ``walkComplete``.
+    public var found: Int
+    public var walkComplete: Bool
     /// Nanoseconds since the warm started.
     public var elapsed: Int64
+
+    /// Seconds left at the current rate, once the walk has counted every file.
+    public var estimatedSecondsLeft: Double? {
+        guard walkComplete, files > 0, elapsed > 0 else { return nil }
+        return Double(max(0, found - files)) * Double(elapsed) / 1e9 / Double(files)
+    }
 }
 
 /// What a warm did. Every file found lands in exactly one of the counts after `seen`.
@@ -190,10 +203,15 @@ final class Tally: Sendable {
         var contents: Set<ContentHash> = []
         var failures: [String: [String]] = [:]
         var failed = 0
+        var found = 0
+        var walkComplete = false
         var files: Int { generated + alreadyCached + duplicates + notSupported + failed }
     }
     private let state = ConditionLockedState(State())
     private let start = StoreClock.nowNanoseconds()
+
+    func found() { state.withLock { $0.found += 1 } }
+    func walkFinished() { state.withLock { $0.walkComplete = true } }
 
     /// True the first time `content` is claimed in this run.
     func claim(_ content: ContentHash) -> Bool {
@@ -212,7 +230,8 @@ final class Tally: Sendable {
                 s.failed += 1
                 s.failures[reason, default: []].append(path)
             }
-            return WarmProgress(files: s.files, failed: s.failed, elapsed: StoreClock.nowNanoseconds() - start)
+            return WarmProgress(files: s.files, failed: s.failed, found: s.found, walkComplete: s.walkComplete,
+                                elapsed: StoreClock.nowNanoseconds() - start)
         }
     }
 

@@ -221,13 +221,16 @@ public final class StreamingDownscaler {
                 var p = acc[x]
                 let a = min(max(p[3], 0), 255)
                 if premultiply {
-                    p = a > 0 ? p * (255 / a) : .zero
+                    // Alpha that rounds to 0 is transparent: dividing by a tiny ringing residue
+                    // would give infinities, and 0 × ∞ is NaN.
+                    p = a >= 0.5 ? p * (255 / a) : .zero
                 }
                 if linearLight { p = SIMD4<Float>(SRGB.encode(p[0]), SRGB.encode(p[1]), SRGB.encode(p[2]), p[3]) }
                 if premultiply { p[3] = a } else { p[3] = 255 }
                 // Clamp, then round half up by adding 0.5 and truncating (one vector conversion,
                 // no libm call per lane).
-                p = p.replacing(with: 0, where: p .< 0).replacing(with: 255, where: p .> 255)
+                // NaN-safe: a NaN is not ≥ 0, so it becomes 0 rather than trapping the conversion below.
+                p = p.replacing(with: 0, where: .!(p .>= 0)).replacing(with: 255, where: p .> 255)
                 // Lane by lane: `SIMD4<Int32>(SIMD4<Float>)` is a generic, unspecialised conversion.
                 p += 0.5
                 out[base + 4 * x] = UInt8(truncatingIfNeeded: Int32(p[0]))

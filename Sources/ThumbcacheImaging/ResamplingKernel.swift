@@ -68,10 +68,20 @@ struct FilterTable {
                 sum += w
             }
             if sum == 0 { sum = 1 }
-            starts.append(first)
+            // Drop negligible weights (sin(kπ) is not exactly 0 in floating point): at 1:1 the
+            // kernel then is exactly one tap of weight 1, instead of tiny residues whose products
+            // give transparent pixels an alpha of 1e-33 and, unpremultiplied, an invented colour.
+            let largest = taps.map(abs).max() ?? 0
+            var lo = 0, hi = taps.count - 1
+            for i in taps.indices where abs(taps[i]) < largest * 1e-6 { taps[i] = 0 }
+            while lo < hi && taps[lo] == 0 { lo += 1 }
+            while hi > lo && taps[hi] == 0 { hi -= 1 }
+            sum = taps[lo...hi].reduce(0, +)
+            if sum == 0 { sum = 1 }
+            starts.append(first + lo)
             offsets.append(weights.count)
-            counts.append(taps.count)
-            weights.append(contentsOf: taps.map { Float($0 / sum) })
+            counts.append(hi - lo + 1)
+            weights.append(contentsOf: taps[lo...hi].map { Float($0 / sum) })
         }
     }
 }

@@ -121,7 +121,9 @@ final class ProgressLine: Sendable {
         }
         guard due else { return }
         let rate = Double(p.files) / max(Double(p.elapsed) / 1e9, 0.001)
-        let text = "\r\u{1B}[K  \(p.files) files, \(Int(rate))/s" + (p.failed > 0 ? ", \(p.failed) failed" : "")
+        var text = "\r\u{1B}[K  \(p.files)" + (p.walkComplete ? "/\(p.found)" : "") + " files, \(Int(rate))/s"
+        if p.failed > 0 { text += ", \(p.failed) failed" }
+        if let left = p.estimatedSecondsLeft { text += ", about \(Int(left.rounded(.up))) s left" }
         FileHandle.standardError.write(Data(text.utf8))
     }
 

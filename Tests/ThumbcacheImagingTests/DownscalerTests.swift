@@ -186,3 +186,51 @@ struct LinearLightTests {
         }
     }
 }
+
+struct DownscalerRobustnessTests {
+    /// Sparse, faint alpha makes the kernel's ringing leave tiny alphas; unpremultiplying by them
+    /// must not produce NaN (which once trapped the conversion to bytes, found on /usr/share).
+    @Test func faintSparseAlphaNeverTraps() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let w = Int.random(in: 3...90, using: &generator), h = Int.random(in: 3...90, using: &generator)
+            var pixels = [UInt8](repeating: 0, count: w * h * 4)
+            for _ in 0..<Int.random(in: 1...4, using: &generator) {
+                let p = Int.random(in: 0..<w * h, using: &generator)
+                pixels[4 * p + 3] = UInt8.random(in: 1...3, using: &generator)
+                pixels[4 * p] = UInt8.random(in: 0...255, using: &generator)
+            }
+            let ow = Int.random(in: 1...w, using: &generator), oh = Int.random(in: 1...h, using: &generator)
+            for kernel in ResamplingKernel.allCases {
+                let out = streamingResize(RGBAImage(width: w, height: h, pixels: pixels, hasAlpha: true), width: ow, height: oh, kernel: kernel)
+                #expect(out.pixels.count == ow * oh * 4)
+            }
+        }
+    }
+}
+
+struct IdentityResampleTests {
+    /// At 1:1 (an icon smaller than the box) every pixel comes back exactly, transparent ones
+    /// included. Kernel residues once gave transparent pixels alphas of 1e-33, hence invented
+    /// colours, and NaN (a trap) when smaller still: found on an Adwaita 24×24 icon.
+    @Test func oneToOneIsExact() {
+        let w = 24, h = 24
+        var pixels = [UInt8](repeating: 0, count: w * h * 4)
+        for y in 6..<18 {
+            for x in 4..<20 {
+                let i = (y * w + x) * 4
+                pixels[i] = 255
+                pixels[i + 3] = UInt8((x + y) % 12 + 2)  // faint alpha 2…13 beside transparent pixels
+            }
+        }
+        let image = RGBAImage(width: w, height: h, pixels: pixels, hasAlpha: true)
+        // Lanczos interpolates: 1:1 is the identity.
+        let out = streamingResize(image, width: w, height: h, kernel: .lanczos3)
+        #expect(out.pixels == pixels)
+        // Mitchell (B = 1/3) blurs a little even at 1:1, but never invents colour where alpha is 0.
+        let soft = streamingResize(image, width: w, height: h, kernel: .mitchell)
+        for p in 0..<w * h where soft.pixels[4 * p + 3] == 0 {
+            #expect(soft.pixels[4 * p..<4 * p + 3].allSatisfy { $0 == 0 }, "pixel \(p)")
+        }
+    }
+}
