@@ -142,11 +142,12 @@ cjpeg_decoder *cjpeg_open_memory(const uint8_t *bytes, size_t length, cjpeg_info
     return d;
 }
 
-cjpeg_status cjpeg_start(cjpeg_decoder *d, int denominator, uint32_t *out_width, uint32_t *out_height) {
+cjpeg_status cjpeg_start(cjpeg_decoder *d, int denominator, int fast, uint32_t *out_width, uint32_t *out_height) {
     if (setjmp(d->error.jump)) return CJPEG_ERROR;
     d->cinfo.scale_num = 1;
     d->cinfo.scale_denom = (unsigned)denominator;
-    d->cinfo.dct_method = JDCT_ISLOW;
+    d->cinfo.dct_method = fast ? JDCT_IFAST : JDCT_ISLOW;
+    d->cinfo.do_fancy_upsampling = fast ? FALSE : TRUE;
     if (d->cinfo.jpeg_color_space == JCS_CMYK || d->cinfo.jpeg_color_space == JCS_YCCK) {
         d->cinfo.out_color_space = JCS_CMYK;
         d->cmyk = 1;

@@ -117,10 +117,11 @@ final class JPEGSource {
         ImagingError(path: path, reason: .corrupt(String(cString: cjpeg_message(decoder))))
     }
 
-    /// Starts decoding at 1/`denominator` scale (1, 2, 4 or 8).
-    func start(denominator: Int) throws(ImagingError) {
+    /// Starts decoding at 1/`denominator` scale (1, 2, 4 or 8); `fast` when the result will be
+    /// shrunk at least 2× more.
+    func start(denominator: Int, fast: Bool = false) throws(ImagingError) {
         var w: UInt32 = 0, h: UInt32 = 0
-        guard cjpeg_start(decoder, Int32(denominator), &w, &h) == CJPEG_OK else { throw fail() }
+        guard cjpeg_start(decoder, Int32(denominator), fast ? 1 : 0, &w, &h) == CJPEG_OK else { throw fail() }
         outputWidth = Int(w)
         outputHeight = Int(h)
     }

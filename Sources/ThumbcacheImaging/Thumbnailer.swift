@@ -155,7 +155,9 @@ public enum Thumbnailer {
         let g = storedGeometry(geometry(width: dw, height: dh, options: options), orientation: turn, displayedWidth: dw, displayedHeight: dh)
         // Shrink-on-load: the DCT scale is chosen on the crop, which is what gets resized.
         let d = jpegDenominator(width: g.crop.width, height: g.crop.height, outputWidth: g.width, outputHeight: g.height)
-        try source.start(denominator: d)
+        // The fast IDCT and merged upsampling only where at least 2× of shrinking follows.
+        let remaining = min(Double(g.crop.width) / Double(d * g.width), Double(g.crop.height) / Double(d * g.height))
+        try source.start(denominator: d, fast: remaining >= 2)
         // libjpeg rounds scaled sizes up (ceil(width / d)); scale the crop the same way.
         let sw = source.outputWidth, sh = source.outputHeight
         let crop = (

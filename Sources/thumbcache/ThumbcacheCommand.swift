@@ -38,8 +38,9 @@ struct ThumbcacheCommand: AsyncParsableCommand {
 }
 
 /// Decoders allocate and free buffers of a few hundred kilobytes to a few megabytes per image.
-/// By default glibc serves those with mmap and unmaps them on free, so every image page-faults
-/// its buffers in again (about 12 % of a JPEG warm). Keep them in the heap and reuse them.
+/// By default glibc's threshold for serving those with mmap starts at 128 KB, and freed mappings
+/// are unmapped, so images page-fault their buffers in again and again (about 12 % of a JPEG warm).
+/// Keep buffers up to 8 MB in the heap and reuse them.
 /// (`mallopt` is declared in malloc.h, which Swift's Glibc module does not export; it is looked
 /// up by name, with glibc's values of the two options.)
 private func tuneMalloc() {
@@ -48,7 +49,10 @@ private func tuneMalloc() {
     guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
     let mallopt = unsafeBitCast(symbol, to: Mallopt.self)
     let trimThreshold: Int32 = -1, mmapThreshold: Int32 = -3  // M_TRIM_THRESHOLD, M_MMAP_THRESHOLD
-    _ = mallopt(mmapThreshold, 64 << 20)
-    _ = mallopt(trimThreshold, 128 << 20)
+    // Measured on /usr/share (44 719 files) and the corpus: 8 MB / 16 MB gave the lowest peak RSS
+    // (135 MB against 235 MB at 64 / 128) and the fastest warm; larger values keep more freed
+    // memory per thread arena without saving more page faults.
+    _ = mallopt(mmapThreshold, 8 << 20)
+    _ = mallopt(trimThreshold, 16 << 20)
     #endif
 }

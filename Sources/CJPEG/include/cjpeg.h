@@ -33,8 +33,10 @@ cjpeg_decoder *cjpeg_open_memory(const uint8_t *bytes, size_t length, cjpeg_info
                                  char *message, size_t message_size);
 
 /// Starts decompression to RGBA8 at scale 1/denominator (1, 2, 4 or 8). The scaled size is
-/// libjpeg's: ceil(width / denominator) × ceil(height / denominator).
-cjpeg_status cjpeg_start(cjpeg_decoder *decoder, int denominator, uint32_t *out_width, uint32_t *out_height);
+/// libjpeg's: ceil(width / denominator) × ceil(height / denominator). With `fast`, the fast
+/// integer IDCT and merged (non-"fancy") chroma upsampling are used: for output that is shrunk
+/// at least 2× afterwards, where their small errors vanish.
+cjpeg_status cjpeg_start(cjpeg_decoder *decoder, int denominator, int fast, uint32_t *out_width, uint32_t *out_height);
 
 /// Reads the next output row (out_width × 4 bytes).
 cjpeg_status cjpeg_read_row(cjpeg_decoder *decoder, uint8_t *row);
