@@ -61,14 +61,22 @@ struct GetCommand: AsyncParsableCommand {
         let representation = try await generator.bestRepresentation(for: request)
         try Data(representation.pngData()).write(to: URL(fileURLWithPath: output))
         if json {
-            let info: [String: String] = [
-                "path": output, "kind": representation.kind.description, "width": "\(representation.pixelWidth)",
-                "height": "\(representation.pixelHeight)", "scale": "\(representation.scale)",
-                "fromCache": "\(representation.fromCache)",
-            ]
+            let info = Written(
+                path: output, kind: representation.kind.description, width: representation.pixelWidth,
+                height: representation.pixelHeight, scale: representation.scale, fromCache: representation.fromCache)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             print(String(decoding: try encoder.encode(info), as: UTF8.self))
         }
     }
+}
+
+/// What `get --json` prints.
+struct Written: Encodable {
+    var path: String
+    var kind: String
+    var width: Int
+    var height: Int
+    var scale: Double
+    var fromCache: Bool
 }
