@@ -82,6 +82,29 @@ static cjpeg_status read_header(cjpeg_decoder *d, cjpeg_info *info, const uint8_
     return CJPEG_OK;
 }
 
+// A decoder over `file` (which it then owns) or over `bytes`, with its header read.
+static cjpeg_decoder *open_source(FILE *file, const uint8_t *bytes, size_t length, cjpeg_info *info,
+                                  cjpeg_status *status, char *message, size_t message_size) {
+    cjpeg_decoder *d = calloc(1, sizeof *d);
+    if (!d) {
+        if (file) fclose(file);
+        *status = CJPEG_ERROR;
+        set_message(message, message_size, "out of memory");
+        return NULL;
+    }
+    d->file = file;
+    d->cinfo.err = jpeg_std_error(&d->error.base);
+    d->error.base.error_exit = on_error_exit;
+    d->error.base.emit_message = on_emit_message;
+    *status = read_header(d, info, bytes, length);
+    if (*status != CJPEG_OK) {
+        set_message(message, message_size, d->error.message);
+        cjpeg_close(d);
+        return NULL;
+    }
+    return d;
+}
+
 cjpeg_decoder *cjpeg_open(const char *path, cjpeg_info *info, cjpeg_status *status, char *message, size_t message_size) {
     FILE *file = fopen(path, "rb");
     if (!file) {
@@ -97,24 +120,7 @@ cjpeg_decoder *cjpeg_open(const char *path, cjpeg_info *info, cjpeg_status *stat
         return NULL;
     }
     rewind(file);
-    cjpeg_decoder *d = calloc(1, sizeof *d);
-    if (!d) {
-        fclose(file);
-        *status = CJPEG_ERROR;
-        set_message(message, message_size, "out of memory");
-        return NULL;
-    }
-    d->file = file;
-    d->cinfo.err = jpeg_std_error(&d->error.base);
-    d->error.base.error_exit = on_error_exit;
-    d->error.base.emit_message = on_emit_message;
-    *status = read_header(d, info, NULL, 0);
-    if (*status != CJPEG_OK) {
-        set_message(message, message_size, d->error.message);
-        cjpeg_close(d);
-        return NULL;
-    }
-    return d;
+    return open_source(file, NULL, 0, info, status, message, message_size);
 }
 
 cjpeg_decoder *cjpeg_open_memory(const uint8_t *bytes, size_t length, cjpeg_info *info, cjpeg_status *status,
@@ -124,22 +130,7 @@ cjpeg_decoder *cjpeg_open_memory(const uint8_t *bytes, size_t length, cjpeg_info
         set_message(message, message_size, "not a JPEG (no start-of-image marker)");
         return NULL;
     }
-    cjpeg_decoder *d = calloc(1, sizeof *d);
-    if (!d) {
-        *status = CJPEG_ERROR;
-        set_message(message, message_size, "out of memory");
-        return NULL;
-    }
-    d->cinfo.err = jpeg_std_error(&d->error.base);
-    d->error.base.error_exit = on_error_exit;
-    d->error.base.emit_message = on_emit_message;
-    *status = read_header(d, info, bytes, length);
-    if (*status != CJPEG_OK) {
-        set_message(message, message_size, d->error.message);
-        cjpeg_close(d);
-        return NULL;
-    }
-    return d;
+    return open_source(NULL, bytes, length, info, status, message, message_size);
 }
 
 cjpeg_status cjpeg_start(cjpeg_decoder *d, int denominator, int fast, uint32_t *out_width, uint32_t *out_height) {

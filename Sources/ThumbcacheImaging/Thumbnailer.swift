@@ -126,22 +126,39 @@ public enum Thumbnailer {
         exif?.orientation.flatMap(Orientation.init(rawValue:)) ?? .up
     }
 
+    /// What both formats do after the header: parse EXIF, find the orientation and the displayed
+    /// size, and lay out the output and crop in stored pixels.
+    private static func plan(width: Int, height: Int, exifBytes: [UInt8]?, options: ThumbnailOptions) -> Plan {
+        let exif = exifBytes.flatMap { bytes in bytes.withUnsafeBytes { EXIFData.parse($0) } }
+        let turn = orientation(exif)
+        let (dw, dh) = turn.swapsDimensions ? (height, width) : (width, height)
+        let g = storedGeometry(geometry(width: dw, height: dh, options: options), orientation: turn, displayedWidth: dw, displayedHeight: dh)
+        return Plan(exif: exif, orientation: turn, displayedWidth: dw, displayedHeight: dh, output: g)
+    }
+
+    private struct Plan {
+        var exif: EXIFData?
+        var orientation: Orientation
+        var displayedWidth: Int
+        var displayedHeight: Int
+        var output: (width: Int, height: Int, crop: (x: Int, y: Int, width: Int, height: Int))
+    }
+
     // MARK: PNG
 
     private static func pngThumbnail(_ path: String, _ options: ThumbnailOptions) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
         let source = try PNGSource(path: path)
         try checkLimits(path, width: source.width, height: source.height, buffered: source.interlaced, options.limits)
-        let exif = source.exif.flatMap { bytes in bytes.withUnsafeBytes { EXIFData.parse($0) } }
-        let turn = orientation(exif)
-        let (dw, dh) = turn.swapsDimensions ? (source.height, source.width) : (source.width, source.height)
-        let g = storedGeometry(geometry(width: dw, height: dh, options: options), orientation: turn, displayedWidth: dw, displayedHeight: dh)
+        let p = plan(width: source.width, height: source.height, exifBytes: source.exif, options: options)
+        let g = p.output
         try source.start()
         let scaler = StreamingDownscaler(
             sourceWidth: source.width, sourceHeight: source.height, outputWidth: g.width, outputHeight: g.height, crop: g.crop,
             kernel: options.kernel, premultiply: source.hasAlpha, linearLight: options.linearLight)
         try source.readRows { scaler.push($0) }
-        let image = turn.apply(to: scaler.finish())
-        return (image, ImageInfo(format: .png, pixelWidth: dw, pixelHeight: dh, orientation: turn, hasAlpha: source.hasAlpha, exif: exif))
+        let image = p.orientation.apply(to: scaler.finish())
+        return (image, ImageInfo(format: .png, pixelWidth: p.displayedWidth, pixelHeight: p.displayedHeight,
+                                 orientation: p.orientation, hasAlpha: source.hasAlpha, exif: p.exif))
     }
 
     // MARK: JPEG
@@ -149,10 +166,8 @@ public enum Thumbnailer {
     private static func jpegThumbnail(_ path: String, _ options: ThumbnailOptions) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
         let source = try JPEGSource(path: path)
         try checkLimits(path, width: source.width, height: source.height, buffered: source.progressive, options.limits)
-        let exif = source.exif.flatMap { bytes in bytes.withUnsafeBytes { EXIFData.parse($0) } }
-        let turn = orientation(exif)
-        let (dw, dh) = turn.swapsDimensions ? (source.height, source.width) : (source.width, source.height)
-        let g = storedGeometry(geometry(width: dw, height: dh, options: options), orientation: turn, displayedWidth: dw, displayedHeight: dh)
+        let p = plan(width: source.width, height: source.height, exifBytes: source.exif, options: options)
+        let g = p.output
         // Shrink-on-load: the DCT scale is chosen on the crop, which is what gets resized.
         let d = jpegDenominator(width: g.crop.width, height: g.crop.height, outputWidth: g.width, outputHeight: g.height)
         // The fast IDCT and merged upsampling only where at least 2× of shrinking follows.
@@ -168,7 +183,8 @@ public enum Thumbnailer {
             sourceWidth: sw, sourceHeight: sh, outputWidth: g.width, outputHeight: g.height, crop: crop, kernel: options.kernel,
             premultiply: false, linearLight: options.linearLight)
         try source.readRows { scaler.push($0) }
-        let image = turn.apply(to: scaler.finish())
-        return (image, ImageInfo(format: .jpeg, pixelWidth: dw, pixelHeight: dh, orientation: turn, hasAlpha: false, exif: exif))
+        let image = p.orientation.apply(to: scaler.finish())
+        return (image, ImageInfo(format: .jpeg, pixelWidth: p.displayedWidth, pixelHeight: p.displayedHeight,
+                                 orientation: p.orientation, hasAlpha: false, exif: p.exif))
     }
 }
