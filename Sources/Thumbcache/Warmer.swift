@@ -56,6 +56,9 @@ public final class Warmer: Sendable {
         let threads = DispatchGroup()
 
         if options.retryFailed { _ = try? store.clearAllFailures() }
+        // Absolute, canonical roots: the stat cache (and later the index) is keyed by path, so
+        // `warm .` and `warm /home/me/Pictures` must name the same files the same way.
+        let roots = roots.map(Self.absolutePath)
         threads.enter()
         Thread {
             walker.walk(roots) { entry in
@@ -95,6 +98,13 @@ public final class Warmer: Sendable {
         for failure in await writer.flush() { tally.record(.failed(store.directory, failure.description)) }
         writer.close()
         return tally.summary(elapsed: StoreClock.nowNanoseconds() - start)
+    }
+
+    /// `path` resolved to an absolute path without `.`, `..` or symbolic links, if it exists.
+    public static func absolutePath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// Everything one file needs; returns its outcome and the records to commit together.

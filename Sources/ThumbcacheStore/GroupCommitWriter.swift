@@ -137,6 +137,8 @@ private final class WriterCore: @unchecked Sendable {
     var deferredFailures: [StoreError] = []
     var counters = GroupCommitWriter.Counters()
     var lastSync = ConditionLock.now()
+    /// Commits since the last sync (deferred durability): nothing to flush when false.
+    var unsynced = false
 
     init(store: ThumbnailStore, policy: GroupCommitWriter.Policy) {
         self.store = store
@@ -192,7 +194,7 @@ private final class WriterCore: @unchecked Sendable {
             return nil
         }
         if let now {
-            if store.environment.options.durability == .deferred { try? store.sync() }
+            syncIfNeeded()
             waiter(now)
         }
     }
@@ -209,7 +211,7 @@ private final class WriterCore: @unchecked Sendable {
         while let batch = nextBatch() {
             commit(batch)
         }
-        if store.environment.options.durability == .deferred { try? store.sync() }
+        syncIfNeeded()
         // Wake anyone still waiting; nothing is queued any more.
         let (rooms, flushes, failures) = lock.withLock {
             defer {
@@ -271,9 +273,11 @@ private final class WriterCore: @unchecked Sendable {
         }
         var syncError: StoreError?
         let now = ConditionLock.now()
+        lock.withLock { unsynced = true }
         if store.environment.options.durability == .deferred && now - lastSync >= policy.syncInterval {
             do { try store.sync() } catch { syncError = error }
             lastSync = now
+            lock.withLock { unsynced = false }
         }
         var rooms: [CheckedContinuation<Result<Void, StoreError>, Never>] = []
         var flushes: [@Sendable ([StoreError]) -> Void] = []
@@ -304,11 +308,22 @@ private final class WriterCore: @unchecked Sendable {
         for (g, r) in zip(batch, results) { g.completion?(r) }
         for c in rooms { c.resume(returning: .success(())) }
         if !flushes.isEmpty {
-            if store.environment.options.durability == .deferred {
-                do { try store.sync() } catch { failuresForFlush.append(error) }
-                lock.withLock { lastSync = ConditionLock.now() }
-            }
+            if let error = syncIfNeeded() { failuresForFlush.append(error) }
             for f in flushes { f(failuresForFlush) }
         }
+    }
+
+    /// With deferred durability, flushes to disk if anything was committed since the last flush.
+    @discardableResult
+    func syncIfNeeded() -> StoreError? {
+        guard store.environment.options.durability == .deferred else { return nil }
+        let needed = lock.withLock { () -> Bool in
+            defer { unsynced = false }
+            return unsynced
+        }
+        guard needed else { return nil }
+        lock.withLock { lastSync = ConditionLock.now() }
+        do { try store.sync() } catch { return error }
+        return nil
     }
 }

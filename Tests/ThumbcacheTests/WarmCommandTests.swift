@@ -59,6 +59,20 @@ struct WarmCommandTests {
         #expect(out.contains("\"thumbnails\" : 16"))
     }
 
+    @Test func relativeAndAbsoluteRootsAreTheSameFiles() throws {
+        let dir = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.appending("tree"), withIntermediateDirectories: true)
+        try dir.write("tree/a.png", ImageEncoder.png(testPhoto(width: 40, height: 30)))
+        sleep(3)  // past the stat cache's racy window
+        let cache = dir.appending("cache")
+        _ = try warm(dir.appending("tree"), cache: cache)
+        // The same tree through "..": the stat cache knows the file, nothing is read again.
+        let again = try warm(dir.appending("tree/../tree"), cache: cache)
+        #expect(again.alreadyCached == 1)
+        let (_, out, _) = try run(["stats", "--cache", cache, "--json"])
+        #expect(out.contains("\"files\" : 1"))
+    }
+
     @Test func getWritesTheThumbnail() throws {
         let dir = TemporaryDirectory()
         let image = try dir.write("wide.png", ImageEncoder.png(testPhoto(width: 400, height: 100)))
