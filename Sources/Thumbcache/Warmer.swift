@@ -50,7 +50,9 @@ public final class Warmer: Sendable {
         let factory = self.factory
         let writer = GroupCommitWriter(store: store)
         let walker = DirectoryWalker(followSymbolicLinks: options.followSymbolicLinks, excluding: [store.directory])
-        let queue = WorkQueue<String>(capacity: 4096)
+        // Deep enough (a few MB of paths) that the walk of a typical tree finishes early, so the
+        // progress line can show a total and an ETA; bounded, so a huge tree cannot grow it without end.
+        let queue = WorkQueue<String>(capacity: 65_536)
         let tally = Tally()
         let inFlight = DispatchSemaphore(value: 256)
         let threads = DispatchGroup()
