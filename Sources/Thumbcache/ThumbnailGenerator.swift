@@ -22,6 +22,9 @@ public final class ThumbnailGenerator: Sendable {
     private let inFlight = InFlight()
     private let cancelled = Mutex<Set<UInt64>>([])
     private let renders = Atomic<Int>(0)
+    /// Cache hits not yet written: recorded off the hit path, committed in batches.
+    private let pendingAccesses = Mutex<[ThumbnailKey: UInt32]>([:])
+    private static let accessBatch = 128
 
     public init(store: ThumbnailStore, providers: [any ThumbnailProvider] = [ImageThumbnailProvider()],
                 types: ContentTypeRegistry = ContentTypeRegistry()) {
@@ -29,7 +32,29 @@ public final class ThumbnailGenerator: Sendable {
         writer = GroupCommitWriter(store: store)
     }
 
-    deinit { writer.close() }
+    deinit {
+        flushAccesses()
+        writer.close()
+    }
+
+    /// Queues the recorded cache hits for the writer (they are committed with its next batch).
+    public func flushAccesses() {
+        let pending = pendingAccesses.withLock { p -> [ThumbnailKey: UInt32] in
+            defer { p = [:] }
+            return p
+        }
+        guard !pending.isEmpty else { return }
+        writer.enqueue(pending.map { .accessed($0.key, minute: $0.value) }) { _ in }
+    }
+
+    /// Notes a cache hit for least-recently-used eviction, without taking the write lock.
+    private func recordAccess(_ key: ThumbnailKey) {
+        let full = pendingAccesses.withLock { p -> Bool in
+            p[key] = currentMinute()
+            return p.count >= Self.accessBatch
+        }
+        if full { flushAccesses() }
+    }
 
     /// How many thumbnails this generator has rendered from source files (not served from the cache).
     public var generationCount: Int { renders.load(ordering: .relaxed) }
@@ -153,6 +178,7 @@ public final class ThumbnailGenerator: Sendable {
         let id = try await blocking { try factory.store.identify(fileAt: request.path, hasher: ContentHasher()) }
         let key = spec.key(for: id.content)
         if let cached = try await blocking({ try factory.store.thumbnail(key) }) {
+            recordAccess(key)
             if !id.fromCache { try await writer.submit([.file(path: request.path, snapshot: id.snapshot, content: id.content)]) }
             return ThumbnailRepresentation(kind: .thumbnail, header: cached.header, data: cached.data, box: spec, fromCache: true)
         }

@@ -16,6 +16,8 @@ public enum StoreWrite: Sendable, Hashable {
     case failure(content: ContentHash, generatorVersion: UInt32, FailureRecord)
     /// Forget a failure, so that generation is tried again.
     case clearFailure(content: ContentHash, generatorVersion: UInt32)
+    /// A thumbnail was served at this minute (minutes since 1970): the recency eviction uses.
+    case accessed(ThumbnailKey, minute: UInt32)
 
     /// How recent a file's modification or change time may be before its stat entry is not
     /// trusted: 2 s, coarser than the timestamp tick of any file system Linux mounts.
@@ -38,6 +40,7 @@ public enum StoreWrite: Sendable, Hashable {
         case .thumbnail(_, let header, let data): ThumbnailKey.encodedSize + 32 + header.sourceContentType.utf8.count + data.count
         case .failure(_, _, let record): 32 + record.reason.utf8.count
         case .clearFailure: 20
+        case .accessed: ThumbnailKey.encodedSize + 4
         }
     }
 }

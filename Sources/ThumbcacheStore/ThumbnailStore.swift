@@ -25,6 +25,7 @@ public final class ThumbnailStore: Sendable {
     let files: Database
     let thumbnails: Database
     let failures: Database
+    let access: Database
     let maxStatKeySize: Int
 
     enum Name {
@@ -32,6 +33,7 @@ public final class ThumbnailStore: Sendable {
         static let files = "files"
         static let thumbnails = "thumbnails"
         static let failures = "failures"
+        static let access = "access"
         static let formatKey = Array("format".utf8)
     }
 
@@ -69,12 +71,12 @@ public final class ThumbnailStore: Sendable {
         directory = env.directory
         environment = env
         maxStatKeySize = env.maxKeySize
-        (meta, files, thumbnails, failures) = try Self.openDatabases(env)
+        (meta, files, thumbnails, failures, access) = try Self.openDatabases(env)
     }
 
     /// Checks the format version (refusing other formats and other programs' environments
     /// before creating anything), then opens the databases.
-    private static func openDatabases(_ env: Environment) throws(StoreError) -> (Database, Database, Database, Database) {
+    private static func openDatabases(_ env: Environment) throws(StoreError) -> (Database, Database, Database, Database, Database) {
         let path = env.directory
         func wrap<R>(_ operation: String, _ body: () throws -> R) throws(StoreError) -> R {
             do {
@@ -114,7 +116,8 @@ public final class ThumbnailStore: Sendable {
         let files = try wrap("open database 'files'") { try env.database(Name.files) }
         let thumbnails = try wrap("open database 'thumbnails'") { try env.database(Name.thumbnails) }
         let failures = try wrap("open database 'failures'") { try env.database(Name.failures) }
-        return (meta, files, thumbnails, failures)
+        let access = try wrap("open database 'access'") { try env.database(Name.access) }
+        return (meta, files, thumbnails, failures, access)
     }
 
     static func encodeVersion(_ version: UInt32) -> [UInt8] {
@@ -334,6 +337,9 @@ public final class ThumbnailStore: Sendable {
             try txn.put(failures, key: FailureRecord.key(content: content, generatorVersion: version), value: record.encoded)
         case .clearFailure(let content, let version):
             try txn.delete(failures, key: FailureRecord.key(content: content, generatorVersion: version))
+        case .accessed(let key, let minute):
+            var stamp = minute.littleEndian
+            try key.withEncoded { k in try withUnsafeBytes(of: &stamp) { try txn.put(access, key: k, value: $0) } }
         }
     }
 

@@ -33,7 +33,7 @@ struct ThumbcacheCommand: AsyncParsableCommand {
               thumbcache stats --json               what the cache holds, as JSON
               thumbcache thumbnail a.jpg -o a.png   one thumbnail, no cache
             """,
-        subcommands: [WarmCommand.self, GetCommand.self, StatsCommand.self, ThumbnailCommand.self]
+        subcommands: [WarmCommand.self, GetCommand.self, StatsCommand.self, CompactCommand.self, ThumbnailCommand.self]
     )
 }
 

@@ -238,3 +238,31 @@ struct ProviderTests {
         #expect(t.mimeType(of: .jpeg) == "image/jpeg")
     }
 }
+
+struct AccessRecordingTests {
+    /// A cache hit through the generator is recorded (off the hit path, in a batch), so eviction
+    /// keeps the thumbnail that was used even though it is older.
+    @Test func cacheHitsCountForEviction() async throws {
+        let dir = TemporaryDirectory()
+        let store = try ThumbnailStore.open(directory: dir.appending("cache"))
+        let used = try dir.write("used.png", ImageEncoder.png(testPhoto(width: 30, height: 20)))
+        let unused = try dir.write("unused.png", ImageEncoder.png(testPhoto(width: 31, height: 20)))
+        let spec = ThumbnailSpec(size: 64)
+        // The used one is older: without its recorded hit it would be the one evicted.
+        for (path, minute) in [(used, Int64(1)), (unused, Int64(2))] {
+            let id = try store.identify(fileAt: path, hasher: ContentHasher())
+            let header = ThumbnailHeader(encoding: .png, kind: .thumbnail, hasAlpha: false, pixelWidth: 30, pixelHeight: 20,
+                                         scale: 1, created: minute * 60_000_000_000, sourceContentType: "public.png")
+            try store.apply([.thumbnail(spec.key(for: id.content), header, data: ImageEncoder.png(testPhoto(width: 30, height: 20)))])
+        }
+        do {
+            let generator = ThumbnailGenerator(store: store)
+            let hit = try await generator.bestRepresentation(for: ThumbnailRequest(fileAt: used, size: 64, representationTypes: .thumbnail))
+            #expect(hit.fromCache)
+        }  // the generator is gone: its recorded hits are committed
+        let one = try store.thumbnailBytes() / 2 + 1
+        #expect(try store.evict(toFit: one).evictedThumbnails == 1)
+        let usedContent = try store.identify(fileAt: used, hasher: ContentHasher()).content
+        #expect(try store.containsThumbnail(spec.key(for: usedContent)))
+    }
+}

@@ -137,3 +137,24 @@ struct WarmCommandTests {
         #expect(out.contains("stat cache"))
     }
 }
+
+extension WarmCommandTests {
+    @Test func compactRemovesThumbnailsOfDeletedFiles() throws {
+        let dir = TemporaryDirectory()
+        let tree = dir.appending("tree")
+        let cache = dir.appending("cache")
+        try FileManager.default.createDirectory(atPath: tree, withIntermediateDirectories: true)
+        try dir.write("tree/a.png", ImageEncoder.png(testPhoto(width: 40, height: 30)))
+        try dir.write("tree/b.png", ImageEncoder.png(testPhoto(width: 50, height: 30)))
+        _ = try warm(tree, cache: cache)
+        try FileManager.default.removeItem(atPath: tree + "/a.png")
+        let dry = try run(["compact", "--gc", "--dry-run", "--cache", cache])
+        #expect(dry.status == .exited(0))
+        #expect(dry.stdout.contains("Dry run"))
+        let (end, out, err) = try run(["compact", "--gc", "--max-size", "1G", "--json", "--cache", cache])
+        #expect(end == .exited(0), "\(err)")
+        #expect(out.contains("\"orphanedThumbnails\" : 1"))
+        let bad = try run(["compact", "--max-size", "lots", "--cache", cache])
+        #expect(bad.status == .exited(64))
+    }
+}

@@ -1,0 +1,98 @@
+import ArgumentParser
+import Foundation
+import ThumbcacheStore
+
+struct CompactCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "compact",
+        abstract: "Remove what the cache no longer needs, and keep it within a size.",
+        discussion: """
+            --gc drops the entries of files that are gone or changed, then every thumbnail and \
+            failure record whose content no remaining file has. --max-size removes least \
+            recently used thumbnails (by last use, else creation) until the thumbnails fit. \
+            Give one or both; --dry-run reports without changing anything. Other processes may \
+            keep using the cache meanwhile.
+
+            LMDB does not shrink its file: the freed pages are reused by later writes. \
+            (Rewriting the file smaller is not implemented yet.)
+
+            Examples:
+              thumbcache compact --gc --dry-run
+              thumbcache compact --max-size 500M --json
+            """
+    )
+
+    @OptionGroup var cacheOptions: CacheOptions
+
+    @Flag(name: .long, help: "Remove entries of deleted or changed files and thumbnails no file needs.")
+    var gc = false
+
+    @Option(name: .long, help: ArgumentHelp("Keep thumbnails within this size (e.g. 500M, 2G, 800K).", valueName: "size"))
+    var maxSize: String?
+
+    @Flag(name: .long, help: "Report what would be removed; change nothing.")
+    var dryRun = false
+
+    @Flag(name: .long, help: "Print the report as JSON.")
+    var json = false
+
+    var budget: Int? { maxSize.flatMap(Self.parseSize) }
+
+    func validate() throws {
+        if let maxSize, Self.parseSize(maxSize) == nil {
+            throw ValidationError("--max-size takes a size like 500M, 2G or 800K, got '\(maxSize)'")
+        }
+        if !gc && maxSize == nil { throw ValidationError("give --gc, --max-size SIZE, or both") }
+    }
+
+    /// "500M" → 500 × 2^20; plain numbers are bytes.
+    static func parseSize(_ text: String) -> Int? {
+        let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
+        var t = text.uppercased()
+        if t.hasSuffix("B") { t.removeLast() }
+        if t.hasSuffix("I") { t.removeLast() }
+        var factor = 1
+        if let last = t.last, let u = units[last] {
+            factor = u
+            t.removeLast()
+        }
+        guard let value = Double(t), value >= 0 else { return nil }
+        return Int(value * Double(factor))
+    }
+
+    struct Report: Encodable {
+        var before: StoreStatistics
+        var after: StoreStatistics
+        var gc: MaintenanceReport?
+        var eviction: MaintenanceReport?
+        var seconds: Double
+    }
+
+    func run() throws {
+        let store = try cacheOptions.open()
+        let start = Date()
+        let before = try store.statistics()
+        let gcReport = gc ? try store.collectGarbage(dryRun: dryRun) : nil
+        let evictReport = try budget.map { try store.evict(toFit: $0, dryRun: dryRun) }
+        let after = try store.statistics()
+        let report = Report(before: before, after: after, gc: gcReport, eviction: evictReport, seconds: Date().timeIntervalSince(start))
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            return
+        }
+        func line(_ s: StoreStatistics) -> String {
+            "\(s.thumbnails) thumbnails (\(s.thumbnailBytes) bytes), \(s.files) files, \(s.failures) failures; file \(s.fileSize) bytes"
+        }
+        print(dryRun ? "Dry run: nothing changed." : "Compacted \(store.directory) in \(String(format: "%.2f", report.seconds)) s.")
+        print("  before: \(line(before))")
+        if let g = gcReport {
+            print("  gc: \(g.staleFiles) stale file entries, \(g.orphanedThumbnails) orphaned thumbnails, \(g.orphanedFailures) failure records, \(g.bytesRemoved) bytes")
+        }
+        if let e = evictReport {
+            print("  eviction to \(budget!) bytes: \(e.evictedThumbnails) thumbnails, \(e.bytesRemoved) bytes (least recently used first)")
+        }
+        print("  after:  \(line(after))")
+    }
+}
