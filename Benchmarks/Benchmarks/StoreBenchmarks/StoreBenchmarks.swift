@@ -141,6 +141,31 @@ let benchmarks: @Sendable () -> Void = {
         fixture.remove(after: writer)
     }
 
+    // MARK: Maintenance
+
+    let maintenance = Benchmark.Configuration(
+        metrics: [.wallClock], timeUnits: .milliseconds, warmupIterations: 1, maxDuration: .seconds(20), maxIterations: 5)
+
+    // 10 000 thumbnails of 20 KB (200 MB); evict the least recently used 10 %.
+    Benchmark("Evict 10 % of 10 000 × 20 KB thumbnails (LRU scan, sort, delete)", configuration: maintenance) { benchmark in
+        let fixture = EvictionFixture(count: 10_000)
+        let budget = try fixture.store.thumbnailBytes() * 9 / 10
+        benchmark.startMeasurement()
+        let report = try fixture.store.evict(toFit: budget)
+        benchmark.stopMeasurement()
+        precondition(report.evictedThumbnails >= 1000 && report.evictedThumbnails <= 1001, "\(report)")
+        fixture.remove()
+    }
+
+    Benchmark("Eviction check when 10 000 × 20 KB thumbnails fit (scan only)", configuration: maintenance) { benchmark in
+        let fixture = EvictionFixture(count: 10_000)
+        benchmark.startMeasurement()
+        let report = try fixture.store.evict(toFit: Int.max)
+        benchmark.stopMeasurement()
+        precondition(report.evictedThumbnails == 0)
+        fixture.remove()
+    }
+
     // The same records straight into LMDB from one thread, no writer: the floor to compare with.
     Benchmark("Group commit baseline: 1000 × 50 KB, plain LMDB loop, 167 per transaction", configuration: inserts) { benchmark in
         let fixture = InsertFixture(durability: .deferred)
@@ -248,6 +273,33 @@ final class CompletionCounter: @unchecked Sendable {
         }
         done?()
     }
+}
+
+/// A cache of `count` 20 KB thumbnails with distinct creation minutes and some access stamps.
+struct EvictionFixture {
+    let directory = makeTemporaryDirectory("evict")
+    let store: ThumbnailStore
+
+    init(count: Int) {
+        store = try! ThumbnailStore.open(directory: directory + "/cache", options: .init(mapSize: 1 << 30, durability: .deferred))
+        let payload = pseudoRandomBytes(20_000, seed: 5)
+        var writes: [StoreWrite] = []
+        for i in 0..<count {
+            let key = ThumbnailKey(content: ContentHash(high: UInt64(i) &* 0x9E37_79B9_7F4A_7C15, low: UInt64(i)), boxWidth: 256,
+                                   boxHeight: 256, variant: ThumbnailVariant(generatorVersion: 1))
+            let header = ThumbnailHeader(encoding: .png, kind: .thumbnail, hasAlpha: false, pixelWidth: 256, pixelHeight: 192,
+                                         scale: 1, created: Int64(i) * 60_000_000_000, sourceContentType: "public.jpeg")
+            writes.append(.thumbnail(key, header, data: payload))
+            if i % 7 == 0 { writes.append(.accessed(key, minute: UInt32(count + i))) }
+            if writes.count >= 200 {
+                try! store.apply(writes)
+                writes = []
+            }
+        }
+        try! store.apply(writes)
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: directory) }
 }
 
 func makeTemporaryDirectory(_ name: String) -> String {
