@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// How the image fills the pixel box.
 public enum ResizeMode: String, Sendable, Hashable {
     /// The whole image inside the box, aspect ratio kept.
@@ -45,7 +49,26 @@ public struct ImageInfo: Sendable, Hashable {
 }
 
 /// Makes thumbnails: decode (shrink-on-load for JPEG) → streaming downscale → orientation.
+///
+/// Images that must be held whole while decoding (progressive JPEG: libjpeg keeps every
+/// coefficient, up to 6 bytes per pixel; Adam7 PNG: 4 bytes per pixel) reserve their estimated
+/// bytes against a process-wide budget, ``bufferedDecodeBudget``, so parallel workers cannot stack
+/// several such buffers (two 30 MP progressive JPEGs at once took a warm to 288 MB), while smaller
+/// ones still decode side by side. Streamed images reserve nothing.
 public enum Thumbnailer {
+    /// Bytes of whole-image decode buffers allowed in flight at once in this process. A single
+    /// image larger than this decodes alone.
+    public static let bufferedDecodeBudget = 192 << 20
+
+    private static let bufferedDecodes = MemoryGate(capacity: bufferedDecodeBudget)
+
+    private static func whileBuffering<T>(_ bytes: Int, _ body: () throws(ImagingError) -> T) throws(ImagingError) -> T {
+        guard bytes > 0 else { return try body() }
+        bufferedDecodes.acquire(bytes)
+        defer { bufferedDecodes.release(bytes) }
+        return try body()
+    }
+
     /// A thumbnail of the image at `path`, upright, within (or filling) the box.
     public static func thumbnail(ofFileAt path: String, options: ThumbnailOptions) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
         switch try ImageFormat.detect(fileAt: path) {
@@ -151,11 +174,14 @@ public enum Thumbnailer {
         try checkLimits(path, width: source.width, height: source.height, buffered: source.interlaced, options.limits)
         let p = plan(width: source.width, height: source.height, exifBytes: source.exif, options: options)
         let g = p.output
-        try source.start()
         let scaler = StreamingDownscaler(
             sourceWidth: source.width, sourceHeight: source.height, outputWidth: g.width, outputHeight: g.height, crop: g.crop,
             kernel: options.kernel, premultiply: source.hasAlpha, linearLight: options.linearLight)
-        try source.readRows { scaler.push($0) }
+        // The interlaced image buffer lives inside readRows.
+        try whileBuffering(source.interlaced ? source.width * source.height * 4 : 0) { () throws(ImagingError) in
+            try source.start()
+            try source.readRows { scaler.push($0) }
+        }
         let image = p.orientation.apply(to: scaler.finish())
         return (image, ImageInfo(format: .png, pixelWidth: p.displayedWidth, pixelHeight: p.displayedHeight,
                                  orientation: p.orientation, hasAlpha: source.hasAlpha, exif: p.exif))
@@ -172,19 +198,61 @@ public enum Thumbnailer {
         let d = jpegDenominator(width: g.crop.width, height: g.crop.height, outputWidth: g.width, outputHeight: g.height)
         // The fast IDCT and merged upsampling only where at least 2× of shrinking follows.
         let remaining = min(Double(g.crop.width) / Double(d * g.width), Double(g.crop.height) / Double(d * g.height))
-        try source.start(denominator: d, fast: remaining >= 2)
-        // libjpeg rounds scaled sizes up (ceil(width / d)); scale the crop the same way.
-        let sw = source.outputWidth, sh = source.outputHeight
-        let crop = (
-            x: min(g.crop.x / d, sw - 1), y: min(g.crop.y / d, sh - 1),
-            width: max(1, min((g.crop.width + d - 1) / d, sw - min(g.crop.x / d, sw - 1))),
-            height: max(1, min((g.crop.height + d - 1) / d, sh - min(g.crop.y / d, sh - 1))))
-        let scaler = StreamingDownscaler(
-            sourceWidth: sw, sourceHeight: sh, outputWidth: g.width, outputHeight: g.height, crop: crop, kernel: options.kernel,
-            premultiply: false, linearLight: options.linearLight)
-        try source.readRows { scaler.push($0) }
+        // Coefficient memory is allocated in start and released when readRows finishes decompression.
+        let scaler = try whileBuffering(source.progressive ? source.width * source.height * 6 : 0) { () throws(ImagingError) -> StreamingDownscaler in
+            try source.start(denominator: d, fast: remaining >= 2)
+            // libjpeg rounds scaled sizes up (ceil(width / d)); scale the crop the same way.
+            let sw = source.outputWidth, sh = source.outputHeight
+            let crop = (
+                x: min(g.crop.x / d, sw - 1), y: min(g.crop.y / d, sh - 1),
+                width: max(1, min((g.crop.width + d - 1) / d, sw - min(g.crop.x / d, sw - 1))),
+                height: max(1, min((g.crop.height + d - 1) / d, sh - min(g.crop.y / d, sh - 1))))
+            let scaler = StreamingDownscaler(
+                sourceWidth: sw, sourceHeight: sh, outputWidth: g.width, outputHeight: g.height, crop: crop, kernel: options.kernel,
+                premultiply: false, linearLight: options.linearLight)
+            try source.readRows { scaler.push($0) }
+            return scaler
+        }
         let image = p.orientation.apply(to: scaler.finish())
         return (image, ImageInfo(format: .jpeg, pixelWidth: p.displayedWidth, pixelHeight: p.displayedHeight,
                                  orientation: p.orientation, hasAlpha: false, exif: p.exif))
+    }
+}
+
+/// A counting gate over bytes: `acquire(n)` waits while others hold permits and `n` more would
+/// pass the capacity; a request larger than the capacity proceeds when nothing else is held.
+///
+/// `@unchecked Sendable`: `inUse` is read and written only with `mutex` held.
+final class MemoryGate: @unchecked Sendable {
+    private let capacity: Int
+    private var inUse = 0
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let released = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(released, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(released)
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+        released.deallocate()
+    }
+
+    func acquire(_ bytes: Int) {
+        pthread_mutex_lock(mutex)
+        while inUse > 0 && inUse + bytes > capacity { pthread_cond_wait(released, mutex) }
+        inUse += bytes
+        pthread_mutex_unlock(mutex)
+    }
+
+    func release(_ bytes: Int) {
+        pthread_mutex_lock(mutex)
+        inUse -= bytes
+        pthread_cond_broadcast(released)
+        pthread_mutex_unlock(mutex)
     }
 }
