@@ -33,3 +33,13 @@ extension Environment {
         }
     }
 }
+
+extension Environment {
+    /// Writes a compacted copy (free pages dropped, pages renumbered) into the existing, empty
+    /// `directory` (`mdb_env_copy2` with `MDB_CP_COMPACT`). The copy reads one consistent snapshot
+    /// through a read-only transaction, so a caller may hold a write transaction meanwhile (with
+    /// `MDB_NOTLS`) to keep any commit from landing after the snapshot.
+    public func copyCompacted(to directory: String) throws(LMDBError) {
+        try check(mdb_env_copy2(handle, directory, UInt32(MDB_CP_COMPACT)))
+    }
+}

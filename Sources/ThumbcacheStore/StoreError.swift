@@ -12,6 +12,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case corruptRecord(path: String, database: String, key: String)
     /// A write could not be queued: the writer was closed.
     case writerClosed(path: String)
+    /// Another process is compacting the cache.
+    case busy(path: String)
 
     public var description: String {
         switch self {
@@ -26,6 +28,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             "thumbnail cache \(path): unreadable record in '\(database)' at key \(key)"
         case .writerClosed(let path):
             "thumbnail cache \(path): the writer is closed"
+        case .busy(let path):
+            "thumbnail cache \(path) is being compacted by another process; try again when it is done"
         }
     }
 }

@@ -33,10 +33,10 @@ extension ThumbnailStore {
         var report = MaintenanceReport(dryRun: dryRun)
         let prefixes = roots?.map { $0.hasSuffix("/") ? $0 : $0 + "/" }
         // 1. Which paths are stale, and which contents are still referenced.
-        let (stale, live) = try reading("scan stat cache") { txn -> ([[UInt8]], Set<ContentHash>) in
+        let (stale, live) = try reading("scan stat cache") { h, txn -> ([[UInt8]], Set<ContentHash>) in
             var stale: [[UInt8]] = []
             var live: Set<ContentHash> = []
-            try txn.forEach(files) { key, value in
+            try txn.forEach(h.files) { key, value in
                 guard let (entry, trailing) = StatEntry.decode(value) else {
                     stale.append(Array(key))
                     return true
@@ -54,18 +54,18 @@ extension ThumbnailStore {
         }
         report.staleFiles = stale.count
         // 2. Orphans: keys whose content is not live.
-        let (orphanKeys, orphanBytes, failureKeys) = try reading("scan thumbnails") { txn -> ([[UInt8]], Int, [[UInt8]]) in
+        let (orphanKeys, orphanBytes, failureKeys) = try reading("scan thumbnails") { h, txn -> ([[UInt8]], Int, [[UInt8]]) in
             var keys: [[UInt8]] = []
             var bytes = 0
             var failed: [[UInt8]] = []
-            try txn.forEach(thumbnails) { key, value in
+            try txn.forEach(h.thumbnails) { key, value in
                 if let content = ContentHash(bytes: key), !live.contains(content) {
                     keys.append(Array(key))
                     bytes += value.count
                 }
                 return true
             }
-            try txn.forEach(failures) { key, _ in
+            try txn.forEach(h.failures) { key, _ in
                 if let content = ContentHash(bytes: key), !live.contains(content) { failed.append(Array(key)) }
                 return true
             }
@@ -75,9 +75,9 @@ extension ThumbnailStore {
         report.orphanedFailures = failureKeys.count
         report.bytesRemoved = orphanBytes
         guard !dryRun else { return report }
-        try deleteInBatches(stale, from: files)
-        try deleteInBatches(orphanKeys, from: thumbnails, alsoFrom: access)
-        try deleteInBatches(failureKeys, from: failures)
+        try deleteInBatches(stale, from: \.files)
+        try deleteInBatches(orphanKeys, from: \.thumbnails, alsoFrom: \.access)
+        try deleteInBatches(failureKeys, from: \.failures)
         return report
     }
 
@@ -85,12 +85,12 @@ extension ThumbnailStore {
     /// later of the thumbnail's creation and its last recorded access (minute granularity).
     public func evict(toFit budget: Int, dryRun: Bool = false) throws(StoreError) -> MaintenanceReport {
         var report = MaintenanceReport(dryRun: dryRun)
-        let (victims, bytes) = try reading("scan for eviction") { txn -> ([[UInt8]], Int) in
+        let (victims, bytes) = try reading("scan for eviction") { h, txn -> ([[UInt8]], Int) in
             var entries: [(key: [UInt8], minute: UInt32, bytes: Int)] = []
             var total = 0
-            try txn.forEach(thumbnails) { key, value in
+            try txn.forEach(h.thumbnails) { key, value in
                 let created = ThumbnailHeader.decode(value).map { UInt32(clamping: $0.0.created / 60_000_000_000) } ?? 0
-                let used = try txn.get(access, key: key).flatMap { v -> UInt32? in
+                let used = try txn.get(h.access, key: key).flatMap { v -> UInt32? in
                     v.count == 4 ? UInt32(littleEndian: v.loadUnaligned(as: UInt32.self)) : nil
                 } ?? 0
                 entries.append((Array(key), max(created, used), value.count))
@@ -110,15 +110,15 @@ extension ThumbnailStore {
         }
         report.evictedThumbnails = victims.count
         report.bytesRemoved = bytes
-        if !dryRun { try deleteInBatches(victims, from: thumbnails, alsoFrom: access) }
+        if !dryRun { try deleteInBatches(victims, from: \.thumbnails, alsoFrom: \.access) }
         return report
     }
 
     /// Total bytes of stored thumbnail values.
     public func thumbnailBytes() throws(StoreError) -> Int {
-        try reading("sum thumbnails") { txn in
+        try reading("sum thumbnails") { h, txn in
             var total = 0
-            try txn.forEach(thumbnails) { _, value in
+            try txn.forEach(h.thumbnails) { _, value in
                 total += value.count
                 return true
             }
@@ -133,14 +133,16 @@ extension ThumbnailStore {
 
     /// Deletes keys in transactions of at most 4096, so a large collection never makes one
     /// huge transaction (LMDB slows down sharply with those).
-    private func deleteInBatches(_ keys: [[UInt8]], from database: Database, alsoFrom other: Database? = nil) throws(StoreError) {
+    private func deleteInBatches(
+        _ keys: [[UInt8]], from database: KeyPath<Handles, Database>, alsoFrom other: KeyPath<Handles, Database>? = nil
+    ) throws(StoreError) {
         var start = 0
         while start < keys.count {
             let chunk = keys[start..<min(start + 4096, keys.count)]
-            try writing("delete \(chunk.count) records") { txn in
+            try writing("delete \(chunk.count) records") { h, txn in
                 for key in chunk {
-                    try txn.delete(database, key: key)
-                    if let other { try txn.delete(other, key: key) }
+                    try txn.delete(h[keyPath: database], key: key)
+                    if let other { try txn.delete(h[keyPath: other], key: key) }
                 }
             }
             start += chunk.count

@@ -33,24 +33,25 @@ extension ThumbnailStore {
     /// Counts every record (a cursor pass over keys; values' sizes come from their headers,
     /// so thumbnail bytes are not read).
     public func statistics() throws(StoreError) -> StoreStatistics {
-        let (thumbs, byKind, bytes, fileCount, failureCount) = try reading("count records") { txn in
+        let (thumbs, byKind, bytes, fileCount, failureCount) = try reading("count records") { h, txn in
             var count = 0
             var bytes = 0
             var byKind: [String: Int] = [:]
-            try txn.forEach(thumbnails) { key, value in
+            try txn.forEach(h.thumbnails) { key, value in
                 count += 1
                 bytes += value.count
                 let kind = ThumbnailKey(bytes: key)?.variant.kind.description ?? "unknown"
                 byKind[kind, default: 0] += 1
                 return true
             }
-            return (count, byKind, bytes, try txn.count(files), try txn.count(failures))
+            return (count, byKind, bytes, try txn.count(h.files), try txn.count(h.failures))
         }
+        let env = handles().environment
         let free: Int
-        do { free = try environment.freePageCount() } catch { free = 0 }
-        let info = environment.info()
+        do { free = try env.freePageCount() } catch { free = 0 }
+        let info = env.info()
         var s = stat()
-        let fileSize = stat(directory + "/data.mdb", &s) == 0 ? Int(s.st_size) : 0
+        let fileSize = stat(env.directory + "/data.mdb", &s) == 0 ? Int(s.st_size) : 0
         return StoreStatistics(
             directory: directory, formatVersion: Self.formatVersion, thumbnails: thumbs, thumbnailsByKind: byKind,
             thumbnailBytes: bytes, files: fileCount, failures: failureCount, mapSize: info.mapSize, fileSize: fileSize,

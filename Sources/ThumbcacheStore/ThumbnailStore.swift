@@ -1,3 +1,4 @@
+import Synchronization
 import ThumbcacheLMDB
 
 #if canImport(Glibc)
@@ -19,14 +20,31 @@ public final class ThumbnailStore: Sendable {
     /// The on-disk format this code reads and writes (see Docs/FORMAT.md).
     public static let formatVersion: UInt32 = 1
 
+    /// The cache directory (the environment is in it, or in its current generation).
     public let directory: String
-    public let environment: Environment
-    let meta: Database
-    let files: Database
-    let thumbnails: Database
-    let failures: Database
-    let access: Database
+    let options: Environment.Options
+    private let state: Mutex<Handles>
     let maxStatKeySize: Int
+
+    /// The environment in use and its databases; swapped when a compaction switches generations.
+    struct Handles: Sendable {
+        var environment: Environment
+        var meta: Database
+        var files: Database
+        var thumbnails: Database
+        var failures: Database
+        var access: Database
+        var generation: Int
+        /// When the generation was last compared with the directory's (monotonic ns).
+        var checked: UInt64
+    }
+
+    /// How often readers look for a switched generation. Meanwhile they read the old one, which
+    /// stays consistent (its file lives on while mapped).
+    static let generationCheckInterval: UInt64 = 100_000_000
+
+    /// The environment in use now.
+    public var environment: Environment { handles().environment }
 
     enum Name {
         static let meta = "meta"
@@ -42,13 +60,7 @@ public final class ThumbnailStore: Sendable {
     /// - Throws: ``StoreError/unsupportedFormat(path:found:supported:)`` for a cache of another
     ///   format version, ``StoreError/notAStore(path:)`` for another program's LMDB files.
     public static func open(directory: String, options: Environment.Options = .init()) throws(StoreError) -> ThumbnailStore {
-        let env: Environment
-        do {
-            env = try Environment.open(directory: directory, options: options)
-        } catch {
-            throw .database(path: directory, operation: error.operation, error.code)
-        }
-        return try ThumbnailStore(environment: env)
+        try ThumbnailStore(directory: directory, options: options)
     }
 
     /// The default cache directory: `$THUMBCACHE_DIR`, else `$XDG_CACHE_HOME/thumbcache`,
@@ -67,11 +79,62 @@ public final class ThumbnailStore: Sendable {
         return (home ?? "/tmp") + "/.cache/thumbcache"
     }
 
-    private init(environment env: Environment) throws(StoreError) {
-        directory = env.directory
-        environment = env
-        maxStatKeySize = env.maxKeySize
-        (meta, files, thumbnails, failures, access) = try Self.openDatabases(env)
+    private init(directory: String, options: Environment.Options) throws(StoreError) {
+        self.directory = directory
+        self.options = options
+        let h = try Self.openCurrentGeneration(directory: directory, options: options)
+        maxStatKeySize = h.environment.maxKeySize
+        state = Mutex(h)
+    }
+
+    /// Opens the generation `current` names, and checks afterwards that it still does: a
+    /// compaction may have switched (and deleted the old generation) in between.
+    static func openCurrentGeneration(directory: String, options: Environment.Options) throws(StoreError) -> Handles {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let generation = Generation.current(in: directory)
+            let env: Environment
+            do {
+                env = try Environment.open(directory: Generation.path(generation, in: directory), options: options)
+            } catch {
+                if attempt < 5 && Generation.current(in: directory) != generation { continue }
+                throw .database(path: directory, operation: error.operation, error.code)
+            }
+            if Generation.current(in: directory) != generation && attempt < 5 { continue }
+            let (meta, files, thumbnails, failures, access) = try openDatabases(env)
+            return Handles(environment: env, meta: meta, files: files, thumbnails: thumbnails, failures: failures, access: access,
+                           generation: generation, checked: monotonicNow())
+        }
+    }
+
+    /// The handles to use now; at most every 100 ms, compares the generation with the
+    /// directory's and reopens if a compaction switched it.
+    func handles(forceCheck: Bool = false) -> Handles {
+        let now = Self.monotonicNow()
+        let h = state.withLock { $0 }
+        guard forceCheck || now - h.checked >= Self.generationCheckInterval else { return h }
+        if Generation.current(in: directory) == h.generation {
+            state.withLock { $0.checked = now }
+            return h
+        }
+        return (try? refresh(from: h.generation)) ?? h
+    }
+
+    /// Reopens at the directory's current generation, unless another thread already did.
+    @discardableResult
+    func refresh(from stale: Int) throws(StoreError) -> Handles {
+        let current = state.withLock { $0 }
+        if current.generation != stale { return current }
+        let fresh = try Self.openCurrentGeneration(directory: directory, options: options)
+        state.withLock { $0 = fresh }
+        return fresh
+    }
+
+    static func monotonicNow() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 
     /// Checks the format version (refusing other formats and other programs' environments
@@ -129,9 +192,10 @@ public final class ThumbnailStore: Sendable {
     }
 
     /// Runs `body` in a read transaction, turning LMDB errors into ``StoreError``.
-    func reading<R>(_ operation: String, _ body: (borrowing Transaction) throws -> R) throws(StoreError) -> R {
+    func reading<R>(_ operation: String, _ body: (Handles, borrowing Transaction) throws -> R) throws(StoreError) -> R {
+        let h = handles()
         do {
-            return try environment.read(body)
+            return try h.environment.read { txn in try body(h, txn) }
         } catch let error as StoreError {
             throw error
         } catch let error as LMDBError {
@@ -163,9 +227,9 @@ public final class ThumbnailStore: Sendable {
 
     /// The stat-cache entry for `path`, whatever its state.
     public func fileEntry(path: String) throws(StoreError) -> StatEntry? {
-        return try reading("read stat cache") { txn in
+        return try reading("read stat cache") { h, txn in
             try withFileKey(path) { key, longPath in
-            guard let value = try txn.get(files, key: key) else { return nil }
+            guard let value = try txn.get(h.files, key: key) else { return nil }
             guard let (entry, trailing) = StatEntry.decode(value) else {
                 throw StoreError.corruptRecord(path: directory, database: Name.files, key: path)
             }
@@ -201,8 +265,8 @@ public final class ThumbnailStore: Sendable {
 
     /// Calls `body` with the stored thumbnail viewed in place, or returns nil if there is none.
     public func withThumbnail<R>(_ key: ThumbnailKey, _ body: (ThumbnailRecordView) throws -> R) throws -> R? {
-        return try reading("read thumbnail") { txn in
-            guard let value = try key.withEncoded({ try txn.get(thumbnails, key: $0) }) else { return nil }
+        return try reading("read thumbnail") { h, txn in
+            guard let value = try key.withEncoded({ try txn.get(h.thumbnails, key: $0) }) else { return nil }
             guard let (header, data) = ThumbnailHeader.decode(value) else {
                 throw StoreError.corruptRecord(path: directory, database: Name.thumbnails, key: key.description)
             }
@@ -217,7 +281,7 @@ public final class ThumbnailStore: Sendable {
 
     /// True if a thumbnail is stored under `key`.
     public func containsThumbnail(_ key: ThumbnailKey) throws(StoreError) -> Bool {
-        return try reading("read thumbnail") { txn in try key.withEncoded { try txn.get(thumbnails, key: $0) } != nil }
+        return try reading("read thumbnail") { h, txn in try key.withEncoded { try txn.get(h.thumbnails, key: $0) } != nil }
     }
 
     /// The cache-hit path in one read transaction: the stat cache entry of `path` (which must
@@ -227,16 +291,16 @@ public final class ThumbnailStore: Sendable {
         path: String, snapshot: FileSnapshot, boxWidth: UInt32, boxHeight: UInt32, variant: ThumbnailVariant,
         _ body: (ContentHash, ThumbnailRecordView) throws -> R
     ) throws -> R? {
-        return try reading("read cached thumbnail") { txn in
+        return try reading("read cached thumbnail") { h, txn in
             let found = try withFileKey(path) { key, longPath -> StatEntry? in
-                guard let value = try txn.get(files, key: key), let (entry, trailing) = StatEntry.decode(value),
+                guard let value = try txn.get(h.files, key: key), let (entry, trailing) = StatEntry.decode(value),
                     longPath.map({ trailing.elementsEqual($0) }) ?? true
                 else { return nil }
                 return entry
             }
             guard let entry = found, !entry.isRacy, entry.snapshot.sameContentAs(snapshot) else { return nil }
             let key = ThumbnailKey(content: entry.content, boxWidth: boxWidth, boxHeight: boxHeight, variant: variant)
-            guard let thumb = try key.withEncoded({ try txn.get(thumbnails, key: $0) }),
+            guard let thumb = try key.withEncoded({ try txn.get(h.thumbnails, key: $0) }),
                 let (header, data) = ThumbnailHeader.decode(thumb)
             else { return nil }
             return try body(entry.content, ThumbnailRecordView(header: header, data: data))
@@ -246,10 +310,10 @@ public final class ThumbnailStore: Sendable {
     /// Every thumbnail stored for `content`, ordered by box size: the size ladder.
     public func thumbnails(of content: ContentHash) throws(StoreError) -> [(key: ThumbnailKey, header: ThumbnailHeader)] {
         let prefix = content.bytes
-        return try reading("list thumbnails") { txn in
+        return try reading("list thumbnails") { h, txn in
             var found: [(ThumbnailKey, ThumbnailHeader)] = []
             try prefix.withUnsafeBytes { start in
-                try txn.forEach(thumbnails, from: start) { key, value in
+                try txn.forEach(h.thumbnails, from: start) { key, value in
                     guard key.starts(with: prefix) else { return false }
                     if let k = ThumbnailKey(bytes: key), let (h, _) = ThumbnailHeader.decode(value) { found.append((k, h)) }
                     return true
@@ -263,9 +327,9 @@ public final class ThumbnailStore: Sendable {
     /// - Returns: how many were visited.
     @discardableResult
     public func forEachThumbnail(_ body: (ThumbnailKey, ThumbnailRecordView) throws -> Bool) throws -> Int {
-        try reading("list thumbnails") { txn in
+        try reading("list thumbnails") { h, txn in
             var visited = 0
-            try txn.forEach(thumbnails) { key, value in
+            try txn.forEach(h.thumbnails) { key, value in
                 guard let k = ThumbnailKey(bytes: key), let (header, data) = ThumbnailHeader.decode(value) else {
                     throw StoreError.corruptRecord(path: directory, database: Name.thumbnails, key: Array(key).description)
                 }
@@ -281,17 +345,17 @@ public final class ThumbnailStore: Sendable {
     /// The recorded failure for `content` under `generatorVersion`, if any.
     public func failure(content: ContentHash, generatorVersion: UInt32) throws(StoreError) -> FailureRecord? {
         let key = FailureRecord.key(content: content, generatorVersion: generatorVersion)
-        return try reading("read failure") { txn in
-            try txn.get(failures, key: key).flatMap(FailureRecord.decode)
+        return try reading("read failure") { h, txn in
+            try txn.get(h.failures, key: key).flatMap(FailureRecord.decode)
         }
     }
 
     /// Forgets every recorded failure, so that all are tried again. Returns how many there were.
     @discardableResult
     public func clearAllFailures() throws(StoreError) -> Int {
-        try writing("clear failures") { txn in
-            let n = try txn.count(failures)
-            try txn.removeAll(failures)
+        try writing("clear failures") { h, txn in
+            let n = try txn.count(h.failures)
+            try txn.removeAll(h.failures)
             return n
         }
     }
@@ -300,14 +364,28 @@ public final class ThumbnailStore: Sendable {
 
     /// Applies `writes` in one transaction: all of them or, if it throws, none.
     public func apply(_ writes: [StoreWrite]) throws(StoreError) {
-        try writing("commit \(writes.count) writes") { txn in
-            for write in writes { try apply(write, in: txn) }
+        try writing("commit \(writes.count) writes") { h, txn in
+            for write in writes { try apply(write, handles: h, in: txn) }
         }
     }
 
-    func writing<R>(_ operation: String, _ body: (borrowing Transaction) throws -> R) throws(StoreError) -> R {
+    /// Runs `body` in a write transaction of the current generation. After LMDB's writer lock is
+    /// taken, the generation is compared with the directory's: if a compaction switched it, the
+    /// transaction is abandoned, the store reopens, and `body` runs again there, so no commit
+    /// lands in a generation nobody reads any more.
+    func writing<R>(_ operation: String, _ body: (Handles, borrowing Transaction) throws -> R) throws(StoreError) -> R {
         do {
-            return try environment.write(body)
+            while true {
+                let h = handles()
+                do {
+                    return try h.environment.write { txn in
+                        guard Generation.current(in: directory) == h.generation else { throw StaleGeneration() }
+                        return try body(h, txn)
+                    }
+                } catch is StaleGeneration {
+                    try refresh(from: h.generation)
+                }
+            }
         } catch let error as StoreError {
             throw error
         } catch let error as LMDBError {
@@ -317,37 +395,40 @@ public final class ThumbnailStore: Sendable {
         }
     }
 
-    private func apply(_ write: StoreWrite, in txn: borrowing Transaction) throws {
+    private func apply(_ write: StoreWrite, handles h: Handles, in txn: borrowing Transaction) throws {
         switch write {
         case .file(let path, let entry):
             try withFileKey(path) { key, longPath in
-                try entry.encoded(longPath: longPath.map { Array($0) }).withUnsafeBytes { try txn.put(files, key: key, value: $0) }
+                try entry.encoded(longPath: longPath.map { Array($0) }).withUnsafeBytes { try txn.put(h.files, key: key, value: $0) }
             }
         case .removeFile(let path):
-            _ = try withFileKey(path) { key, _ in try txn.delete(files, key: key) }
+            _ = try withFileKey(path) { key, _ in try txn.delete(h.files, key: key) }
         case .thumbnail(let key, let header, let data):
             let head = header.encoded
             try key.withEncoded { k in
-                try txn.put(thumbnails, key: k, reserving: head.count + data.count) { out in
+                try txn.put(h.thumbnails, key: k, reserving: head.count + data.count) { out in
                     head.withUnsafeBytes { out.copyMemory(from: $0) }
                     data.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[head.count...]).copyMemory(from: $0) }
                 }
             }
         case .failure(let content, let version, let record):
-            try txn.put(failures, key: FailureRecord.key(content: content, generatorVersion: version), value: record.encoded)
+            try txn.put(h.failures, key: FailureRecord.key(content: content, generatorVersion: version), value: record.encoded)
         case .clearFailure(let content, let version):
-            try txn.delete(failures, key: FailureRecord.key(content: content, generatorVersion: version))
+            try txn.delete(h.failures, key: FailureRecord.key(content: content, generatorVersion: version))
         case .accessed(let key, let minute):
             var stamp = minute.littleEndian
-            try key.withEncoded { k in try withUnsafeBytes(of: &stamp) { try txn.put(access, key: k, value: $0) } }
+            try key.withEncoded { k in try withUnsafeBytes(of: &stamp) { try txn.put(h.access, key: k, value: $0) } }
         }
     }
 
     /// Flushes commits to disk; needed after writing with ``Environment/Durability/deferred``.
     public func sync() throws(StoreError) {
-        do { try environment.sync() } catch { throw .database(path: directory, operation: "sync", error) }
+        do { try handles().environment.sync() } catch { throw .database(path: directory, operation: "sync", error) }
     }
 }
+
+/// A write found its generation replaced by a compaction.
+struct StaleGeneration: Error {}
 
 /// A file identified by content.
 public struct FileIdentity: Sendable, Hashable {

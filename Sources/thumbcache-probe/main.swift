@@ -7,6 +7,8 @@
 //       Opens a read transaction and keeps it open; prints "holding", then waits to be killed.
 //   thumbcache-probe open DIR
 //       Opens the store; prints "stale-readers-cleared N".
+//   thumbcache-probe compact-loop DIR
+//       Compacts the cache over and over; prints "compacted G" after each switch to generation G.
 //   thumbcache-probe read DIR SECONDS
 //       Reads and verifies every record, over and over, for SECONDS; prints "passes N records M".
 //
@@ -91,6 +93,18 @@ case "read":
         passes += 1
     } while DispatchTime.now().uptimeNanoseconds < deadline
     say("passes \(passes) records \(records)")
+
+case "compact-loop":
+    let store: ThumbnailStore
+    do { store = try ThumbnailStore.open(directory: args[2], options: .probe) } catch { fail("\(error)") }
+    while true {
+        do {
+            let report = try store.compactFile()
+            say("compacted \(report.generation)")
+        } catch {
+            fail("\(error)")
+        }
+    }
 
 case "hold-reader":
     let store: ThumbnailStore

@@ -1,0 +1,80 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A cache directory's generations: the environment in use is `directory` itself (generation 0)
+/// or `directory/gen-N`, named by the symbolic link `directory/current`. Compaction writes the
+/// next generation and switches the link atomically (see Docs/ARCHITECTURE.md).
+enum Generation {
+    static let link = "current"
+    static let lockFile = "compact.lock"
+
+    /// The generation `current` names, 0 without the link.
+    static func current(in directory: String) -> Int {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let n = readlink(directory + "/" + link, &buffer, buffer.count - 1)
+        guard n > 0 else { return 0 }
+        let name = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard name.hasPrefix("gen-"), let number = Int(name.dropFirst(4)) else { return 0 }
+        return number
+    }
+
+    /// The environment directory of generation `n`.
+    static func path(_ n: Int, in directory: String) -> String {
+        n == 0 ? directory : directory + "/gen-\(n)"
+    }
+
+    /// Points `current` at generation `n`, atomically (symlink + rename), and flushes the directory.
+    static func switchTo(_ n: Int, in directory: String) throws(StoreError) {
+        let temporary = directory + "/" + link + ".tmp"
+        unlink(temporary)
+        guard symlink("gen-\(n)", temporary) == 0, rename(temporary, directory + "/" + link) == 0 else {
+            throw .database(path: directory, operation: "switch to generation \(n): \(String(cString: strerror(errno)))", .invalid)
+        }
+        syncDirectory(directory)
+    }
+
+    static func syncDirectory(_ path: String) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 {
+            fsync(fd)
+            close(fd)
+        }
+    }
+
+    static func syncFile(_ path: String) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd >= 0 {
+            fsync(fd)
+            close(fd)
+        }
+    }
+
+    /// Deletes a directory tree of plain files (a generation); open maps keep their inodes alive.
+    static func removeTree(_ path: String) {
+        guard let dir = opendir(path) else {
+            unlink(path)
+            return
+        }
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self)) }
+            if name == "." || name == ".." { continue }
+            let child = path + "/" + name
+            if entry.pointee.d_type == UInt8(DT_DIR) { removeTree(child) } else { unlink(child) }
+        }
+        closedir(dir)
+        rmdir(path)
+    }
+
+    /// Generations other than `keep` left in `directory` (old ones, or a copy a killed compaction left).
+    static func others(than keep: Int, in directory: String) -> [Int] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var found: [Int] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self)) }
+            if name.hasPrefix("gen-"), let n = Int(name.dropFirst(4)), n != keep { found.append(n) }
+        }
+        return found
+    }
+}
