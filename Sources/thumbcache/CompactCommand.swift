@@ -5,16 +5,17 @@ import ThumbcacheStore
 struct CompactCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "compact",
-        abstract: "Remove what the cache no longer needs, and keep it within a size.",
+        abstract: "Remove what the cache no longer needs, keep it within a size, and rewrite it smaller.",
         discussion: """
             --gc drops the entries of files that are gone or changed, then every thumbnail and \
             failure record whose content no remaining file has. --max-size removes least \
             recently used thumbnails (by last use, else creation) until the thumbnails fit. \
-            Give one or both; --dry-run reports without changing anything. Other processes may \
-            keep using the cache meanwhile.
+            Then the cache file is rewritten without its free space (LMDB never shrinks it by \
+            itself). --dry-run reports without changing anything.
 
-            LMDB does not shrink its file: the freed pages are reused by later writes. \
-            (Rewriting the file smaller is not implemented yet.)
+            Other processes may keep using the cache meanwhile: they go on reading the old copy \
+            until they notice the new one, and no write is lost. Killing a compaction leaves a \
+            usable cache.
 
             Examples:
               thumbcache compact --gc --dry-run
@@ -42,7 +43,6 @@ struct CompactCommand: ParsableCommand {
         if let maxSize, Self.parseSize(maxSize) == nil {
             throw ValidationError("--max-size takes a size like 500M, 2G or 800K, got '\(maxSize)'")
         }
-        if !gc && maxSize == nil { throw ValidationError("give --gc, --max-size SIZE, or both") }
     }
 
     /// "500M" → 500 × 2^20; plain numbers are bytes.
@@ -65,6 +65,7 @@ struct CompactCommand: ParsableCommand {
         var after: StoreStatistics
         var gc: MaintenanceReport?
         var eviction: MaintenanceReport?
+        var rewrite: CompactionReport?
         var seconds: Double
     }
 
@@ -74,8 +75,10 @@ struct CompactCommand: ParsableCommand {
         let before = try store.statistics()
         let gcReport = gc ? try store.collectGarbage(dryRun: dryRun) : nil
         let evictReport = try budget.map { try store.evict(toFit: $0, dryRun: dryRun) }
+        let rewrite = dryRun ? nil : try store.compactFile()
         let after = try store.statistics()
-        let report = Report(before: before, after: after, gc: gcReport, eviction: evictReport, seconds: Date().timeIntervalSince(start))
+        let report = Report(before: before, after: after, gc: gcReport, eviction: evictReport, rewrite: rewrite,
+                            seconds: Date().timeIntervalSince(start))
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -92,6 +95,9 @@ struct CompactCommand: ParsableCommand {
         }
         if let e = evictReport {
             print("  eviction to \(budget!) bytes: \(e.evictedThumbnails) thumbnails, \(e.bytesRemoved) bytes (least recently used first)")
+        }
+        if let r = rewrite {
+            print("  rewrite: \(r.fileSizeBefore) -> \(r.fileSizeAfter) bytes in \(String(format: "%.2f", r.seconds)) s (generation \(r.generation))")
         }
         print("  after:  \(line(after))")
     }

@@ -154,6 +154,7 @@ extension WarmCommandTests {
         let (end, out, err) = try run(["compact", "--gc", "--max-size", "1G", "--json", "--cache", cache])
         #expect(end == .exited(0), "\(err)")
         #expect(out.contains("\"orphanedThumbnails\" : 1"))
+        #expect(out.contains("\"generation\" : 1"))
         let bad = try run(["compact", "--max-size", "lots", "--cache", cache])
         #expect(bad.status == .exited(64))
     }
