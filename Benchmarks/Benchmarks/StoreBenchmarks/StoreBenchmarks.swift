@@ -166,6 +166,21 @@ let benchmarks: @Sendable () -> Void = {
         fixture.remove()
     }
 
+    // A ~1 GB cache (20 000 × 50 KB), half of it evicted, rewritten compactly.
+    Benchmark(
+        "Compact a 1 GB cache with 50 % free (20 000 × 50 KB; rewrite, fsync, switch)",
+        configuration: .init(metrics: [.wallClock], timeUnits: .milliseconds, warmupIterations: 0, maxDuration: .seconds(60), maxIterations: 3)
+    ) { benchmark in
+        let fixture = EvictionFixture(count: 20_000, size: 50_000)
+        _ = try fixture.store.evict(toFit: try fixture.store.thumbnailBytes() / 2)
+        try fixture.store.sync()
+        benchmark.startMeasurement()
+        let report = try fixture.store.compactFile()
+        benchmark.stopMeasurement()
+        print("compaction: \(report.fileSizeBefore) -> \(report.fileSizeAfter) bytes in \(report.seconds) s")
+        fixture.remove()
+    }
+
     // The same records straight into LMDB from one thread, no writer: the floor to compare with.
     Benchmark("Group commit baseline: 1000 × 50 KB, plain LMDB loop, 167 per transaction", configuration: inserts) { benchmark in
         let fixture = InsertFixture(durability: .deferred)
@@ -280,9 +295,9 @@ struct EvictionFixture {
     let directory = makeTemporaryDirectory("evict")
     let store: ThumbnailStore
 
-    init(count: Int) {
+    init(count: Int, size: Int = 20_000) {
         store = try! ThumbnailStore.open(directory: directory + "/cache", options: .init(mapSize: 1 << 30, durability: .deferred))
-        let payload = pseudoRandomBytes(20_000, seed: 5)
+        let payload = pseudoRandomBytes(size, seed: 5)
         var writes: [StoreWrite] = []
         for i in 0..<count {
             let key = ThumbnailKey(content: ContentHash(high: UInt64(i) &* 0x9E37_79B9_7F4A_7C15, low: UInt64(i)), boxWidth: 256,
