@@ -26,10 +26,16 @@ public final class ThumbnailGenerator: Sendable {
     private let pendingAccesses = Mutex<[ThumbnailKey: UInt32]>([:])
     private static let accessBatch = 128
 
+    /// Keeps the store within its budget, if one was given.
+    public let budget: CacheBudget?
+
+    /// - Parameter budget: bytes of thumbnails to keep at most; past it, garbage collection and
+    ///   least-recently-used eviction run by themselves in the background.
     public init(store: ThumbnailStore, providers: [any ThumbnailProvider] = [ImageThumbnailProvider()],
-                types: ContentTypeRegistry = ContentTypeRegistry()) {
+                types: ContentTypeRegistry = ContentTypeRegistry(), budget: Int? = nil) {
         factory = ThumbnailFactory(store: store, types: types, providers: providers)
         writer = GroupCommitWriter(store: store)
+        self.budget = budget.map { CacheBudget(store: store, budget: $0) }
     }
 
     deinit {
@@ -225,6 +231,7 @@ public final class ThumbnailGenerator: Sendable {
         switch made {
         case .success(let (header, bytes, _)):
             try await writer.submit([fileEntry, .thumbnail(key, header, data: bytes)])
+            budget?.added(bytes.count)
             return ThumbnailRepresentation(kind: .thumbnail, header: header, data: bytes, box: spec, fromCache: false)
         case .failure(let error):
             if error is ImagingError {

@@ -266,3 +266,23 @@ struct AccessRecordingTests {
         #expect(try store.containsThumbnail(spec.key(for: usedContent)))
     }
 }
+
+struct BudgetTests {
+    /// With a budget, the cache trims itself in the background.
+    @Test func theGeneratorKeepsTheCacheWithinItsBudget() async throws {
+        let f = try GeneratorFixture()
+        let one = try ImageEncoder.png(ThumbnailFactory.fit(testPhoto(width: 300, height: 200), into: ThumbnailSpec(size: 128))).count
+        let generator = ThumbnailGenerator(store: f.store, budget: one * 4)
+        for i in 0..<12 {
+            let path = try f.png("p\(i).png", width: 300 + i, height: 200)
+            _ = try await generator.bestRepresentation(for: ThumbnailRequest(fileAt: path, size: 128, representationTypes: .thumbnail))
+        }
+        // A check may be running from before the last commits: let it end, then check once more.
+        await generator.budget?.waitUntilIdle()
+        generator.budget?.check()
+        await generator.budget?.waitUntilIdle()
+        #expect((generator.budget?.trims ?? 0) >= 1)
+        #expect(try f.store.thumbnailBytes() <= one * 4)
+        #expect(try f.store.statistics().thumbnails >= 3)
+    }
+}
