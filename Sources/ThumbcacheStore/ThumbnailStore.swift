@@ -24,19 +24,31 @@ public final class ThumbnailStore: Sendable {
     public let directory: String
     let options: Environment.Options
     private let state: Mutex<Handles>
+    /// When the generation was last compared with the directory's (coarse monotonic ns).
+    private let lastCheck = Atomic<UInt64>(0)
     let maxStatKeySize: Int
 
-    /// The environment in use and its databases; swapped when a compaction switches generations.
-    struct Handles: Sendable {
-        var environment: Environment
-        var meta: Database
-        var files: Database
-        var thumbnails: Database
-        var failures: Database
-        var access: Database
-        var generation: Int
-        /// When the generation was last compared with the directory's (monotonic ns).
-        var checked: UInt64
+    /// The environment in use and its databases; replaced whole when a compaction switches
+    /// generations. A class, so that taking it on every read is one retain, not a dozen.
+    final class Handles: Sendable {
+        let environment: Environment
+        let meta: Database
+        let files: Database
+        let thumbnails: Database
+        let failures: Database
+        let access: Database
+        let generation: Int
+
+        init(environment: Environment, meta: Database, files: Database, thumbnails: Database, failures: Database,
+             access: Database, generation: Int) {
+            self.environment = environment
+            self.meta = meta
+            self.files = files
+            self.thumbnails = thumbnails
+            self.failures = failures
+            self.access = access
+            self.generation = generation
+        }
     }
 
     /// How often readers look for a switched generation. Meanwhile they read the old one, which
@@ -104,21 +116,26 @@ public final class ThumbnailStore: Sendable {
             if Generation.current(in: directory) != generation && attempt < 5 { continue }
             let (meta, files, thumbnails, failures, access) = try openDatabases(env)
             return Handles(environment: env, meta: meta, files: files, thumbnails: thumbnails, failures: failures, access: access,
-                           generation: generation, checked: monotonicNow())
+                           generation: generation)
         }
     }
 
     /// The handles to use now; at most every 100 ms, compares the generation with the
     /// directory's and reopens if a compaction switched it.
     func handles(forceCheck: Bool = false) -> Handles {
-        let now = Self.monotonicNow()
         let h = state.withLock { $0 }
-        guard forceCheck || now - h.checked >= Self.generationCheckInterval else { return h }
-        if Generation.current(in: directory) == h.generation {
-            state.withLock { $0.checked = now }
-            return h
-        }
+        let now = Self.coarseNow()
+        guard forceCheck || now &- lastCheck.load(ordering: .relaxed) >= Self.generationCheckInterval else { return h }
+        lastCheck.store(now, ordering: .relaxed)
+        if Generation.current(in: directory) == h.generation { return h }
         return (try? refresh(from: h.generation)) ?? h
+    }
+
+    /// A monotonic clock of a few milliseconds' resolution, cheaper than the precise one.
+    static func coarseNow() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 
     /// Reopens at the directory's current generation, unless another thread already did.
