@@ -24,6 +24,11 @@ public final class ThumbnailStore: Sendable {
     public let directory: String
     let options: Environment.Options
     private let state: Mutex<Handles>
+    /// The handles this store opened with, and whether they were ever replaced: until a
+    /// compaction switches generations (most processes never see one), reads take these without
+    /// the mutex.
+    private let initial: Handles
+    private let switched = Atomic<Bool>(false)
     /// When the generation was last compared with the directory's (coarse monotonic ns).
     private let lastCheck = Atomic<UInt64>(0)
     let maxStatKeySize: Int
@@ -96,6 +101,7 @@ public final class ThumbnailStore: Sendable {
         self.options = options
         let h = try Self.openCurrentGeneration(directory: directory, options: options)
         maxStatKeySize = h.environment.maxKeySize
+        initial = h
         state = Mutex(h)
     }
 
@@ -123,7 +129,7 @@ public final class ThumbnailStore: Sendable {
     /// The handles to use now; at most every 100 ms, compares the generation with the
     /// directory's and reopens if a compaction switched it.
     func handles(forceCheck: Bool = false) -> Handles {
-        let h = state.withLock { $0 }
+        let h = switched.load(ordering: .acquiring) ? state.withLock { $0 } : initial
         let now = Self.coarseNow()
         guard forceCheck || now &- lastCheck.load(ordering: .relaxed) >= Self.generationCheckInterval else { return h }
         lastCheck.store(now, ordering: .relaxed)
@@ -145,6 +151,7 @@ public final class ThumbnailStore: Sendable {
         if current.generation != stale { return current }
         let fresh = try Self.openCurrentGeneration(directory: directory, options: options)
         state.withLock { $0 = fresh }
+        switched.store(true, ordering: .releasing)
         return fresh
     }
 
