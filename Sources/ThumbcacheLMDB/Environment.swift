@@ -64,6 +64,9 @@ public final class Environment: @unchecked Sendable {
     let handle: OpaquePointer
     private let resizeLock = ResizeLock()
     private let readPool = Mutex<[IdleReader]>([])
+    /// One idle reader kept outside the pool: taken and returned with one atomic exchange, so a
+    /// single reader (the common case) never takes the pool's lock. Holds the pointer's bits, 0 if empty.
+    private let readSlot = Atomic<UInt>(0)
     private let databases = Mutex<[String: Database]>([:])
     private static let readPoolLimit = 8
 
@@ -121,6 +124,7 @@ public final class Environment: @unchecked Sendable {
 
     deinit {
         for idle in readPool.withLock({ $0 }) { mdb_txn_abort(idle.txn) }
+        if let txn = OpaquePointer(bitPattern: readSlot.exchange(0, ordering: .acquiring)) { mdb_txn_abort(txn) }
         mdb_env_close(handle)
     }
 
@@ -229,7 +233,7 @@ public final class Environment: @unchecked Sendable {
     ) throws -> R {
         while true {
             resizeLock.lockShared()
-            var txn: OpaquePointer? = commit ? nil : readPool.withLock { $0.popLast()?.txn }
+            var txn: OpaquePointer? = commit ? nil : takeIdleReader()
             var rc: Int32 = MDB_SUCCESS
             if let pooled = txn {
                 rc = mdb_txn_renew(pooled)
@@ -267,8 +271,15 @@ public final class Environment: @unchecked Sendable {
         }
     }
 
+    private func takeIdleReader() -> OpaquePointer? {
+        if let txn = OpaquePointer(bitPattern: readSlot.exchange(0, ordering: .acquiring)) { return txn }
+        return readPool.withLock { $0.popLast()?.txn }
+    }
+
     private func recycle(_ txn: OpaquePointer) {
         mdb_txn_reset(txn)
+        let bits = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(txn)))
+        if readSlot.compareExchange(expected: 0, desired: bits, ordering: .releasing).exchanged { return }
         let idle = IdleReader(txn: txn)
         let kept = readPool.withLock { (pool) -> Bool in
             guard pool.count < Environment.readPoolLimit else { return false }
