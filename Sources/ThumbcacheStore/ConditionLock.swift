@@ -34,7 +34,7 @@ final class ConditionLock: @unchecked Sendable {
     /// Waits for a broadcast; call with the lock held.
     func wait() { pthread_cond_wait(condition, mutex) }
 
-    /// Waits for a broadcast until `deadline` (monotonic nanoseconds); false when it passed.
+    /// Waits for a broadcast until `deadline` (``StoreClock/monotonicNanoseconds()``); false when it passed.
     func wait(until deadline: UInt64) -> Bool {
         var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
         return pthread_cond_timedwait(condition, mutex, &ts) == 0
@@ -44,13 +44,6 @@ final class ConditionLock: @unchecked Sendable {
         lock()
         defer { unlock() }
         return try body()
-    }
-
-    /// Monotonic clock in nanoseconds.
-    static func now() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 }
 

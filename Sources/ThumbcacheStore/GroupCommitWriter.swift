@@ -136,7 +136,7 @@ private final class WriterCore: @unchecked Sendable {
     var flushWaiters: [@Sendable ([StoreError]) -> Void] = []
     var deferredFailures: [StoreError] = []
     var counters = GroupCommitWriter.Counters()
-    var lastSync = ConditionLock.now()
+    var lastSync = StoreClock.monotonicNanoseconds()
     /// Commits since the last sync (deferred durability): nothing to flush when false.
     var unsynced = false
 
@@ -151,7 +151,7 @@ private final class WriterCore: @unchecked Sendable {
         let bytes = writes.reduce(0) { $0 + $1.byteCount }
         let refused: Bool = lock.withLock {
             if closing { return true }
-            queue.append(Group(writes: writes, bytes: bytes, urgent: urgent, completion: completion, arrived: ConditionLock.now()))
+            queue.append(Group(writes: writes, bytes: bytes, urgent: urgent, completion: completion, arrived: StoreClock.monotonicNanoseconds()))
             queuedBytes += bytes
             if urgent { urgentQueued += 1 }
             // Wake the writer only when its wait can end: the first group of a batch, a full
@@ -272,7 +272,7 @@ private final class WriterCore: @unchecked Sendable {
                 : batch.map { g in Result { () throws(StoreError) in try store.apply(g.writes) } }
         }
         var syncError: StoreError?
-        let now = ConditionLock.now()
+        let now = StoreClock.monotonicNanoseconds()
         lock.withLock { unsynced = true }
         if store.environment.options.durability == .deferred && now - lastSync >= policy.syncInterval {
             do { try store.sync() } catch { syncError = error }
@@ -322,7 +322,7 @@ private final class WriterCore: @unchecked Sendable {
             return unsynced
         }
         guard needed else { return nil }
-        lock.withLock { lastSync = ConditionLock.now() }
+        lock.withLock { lastSync = StoreClock.monotonicNanoseconds() }
         do { try store.sync() } catch { return error }
         return nil
     }

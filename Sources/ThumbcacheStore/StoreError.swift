@@ -33,3 +33,15 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension StoreError {
+    /// `error` as a ``StoreError`` about the cache at `path`: a store error as it is, an LMDB error
+    /// with the operation that failed, anything else folded into the operation's description.
+    static func wrapping(_ error: any Error, path: String, operation: String) -> StoreError {
+        switch error {
+        case let error as StoreError: error
+        case let error as LMDBError: .database(path: path, operation: operation, error)
+        default: .database(path: path, operation: "\(operation) (\(error))", .invalid)
+        }
+    }
+}

@@ -45,12 +45,26 @@ public enum StoreWrite: Sendable, Hashable {
     }
 }
 
-/// Wall-clock time as the store records it.
+/// The store's clocks.
 public enum StoreClock {
-    /// Nanoseconds since 1970.
+    /// Wall-clock time as the store records it: nanoseconds since 1970.
     public static func nowNanoseconds() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+
+    /// Monotonic nanoseconds, for intervals and deadlines (``ConditionLock`` waits on this clock).
+    static func monotonicNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
+    /// The monotonic clock at a few milliseconds' resolution, cheaper to read on hot paths.
+    static func coarseMonotonicNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 }

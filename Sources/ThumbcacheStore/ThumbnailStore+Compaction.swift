@@ -30,7 +30,7 @@ extension ThumbnailStore {
     /// Killed before step 3, the old generation stays in use and the partial copy is removed next
     /// time; killed after it, the new generation is complete.
     public func compactFile() throws(StoreError) -> CompactionReport {
-        let start = Self.monotonicNow()
+        let start = StoreClock.monotonicNanoseconds()
         let fd = Glibc.open(directory + "/" + Generation.lockFile, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .database(path: directory, operation: "open compact.lock: \(String(cString: strerror(errno)))", .invalid) }
         defer { close(fd) }  // releases the flock
@@ -52,12 +52,8 @@ extension ThumbnailStore {
                 Generation.syncDirectory(target)
                 try Generation.switchTo(next, in: directory)
             }
-        } catch let error as StoreError {
-            throw error
-        } catch let error as LMDBError {
-            throw .database(path: directory, operation: "compact into \(target)", error)
         } catch {
-            throw .database(path: directory, operation: "compact (\(error))", .invalid)
+            throw .wrapping(error, path: directory, operation: "compact into \(target)")
         }
         // The old generation and any leftovers: unlinked, while mapped ones live on.
         if h.generation == 0 {
@@ -67,7 +63,7 @@ extension ThumbnailStore {
         for old in Generation.others(than: next, in: directory) { Generation.removeTree(Generation.path(old, in: directory)) }
         let fresh = try refresh(from: h.generation)
         return CompactionReport(fileSizeBefore: before, fileSizeAfter: Self.fileSize(fresh.environment.directory), generation: next,
-                                seconds: Double(Self.monotonicNow() - start) / 1e9)
+                                seconds: Double(StoreClock.monotonicNanoseconds() - start) / 1e9)
     }
 
     /// The current handles, reopened first if a compaction switched generations.

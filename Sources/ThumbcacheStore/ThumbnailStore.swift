@@ -130,18 +130,11 @@ public final class ThumbnailStore: Sendable {
     /// directory's and reopens if a compaction switched it.
     func handles(forceCheck: Bool = false) -> Handles {
         let h = switched.load(ordering: .acquiring) ? state.withLock { $0 } : initial
-        let now = Self.coarseNow()
+        let now = StoreClock.coarseMonotonicNanoseconds()
         guard forceCheck || now &- lastCheck.load(ordering: .relaxed) >= Self.generationCheckInterval else { return h }
         lastCheck.store(now, ordering: .relaxed)
         if Generation.current(in: directory) == h.generation { return h }
         return (try? refresh(from: h.generation)) ?? h
-    }
-
-    /// A monotonic clock of a few milliseconds' resolution, cheaper than the precise one.
-    static func coarseNow() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC_COARSE, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 
     /// Reopens at the directory's current generation, unless another thread already did.
@@ -155,12 +148,6 @@ public final class ThumbnailStore: Sendable {
         return fresh
     }
 
-    static func monotonicNow() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
-
     /// Checks the format version (refusing other formats and other programs' environments
     /// before creating anything), then opens the databases.
     private static func openDatabases(_ env: Environment) throws(StoreError) -> (Database, Database, Database, Database, Database) {
@@ -168,12 +155,8 @@ public final class ThumbnailStore: Sendable {
         func wrap<R>(_ operation: String, _ body: () throws -> R) throws(StoreError) -> R {
             do {
                 return try body()
-            } catch let error as StoreError {
-                throw error
-            } catch let error as LMDBError {
-                throw .database(path: path, operation: operation, error)
             } catch {
-                throw .database(path: path, operation: "\(operation) (\(error))", .invalid)
+                throw .wrapping(error, path: path, operation: operation)
             }
         }
         let names = try wrap("list databases") { try env.databaseNames() }
@@ -220,12 +203,8 @@ public final class ThumbnailStore: Sendable {
         let h = handles()
         do {
             return try h.environment.read { txn in try body(h, txn) }
-        } catch let error as StoreError {
-            throw error
-        } catch let error as LMDBError {
-            throw .database(path: directory, operation: operation, error)
         } catch {
-            throw .database(path: directory, operation: "\(operation) (\(error))", .invalid)
+            throw .wrapping(error, path: directory, operation: operation)
         }
     }
 
@@ -410,12 +389,8 @@ public final class ThumbnailStore: Sendable {
                     try refresh(from: h.generation)
                 }
             }
-        } catch let error as StoreError {
-            throw error
-        } catch let error as LMDBError {
-            throw .database(path: directory, operation: operation, error)
         } catch {
-            throw .database(path: directory, operation: "\(operation) (\(error))", .invalid)
+            throw .wrapping(error, path: directory, operation: operation)
         }
     }
 
