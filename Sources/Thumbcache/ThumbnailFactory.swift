@@ -127,15 +127,12 @@ public struct GenerationError: Error, Sendable, CustomStringConvertible {
         case failedBefore(String)
         /// The pixel box is smaller than the provider's (or the request's) minimum dimension.
         case belowMinimumDimension(Int)
-        /// The request was cancelled.
-        case cancelled
 
         public var description: String {
             switch self {
             case .noProvider(let type): "no thumbnail provider for \(type)"
             case .failedBefore(let reason): "\(reason) (recorded earlier; not retried)"
             case .belowMinimumDimension(let minimum): "below the minimum dimension of \(minimum) px"
-            case .cancelled: "cancelled"
             }
         }
     }

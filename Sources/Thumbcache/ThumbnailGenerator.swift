@@ -207,8 +207,10 @@ public final class ThumbnailGenerator: Sendable {
         if let failure = try factory.store.failure(content: id.content, generatorVersion: thumbnailGeneratorVersion) {
             throw GenerationError(path: request.path, reason: .failedBefore(failure.reason))
         }
-        let made: Result<(ThumbnailHeader, [UInt8], Bool), any Error> = await Result { [self] in
-            try await blocking {
+        let header: ThumbnailHeader
+        let bytes: [UInt8]
+        do {
+            (header, bytes) = try await blocking { [self] in
                 // The size ladder: a larger cached thumbnail of the same content and variant is
                 // shrunk instead of decoding the source again.
                 let variant = spec.variant(.thumbnail)
@@ -216,31 +218,24 @@ public final class ThumbnailGenerator: Sendable {
                     $0.key.variant == variant && $0.key.boxWidth >= UInt32(spec.boxWidth) && $0.key.boxHeight >= UInt32(spec.boxHeight)
                 }), let record = try factory.store.thumbnail(larger.key), record.header.encoding == .png {
                     let image = ThumbnailFactory.fit(try ImageDecoder.png(record.data), into: spec)
-                    let (header, bytes) = try factory.encode(image, kind: .thumbnail, spec: spec, sourceType: type)
-                    return (header, bytes, true)
+                    return try factory.encode(image, kind: .thumbnail, spec: spec, sourceType: type)
                 }
-                self.renders.add(1, ordering: .relaxed)
+                renders.add(1, ordering: .relaxed)
                 let image = try factory.render(path: request.path, type: type, spec: spec)
                 if Double(min(image.width, image.height)) < request.minimumDimension * request.scale {
                     throw GenerationError(path: request.path, reason: .belowMinimumDimension(Int(request.minimumDimension)))
                 }
-                let (header, bytes) = try factory.encode(image, kind: .thumbnail, spec: spec, sourceType: type)
-                return (header, bytes, false)
+                return try factory.encode(image, kind: .thumbnail, spec: spec, sourceType: type)
             }
-        }
-        switch made {
-        case .success(let (header, bytes, _)):
-            try await writer.submit([fileEntry, .thumbnail(key, header, data: bytes)])
-            budget?.added(bytes.count)
-            return ThumbnailRepresentation(kind: .thumbnail, header: header, data: bytes, box: spec, fromCache: false)
-        case .failure(let error):
-            if error is ImagingError {
-                let reason = (error as? ImagingError)?.reason.description ?? "\(error)"
-                try? await writer.submit([fileEntry, .failure(content: id.content, generatorVersion: thumbnailGeneratorVersion,
-                                                              FailureRecord(reason: reason, created: StoreClock.nowNanoseconds()))])
-            }
+        } catch let error as ImagingError {
+            // The bytes cannot be decoded: remember it, so they are not tried again.
+            try? await writer.submit([fileEntry, .failure(content: id.content, generatorVersion: thumbnailGeneratorVersion,
+                                                          FailureRecord(reason: error.reason.description, created: StoreClock.nowNanoseconds()))])
             throw error
         }
+        try await writer.submit([fileEntry, .thumbnail(key, header, data: bytes)])
+        budget?.added(bytes.count)
+        return ThumbnailRepresentation(kind: .thumbnail, header: header, data: bytes, box: spec, fromCache: false)
     }
 }
 
@@ -267,8 +262,3 @@ func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async thr
     }
 }
 
-extension Result where Failure == any Error {
-    init(catching body: () async throws -> Success) async {
-        do { self = .success(try await body()) } catch { self = .failure(error) }
-    }
-}

@@ -137,8 +137,7 @@ public enum Thumbnailer {
 
     /// Stored-space (width, height, crop) from displayed-space geometry.
     private static func storedGeometry(
-        _ g: (width: Int, height: Int, crop: (x: Int, y: Int, width: Int, height: Int)), orientation: Orientation, displayedWidth: Int,
-        displayedHeight: Int
+        _ g: (width: Int, height: Int, crop: (x: Int, y: Int, width: Int, height: Int)), orientation: Orientation
     ) -> (width: Int, height: Int, crop: (x: Int, y: Int, width: Int, height: Int)) {
         guard orientation.swapsDimensions else { return g }
         // Centred crops are symmetric, so swapping axes maps the displayed crop onto stored pixels.
@@ -155,7 +154,7 @@ public enum Thumbnailer {
         let exif = exifBytes.flatMap { bytes in bytes.withUnsafeBytes { EXIFData.parse($0) } }
         let turn = orientation(exif)
         let (dw, dh) = turn.swapsDimensions ? (height, width) : (width, height)
-        let g = storedGeometry(geometry(width: dw, height: dh, options: options), orientation: turn, displayedWidth: dw, displayedHeight: dh)
+        let g = storedGeometry(geometry(width: dw, height: dh, options: options), orientation: turn)
         return Plan(exif: exif, orientation: turn, displayedWidth: dw, displayedHeight: dh, output: g)
     }
 

@@ -18,6 +18,7 @@
 //
 // Exit status: 0 on success, 1 on a failed check, 2 on bad arguments.
 import Dispatch
+import ThumbcacheLMDB
 import ThumbcacheStore
 import ThumbcacheTestSupport
 
@@ -44,7 +45,7 @@ case "write":
     guard args.count >= 7, let writer = UInt32(args[3]), let groups = UInt32(args[4]), let groupSize = Int(args[5]),
         let size = Int(args[6])
     else { fail("usage: thumbcache-probe write DIR WRITER GROUPS GROUP_SIZE BYTES [MAP_SIZE]", status: 2) }
-    var options = ThumbcacheStoreOptions.probe
+    var options = Environment.Options.probe
     if args.count >= 8, let mapSize = Int(args[7]) { options.mapSize = mapSize }
     if getenv("PROBE_SYNC") != nil { options.durability = .everyCommit }
     let started = DispatchTime.now().uptimeNanoseconds
@@ -124,4 +125,9 @@ case "open":
 
 default:
     fail("unknown command \(args[1])", status: 2)
+}
+
+extension Environment.Options {
+    /// A deliberately tiny initial map, so that concurrent processes keep growing it.
+    static var probe: Environment.Options { Environment.Options(mapSize: 1 << 20, durability: .deferred) }
 }
