@@ -1,3 +1,5 @@
+import ThumbcacheImaging
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -76,8 +78,8 @@ public struct ContentTypeRegistry: Sendable {
         .init(.data, conformsTo: [.item], mimeType: "application/octet-stream"),
         .init(.folder, conformsTo: [.item], mimeType: "inode/directory"),
         .init(.image, conformsTo: [.data, .content]),
-        .init(.png, conformsTo: [.image], mimeType: "image/png", extensions: ["png"], magic: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]),
-        .init(.jpeg, conformsTo: [.image], mimeType: "image/jpeg", extensions: ["jpg", "jpeg", "jpe"], magic: [0xFF, 0xD8, 0xFF]),
+        .init(.png, conformsTo: [.image], mimeType: "image/png", extensions: ["png"], magic: ImageFormat.png.signature),
+        .init(.jpeg, conformsTo: [.image], mimeType: "image/jpeg", extensions: ["jpg", "jpeg", "jpe"], magic: ImageFormat.jpeg.signature),
         .init(.gif, conformsTo: [.image], mimeType: "image/gif", extensions: ["gif"], magic: Array("GIF8".utf8)),
         .init(.webP, conformsTo: [.image], mimeType: "image/webp", extensions: ["webp"]),
         .init(.tiff, conformsTo: [.image], mimeType: "image/tiff", extensions: ["tif", "tiff"]),

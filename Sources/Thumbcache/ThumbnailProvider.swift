@@ -84,6 +84,8 @@ public struct ImageThumbnailProvider: ThumbnailProvider {
 
     public func provideThumbnail(for request: ThumbnailProviderRequest) throws -> ThumbnailReply {
         let options = ThumbnailOptions(maxWidth: request.maximumWidth, maxHeight: request.maximumHeight, mode: mode, linearLight: linearLight)
-        return .pixels(try Thumbnailer.thumbnail(ofFileAt: request.path, options: options).image)
+        // The content type came from the file's first bytes already: no need to read them again.
+        let format: ImageFormat? = request.contentType == .png ? .png : request.contentType == .jpeg ? .jpeg : nil
+        return .pixels(try Thumbnailer.thumbnail(ofFileAt: request.path, options: options, format: format).image)
     }
 }

@@ -7,11 +7,17 @@ public enum ImageFormat: String, Sendable, Hashable {
     case png
     case jpeg
 
+    /// The leading bytes that identify the format.
+    public var signature: [UInt8] {
+        switch self {
+        case .png: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        case .jpeg: [0xFF, 0xD8, 0xFF]
+        }
+    }
+
     /// The format of `bytes` (the start of a file), or nil.
     public static func detect(_ bytes: UnsafeRawBufferPointer) -> ImageFormat? {
-        if bytes.count >= 8, bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
-        if bytes.count >= 3, bytes[0] == 0xFF, bytes[1] == 0xD8, bytes[2] == 0xFF { return .jpeg }
-        return nil
+        [ImageFormat.png, .jpeg].first { bytes.starts(with: $0.signature) }
     }
 
     /// The format of the file at `path`.

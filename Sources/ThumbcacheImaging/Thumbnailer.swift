@@ -70,8 +70,14 @@ public enum Thumbnailer {
     }
 
     /// A thumbnail of the image at `path`, upright, within (or filling) the box.
-    public static func thumbnail(ofFileAt path: String, options: ThumbnailOptions) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
-        switch try ImageFormat.detect(fileAt: path) {
+    /// - Parameter format: the format if the caller already knows it from the file's bytes (saves
+    ///   reading them again); the decoders check the signature anyway.
+    public static func thumbnail(
+        ofFileAt path: String, options: ThumbnailOptions, format: ImageFormat? = nil
+    ) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
+        let resolved: ImageFormat
+        if let format { resolved = format } else { resolved = try ImageFormat.detect(fileAt: path) }
+        return switch resolved {
         case .png: try pngThumbnail(path, options)
         case .jpeg: try jpegThumbnail(path, options)
         }
