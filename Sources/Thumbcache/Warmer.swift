@@ -81,14 +81,16 @@ public final class Warmer: Sendable {
                 let hasher = ContentHasher()
                 while let path = queue.pop() {
                     let (outcome, writes) = Self.process(path, factory: factory, hasher: hasher, options: options, tally: tally)
+                    // Counted before its records are queued, so that a failed commit can move it to
+                    // "failed" instead of counting the file twice.
+                    let counts = tally.record(outcome)  // always: `progress?(…)` would skip it when nil
                     if !writes.isEmpty {
                         inFlight.wait()
                         writer.enqueue(writes) { result in
-                            if case .failure(let error) = result { tally.record(.failed(path, error.description)) }
+                            if case .failure(let error) = result { tally.reclassify(outcome, asFailed: path, reason: error.description) }
                             inFlight.signal()
                         }
                     }
-                    let counts = tally.record(outcome)  // always: `progress?(…)` would skip it when nil
                     progress?(counts)
                 }
                 threads.leave()
@@ -244,6 +246,23 @@ final class Tally: Sendable {
             }
             return WarmProgress(files: s.files, failed: s.failed, found: s.found, walkComplete: s.walkComplete,
                                 elapsed: StoreClock.nowNanoseconds() - start)
+        }
+    }
+
+    /// A file counted as `outcome` whose records then failed to commit: it is failed instead.
+    func reclassify(_ outcome: Warmer.Outcome, asFailed path: String, reason: String) {
+        state.withLock { s in
+            switch outcome {
+            case .generated: s.generated -= 1
+            case .alreadyCached: s.alreadyCached -= 1
+            case .sameContentAsAnother: s.duplicates -= 1
+            case .notSupported: s.notSupported -= 1
+            case .failed:
+                // Already failed (its failure record did not commit): keep the one entry it has.
+                return
+            }
+            s.failed += 1
+            s.failures[reason, default: []].append(path)
         }
     }
 
