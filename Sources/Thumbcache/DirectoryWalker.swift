@@ -67,7 +67,11 @@ public struct DirectoryWalker: Sendable {
                 if type == UInt8(DT_LNK) && !followSymbolicLinks {
                     // Not followed, but a link to nothing is broken either way: say so.
                     var target = stat()
-                    if stat(path, &target) != 0 && errno == ENOENT { visit(.failure(FileError(path: path, reason: .danglingSymbolicLink))) }
+                    if stat(path, &target) != 0, case let error = FileError.failure("stat", .current, path: path),
+                        error.reason == .danglingSymbolicLink
+                    {
+                        visit(.failure(error))
+                    }
                     continue
                 }
                 if type != UInt8(DT_DIR) && type != UInt8(DT_LNK) && type != UInt8(DT_UNKNOWN) { continue }
@@ -95,13 +99,7 @@ public struct DirectoryWalker: Sendable {
     private func classify(_ path: String, followLink: Bool) -> Kind {
         var s = stat()
         let rc = followLink ? stat(path, &s) : lstat(path, &s)
-        if rc != 0 {
-            let errno = Errno.current
-            if errno == .noSuchFileOrDirectory, lstat(path, &s) == 0 {
-                return .failure(FileError(path: path, reason: .danglingSymbolicLink))
-            }
-            return .failure(FileError(path: path, reason: .system(operation: "stat", errno)))
-        }
+        if rc != 0 { return .failure(.failure("stat", .current, path: path)) }
         switch s.st_mode & S_IFMT {
         case S_IFDIR: return .directory(DirectoryID(device: UInt64(s.st_dev), inode: UInt64(s.st_ino)))
         case S_IFREG: return .file

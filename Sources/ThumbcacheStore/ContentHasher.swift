@@ -56,11 +56,7 @@ public final class ContentHasher {
         switch retryingInterrupts({ open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }) {
         case .success(let d): fd = d
         case .failure(let errno):
-            var s = stat()
-            if errno == .noSuchFileOrDirectory, lstat(path, &s) == 0, FileKind(mode: s.st_mode) == .symbolicLink {
-                throw FileError(path: path, reason: .danglingSymbolicLink)
-            }
-            throw FileError(path: path, reason: .system(operation: "open", errno))
+            throw .failure("open", errno, path: path)
         }
         defer { close(fd) }
         for attempt in 0..<2 {

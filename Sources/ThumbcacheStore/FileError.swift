@@ -82,6 +82,18 @@ public struct FileError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(path): \(reason)" }
 }
 
+extension FileError {
+    /// The error for `operation` failing with `errno` on `path`. A path that is a symbolic link to
+    /// nothing (`ENOENT`, yet `lstat` finds a link) is reported as a dangling link.
+    public static func failure(_ operation: String, _ errno: Errno, path: String) -> FileError {
+        var s = stat()
+        if errno == .noSuchFileOrDirectory, lstat(path, &s) == 0, FileKind(mode: s.st_mode) == .symbolicLink {
+            return FileError(path: path, reason: .danglingSymbolicLink)
+        }
+        return FileError(path: path, reason: .system(operation: operation, errno))
+    }
+}
+
 /// Calls `body` until it does not fail with `EINTR`; returns its result or throws the errno.
 @inline(__always)
 func retryingInterrupts<T: FixedWidthInteger>(_ body: () -> T) -> Result<T, Errno> {

@@ -37,10 +37,7 @@ public struct FileSnapshot: Sendable, Hashable {
     public static func of(path: String) throws(FileError) -> FileSnapshot {
         var s = stat()
         if case .failure(let errno) = retryingInterrupts({ stat(path, &s) }) {
-            if errno == .noSuchFileOrDirectory, lstat(path, &s) == 0, FileKind(mode: s.st_mode) == .symbolicLink {
-                throw FileError(path: path, reason: .danglingSymbolicLink)
-            }
-            throw FileError(path: path, reason: .system(operation: "stat", errno))
+            throw .failure("stat", errno, path: path)
         }
         return FileSnapshot(s)
     }
