@@ -24,14 +24,17 @@ let package = Package(
         .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16")]),
         .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
 
+        // Locks, guarded state, threads and the monotonic clock the other modules share.
+        .target(name: "ThumbcacheSync"),
+
         // A thin, typed wrapper over LMDB: environments, scoped transactions, cursors.
         .target(name: "ThumbcacheLMDB", dependencies: ["CLMDB"]),
         // The content-addressed thumbnail store: hashing, stat cache, records, group commit.
-        .target(name: "ThumbcacheStore", dependencies: ["ThumbcacheLMDB", "CXXHash"]),
+        .target(name: "ThumbcacheStore", dependencies: ["ThumbcacheLMDB", "CXXHash", "ThumbcacheSync"]),
         // Decoding, EXIF, resizing and encoding images; independent of the store.
-        .target(name: "ThumbcacheImaging", dependencies: ["CPNG", "CJPEG"]),
+        .target(name: "ThumbcacheImaging", dependencies: ["CPNG", "CJPEG", "ThumbcacheSync"]),
         // Thumbnail generation after QuickLook: content types, providers, the generator, warming.
-        .target(name: "Thumbcache", dependencies: ["ThumbcacheStore", "ThumbcacheImaging"]),
+        .target(name: "Thumbcache", dependencies: ["ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheSync"]),
 
         // The command-line tool; its commands only call the library.
         .executableTarget(

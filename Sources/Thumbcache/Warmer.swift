@@ -1,6 +1,7 @@
 import Foundation
 import ThumbcacheImaging
 import ThumbcacheStore
+import ThumbcacheSync
 
 /// Precomputes the cache for every file under some directories.
 ///

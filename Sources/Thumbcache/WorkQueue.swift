@@ -1,8 +1,4 @@
-import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#endif
+import ThumbcacheSync
 
 /// A bounded blocking queue between one producer thread and worker threads.
 ///
@@ -42,48 +38,5 @@ final class WorkQueue<Element: Sendable>: Sendable {
 
     func finish() {
         state.withLock { $0.finished = true }
-    }
-}
-
-/// A value guarded by a mutex, with waits for a condition on it.
-///
-/// `@unchecked Sendable`: `value` is only touched with `mutex` held.
-final class ConditionLockedState<Value>: @unchecked Sendable {
-    private var value: Value
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-
-    init(_ value: Value) {
-        self.value = value
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(changed, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(changed)
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        changed.deallocate()
-    }
-
-    /// Runs `body` on the value; every call wakes waiters afterwards.
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        pthread_mutex_lock(mutex)
-        defer {
-            pthread_cond_broadcast(changed)
-            pthread_mutex_unlock(mutex)
-        }
-        return try body(&value)
-    }
-
-    /// Waits until `ready` holds, then runs `body`.
-    func withLock<R>(waitingUntil ready: (Value) -> Bool, _ body: (inout Value) throws -> R) rethrows -> R {
-        pthread_mutex_lock(mutex)
-        defer {
-            pthread_cond_broadcast(changed)
-            pthread_mutex_unlock(mutex)
-        }
-        while !ready(value) { pthread_cond_wait(changed, mutex) }
-        return try body(&value)
     }
 }

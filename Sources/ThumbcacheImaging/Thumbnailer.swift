@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import ThumbcacheSync
 
 /// How the image fills the pixel box.
 public enum ResizeMode: String, Sendable, Hashable {
@@ -226,38 +224,17 @@ public enum Thumbnailer {
 
 /// A counting gate over bytes: `acquire(n)` waits while others hold permits and `n` more would
 /// pass the capacity; a request larger than the capacity proceeds when nothing else is held.
-///
-/// `@unchecked Sendable`: `inUse` is read and written only with `mutex` held.
-final class MemoryGate: @unchecked Sendable {
+final class MemoryGate: Sendable {
     private let capacity: Int
-    private var inUse = 0
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let released = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let inUse = ConditionLockedState(0)
 
-    init(capacity: Int) {
-        self.capacity = capacity
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(released, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(released)
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        released.deallocate()
-    }
+    init(capacity: Int) { self.capacity = capacity }
 
     func acquire(_ bytes: Int) {
-        pthread_mutex_lock(mutex)
-        while inUse > 0 && inUse + bytes > capacity { pthread_cond_wait(released, mutex) }
-        inUse += bytes
-        pthread_mutex_unlock(mutex)
+        inUse.withLock(waitingUntil: { $0 == 0 || $0 + bytes <= capacity }) { $0 += bytes }
     }
 
     func release(_ bytes: Int) {
-        pthread_mutex_lock(mutex)
-        inUse -= bytes
-        pthread_cond_broadcast(released)
-        pthread_mutex_unlock(mutex)
+        inUse.withLock { $0 -= bytes }
     }
 }

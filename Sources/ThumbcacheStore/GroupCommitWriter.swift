@@ -1,3 +1,4 @@
+import ThumbcacheSync
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -136,7 +137,7 @@ private final class WriterCore: @unchecked Sendable {
     var flushWaiters: [@Sendable ([StoreError]) -> Void] = []
     var deferredFailures: [StoreError] = []
     var counters = GroupCommitWriter.Counters()
-    var lastSync = StoreClock.monotonicNanoseconds()
+    var lastSync = MonotonicClock.nanoseconds()
     /// Commits since the last sync (deferred durability): nothing to flush when false.
     var unsynced = false
 
@@ -151,7 +152,7 @@ private final class WriterCore: @unchecked Sendable {
         let bytes = writes.reduce(0) { $0 + $1.byteCount }
         let refused: Bool = lock.withLock {
             if closing { return true }
-            queue.append(Group(writes: writes, bytes: bytes, urgent: urgent, completion: completion, arrived: StoreClock.monotonicNanoseconds()))
+            queue.append(Group(writes: writes, bytes: bytes, urgent: urgent, completion: completion, arrived: MonotonicClock.nanoseconds()))
             queuedBytes += bytes
             if urgent { urgentQueued += 1 }
             // Wake the writer only when its wait can end: the first group of a batch, a full
@@ -272,7 +273,7 @@ private final class WriterCore: @unchecked Sendable {
                 : batch.map { g in Result { () throws(StoreError) in try store.apply(g.writes) } }
         }
         var syncError: StoreError?
-        let now = StoreClock.monotonicNanoseconds()
+        let now = MonotonicClock.nanoseconds()
         lock.withLock { unsynced = true }
         if store.environment.options.durability == .deferred && now - lastSync >= policy.syncInterval {
             do { try store.sync() } catch { syncError = error }
@@ -322,7 +323,7 @@ private final class WriterCore: @unchecked Sendable {
             return unsynced
         }
         guard needed else { return nil }
-        lock.withLock { lastSync = StoreClock.monotonicNanoseconds() }
+        lock.withLock { lastSync = MonotonicClock.nanoseconds() }
         do { try store.sync() } catch { return error }
         return nil
     }

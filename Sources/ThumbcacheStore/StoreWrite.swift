@@ -45,26 +45,12 @@ public enum StoreWrite: Sendable, Hashable {
     }
 }
 
-/// The store's clocks.
+/// Wall-clock time as the store records it.
 public enum StoreClock {
-    /// Wall-clock time as the store records it: nanoseconds since 1970.
+    /// Nanoseconds since 1970.
     public static func nowNanoseconds() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-    }
-
-    /// Monotonic nanoseconds, for intervals and deadlines (``ConditionLock`` waits on this clock).
-    static func monotonicNanoseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
-
-    /// The monotonic clock at a few milliseconds' resolution, cheaper to read on hot paths.
-    static func coarseMonotonicNanoseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC_COARSE, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 }

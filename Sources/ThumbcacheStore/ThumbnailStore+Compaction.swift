@@ -1,3 +1,4 @@
+import ThumbcacheSync
 import ThumbcacheLMDB
 
 #if canImport(Glibc)
@@ -30,7 +31,7 @@ extension ThumbnailStore {
     /// Killed before step 3, the old generation stays in use and the partial copy is removed next
     /// time; killed after it, the new generation is complete.
     public func compactFile() throws(StoreError) -> CompactionReport {
-        let start = StoreClock.monotonicNanoseconds()
+        let start = MonotonicClock.nanoseconds()
         let fd = Glibc.open(directory + "/" + Generation.lockFile, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .database(path: directory, operation: "open compact.lock: \(String(cString: strerror(errno)))", .invalid) }
         defer { close(fd) }  // releases the flock
@@ -63,7 +64,7 @@ extension ThumbnailStore {
         for old in Generation.others(than: next, in: directory) { Generation.removeTree(Generation.path(old, in: directory)) }
         let fresh = try refresh(from: h.generation)
         return CompactionReport(fileSizeBefore: before, fileSizeAfter: Self.fileSize(fresh.environment.directory), generation: next,
-                                seconds: Double(StoreClock.monotonicNanoseconds() - start) / 1e9)
+                                seconds: Double(MonotonicClock.nanoseconds() - start) / 1e9)
     }
 
     /// The current handles, reopened first if a compaction switched generations.

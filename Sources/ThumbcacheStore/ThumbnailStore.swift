@@ -1,4 +1,5 @@
 import Synchronization
+import ThumbcacheSync
 import ThumbcacheLMDB
 
 #if canImport(Glibc)
@@ -130,7 +131,7 @@ public final class ThumbnailStore: Sendable {
     /// directory's and reopens if a compaction switched it.
     func handles(forceCheck: Bool = false) -> Handles {
         let h = switched.load(ordering: .acquiring) ? state.withLock { $0 } : initial
-        let now = StoreClock.coarseMonotonicNanoseconds()
+        let now = MonotonicClock.coarseNanoseconds()
         guard forceCheck || now &- lastCheck.load(ordering: .relaxed) >= Self.generationCheckInterval else { return h }
         lastCheck.store(now, ordering: .relaxed)
         if Generation.current(in: directory) == h.generation { return h }
