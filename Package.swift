@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "ThumbcacheLMDB", targets: ["ThumbcacheLMDB"]),
         .library(name: "ThumbcacheStore", targets: ["ThumbcacheStore"]),
         .library(name: "ThumbcacheImaging", targets: ["ThumbcacheImaging"]),
+        .library(name: "ThumbcacheIndex", targets: ["ThumbcacheIndex"]),
         .library(name: "Thumbcache", targets: ["Thumbcache"]),
         .executable(name: "thumbcache", targets: ["thumbcache"]),
     ],
@@ -31,6 +32,8 @@ let package = Package(
         .target(name: "ThumbcacheLMDB", dependencies: ["CLMDB"]),
         // The content-addressed thumbnail store: hashing, stat cache, records, group commit.
         .target(name: "ThumbcacheStore", dependencies: ["ThumbcacheLMDB", "CXXHash", "ThumbcacheSync"]),
+        // The Spotlight-like metadata index and its query language; independent of thumbnails.
+        .target(name: "ThumbcacheIndex", dependencies: ["ThumbcacheLMDB", "CXXHash"]),
         // Decoding, EXIF, resizing and encoding images; independent of the store.
         .target(name: "ThumbcacheImaging", dependencies: ["CPNG", "CJPEG", "ThumbcacheSync"]),
         // Thumbnail generation after QuickLook: content types, providers, the generator, warming.
@@ -47,11 +50,12 @@ let package = Package(
             ]
         ),
         // A small program the multi-process tests start, write into and kill.
-        .executableTarget(name: "thumbcache-probe", dependencies: ["ThumbcacheStore", "ThumbcacheTestSupport"]),
+        .executableTarget(name: "thumbcache-probe", dependencies: ["ThumbcacheStore", "ThumbcacheIndex", "ThumbcacheTestSupport"]),
 
         // Fixtures shared by the test targets: temporary directories, child processes.
         .target(name: "ThumbcacheTestSupport", dependencies: ["ThumbcacheStore"]),
         .testTarget(name: "ThumbcacheLMDBTests", dependencies: ["ThumbcacheLMDB", "ThumbcacheTestSupport"]),
+        .testTarget(name: "ThumbcacheIndexTests", dependencies: ["ThumbcacheIndex", "ThumbcacheTestSupport", "thumbcache-probe"]),
         .testTarget(name: "ThumbcacheImagingTests", dependencies: ["ThumbcacheImaging", "ThumbcacheTestSupport"]),
         .testTarget(name: "ThumbcacheTests", dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheTestSupport", "thumbcache"]),
         .testTarget(

@@ -9,6 +9,9 @@
 //       Opens the store; prints "stale-readers-cleared N".
 //   thumbcache-probe compact-loop DIR
 //       Compacts the cache over and over; prints "compacted G" after each switch to generation G.
+//   thumbcache-probe index-batches DIR FIRST
+//       Indexes batches FIRST, FIRST+1, … of 40 app items ("b<batch>-<i>") into the metadata index
+//       at DIR, each with client state "<batch>"; prints "batch B" after each, until killed.
 //   thumbcache-probe read DIR SECONDS
 //       Reads and verifies every record, over and over, for SECONDS; prints "passes N records M".
 //
@@ -18,6 +21,7 @@
 //
 // Exit status: 0 on success, 1 on a failed check, 2 on bad arguments.
 import Dispatch
+import ThumbcacheIndex
 import ThumbcacheLMDB
 import ThumbcacheStore
 import ThumbcacheTestSupport
@@ -41,6 +45,21 @@ let args = CommandLine.arguments
 guard args.count >= 3 else { fail("usage: thumbcache-probe write|read|hold-reader|open DIR …", status: 2) }
 
 switch args[1] {
+case "index-batches":
+    guard args.count >= 4, let first = Int(args[3]) else { fail("usage: thumbcache-probe index-batches DIR FIRST", status: 2) }
+    let index: MetadataIndex
+    do { index = try MetadataIndex.open(directory: args[2]) } catch { fail("\(error)") }
+    var b = first
+    while true {
+        var batch = IndexBatch()
+        batch.index((0..<40).map { i in
+            SearchableItem(uniqueIdentifier: "b\(b)-\(i)", domainIdentifier: "probe",
+                           attributes: ["kMDItemTitle": .string("batch \(b) item \(i)"), "batch": .number(Double(b))])
+        })
+        do { try index.perform(batch, clientState: Array("\(b)".utf8), client: "probe") } catch { fail("\(error)") }
+        say("batch \(b)")
+        b += 1
+    }
 case "write":
     guard args.count >= 7, let writer = UInt32(args[3]), let groups = UInt32(args[4]), let groupSize = Int(args[5]),
         let size = Int(args[6])

@@ -1,0 +1,171 @@
+/// The value of one attribute of an indexed item.
+public enum AttributeValue: Sendable, Hashable {
+    case string(String)
+    case strings([String])
+    case number(Double)
+    /// Seconds since 1970-01-01 00:00 UTC.
+    case date(Double)
+
+    /// The strings of a string or string-list value.
+    public var stringValues: [String]? {
+        switch self {
+        case .string(let s): [s]
+        case .strings(let list): list
+        default: nil
+        }
+    }
+
+    /// The number of a number or date value.
+    public var numericValue: Double? {
+        switch self {
+        case .number(let n), .date(let n): n
+        default: nil
+        }
+    }
+
+    var type: AttributeType {
+        switch self {
+        case .string: .string
+        case .strings: .strings
+        case .number: .number
+        case .date: .date
+        }
+    }
+}
+
+/// What kind of values an attribute holds; stored on disk, so the raw values are fixed.
+public enum AttributeType: UInt8, Sendable, Hashable, CustomStringConvertible {
+    case string = 1
+    case strings = 2
+    case number = 3
+    case date = 4
+
+    var isText: Bool { self == .string || self == .strings }
+
+    public var description: String {
+        switch self {
+        case .string: "string"
+        case .strings: "string list"
+        case .number: "number"
+        case .date: "date"
+        }
+    }
+}
+
+/// Spotlight's attribute names for the attributes thumbcache fills in or gives a meaning to.
+/// Apps may use any other name; its type is fixed by the first value indexed under it.
+public enum MDItem {
+    public static let fsName = "kMDItemFSName"
+    public static let path = "kMDItemPath"
+    public static let fsSize = "kMDItemFSSize"
+    public static let contentType = "kMDItemContentType"
+    public static let contentTypeTree = "kMDItemContentTypeTree"
+    public static let contentCreationDate = "kMDItemContentCreationDate"
+    public static let contentModificationDate = "kMDItemContentModificationDate"
+    public static let lastUsedDate = "kMDItemLastUsedDate"
+    public static let pixelWidth = "kMDItemPixelWidth"
+    public static let pixelHeight = "kMDItemPixelHeight"
+    public static let orientation = "kMDItemOrientation"
+    public static let acquisitionMake = "kMDItemAcquisitionMake"
+    public static let acquisitionModel = "kMDItemAcquisitionModel"
+    public static let exposureTimeSeconds = "kMDItemExposureTimeSeconds"
+    public static let fNumber = "kMDItemFNumber"
+    public static let isoSpeed = "kMDItemISOSpeed"
+    public static let focalLength = "kMDItemFocalLength"
+    public static let latitude = "kMDItemLatitude"
+    public static let longitude = "kMDItemLongitude"
+    public static let altitude = "kMDItemAltitude"
+    public static let userTags = "kMDItemUserTags"
+    public static let title = "kMDItemTitle"
+    public static let keywords = "kMDItemKeywords"
+    public static let description = "kMDItemDescription"
+    public static let authors = "kMDItemAuthors"
+    public static let comment = "kMDItemComment"
+    public static let displayName = "kMDItemDisplayName"
+}
+
+/// Which index structures an attribute's values go into.
+struct IndexPolicy: OptionSet, Sendable, Hashable {
+    let rawValue: UInt8
+    /// Whole values, folded: equality, prefixes and wildcards over the distinct values.
+    static let values = IndexPolicy(rawValue: 1)
+    /// Each word, folded: the `w` modifier and plain-word search.
+    static let words = IndexPolicy(rawValue: 2)
+    /// Trigrams of the folded value: substring and wildcard matches on names.
+    static let trigrams = IndexPolicy(rawValue: 4)
+    /// Every ancestor directory: `--onlyin` and path prefixes.
+    static let directories = IndexPolicy(rawValue: 8)
+    /// Order-preserving buckets of numbers and dates: ranges.
+    static let numeric = IndexPolicy(rawValue: 16)
+}
+
+/// An attribute as the index knows it: its stable number, type and index structures.
+struct AttributeInfo: Sendable, Hashable {
+    let id: UInt16
+    let name: String
+    let type: AttributeType
+    let policy: IndexPolicy
+    /// Searched by plain words (`holiday` with no operator), like `mdfind holiday`.
+    let isText: Bool
+    /// Values are whole numbers (rounded when indexed): a range bound inside a bucket is decided
+    /// without reading items.
+    let integral: Bool
+}
+
+/// The attributes with fixed numbers. The numbers are part of the file format (Docs/FORMAT.md):
+/// never renumber; add at the end. App attributes get numbers from ``firstDynamicID`` on.
+enum Schema {
+    /// The "every item" existence list.
+    static let allItemsID: UInt16 = 0
+    static let firstDynamicID: UInt16 = 1024
+
+    static let builtIn: [AttributeInfo] = {
+        let text: IndexPolicy = [.values, .words]
+        let name: IndexPolicy = [.trigrams, .words]
+        func a(_ id: UInt16, _ n: String, _ t: AttributeType, _ p: IndexPolicy, text: Bool = false, integral: Bool = false) -> AttributeInfo {
+            AttributeInfo(id: id, name: n, type: t, policy: p, isText: text, integral: integral)
+        }
+        return [
+            a(1, MDItem.fsName, .string, name, text: true),
+            a(2, MDItem.path, .string, .directories),
+            a(3, MDItem.fsSize, .number, .numeric, integral: true),
+            a(4, MDItem.contentType, .string, .values),
+            a(5, MDItem.contentTypeTree, .strings, .values),
+            a(6, MDItem.contentCreationDate, .date, .numeric),
+            a(7, MDItem.contentModificationDate, .date, .numeric),
+            a(8, MDItem.lastUsedDate, .date, .numeric),
+            a(9, MDItem.pixelWidth, .number, .numeric, integral: true),
+            a(10, MDItem.pixelHeight, .number, .numeric, integral: true),
+            a(11, MDItem.orientation, .number, .numeric, integral: true),
+            a(12, MDItem.acquisitionMake, .string, text),
+            a(13, MDItem.acquisitionModel, .string, text),
+            a(14, MDItem.exposureTimeSeconds, .number, .numeric),
+            a(15, MDItem.fNumber, .number, .numeric),
+            a(16, MDItem.isoSpeed, .number, .numeric, integral: true),
+            a(17, MDItem.focalLength, .number, .numeric),
+            a(18, MDItem.latitude, .number, .numeric),
+            a(19, MDItem.longitude, .number, .numeric),
+            a(20, MDItem.altitude, .number, .numeric),
+            a(21, MDItem.userTags, .strings, text, text: true),
+            a(22, MDItem.title, .string, name, text: true),
+            a(23, MDItem.keywords, .strings, text, text: true),
+            a(24, MDItem.description, .string, .words, text: true),
+            a(25, MDItem.authors, .strings, text),
+            a(26, MDItem.comment, .string, .words, text: true),
+            a(27, MDItem.displayName, .string, name, text: true),
+        ]
+    }()
+
+    static let byName: [String: AttributeInfo] = Dictionary(uniqueKeysWithValues: builtIn.map { ($0.name, $0) })
+    static let byID: [UInt16: AttributeInfo] = Dictionary(uniqueKeysWithValues: builtIn.map { ($0.id, $0) })
+
+    /// The index structures for an app attribute of `type`.
+    static func dynamicPolicy(_ type: AttributeType) -> IndexPolicy {
+        type.isText ? [.values, .words] : .numeric
+    }
+
+    /// Two types one attribute may hold: a string and a list of strings compare alike.
+    static func compatible(_ a: AttributeType, _ b: AttributeType) -> Bool {
+        a == b || (a.isText && b.isText)
+    }
+}

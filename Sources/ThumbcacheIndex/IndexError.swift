@@ -1,0 +1,40 @@
+import ThumbcacheLMDB
+
+/// Why an index operation failed.
+public struct IndexError: Error, Sendable, CustomStringConvertible {
+    public enum Reason: Sendable {
+        /// The database failed (LMDB's message).
+        case database(String)
+        /// The index was written by another format version.
+        case formatVersion(found: Int, supported: Int)
+        /// An app indexed a value whose type differs from the attribute's.
+        case attributeType(name: String, expected: AttributeType, got: AttributeType)
+        /// Identifiers and paths must not be empty.
+        case invalidItem(String)
+    }
+    /// The index directory.
+    public var path: String
+    public var reason: Reason
+
+    public init(path: String, reason: Reason) {
+        self.path = path
+        self.reason = reason
+    }
+
+    public var description: String {
+        switch reason {
+        case .database(let message): "index at \(path): \(message)"
+        case .formatVersion(let found, let supported):
+            "index at \(path) has format version \(found); this thumbcache reads version \(supported) (delete the directory to rebuild it)"
+        case .attributeType(let name, let expected, let got):
+            "index at \(path): attribute \(name) holds \(expected) values, not \(got)"
+        case .invalidItem(let message): "index at \(path): \(message)"
+        }
+    }
+
+    static func wrapping(_ error: any Error, path: String) -> IndexError {
+        if let e = error as? IndexError { return e }
+        if let e = error as? EnvironmentError { return IndexError(path: path, reason: .database(e.description)) }
+        return IndexError(path: path, reason: .database("\(error)"))
+    }
+}

@@ -1,0 +1,267 @@
+/// How a file looked when it was indexed: a re-warm skips files whose state is unchanged.
+public struct IndexedFileState: Sendable, Hashable {
+    public var size: UInt64
+    public var modificationTime: Int64
+    /// Changes with extended attributes (tags, comments) as well as content.
+    public var changeTime: Int64
+    public var inode: UInt64
+    public var device: UInt64
+
+    public init(size: UInt64, modificationTime: Int64, changeTime: Int64, inode: UInt64, device: UInt64) {
+        self.size = size
+        self.modificationTime = modificationTime
+        self.changeTime = changeTime
+        self.inode = inode
+        self.device = device
+    }
+}
+
+/// One item as stored under its number in the `items` database.
+///
+/// Layout (version 1): version · kind · flags · identifier · [domain] · [contentURL] ·
+/// [expiration] · [content hash] · [file state] · own attributes · overlay attributes.
+/// Strings are varint length + UTF-8; attributes are id (varint) · type · payload.
+/// The overlay (files only) holds the attributes of app items whose contentURL is this file.
+struct ItemRecord: Sendable, Hashable {
+    enum Kind: UInt8, Sendable { case file = 1, app = 2 }
+
+    var kind: Kind
+    /// A file's absolute path, or the app item's unique identifier.
+    var identifier: String
+    var domain: String?
+    /// For app items: the path of the file the item describes.
+    var contentURL: String?
+    var expiration: Double?
+    var contentHash: [UInt8]?
+    var fileState: IndexedFileState?
+    var attributes: [UInt16: AttributeValue]
+    var overlay: [UInt16: AttributeValue] = [:]
+
+    static let version: UInt8 = 1
+
+    private struct Flags: OptionSet {
+        let rawValue: UInt8
+        static let domain = Flags(rawValue: 1)
+        static let contentURL = Flags(rawValue: 2)
+        static let expiration = Flags(rawValue: 4)
+        static let hash = Flags(rawValue: 8)
+        static let fileState = Flags(rawValue: 16)
+    }
+
+    /// The attributes a query sees: the item's own, with the overlay's winning.
+    var effectiveAttributes: [UInt16: AttributeValue] {
+        overlay.isEmpty ? attributes : attributes.merging(overlay) { _, app in app }
+    }
+
+    func encoded() -> [UInt8] {
+        var out: [UInt8] = [Self.version, kind.rawValue]
+        var flags: Flags = []
+        if domain != nil { flags.insert(.domain) }
+        if contentURL != nil { flags.insert(.contentURL) }
+        if expiration != nil { flags.insert(.expiration) }
+        if contentHash != nil { flags.insert(.hash) }
+        if fileState != nil { flags.insert(.fileState) }
+        out.append(flags.rawValue)
+        RecordCoding.string(&out, identifier)
+        if let domain { RecordCoding.string(&out, domain) }
+        if let contentURL { RecordCoding.string(&out, contentURL) }
+        if let expiration { RecordCoding.u64(&out, expiration.bitPattern) }
+        if let contentHash { out.append(contentsOf: contentHash.prefix(16)); out.append(contentsOf: repeatElement(0, count: max(0, 16 - contentHash.count))) }
+        if let s = fileState {
+            RecordCoding.u64(&out, s.size)
+            RecordCoding.u64(&out, UInt64(bitPattern: s.modificationTime))
+            RecordCoding.u64(&out, UInt64(bitPattern: s.changeTime))
+            RecordCoding.u64(&out, s.inode)
+            RecordCoding.u64(&out, s.device)
+        }
+        RecordCoding.attributes(&out, attributes)
+        RecordCoding.attributes(&out, overlay)
+        return out
+    }
+
+    /// Decodes a stored record; nil if it is malformed or of another version.
+    init?(_ bytes: UnsafeRawBufferPointer) {
+        var r = RecordReader(bytes)
+        guard r.u8() == Self.version, let k = r.u8().flatMap(Kind.init(rawValue:)), let f = r.u8() else { return nil }
+        let flags = Flags(rawValue: f)
+        kind = k
+        guard let id = r.string() else { return nil }
+        identifier = id
+        if flags.contains(.domain) { guard let d = r.string() else { return nil }; domain = d }
+        if flags.contains(.contentURL) { guard let u = r.string() else { return nil }; contentURL = u }
+        if flags.contains(.expiration) { guard let e = r.u64() else { return nil }; expiration = Double(bitPattern: e) }
+        if flags.contains(.hash) { guard let h = r.bytes(16) else { return nil }; contentHash = Array(h) }
+        if flags.contains(.fileState) {
+            guard let size = r.u64(), let m = r.u64(), let c = r.u64(), let ino = r.u64(), let dev = r.u64() else { return nil }
+            fileState = IndexedFileState(size: size, modificationTime: Int64(bitPattern: m), changeTime: Int64(bitPattern: c), inode: ino, device: dev)
+        }
+        guard let own = r.attributes(), let over = r.attributes() else { return nil }
+        attributes = own
+        overlay = over
+    }
+
+    init(kind: Kind, identifier: String, domain: String? = nil, contentURL: String? = nil, expiration: Double? = nil,
+         contentHash: [UInt8]? = nil, fileState: IndexedFileState? = nil, attributes: [UInt16: AttributeValue], overlay: [UInt16: AttributeValue] = [:]) {
+        self.kind = kind
+        self.identifier = identifier
+        self.domain = domain
+        self.contentURL = contentURL
+        self.expiration = expiration
+        self.contentHash = contentHash
+        self.fileState = fileState
+        self.attributes = attributes
+        self.overlay = overlay
+    }
+}
+
+/// Reads what a query needs from a stored record in place: the identifier and one attribute,
+/// without decoding the rest or making strings for ASCII comparisons.
+struct RecordView {
+    let bytes: UnsafeRawBufferPointer
+    private(set) var kind: ItemRecord.Kind = .app
+    private(set) var identifier: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
+    private var attributesOffset = 0
+
+    init?(_ bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+        var r = RecordReader(bytes)
+        guard r.u8() == ItemRecord.version, let k = r.u8().flatMap(ItemRecord.Kind.init(rawValue:)), let flags = r.u8() else { return nil }
+        kind = k
+        guard let id = r.stringBytes() else { return nil }
+        identifier = id
+        if flags & 1 != 0 { guard r.stringBytes() != nil else { return nil } }
+        if flags & 2 != 0 { guard r.stringBytes() != nil else { return nil } }
+        if flags & 4 != 0 { guard r.u64() != nil else { return nil } }
+        if flags & 8 != 0 { guard r.bytes(16) != nil else { return nil } }
+        if flags & 16 != 0 { guard r.bytes(40) != nil else { return nil } }
+        attributesOffset = r.offset
+    }
+
+    var identifierString: String { String(decoding: identifier, as: UTF8.self) }
+
+    /// The payload of `attribute` as the item shows it (overlay first), with its type.
+    func find(_ attribute: UInt16) -> (type: AttributeType, payload: UnsafeRawBufferPointer)? {
+        var r = RecordReader(bytes)
+        r.offset = attributesOffset
+        let own = r.findInSection(attribute)
+        let overlay = r.findInSection(attribute)
+        return overlay ?? own
+    }
+
+    /// Calls `body` with each UTF-8 string of a string or list attribute until it returns true.
+    func anyString(_ attribute: UInt16, _ body: (UnsafeRawBufferPointer) -> Bool) -> Bool {
+        guard let (type, payload) = find(attribute) else { return false }
+        var r = RecordReader(payload)
+        switch type {
+        case .string: return r.stringBytes().map(body) ?? false
+        case .strings:
+            guard let n = r.varint() else { return false }
+            for _ in 0..<n { if let s = r.stringBytes(), body(s) { return true } }
+            return false
+        default: return false
+        }
+    }
+
+    func number(_ attribute: UInt16) -> Double? {
+        guard let (type, payload) = find(attribute), type == .number || type == .date, payload.count >= 8 else { return nil }
+        var r = RecordReader(payload)
+        return r.u64().map { Double(bitPattern: $0) }
+    }
+}
+
+enum RecordCoding {
+    static func u64(_ out: inout [UInt8], _ v: UInt64) {
+        withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) }
+    }
+
+    static func string(_ out: inout [UInt8], _ s: String) {
+        Varint.append(&out, UInt64(s.utf8.count))
+        out.append(contentsOf: s.utf8)
+    }
+
+    static func attributes(_ out: inout [UInt8], _ attributes: [UInt16: AttributeValue]) {
+        Varint.append(&out, UInt64(attributes.count))
+        for (id, value) in attributes.sorted(by: { $0.key < $1.key }) {
+            Varint.append(&out, UInt64(id))
+            out.append(value.type.rawValue)
+            var payload: [UInt8] = []
+            switch value {
+            case .string(let s): string(&payload, s)
+            case .strings(let list):
+                Varint.append(&payload, UInt64(list.count))
+                for s in list { string(&payload, s) }
+            case .number(let n), .date(let n): u64(&payload, n.bitPattern)
+            }
+            Varint.append(&out, UInt64(payload.count))
+            out.append(contentsOf: payload)
+        }
+    }
+}
+
+struct RecordReader {
+    let bytes: UnsafeRawBufferPointer
+    var offset = 0
+
+    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    mutating func u8() -> UInt8? {
+        guard offset < bytes.count else { return nil }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    mutating func u64() -> UInt64? {
+        guard bytes.count - offset >= 8 else { return nil }
+        defer { offset += 8 }
+        return UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+    }
+
+    mutating func varint() -> UInt64? { Varint.read(bytes, &offset) }
+
+    mutating func bytes(_ n: Int) -> UnsafeRawBufferPointer? {
+        guard n >= 0, bytes.count - offset >= n else { return nil }
+        defer { offset += n }
+        return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + n])
+    }
+
+    mutating func stringBytes() -> UnsafeRawBufferPointer? {
+        guard let n = varint(), n <= UInt64(bytes.count) else { return nil }
+        return bytes(Int(n))
+    }
+
+    mutating func string() -> String? { stringBytes().map { String(decoding: $0, as: UTF8.self) } }
+
+    /// Skips one attribute section, returning the payload of `attribute` if it is in it.
+    mutating func findInSection(_ attribute: UInt16) -> (AttributeType, UnsafeRawBufferPointer)? {
+        guard let n = varint() else { return nil }
+        var found: (AttributeType, UnsafeRawBufferPointer)?
+        for _ in 0..<n {
+            guard let id = varint(), let t = u8().flatMap(AttributeType.init(rawValue:)), let payload = stringBytes() else { return found }
+            if id == UInt64(attribute) { found = (t, payload) }
+        }
+        return found
+    }
+
+    mutating func attributes() -> [UInt16: AttributeValue]? {
+        guard let n = varint() else { return nil }
+        var result: [UInt16: AttributeValue] = [:]
+        for _ in 0..<n {
+            guard let id = varint(), id <= UInt64(UInt16.max), let t = u8().flatMap(AttributeType.init(rawValue:)),
+                  let payload = stringBytes() else { return nil }
+            var p = RecordReader(payload)
+            let value: AttributeValue?
+            switch t {
+            case .string: value = p.string().map(AttributeValue.string)
+            case .strings:
+                var list: [String] = []
+                let count = p.varint() ?? 0
+                for _ in 0..<count { if let s = p.string() { list.append(s) } }
+                value = .strings(list)
+            case .number: value = p.u64().map { .number(Double(bitPattern: $0)) }
+            case .date: value = p.u64().map { .date(Double(bitPattern: $0)) }
+            }
+            if let value { result[UInt16(id)] = value }
+        }
+        return result
+    }
+}

@@ -1,0 +1,514 @@
+import Foundation
+import ThumbcacheLMDB
+
+/// How to run a search.
+public struct SearchOptions: Sendable {
+    /// Only items at or under these directories (files, and app items with a path).
+    public var onlyIn: [String]
+    /// At most this many results are returned (all are counted).
+    public var limit: Int?
+    /// Attributes to return with each result; nil for none.
+    public var attributes: [String]?
+    /// Parses the query; its `now` anchors `$time…`.
+    public var parser: QueryParser
+
+    public init(onlyIn: [String] = [], limit: Int? = nil, attributes: [String]? = nil, parser: QueryParser = QueryParser()) {
+        self.onlyIn = onlyIn
+        self.limit = limit
+        self.attributes = attributes
+        self.parser = parser
+    }
+}
+
+/// The answer to a search.
+public struct SearchResults: Sendable {
+    /// How many items match (results may hold fewer, see ``SearchOptions/limit``).
+    public var count: Int
+    public var results: [SearchResult]
+    /// Attribute names in the query that no item has ever had (a typo?).
+    public var unknownAttributes: [String]
+}
+
+/// A query compiled against the index's attributes.
+indirect enum QueryPlan {
+    case and([QueryPlan])
+    case or([QueryPlan])
+    case not(QueryPlan)
+    case nothing
+    case exists(UInt16)
+    case string(AttributeInfo, WildcardPattern)
+    case stringOrder(AttributeInfo, ComparisonOperator, WildcardPattern)
+    case numeric(AttributeInfo, NumericInterval)
+    case path(WildcardPattern)
+    case text(String)
+    case scope([String])
+}
+
+/// An interval of numbers, each end open or closed.
+struct NumericInterval: Hashable {
+    var low = -Double.infinity, lowInclusive = true
+    var high = Double.infinity, highInclusive = true
+
+    func contains(_ v: Double) -> Bool {
+        (lowInclusive ? v >= low : v > low) && (highInclusive ? v <= high : v < high)
+    }
+
+    func contains(_ r: ClosedRange<Double>) -> Bool { contains(r.lowerBound) && contains(r.upperBound) }
+
+    func overlaps(_ r: ClosedRange<Double>) -> Bool {
+        !(r.upperBound < low || (r.upperBound == low && !lowInclusive) || r.lowerBound > high || (r.lowerBound == high && !highInclusive))
+    }
+}
+
+extension MetadataIndex {
+    /// Runs `query` (Docs/QUERY.md). Throws ``QueryError`` for a query that cannot run (with the
+    /// position), ``IndexError`` if the index cannot be read.
+    public func search(_ query: String, options: SearchOptions = SearchOptions()) throws -> SearchResults {
+        let expression = try options.parser.parse(query)
+        return try search(expression, query: query, options: options)
+    }
+
+    public func search(_ expression: QueryExpression, query: String = "", options: SearchOptions = SearchOptions()) throws -> SearchResults {
+        do {
+            return try environment.read { txn in
+                var unknown: [String] = []
+                let (set, _) = try run(expression, query: query, onlyIn: options.onlyIn, unknown: &unknown, txn)
+                var results: [SearchResult] = []
+                for doc in set.prefix(options.limit ?? Int.max) {
+                    guard let r = try record(doc, txn) else { continue }
+                    results.append(try result(doc, r, attributes: options.attributes ?? [], txn))
+                }
+                return SearchResults(count: set.count, results: results, unknownAttributes: unknown)
+            }
+        } catch let error as QueryError {
+            throw error
+        } catch {
+            throw IndexError.wrapping(error, path: directory)
+        }
+    }
+
+    /// The numbers of the items matching `expression`, in order (for benchmarks and tools).
+    public func matchingItemNumbers(_ expression: QueryExpression, onlyIn: [String] = []) throws -> [UInt32] {
+        try environment.read { txn in
+            var unknown: [String] = []
+            return try run(expression, query: "", onlyIn: onlyIn, unknown: &unknown, txn).0.members
+        }
+    }
+
+    func run(_ expression: QueryExpression, query: String, onlyIn: [String], unknown: inout [String],
+             _ txn: borrowing Transaction) throws -> (DocSet, QueryPlan) {
+        var plan = try compile(expression, query: query, unknown: &unknown, txn)
+        if !onlyIn.isEmpty { plan = .and([plan, .scope(onlyIn.map { $0.count > 1 && $0.hasSuffix("/") ? String($0.dropLast()) : $0 })]) }
+        let u = try universe(txn)
+        return (try exact(plan, universe: u, txn), plan)
+    }
+
+    // MARK: Compiling
+
+    func compile(_ e: QueryExpression, query: String, unknown: inout [String], _ txn: borrowing Transaction) throws -> QueryPlan {
+        func attribute(_ name: String, _ position: Int) throws -> AttributeInfo? {
+            if let info = catalog.info(named: name) { return info }
+            try catalog.reload(txn, meta: meta)
+            if let info = catalog.info(named: name) { return info }
+            if !unknown.contains(name) { unknown.append(name) }
+            return nil
+        }
+        func number(_ v: QueryValue, _ info: AttributeInfo, _ position: Int) throws -> Double {
+            switch v {
+            case .number(let n): return n
+            case .date(let d) where info.type == .date: return d
+            case .date: throw QueryError(message: "\(info.name) holds numbers, not dates", position: position, query: query)
+            case .string:
+                let hint = info.type == .date ? "$time.iso(…) or another $time value" : "a number"
+                throw QueryError(message: "\(info.name) holds \(info.type)s: compare it with \(hint), not a string", position: position, query: query)
+            }
+        }
+        switch e {
+        case .and(let list): return .and(try list.map { try compile($0, query: query, unknown: &unknown, txn) })
+        case .or(let list): return .or(try list.map { try compile($0, query: query, unknown: &unknown, txn) })
+        case .not(let inner): return .not(try compile(inner, query: query, unknown: &unknown, txn))
+        case .text(let word, _): return .text(word)
+        case .inRange(let name, let low, let high, let position):
+            guard let info = try attribute(name, position) else { return .nothing }
+            guard !info.type.isText else {
+                throw QueryError(message: "InRange needs a number or date attribute; \(name) holds strings", position: position, query: query)
+            }
+            return .numeric(info, NumericInterval(low: try number(low, info, position), high: try number(high, info, position)))
+        case .comparison(let name, let op, let value, let position):
+            if name == MDItem.path {
+                guard case .string(let s, let m) = value else {
+                    throw QueryError(message: "\(name) holds strings: quote the value", position: position, query: query)
+                }
+                let leaf = QueryPlan.path(Self.pattern(s, m))
+                switch op {
+                case .equal: return leaf
+                case .notEqual: return .and([.exists(Schema.byName[MDItem.path]!.id), .not(leaf)])
+                default:
+                    throw QueryError(message: "\(name) compares with == and != only", position: position, query: query)
+                }
+            }
+            guard let info = try attribute(name, position) else { return .nothing }
+            if info.type.isText {
+                guard case .string(let s, let m) = value else {
+                    throw QueryError(message: "\(name) holds strings: quote the value", position: position, query: query)
+                }
+                let pattern = Self.pattern(s, m)
+                switch op {
+                case .equal: return .string(info, pattern)
+                case .notEqual: return .and([.exists(info.id), .not(.string(info, pattern))])
+                default: return .stringOrder(info, op, pattern)
+                }
+            }
+            let n = try number(value, info, position)
+            var interval = NumericInterval()
+            switch op {
+            case .equal, .notEqual: interval = NumericInterval(low: n, high: n)
+            case .less: interval.high = n; interval.highInclusive = false
+            case .lessOrEqual: interval.high = n
+            case .greater: interval.low = n; interval.lowInclusive = false
+            case .greaterOrEqual: interval.low = n
+            }
+            return op == .notEqual ? .and([.exists(info.id), .not(.numeric(info, interval))]) : .numeric(info, interval)
+        }
+    }
+
+    static func pattern(_ s: String, _ m: StringModifiers) -> WildcardPattern {
+        WildcardPattern(s, ignoresCase: m.contains(.caseInsensitive), ignoresDiacritics: m.contains(.diacriticInsensitive),
+                        wordBased: m.contains(.wordBased))
+    }
+
+    // MARK: Evaluating
+
+    /// Lists longer than this are not counted to the end when estimating.
+    static let estimateCap = 50_000
+    /// Checking one item against a predicate costs about this many decoded postings.
+    static let verifyCost = 100
+
+    func exact(_ plan: QueryPlan, universe: Int, _ txn: borrowing Transaction) throws -> DocSet {
+        let (set, isExact) = try candidates(plan, universe: universe, txn)
+        return isExact ? set : try verify(set, plan, txn)
+    }
+
+    func verify(_ set: DocSet, _ plan: QueryPlan, _ txn: borrowing Transaction) throws -> DocSet {
+        try set.filter { doc in
+            guard let bytes = try txn.get(items, key: Self.docBytes(doc)), let view = RecordView(bytes) else { return false }
+            return matches(plan, view)
+        }
+    }
+
+    func candidates(_ plan: QueryPlan, universe: Int, _ txn: borrowing Transaction) throws -> (DocSet, Bool) {
+        switch plan {
+        case .nothing: return (.empty(universe: universe), true)
+        case .exists(let id): return (try list(Postings.prefix(.exists, id, []), universe, txn), true)
+        case .scope(let dirs):
+            var set = DocSet.empty(universe: universe)
+            let pathID = Schema.byName[MDItem.path]!.id
+            var isExact = true
+            for dir in dirs {
+                if dir == "/" { set = set.union(try list(Postings.prefix(.exists, pathID, []), universe, txn)); continue }
+                let term = TextFolding.term(dir)
+                if term.truncated { isExact = false }
+                set = set.union(try list(Postings.prefix(.directory, pathID, term.bytes), universe, txn))
+            }
+            return (set, isExact)
+        case .or(let list):
+            var set = DocSet.empty(universe: universe)
+            var isExact = true
+            for p in list {
+                let (s, e) = try candidates(p, universe: universe, txn)
+                set = set.union(s)
+                isExact = isExact && e
+            }
+            return (set, isExact)
+        case .not(let inner):
+            let all = try list(Postings.prefix(.exists, Schema.allItemsID, []), universe, txn)
+            return (all.subtracting(try exact(inner, universe: universe, txn)), true)
+        case .and(let list): return try conjunction(list, universe: universe, txn)
+        case .numeric(let info, let interval): return (try numeric(info, interval, universe, txn), true)
+        case .string(let info, let pattern): return try stringCandidates(info, pattern, universe, txn)
+        case .stringOrder(let info, _, _): return (try list(Postings.prefix(.exists, info.id, []), universe, txn), false)
+        case .path(let pattern): return try pathCandidates(pattern, universe, txn)
+        case .text(let word): return try textCandidates(word, universe, txn)
+        }
+    }
+
+    /// Conjunctions start from the most selective part; a part much larger than what is left is
+    /// checked on the remaining items instead of being read (the caller verifies inexact sets).
+    func conjunction(_ parts: [QueryPlan], universe: Int, _ txn: borrowing Transaction) throws -> (DocSet, Bool) {
+        var positive: [(QueryPlan, Int)] = []
+        var negative: [(QueryPlan, Int)] = []
+        for p in parts {
+            if case .not(let inner) = p { negative.append((inner, try estimate(inner, universe, txn))) }
+            else { positive.append((p, try estimate(p, universe, txn))) }
+        }
+        positive.sort { $0.1 < $1.1 }
+        var set: DocSet
+        var isExact = true
+        if let first = positive.first {
+            (set, isExact) = try candidates(first.0, universe: universe, txn)
+        } else {
+            set = try list(Postings.prefix(.exists, Schema.allItemsID, []), universe, txn)
+        }
+        for (p, est) in positive.dropFirst() {
+            if set.isEmpty { return (set, true) }
+            if est > set.count * Self.verifyCost { isExact = false; continue }
+            let (s, e) = try candidates(p, universe: universe, txn)
+            set = set.intersection(s)
+            isExact = isExact && e
+        }
+        for (p, est) in negative {
+            if set.isEmpty { return (set, true) }
+            if est > set.count * Self.verifyCost { isExact = false; continue }
+            set = set.subtracting(try exact(p, universe: universe, txn))
+        }
+        return (set, isExact)
+    }
+
+    /// About how many items `plan` reads from the index (capped at ``estimateCap``).
+    func estimate(_ plan: QueryPlan, _ universe: Int, _ txn: borrowing Transaction) throws -> Int {
+        switch plan {
+        case .nothing: return 0
+        case .exists(let id): return try count(Postings.prefix(.exists, id, []), txn)
+        case .and(let list): return try list.map { try estimate($0, universe, txn) }.min() ?? universe
+        case .or(let list): return try list.reduce(0) { $0 + (try estimate($1, universe, txn)) }
+        case .not: return universe
+        case .numeric(let info, let interval):
+            var n = 0
+            try numericBuckets(info, interval, txn) { _, chunk in
+                n += Postings.count(chunk)
+                return n < Self.estimateCap
+            }
+            return n
+        case .string(let info, let pattern):
+            if let literal = pattern.literalText, !pattern.wordBased, info.policy.contains(.values) {
+                return try count(Postings.prefix(.value, info.id, TextFolding.term(TextFolding.fold(literal)).bytes), txn)
+            }
+            if info.policy.contains(.trigrams), !pattern.wordBased {
+                let tris = pattern.requiredTrigrams()
+                if !tris.isEmpty { return try tris.map { try count(Postings.prefix(.trigram, info.id, $0), txn) }.min() ?? 0 }
+            }
+            return Self.estimateCap
+        case .scope, .stringOrder, .path, .text: return Self.estimateCap
+        }
+    }
+
+    // MARK: Leaves
+
+    /// Items in one posting list, up to the cap.
+    func count(_ prefix: [UInt8], _ txn: borrowing Transaction) throws -> Int {
+        var n = 0
+        try prefix.withUnsafeBytes { start in
+            try txn.forEach(postings, from: start) { key, value in
+                guard key.count == prefix.count + 4, key.starts(with: prefix) else { return false }
+                n += Postings.count(value)
+                return n < Self.estimateCap
+            }
+        }
+        return n
+    }
+
+    func list(_ prefix: [UInt8], _ universe: Int, _ txn: borrowing Transaction) throws -> DocSet {
+        var builder = DocSetBuilder(universe: universe)
+        try prefix.withUnsafeBytes { start in
+            try txn.forEach(postings, from: start) { key, value in
+                guard key.count == prefix.count + 4, key.starts(with: prefix) else { return false }
+                Postings.forEach(value) { builder.insert($0) }
+                return true
+            }
+        }
+        return builder.build()
+    }
+
+    /// Visits the chunks of every term of `kind`/`attribute` whose term starts with `termPrefix`,
+    /// in term order; `body` gets the term and the chunk, and returns false to stop.
+    func scanTerms(_ kind: PostingKind, _ attribute: UInt16, startingWith termPrefix: [UInt8], _ txn: borrowing Transaction,
+                   _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let start = Postings.attributePrefix(kind, attribute) + termPrefix
+        try start.withUnsafeBytes { s in
+            try txn.forEach(postings, from: s) { key, value in
+                guard key.count >= start.count + 5, key.starts(with: start) else { return false }
+                return try body(UnsafeRawBufferPointer(rebasing: key[3..<key.count - 5]), value)
+            }
+        }
+    }
+
+    /// Candidates for `attribute == pattern` from whole-value or word terms (`kind`).
+    func termCandidates(_ kind: PostingKind, _ info: AttributeInfo, _ pattern: WildcardPattern, _ universe: Int,
+                        _ txn: borrowing Transaction) throws -> (DocSet, Bool) {
+        let foldExact = pattern.matchesFoldedTermsExactly
+        if let literal = pattern.literalText {
+            let term = TextFolding.term(TextFolding.fold(literal))
+            return (try list(Postings.prefix(kind, info.id, term.bytes), universe, txn), foldExact && !term.truncated)
+        }
+        let prefix = TextFolding.term(TextFolding.fold(pattern.prefix.text)).bytes
+        var builder = DocSetBuilder(universe: universe)
+        var lastTerm: [UInt8] = []
+        var lastMatched = false
+        let everyTerm = pattern.isPrefixPattern
+        try scanTerms(kind, info.id, startingWith: prefix, txn) { term, chunk in
+            if !term.elementsEqual(lastTerm) {
+                lastTerm = Array(term)
+                lastMatched = everyTerm || pattern.matchesFoldedTerm(String(decoding: term, as: UTF8.self))
+            }
+            if lastMatched { Postings.forEach(chunk) { builder.insert($0) } }
+            return true
+        }
+        return (builder.build(), foldExact)
+    }
+
+    func stringCandidates(_ info: AttributeInfo, _ pattern: WildcardPattern, _ universe: Int, _ txn: borrowing Transaction) throws -> (DocSet, Bool) {
+        if pattern.wordBased, info.policy.contains(.words) { return try termCandidates(.word, info, pattern, universe, txn) }
+        if !pattern.wordBased, info.policy.contains(.values) { return try termCandidates(.value, info, pattern, universe, txn) }
+        if !pattern.wordBased, info.policy.contains(.trigrams) {
+            let tris = pattern.requiredTrigrams()
+            if !tris.isEmpty {
+                // Rarest first; stop when what is left is small enough to check item by item.
+                var sized = try tris.map { ($0, try count(Postings.prefix(.trigram, info.id, $0), txn)) }
+                sized.sort { $0.1 < $1.1 }
+                var set = try list(Postings.prefix(.trigram, info.id, sized[0].0), universe, txn)
+                for (tri, n) in sized.dropFirst() {
+                    if set.count < 16 || n > set.count * 64 { break }
+                    set = set.intersection(try list(Postings.prefix(.trigram, info.id, tri), universe, txn))
+                }
+                return (set, false)
+            }
+        }
+        return (try list(Postings.prefix(.exists, info.id, []), universe, txn), false)
+    }
+
+    func pathCandidates(_ pattern: WildcardPattern, _ universe: Int, _ txn: borrowing Transaction) throws -> (DocSet, Bool) {
+        let pathID = Schema.byName[MDItem.path]!.id
+        if !pattern.ignoresCase && !pattern.ignoresDiacritics && !pattern.wordBased {
+            let prefix = pattern.prefix.text
+            if let slash = prefix.lastIndex(of: "/") {
+                let dir = String(prefix[..<slash])
+                if !dir.isEmpty { return (try list(Postings.prefix(.directory, pathID, TextFolding.term(dir).bytes), universe, txn), false) }
+            }
+        }
+        return (try list(Postings.prefix(.exists, pathID, []), universe, txn), false)
+    }
+
+    /// The text attributes plain words search.
+    var textAttributes: [AttributeInfo] { Schema.builtIn.filter { $0.isText && $0.policy.contains(.words) } }
+
+    func textCandidates(_ word: String, _ universe: Int, _ txn: borrowing Transaction) throws -> (DocSet, Bool) {
+        let words = TextFolding.words(word)
+        guard !words.isEmpty else { return (.empty(universe: universe), true) }
+        var result: DocSet?
+        for w in words {
+            var builder = DocSetBuilder(universe: universe)
+            for info in textAttributes {
+                try scanTerms(.word, info.id, startingWith: TextFolding.term(w).bytes, txn) { _, chunk in
+                    Postings.forEach(chunk) { builder.insert($0) }
+                    return true
+                }
+            }
+            let set = builder.build()
+            result = result.map { $0.intersection(set) } ?? set
+        }
+        return (result!, words.count == 1 && words[0] == TextFolding.fold(word))
+    }
+
+    /// Visits the bucket chunks of `info` that can hold values in `interval`.
+    func numericBuckets(_ info: AttributeInfo, _ interval: NumericInterval, _ txn: borrowing Transaction,
+                        _ body: (UInt32, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let first = NumericKey.bucket(interval.low)
+        let last = NumericKey.bucket(interval.high)
+        let start = Postings.attributePrefix(.number, info.id) + NumericKey.term(first)
+        let attributePrefix = Postings.attributePrefix(.number, info.id)
+        try start.withUnsafeBytes { s in
+            try txn.forEach(postings, from: s) { key, value in
+                guard key.count == 3 + 3 + 1 + 4, key.starts(with: attributePrefix) else { return false }
+                let bucket = NumericKey.bucket(term: UnsafeRawBufferPointer(rebasing: key[3..<6]))
+                guard bucket <= last else { return false }
+                return try body(bucket, value)
+            }
+        }
+    }
+
+    /// Items whose value lies in `interval`: whole buckets inside it straight from the postings;
+    /// the buckets at its ends are decided from the bucket bounds for whole-number attributes,
+    /// else by checking each item's value.
+    func numeric(_ info: AttributeInfo, _ interval: NumericInterval, _ universe: Int, _ txn: borrowing Transaction) throws -> DocSet {
+        guard !interval.low.isNaN, !interval.high.isNaN, interval.low <= interval.high else { return .empty(universe: universe) }
+        var builder = DocSetBuilder(universe: universe)
+        var check: [UInt32] = []
+        try numericBuckets(info, interval, txn) { bucket, chunk in
+            let range = NumericKey.range(bucket)
+            if interval.contains(range) {
+                Postings.forEach(chunk) { builder.insert($0) }
+            } else if interval.overlaps(range) {
+                if info.integral {
+                    let low = range.lowerBound.rounded(.up), high = range.upperBound.rounded(.down)
+                    if low > high { return true }
+                    if low == high {
+                        if interval.contains(low) { Postings.forEach(chunk) { builder.insert($0) } }
+                        return true
+                    }
+                }
+                Postings.forEach(chunk) { check.append($0) }
+            }
+            return true
+        }
+        for doc in check {
+            guard let bytes = try txn.get(items, key: Self.docBytes(doc)), let view = RecordView(bytes),
+                  let v = view.number(info.id), interval.contains(v) else { continue }
+            builder.insert(doc)
+        }
+        return builder.build()
+    }
+
+    // MARK: Checking one item
+
+    func matches(_ plan: QueryPlan, _ view: RecordView) -> Bool {
+        switch plan {
+        case .nothing: return false
+        case .exists(let id):
+            if id == Schema.allItemsID { return true }
+            if id == Schema.byName[MDItem.path]!.id { return path(view) != nil }
+            return view.find(id) != nil
+        case .and(let list): return list.allSatisfy { matches($0, view) }
+        case .or(let list): return list.contains { matches($0, view) }
+        case .not(let inner): return !matches(inner, view)
+        case .numeric(let info, let interval): return view.number(info.id).map(interval.contains) ?? false
+        case .string(let info, let pattern): return view.anyString(info.id) { pattern.matches(utf8: $0) }
+        case .stringOrder(let info, let op, let pattern):
+            return view.anyString(info.id) { bytes in
+                let value = pattern.foldValue(String(decoding: bytes, as: UTF8.self))
+                let other = pattern.foldValue(pattern.literalText ?? pattern.source)
+                switch op {
+                case .less: return value < other
+                case .lessOrEqual: return value <= other
+                case .greater: return value > other
+                case .greaterOrEqual: return value >= other
+                case .equal: return value == other
+                case .notEqual: return value != other
+                }
+            }
+        case .path(let pattern): return path(view).map { pattern.matches(utf8: $0) } ?? false
+        case .scope(let dirs):
+            guard let p = path(view) else { return false }
+            let s = String(decoding: p, as: UTF8.self)
+            return dirs.contains { $0 == "/" || s.hasPrefix($0 + "/") }
+        case .text(let word):
+            let words = TextFolding.words(word)
+            let phrase = TextFolding.fold(word)
+            let texts = textAttributes.flatMap { info -> [String] in
+                var out: [String] = []
+                _ = view.anyString(info.id) { out.append(String(decoding: $0, as: UTF8.self)); return false }
+                return out
+            }
+            let valueWords = texts.flatMap(TextFolding.words)
+            guard words.allSatisfy({ w in valueWords.contains { $0.hasPrefix(w) } }) else { return false }
+            return words.count == 1 && words[0] == phrase || texts.contains { TextFolding.fold($0).contains(phrase) }
+        }
+    }
+
+    /// The path of the item in `view`: a file's own, else an app item's kMDItemPath.
+    func path(_ view: RecordView) -> UnsafeRawBufferPointer? {
+        if view.kind == .file { return view.identifier }
+        var found: UnsafeRawBufferPointer?
+        _ = view.anyString(Schema.byName[MDItem.path]!.id) { found = $0; return true }
+        return found
+    }
+}

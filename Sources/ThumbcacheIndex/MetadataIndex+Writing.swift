@@ -1,0 +1,493 @@
+import Glibc
+import ThumbcacheLMDB
+
+/// A posting list's key prefix, hashed by its bytes in one call.
+struct TermKey: Hashable, Comparable {
+    var bytes: [UInt8]
+    func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
+    static func < (a: TermKey, b: TermKey) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
+}
+
+/// What one write transaction has changed so far: posting edits, gathered per list and applied
+/// in key order at the end, so a batch touches each list's chunks once.
+struct WriteSession {
+    /// Per list: item numbers shifted left by one, low bit set for "add", in the order made.
+    var changes: [TermKey: [UInt32]] = [:]
+    var pendingAttributes: [String: AttributeInfo] = [:]
+    var nextDoc: UInt32
+    let firstNewDoc: UInt32
+
+    init(nextDoc: UInt32) {
+        self.nextDoc = max(1, nextDoc)
+        firstNewDoc = self.nextDoc
+    }
+
+    mutating func allocate() -> UInt32 {
+        defer { nextDoc += 1 }
+        return nextDoc
+    }
+
+    mutating func record(_ doc: UInt32, before: Set<TermKey>, after: Set<TermKey>) {
+        for t in after where !before.contains(t) { changes[t, default: []].append(doc << 1 | 1) }
+        for t in before where !after.contains(t) { changes[t, default: []].append(doc << 1) }
+    }
+}
+
+extension MetadataIndex {
+    // MARK: Public writes
+
+    /// Adds or replaces app items (by unique identifier).
+    public func index(_ items: [SearchableItem]) throws(IndexError) {
+        var batch = IndexBatch()
+        batch.index(items)
+        try perform(batch)
+    }
+
+    public func deleteItems(identifiers: [String]) throws(IndexError) {
+        var batch = IndexBatch()
+        batch.deleteItems(identifiers: identifiers)
+        try perform(batch)
+    }
+
+    /// Deletes the app items of these domains and their subdomains.
+    public func deleteItems(domains: [String]) throws(IndexError) {
+        var batch = IndexBatch()
+        batch.deleteItems(domains: domains)
+        try perform(batch)
+    }
+
+    public func deleteAllAppItems() throws(IndexError) {
+        var batch = IndexBatch()
+        batch.deleteAllAppItems()
+        try perform(batch)
+    }
+
+    /// Applies `batch` and stores `clientState` for `client` in the same transaction: after a
+    /// crash, ``clientState(client:)`` tells exactly which batches landed.
+    public func perform(_ batch: IndexBatch, clientState: [UInt8]? = nil, client: String = "") throws(IndexError) {
+        try write { txn, s in
+            for op in batch.operations {
+                switch op {
+                case .index(let list): for item in list { try indexApp(item, txn, &s) }
+                case .deleteIdentifiers(let list):
+                    for id in list { if let doc = try lookup(.app, id, txn) { try deleteApp(doc, txn, &s) } }
+                case .deleteDomains(let list):
+                    for domain in list { for doc in try appsInDomain(domain, txn) { try deleteApp(doc, txn, &s) } }
+                case .deleteAllAppItems:
+                    for doc in try allAppItems(txn) { try deleteApp(doc, txn, &s) }
+                }
+            }
+            if let clientState {
+                try txn.put(meta, key: Self.clientStatePrefix + Array(client.utf8), value: clientState)
+            }
+        }
+    }
+
+    /// Deletes app items whose expiration date is before `now` (seconds since 1970); returns how many.
+    @discardableResult
+    public func sweepExpired(now: Double) throws(IndexError) -> Int {
+        try write { txn, s in
+            var docs: [UInt32] = []
+            let limit = NumericKey.key(now)
+            try txn.forEach(expiry) { key, _ in
+                guard key.count == 12 else { return true }
+                let k = UInt64(Postings.readBE(key, at: 0)) << 32 | UInt64(Postings.readBE(key, at: 4))
+                guard k < limit else { return false }
+                docs.append(Postings.readBE(key, at: 8))
+                return true
+            }
+            for doc in docs { try deleteApp(doc, txn, &s) }
+            return docs.count
+        }
+    }
+
+    /// Adds or updates files, recognising renamed ones by content (see ``FileIndexOutcome``).
+    public func indexFiles(_ files: [FileItem]) throws(IndexError) -> [FileIndexOutcome] {
+        try write { txn, s in try files.map { try upsertFile($0, txn, &s) } }
+    }
+
+    /// Removes the files at `paths` from the index; returns how many were indexed.
+    @discardableResult
+    public func removeFiles(paths: [String]) throws(IndexError) -> Int {
+        try write { txn, s in
+            var n = 0
+            for path in paths { if let doc = try lookup(.file, path, txn) { try deleteFile(doc, txn, &s); n += 1 } }
+            return n
+        }
+    }
+
+    /// Removes indexed files at or under `roots` that no longer exist; returns how many.
+    @discardableResult
+    public func removeMissingFiles(under roots: [String]) throws(IndexError) -> Int {
+        var missing: [String] = []
+        for root in roots {
+            let paths: [String]
+            do {
+                paths = try environment.read { txn in
+                    var docs = try postingDocs(Postings.prefix(.directory, Schema.byName[MDItem.path]!.id, Array(root.utf8)), txn)
+                    if let own = try lookup(.file, root, txn) { docs.append(own) }
+                    return try docs.compactMap { try record($0, txn) }.filter { $0.kind == .file }.map(\.identifier)
+                }
+            } catch { throw IndexError.wrapping(error, path: directory) }
+            var st = stat()
+            missing += paths.filter { lstat($0, &st) != 0 && (errno == ENOENT || errno == ENOTDIR) }
+        }
+        guard !missing.isEmpty else { return 0 }
+        return try removeFiles(paths: missing)
+    }
+
+    // MARK: Transactions
+
+    func write<R>(_ body: (borrowing Transaction, inout WriteSession) throws -> R) throws(IndexError) -> R {
+        do {
+            var published: [String: AttributeInfo] = [:]
+            let result = try environment.write { txn in
+                var s = WriteSession(nextDoc: UInt32(try universe(txn)))
+                let r = try body(txn, &s)
+                try applyChanges(s.changes, txn)
+                if s.nextDoc != s.firstNewDoc { try txn.put(meta, key: Self.nextItemKey, value: Self.docBytes(s.nextDoc)) }
+                published = s.pendingAttributes
+                return r
+            }
+            catalog.publish(published)
+            return result
+        } catch {
+            throw IndexError.wrapping(error, path: directory)
+        }
+    }
+
+    // MARK: Items
+
+    func info(_ id: UInt16, _ s: borrowing WriteSession) -> AttributeInfo? {
+        catalog.info(id: id) ?? s.pendingAttributes.values.first { $0.id == id }
+    }
+
+    func resolve(_ attributes: [String: AttributeValue], _ txn: borrowing Transaction, _ s: inout WriteSession) throws -> [UInt16: AttributeValue] {
+        var out: [UInt16: AttributeValue] = [:]
+        for (name, value) in attributes {
+            let info = try catalog.resolve(name, type: value.type, txn, meta: meta, pending: &s.pendingAttributes, indexPath: directory)
+            if info.integral, case .number(let n) = value { out[info.id] = .number(n.rounded()) } else { out[info.id] = value }
+        }
+        return out
+    }
+
+    /// The posting lists an item is in, as a query should see it: nothing for an app item merged
+    /// into the file it describes.
+    func terms(of doc: UInt32, _ txn: borrowing Transaction, _ s: borrowing WriteSession) throws -> Set<TermKey> {
+        guard let r = try record(doc, txn) else { return [] }
+        if r.kind == .app, let url = r.contentURL, try lookup(.file, url, txn) != nil { return [] }
+        return terms(r, s)
+    }
+
+    func terms(_ r: ItemRecord, _ s: borrowing WriteSession) -> Set<TermKey> {
+        var out: Set<TermKey> = [TermKey(bytes: Postings.prefix(.exists, Schema.allItemsID, []))]
+        let attributes = r.effectiveAttributes
+        let pathID = Schema.byName[MDItem.path]!.id
+        let path: String? = r.kind == .file ? r.identifier : attributes[pathID]?.stringValues?.first
+        if let path {
+            out.insert(TermKey(bytes: Postings.prefix(.exists, pathID, [])))
+            var bytes = Array(path.utf8)
+            // Every ancestor directory but "/" (which holds everything: the existence list).
+            while let slash = bytes.lastIndex(of: UInt8(ascii: "/")), slash > 0 {
+                bytes.removeSubrange(slash...)
+                out.insert(TermKey(bytes: Postings.prefix(.directory, pathID, Array(bytes.prefix(TextFolding.maxTermBytes)))))
+            }
+        }
+        for (id, value) in attributes where id != pathID {
+            guard let info = info(id, s) else { continue }
+            out.insert(TermKey(bytes: Postings.prefix(.exists, id, [])))
+            if let strings = value.stringValues {
+                for string in strings {
+                    let folded = TextFolding.fold(string)
+                    if info.policy.contains(.values) {
+                        out.insert(TermKey(bytes: Postings.prefix(.value, id, TextFolding.term(folded).bytes)))
+                    }
+                    if info.policy.contains(.words) {
+                        for word in TextFolding.words(string) {
+                            out.insert(TermKey(bytes: Postings.prefix(.word, id, TextFolding.term(word).bytes)))
+                        }
+                    }
+                    if info.policy.contains(.trigrams) {
+                        for tri in TextFolding.trigrams(ofFolded: folded) {
+                            out.insert(TermKey(bytes: Postings.prefix(.trigram, id, tri)))
+                        }
+                    }
+                }
+            } else if let n = value.numericValue, info.policy.contains(.numeric), !n.isNaN {
+                out.insert(TermKey(bytes: Postings.prefix(.number, id, NumericKey.term(NumericKey.bucket(n)))))
+            }
+        }
+        return out
+    }
+
+    func snapshot(_ docs: [UInt32], _ txn: borrowing Transaction, _ s: borrowing WriteSession) throws -> [UInt32: Set<TermKey>] {
+        var out: [UInt32: Set<TermKey>] = [:]
+        for d in docs where out[d] == nil { out[d] = try terms(of: d, txn, s) }
+        return out
+    }
+
+    func recordDiff(_ before: [UInt32: Set<TermKey>], _ txn: borrowing Transaction, _ s: inout WriteSession) throws {
+        for (doc, old) in before { s.record(doc, before: old, after: try terms(of: doc, txn, s)) }
+    }
+
+    func putRecord(_ doc: UInt32, _ r: ItemRecord, _ txn: borrowing Transaction) throws {
+        try txn.put(items, key: Self.docBytes(doc), value: r.encoded())
+    }
+
+    /// Recomputes the overlay of the file at `path` from the app items describing it.
+    func refreshOverlay(_ path: String, _ txn: borrowing Transaction) throws {
+        guard let doc = try lookup(.file, path, txn), var r = try record(doc, txn) else { return }
+        var overlay: [UInt16: AttributeValue] = [:]
+        for app in try linkedApps(path, txn).sorted() {
+            if let a = try record(app, txn) { overlay.merge(a.attributes) { _, new in new } }
+        }
+        guard overlay != r.overlay else { return }
+        r.overlay = overlay
+        try putRecord(doc, r, txn)
+    }
+
+    static func linkKey(_ path: String, _ doc: UInt32) -> [UInt8] { textKey(path) + [0] + docBytes(doc) }
+    static func domainKey(_ domain: String, _ doc: UInt32) -> [UInt8] { Array(domain.utf8.prefix(400)) + [0] + docBytes(doc) }
+    static func expiryKey(_ date: Double, _ doc: UInt32) -> [UInt8] {
+        let k = NumericKey.key(date)
+        return docBytes(UInt32(k >> 32)) + docBytes(UInt32(k & 0xFFFF_FFFF)) + docBytes(doc)
+    }
+    static func hashKey(_ hash: [UInt8], _ doc: UInt32) -> [UInt8] { Array(hash.prefix(16)) + docBytes(doc) }
+
+    func indexApp(_ item: SearchableItem, _ txn: borrowing Transaction, _ s: inout WriteSession) throws {
+        guard !item.uniqueIdentifier.isEmpty else {
+            throw IndexError(path: directory, reason: .invalidItem("an app item needs a non-empty unique identifier"))
+        }
+        let attributes = try resolve(item.attributes, txn, &s)
+        let existing = try lookup(.app, item.uniqueIdentifier, txn)
+        let doc = existing ?? s.allocate()
+        let old = try existing.flatMap { try record($0, txn) }
+        var affected = [doc]
+        for url in [old?.contentURL, item.contentURL].compactMap({ $0 }) {
+            if let f = try lookup(.file, url, txn) { affected.append(f) }
+        }
+        let before = try snapshot(affected, txn, s)
+        if let old { try removeAppKeys(doc, old, txn) }
+        if existing == nil { try txn.put(ids, key: Self.idKey(.app, item.uniqueIdentifier), value: Self.docBytes(doc)) }
+        let r = ItemRecord(kind: .app, identifier: item.uniqueIdentifier, domain: item.domainIdentifier, contentURL: item.contentURL,
+                           expiration: item.expirationDate, attributes: attributes)
+        try putRecord(doc, r, txn)
+        if let d = item.domainIdentifier { try txn.put(domains, key: Self.domainKey(d, doc), value: []) }
+        if let e = item.expirationDate { try txn.put(expiry, key: Self.expiryKey(e, doc), value: []) }
+        if let url = item.contentURL { try txn.put(links, key: Self.linkKey(url, doc), value: []) }
+        for url in Set([old?.contentURL, item.contentURL].compactMap({ $0 })) { try refreshOverlay(url, txn) }
+        try recordDiff(before, txn, &s)
+    }
+
+    private func removeAppKeys(_ doc: UInt32, _ r: ItemRecord, _ txn: borrowing Transaction) throws {
+        if let d = r.domain { try txn.delete(domains, key: Self.domainKey(d, doc)) }
+        if let e = r.expiration { try txn.delete(expiry, key: Self.expiryKey(e, doc)) }
+        if let url = r.contentURL { try txn.delete(links, key: Self.linkKey(url, doc)) }
+    }
+
+    func deleteApp(_ doc: UInt32, _ txn: borrowing Transaction, _ s: inout WriteSession) throws {
+        guard let r = try record(doc, txn), r.kind == .app else { return }
+        var affected = [doc]
+        if let url = r.contentURL, let f = try lookup(.file, url, txn) { affected.append(f) }
+        let before = try snapshot(affected, txn, s)
+        try removeAppKeys(doc, r, txn)
+        try txn.delete(ids, key: Self.idKey(.app, r.identifier))
+        try txn.delete(items, key: Self.docBytes(doc))
+        if let url = r.contentURL { try refreshOverlay(url, txn) }
+        try recordDiff(before, txn, &s)
+    }
+
+    func appsInDomain(_ domain: String, _ txn: borrowing Transaction) throws -> [UInt32] {
+        var docs: [UInt32] = []
+        for prefix in [Array(domain.utf8) + [0], Array(domain.utf8) + [UInt8(ascii: ".")]] {
+            try prefix.withUnsafeBytes { start in
+                try txn.forEach(domains, from: start) { key, _ in
+                    guard key.starts(with: prefix) else { return false }
+                    // Exact domain: the key is domain · 0 · number; subdomains: any name after the dot.
+                    if prefix.last == 0 && key.count != prefix.count + 4 { return true }
+                    if key.count >= 5 { docs.append(Postings.readBE(key, at: key.count - 4)) }
+                    return true
+                }
+            }
+        }
+        return docs
+    }
+
+    func allAppItems(_ txn: borrowing Transaction) throws -> [UInt32] {
+        var docs: [UInt32] = []
+        try [Namespace.app.rawValue].withUnsafeBytes { start in
+            try txn.forEach(ids, from: start) { key, value in
+                guard key.first == Namespace.app.rawValue else { return false }
+                if let d = Self.doc(value) { docs.append(d) }
+                return true
+            }
+        }
+        return docs
+    }
+
+    func upsertFile(_ f: FileItem, _ txn: borrowing Transaction, _ s: inout WriteSession) throws -> FileIndexOutcome {
+        guard f.path.hasPrefix("/") else {
+            throw IndexError(path: directory, reason: .invalidItem("file paths must be absolute: \(f.path)"))
+        }
+        var named = f.attributes
+        named[MDItem.path] = nil
+        if named[MDItem.fsName] == nil { named[MDItem.fsName] = .string(String(f.path.split(separator: "/").last ?? "")) }
+        let attributes = try resolve(named, txn, &s)
+        if let doc = try lookup(.file, f.path, txn), var r = try record(doc, txn) {
+            if r.fileState == f.state && r.attributes == attributes && r.contentHash == f.contentHash { return .unchanged }
+            let before = try snapshot([doc], txn, s)
+            if let h = r.contentHash, h != f.contentHash { try txn.delete(hashes, key: Self.hashKey(h, doc)) }
+            if let h = f.contentHash { try txn.put(hashes, key: Self.hashKey(h, doc), value: []) }
+            r.fileState = f.state
+            r.attributes = attributes
+            r.contentHash = f.contentHash
+            try putRecord(doc, r, txn)
+            try recordDiff(before, txn, &s)
+            return .updated
+        }
+        // A file with the same bytes whose path is gone: the same file, renamed.
+        if let h = f.contentHash, let (doc, old) = try renamedFile(hash: h, txn) {
+            let affected = [doc] + (try linkedApps(old.identifier, txn)) + (try linkedApps(f.path, txn))
+            let before = try snapshot(affected, txn, s)
+            try txn.delete(ids, key: Self.idKey(.file, old.identifier))
+            try txn.put(ids, key: Self.idKey(.file, f.path), value: Self.docBytes(doc))
+            let r = ItemRecord(kind: .file, identifier: f.path, contentHash: h, fileState: f.state, attributes: attributes)
+            try putRecord(doc, r, txn)
+            try refreshOverlay(f.path, txn)
+            try recordDiff(before, txn, &s)
+            return .moved(from: old.identifier)
+        }
+        let doc = s.allocate()
+        let apps = try linkedApps(f.path, txn)
+        let before = apps.isEmpty ? [:] : try snapshot(apps, txn, s)
+        try txn.put(ids, key: Self.idKey(.file, f.path), value: Self.docBytes(doc))
+        if let h = f.contentHash { try txn.put(hashes, key: Self.hashKey(h, doc), value: []) }
+        let r = ItemRecord(kind: .file, identifier: f.path, contentHash: f.contentHash, fileState: f.state, attributes: attributes)
+        try putRecord(doc, r, txn)
+        if !apps.isEmpty {
+            try refreshOverlay(f.path, txn)
+            try recordDiff(before, txn, &s)
+        }
+        // New and unlinked: nothing to take away, so no "before" to read.
+        s.record(doc, before: apps.isEmpty ? [] : [], after: try terms(of: doc, txn, s))
+        return .added
+    }
+
+    /// An indexed file with content `hash` whose path no longer exists.
+    private func renamedFile(hash: [UInt8], _ txn: borrowing Transaction) throws -> (UInt32, ItemRecord)? {
+        var candidates: [UInt32] = []
+        let prefix = Array(hash.prefix(16))
+        try prefix.withUnsafeBytes { start in
+            try txn.forEach(hashes, from: start) { key, _ in
+                guard key.count == 20, key.starts(with: prefix) else { return false }
+                candidates.append(Postings.readBE(key, at: 16))
+                return true
+            }
+        }
+        var st = stat()
+        for doc in candidates {
+            guard let r = try record(doc, txn), r.kind == .file else { continue }
+            if lstat(r.identifier, &st) != 0 && (errno == ENOENT || errno == ENOTDIR) { return (doc, r) }
+        }
+        return nil
+    }
+
+    func deleteFile(_ doc: UInt32, _ txn: borrowing Transaction, _ s: inout WriteSession) throws {
+        guard let r = try record(doc, txn), r.kind == .file else { return }
+        let before = try snapshot([doc] + (try linkedApps(r.identifier, txn)), txn, s)
+        try txn.delete(ids, key: Self.idKey(.file, r.identifier))
+        if let h = r.contentHash { try txn.delete(hashes, key: Self.hashKey(h, doc)) }
+        try txn.delete(items, key: Self.docBytes(doc))
+        try recordDiff(before, txn, &s)
+    }
+
+    // MARK: Postings
+
+    /// Every item number in the list `prefix`.
+    func postingDocs(_ prefix: [UInt8], _ txn: borrowing Transaction) throws -> [UInt32] {
+        var docs: [UInt32] = []
+        try prefix.withUnsafeBytes { start in
+            try txn.forEach(postings, from: start) { key, value in
+                guard key.count == prefix.count + 4, key.starts(with: prefix) else { return false }
+                Postings.forEach(value) { docs.append($0) }
+                return true
+            }
+        }
+        return docs
+    }
+
+    func applyChanges(_ changes: [TermKey: [UInt32]], _ txn: borrowing Transaction) throws {
+        for term in changes.keys.sorted() {
+            let ops = changes[term]!
+            var adds: [UInt32] = []
+            var removes: [UInt32] = []
+            var increasing = true
+            for i in 1..<max(1, ops.count) where ops[i] >> 1 <= ops[i - 1] >> 1 { increasing = false; break }
+            if increasing {
+                for op in ops { if op & 1 == 1 { adds.append(op >> 1) } else { removes.append(op >> 1) } }
+            } else {
+                var last: [UInt32: Bool] = [:]
+                for op in ops { last[op >> 1] = op & 1 == 1 }
+                for (doc, add) in last.sorted(by: { $0.key < $1.key }) { if add { adds.append(doc) } else { removes.append(doc) } }
+            }
+            try apply(prefix: term.bytes, adds: adds, removes: removes, txn)
+        }
+    }
+
+    /// Edits one list: each change lands in the chunk whose first item is the greatest ≤ it (or
+    /// the first chunk); each touched chunk is read, merged, and written back split to size.
+    func apply(prefix: [UInt8], adds: [UInt32], removes: [UInt32], _ txn: borrowing Transaction) throws {
+        var changes: [(doc: UInt32, add: Bool)] = []
+        changes.reserveCapacity(adds.count + removes.count)
+        var i = 0, j = 0
+        while i < adds.count || j < removes.count {
+            if j == removes.count || (i < adds.count && adds[i] < removes[j]) { changes.append((adds[i], true)); i += 1 }
+            else { changes.append((removes[j], false)); j += 1 }
+        }
+        let n = prefix.count + 4
+        func own(_ e: Cursor.Entry?) -> Cursor.Entry? {
+            guard let e, e.key.count == n, e.key.starts(with: prefix) else { return nil }
+            return e
+        }
+        var k = 0
+        while k < changes.count {
+            let d = changes[k].doc
+            var oldStart: UInt32?
+            var docs: [UInt32] = []
+            var nextStart: UInt32?
+            try txn.withCursor(postings) { c in
+                var entry = own(try c.seek(atMost: Postings.chunkKey(prefix: prefix, first: d)))
+                if entry == nil { entry = own(try c.seek(atLeast: prefix)) }
+                guard let e = entry else { return }
+                oldStart = Postings.readBE(e.key, at: prefix.count)
+                docs = Postings.decode(e.value)
+                if let next = own(try c.next()) { nextStart = Postings.readBE(next.key, at: prefix.count) }
+            }
+            var end = k
+            while end < changes.count && (nextStart == nil || changes[end].doc < nextStart!) { end += 1 }
+            let merged = Self.merge(docs, changes[k..<end])
+            let runs = Postings.split(merged)
+            if let oldStart, runs.first?.first != oldStart {
+                try txn.delete(postings, key: Postings.chunkKey(prefix: prefix, first: oldStart))
+            }
+            for run in runs {
+                try txn.put(postings, key: Postings.chunkKey(prefix: prefix, first: run.first!), value: Postings.encode(run))
+            }
+            k = end
+        }
+    }
+
+    static func merge(_ docs: [UInt32], _ changes: ArraySlice<(doc: UInt32, add: Bool)>) -> [UInt32] {
+        var out: [UInt32] = []
+        out.reserveCapacity(docs.count + changes.count)
+        var i = 0
+        for change in changes {
+            while i < docs.count && docs[i] < change.doc { out.append(docs[i]); i += 1 }
+            let present = i < docs.count && docs[i] == change.doc
+            if present { i += 1 }
+            if change.add { out.append(change.doc) }
+        }
+        out.append(contentsOf: docs[i...])
+        return out
+    }
+}

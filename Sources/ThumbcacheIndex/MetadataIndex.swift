@@ -1,0 +1,235 @@
+import CXXHash
+import Glibc
+import ThumbcacheLMDB
+
+/// A Spotlight-like metadata index in an LMDB environment: items (files and app items) with
+/// typed attributes, and the structures that answer queries (Docs/QUERY.md, Docs/FORMAT.md).
+///
+/// Databases: `meta` (version, counters, app attribute numbers, client states), `items`
+/// (number → record), `ids` (identifier or path → number), `postings` (see ``Postings``),
+/// `links` (contentURL path → app items), `domains`, `expiry`, `hashes` (content → files).
+/// Many processes may read and write one index; each change is one LMDB transaction.
+public final class MetadataIndex: Sendable {
+    /// The directory holding the index's `data.mdb`.
+    public let directory: String
+    let environment: Environment
+    let meta: Database
+    let items: Database
+    let ids: Database
+    let postings: Database
+    let links: Database
+    let domains: Database
+    let expiry: Database
+    let hashes: Database
+    let catalog = AttributeCatalog()
+
+    /// The on-disk format this code reads and writes.
+    public static let formatVersion = 1
+    static let versionKey = Array("version".utf8)
+    static let nextItemKey = Array("next-item".utf8)
+    static let clientStatePrefix = Array("state:".utf8)
+
+    /// Opens (creating if needed) the index in `directory`.
+    /// - Parameter durability: `.deferred` for bulk indexing (``sync()`` at the end).
+    public static func open(directory: String, durability: Environment.Durability = .everyCommit) throws(IndexError) -> MetadataIndex {
+        do {
+            let env = try Environment.open(directory: directory, options: .init(mapSize: 64 << 20, maxDatabases: 12, durability: durability))
+            return try MetadataIndex(environment: env)
+        } catch {
+            throw IndexError.wrapping(error, path: directory)
+        }
+    }
+
+    private init(environment env: Environment) throws {
+        directory = env.directory
+        environment = env
+        meta = try env.database("meta")
+        items = try env.database("items")
+        ids = try env.database("ids")
+        postings = try env.database("postings")
+        links = try env.database("links")
+        domains = try env.database("domains")
+        expiry = try env.database("expiry")
+        hashes = try env.database("hashes")
+        let found: Int? = try env.read { txn in
+            try txn.get(meta, key: Self.versionKey).map { Int($0.first ?? 0) }
+        }
+        if let found, found != Self.formatVersion {
+            throw IndexError(path: env.directory, reason: .formatVersion(found: found, supported: Self.formatVersion))
+        }
+        if found == nil {
+            try env.write { txn in
+                if try txn.get(meta, key: Self.versionKey) == nil {
+                    try txn.put(meta, key: Self.versionKey, value: [UInt8(Self.formatVersion)])
+                }
+            }
+        }
+        try env.read { txn in try catalog.reload(txn, meta: meta) }
+    }
+
+    /// Flushes commits made with `.deferred` durability.
+    public func sync() throws(IndexError) {
+        do { try environment.sync() } catch { throw IndexError.wrapping(error, path: directory) }
+    }
+
+    // MARK: Keys
+
+    enum Namespace: UInt8 { case file = 0x66, app = 0x61 }
+
+    /// A key for an identifier or path: its bytes, or for long ones a prefix and a hash of the
+    /// whole (LMDB keys are at most 511 bytes); records hold the full text to compare.
+    static func textKey(_ text: String) -> [UInt8] {
+        let bytes = Array(text.utf8)
+        guard bytes.count > 400 else { return bytes }
+        var high: UInt64 = 0, low: UInt64 = 0
+        bytes.withUnsafeBytes { cxxh_oneshot($0.baseAddress, $0.count, &high, &low) }
+        var key = Array(bytes[0..<384])
+        key.append(0xFF)
+        for shift in stride(from: 56, through: 0, by: -8) { key.append(UInt8((high >> UInt64(shift)) & 0xFF)) }
+        for shift in stride(from: 56, through: 0, by: -8) { key.append(UInt8((low >> UInt64(shift)) & 0xFF)) }
+        return key
+    }
+
+    static func idKey(_ ns: Namespace, _ identifier: String) -> [UInt8] { [ns.rawValue] + textKey(identifier) }
+
+    static func docBytes(_ doc: UInt32) -> [UInt8] {
+        var out: [UInt8] = []
+        Postings.appendBE(&out, doc)
+        return out
+    }
+
+    static func doc(_ value: UnsafeRawBufferPointer) -> UInt32? {
+        value.count >= 4 ? Postings.readBE(value, at: 0) : nil
+    }
+
+    // MARK: Reading items
+
+    func record(_ doc: UInt32, _ txn: borrowing Transaction) throws -> ItemRecord? {
+        try txn.get(items, key: Self.docBytes(doc)).flatMap { ItemRecord($0) }
+    }
+
+    func lookup(_ ns: Namespace, _ identifier: String, _ txn: borrowing Transaction) throws -> UInt32? {
+        guard let doc = try txn.get(ids, key: Self.idKey(ns, identifier)).flatMap(Self.doc) else { return nil }
+        // A long identifier's key is a hash: make sure the record names this one.
+        if identifier.utf8.count > 400, try record(doc, txn)?.identifier != identifier { return nil }
+        return doc
+    }
+
+    /// App items whose contentURL is `path`.
+    func linkedApps(_ path: String, _ txn: borrowing Transaction) throws -> [UInt32] {
+        let prefix = Self.textKey(path) + [0]
+        var docs: [UInt32] = []
+        try prefix.withUnsafeBytes { start in
+            try txn.forEach(links, from: start) { key, _ in
+                guard key.count == prefix.count + 4, key.starts(with: prefix) else { return false }
+                docs.append(Postings.readBE(key, at: prefix.count))
+                return true
+            }
+        }
+        return docs
+    }
+
+    func universe(_ txn: borrowing Transaction) throws -> Int {
+        Int(try txn.get(meta, key: Self.nextItemKey).map { Postings.readBE($0, at: 0) } ?? 1)
+    }
+
+    /// Attribute names for numbers, reloading the catalog if another process added some.
+    func attributeNames(_ attributes: [UInt16: AttributeValue], _ txn: borrowing Transaction) throws -> [String: AttributeValue] {
+        if attributes.keys.contains(where: { catalog.info(id: $0) == nil }) { try catalog.reload(txn, meta: meta) }
+        var out: [String: AttributeValue] = [:]
+        for (id, value) in attributes {
+            if let info = catalog.info(id: id) { out[info.name] = value }
+        }
+        return out
+    }
+
+    /// The file path a record stands for: a file's own, or an app item's contentURL.
+    static func path(of record: ItemRecord) -> String? {
+        record.kind == .file ? record.identifier : record.contentURL
+    }
+
+    func result(_ doc: UInt32, _ record: ItemRecord, attributes wanted: [String]?, _ txn: borrowing Transaction) throws -> SearchResult {
+        var all = try attributeNames(record.effectiveAttributes, txn)
+        if record.kind == .file { all[MDItem.path] = .string(record.identifier) }
+        let attributes = wanted.map { names in all.filter { names.contains($0.key) } } ?? all
+        var identifier: String? = record.kind == .app ? record.identifier : nil
+        var domain = record.domain
+        if record.kind == .file, !record.overlay.isEmpty, let first = try linkedApps(record.identifier, txn).first,
+           let app = try self.record(first, txn) {
+            identifier = app.identifier
+            domain = app.domain
+        }
+        return SearchResult(itemNumber: doc, path: Self.path(of: record), identifier: identifier, domainIdentifier: domain,
+                            contentHash: record.contentHash, attributes: attributes)
+    }
+
+    /// Every attribute of the file at `path` as a query sees it (its own and those of app items
+    /// describing it), like `mdls`; nil if the file is not indexed.
+    public func item(path: String) throws(IndexError) -> SearchResult? {
+        do {
+            return try environment.read { txn in
+                guard let doc = try lookup(.file, path, txn), let record = try record(doc, txn) else { return nil }
+                return try result(doc, record, attributes: nil, txn)
+            }
+        } catch { throw IndexError.wrapping(error, path: directory) }
+    }
+
+    /// The app item `identifier`, with its own attributes.
+    public func item(identifier: String) throws(IndexError) -> SearchResult? {
+        do {
+            return try environment.read { txn in
+                guard let doc = try lookup(.app, identifier, txn), let record = try record(doc, txn) else { return nil }
+                return try result(doc, record, attributes: nil, txn)
+            }
+        } catch { throw IndexError.wrapping(error, path: directory) }
+    }
+
+    /// The state of the file indexed at `path`, to skip unchanged files cheaply.
+    public func indexedState(path: String) throws(IndexError) -> IndexedFileState? {
+        do {
+            return try environment.read { txn in
+                guard let doc = try lookup(.file, path, txn) else { return nil }
+                return try record(doc, txn)?.fileState
+            }
+        } catch { throw IndexError.wrapping(error, path: directory) }
+    }
+
+    /// The client state saved with the last batch of `client`, after a crash too.
+    public func clientState(client: String = "") throws(IndexError) -> [UInt8]? {
+        do {
+            return try environment.read { txn in
+                try txn.get(meta, key: Self.clientStatePrefix + Array(client.utf8)).map { Array($0) }
+            }
+        } catch { throw IndexError.wrapping(error, path: directory) }
+    }
+
+    /// Sizes: items, and bytes per database.
+    public func statistics() throws(IndexError) -> IndexStatistics {
+        do {
+            return try environment.read { txn in
+                var s = IndexStatistics()
+                for (name, db) in [("items", items), ("ids", ids), ("postings", postings), ("links", links),
+                                   ("domains", domains), ("expiry", expiry), ("hashes", hashes), ("meta", meta)] {
+                    let st = try txn.statistics(db)
+                    s.databaseBytes[name] = st.pages * st.pageSize
+                    if name == "items" { s.items = st.entries }
+                    if name == "postings" { s.postingChunks = st.entries }
+                }
+                s.fileBytes = environment.info().usedBytes
+                return s
+            }
+        } catch { throw IndexError.wrapping(error, path: directory) }
+    }
+}
+
+/// What an index holds.
+public struct IndexStatistics: Sendable, Hashable, Codable {
+    public var items = 0
+    public var postingChunks = 0
+    /// Pages in use per database, in bytes.
+    public var databaseBytes: [String: Int] = [:]
+    /// Bytes of the data file in use (up to the last page written).
+    public var fileBytes = 0
+    /// The search structures only (postings), per item.
+    public var indexBytesPerItem: Double { items == 0 ? 0 : Double(databaseBytes["postings"] ?? 0) / Double(items) }
+}

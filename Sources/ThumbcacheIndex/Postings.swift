@@ -1,0 +1,205 @@
+/// Posting lists: for each (structure, attribute, term), the sorted numbers of the items that
+/// have it, cut into chunks of at most ``chunkBytes`` bytes stored under their own LMDB keys.
+///
+/// Key:   kind (1 byte) · attribute (2 bytes, big-endian) · term · 0x00 · first item (4 bytes, BE)
+/// Value: count (varint) · first item (varint) · gaps to the next item (varints)
+///
+/// A write reads and rewrites only the chunk an item falls into (appends go to the last one),
+/// never a whole list; chunks stay below half an LMDB page so no value spills to overflow pages.
+/// Terms never contain 0x00 (numeric bucket terms have a fixed length), so a term's chunks are
+/// contiguous and a prefix scan over terms stays inside one attribute.
+enum PostingKind: UInt8, Sendable {
+    /// The items that have the attribute at all (attribute 0: every item).
+    case exists = 0x65  // e
+    /// A whole folded value.
+    case value = 0x76  // v
+    /// A folded word of a value.
+    case word = 0x77  // w
+    /// A folded trigram of a value.
+    case trigram = 0x74  // t
+    /// An order-preserving bucket of a number or date.
+    case number = 0x6E  // n
+    /// An ancestor directory of a file's path.
+    case directory = 0x64  // d
+}
+
+enum Postings {
+    /// Upper bound of a chunk's encoded size.
+    static let chunkBytes = 1000
+
+    /// The key prefix shared by every chunk of one term.
+    static func prefix(_ kind: PostingKind, _ attribute: UInt16, _ term: [UInt8]) -> [UInt8] {
+        var key: [UInt8] = [kind.rawValue, UInt8(attribute >> 8), UInt8(attribute & 0xFF)]
+        key.reserveCapacity(key.count + term.count + 5)
+        key.append(contentsOf: term)
+        key.append(0)
+        return key
+    }
+
+    /// The key prefix of every term of one kind and attribute.
+    static func attributePrefix(_ kind: PostingKind, _ attribute: UInt16) -> [UInt8] {
+        [kind.rawValue, UInt8(attribute >> 8), UInt8(attribute & 0xFF)]
+    }
+
+    static func chunkKey(prefix: [UInt8], first: UInt32) -> [UInt8] {
+        var key = prefix
+        appendBE(&key, first)
+        return key
+    }
+
+    static func appendBE(_ bytes: inout [UInt8], _ v: UInt32) {
+        bytes.append(UInt8(v >> 24)); bytes.append(UInt8((v >> 16) & 0xFF))
+        bytes.append(UInt8((v >> 8) & 0xFF)); bytes.append(UInt8(v & 0xFF))
+    }
+
+    static func readBE(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt32 {
+        UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
+    }
+
+    // MARK: Chunks
+
+    static func encode(_ docs: some Collection<UInt32>) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(docs.count + 8)
+        Varint.append(&out, UInt64(docs.count))
+        var previous: UInt32 = 0
+        var first = true
+        for d in docs {
+            Varint.append(&out, UInt64(first ? d : d - previous))
+            previous = d
+            first = false
+        }
+        return out
+    }
+
+    /// Bytes a chunk holding `docs` takes (for splitting).
+    static func encodedSize(_ docs: ArraySlice<UInt32>) -> Int {
+        var size = Varint.size(UInt64(docs.count))
+        var previous: UInt32 = 0
+        var first = true
+        for d in docs {
+            size += Varint.size(UInt64(first ? d : d - previous))
+            previous = d
+            first = false
+        }
+        return size
+    }
+
+    /// Number of items in a chunk, read from its first bytes.
+    static func count(_ chunk: UnsafeRawBufferPointer) -> Int {
+        var offset = 0
+        return Int(Varint.read(chunk, &offset) ?? 0)
+    }
+
+    /// Calls `body` with each item of a chunk, in order. Stops early at a malformed chunk.
+    @inline(__always)
+    static func forEach(_ chunk: UnsafeRawBufferPointer, _ body: (UInt32) -> Void) {
+        var offset = 0
+        guard let n = Varint.read(chunk, &offset) else { return }
+        var doc: UInt32 = 0
+        for i in 0..<Int(n) {
+            guard let gap = Varint.read(chunk, &offset) else { return }
+            doc = i == 0 ? UInt32(truncatingIfNeeded: gap) : doc &+ UInt32(truncatingIfNeeded: gap)
+            body(doc)
+        }
+    }
+
+    static func decode(_ chunk: UnsafeRawBufferPointer) -> [UInt32] {
+        var out: [UInt32] = []
+        out.reserveCapacity(count(chunk))
+        forEach(chunk) { out.append($0) }
+        return out
+    }
+
+    /// Splits sorted `docs` into runs that each encode within ``chunkBytes``.
+    static func split(_ docs: [UInt32]) -> [ArraySlice<UInt32>] {
+        var runs: [ArraySlice<UInt32>] = []
+        var start = 0
+        var size = 0
+        for i in docs.indices {
+            let gap = i == start ? docs[i] : docs[i] - docs[i - 1]
+            let add = Varint.size(UInt64(gap)) + (i == start ? 3 : 0)  // the count's varint, roughly
+            if size + add > chunkBytes && i > start {
+                runs.append(docs[start..<i])
+                start = i
+                size = Varint.size(UInt64(docs[i])) + 3
+            } else {
+                size += add
+            }
+        }
+        if start < docs.count { runs.append(docs[start...]) }
+        return runs
+    }
+}
+
+/// LEB128 variable-length integers.
+enum Varint {
+    @inline(__always)
+    static func append(_ out: inout [UInt8], _ value: UInt64) {
+        var v = value
+        while v >= 0x80 {
+            out.append(UInt8(v & 0x7F) | 0x80)
+            v >>= 7
+        }
+        out.append(UInt8(v))
+    }
+
+    @inline(__always)
+    static func size(_ value: UInt64) -> Int {
+        var v = value, n = 1
+        while v >= 0x80 { v >>= 7; n += 1 }
+        return n
+    }
+
+    @inline(__always)
+    static func read(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> UInt64? {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while offset < bytes.count {
+            let b = bytes[offset]
+            offset += 1
+            result |= UInt64(b & 0x7F) << shift
+            if b < 0x80 { return result }
+            shift += 7
+            if shift > 63 { return nil }
+        }
+        return nil
+    }
+}
+
+/// Order-preserving numeric keys: numbers and dates as big-endian bytes that sort like the values.
+enum NumericKey {
+    /// The 64-bit key of `value`: unsigned comparison of keys is numeric comparison of values.
+    static func key(_ value: Double) -> UInt64 {
+        let v = value == 0 ? 0.0 : value  // -0 and +0 alike
+        let bits = v.bitPattern
+        return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
+    }
+
+    static func value(_ key: UInt64) -> Double {
+        let bits = key & (1 << 63) != 0 ? key & ~(1 << 63) : ~key
+        return Double(bitPattern: bits)
+    }
+
+    /// Buckets keep the sign, the exponent and the top 12 bits of the mantissa: each spans a
+    /// 1/4096 relative range (a 2024 date: about 3 days; whole numbers below 4096: one each).
+    static let bucketShift: UInt64 = 40
+
+    static func bucket(_ value: Double) -> UInt32 { UInt32(key(value) >> bucketShift) }
+
+    /// The bucket as its 3-byte term.
+    static func term(_ bucket: UInt32) -> [UInt8] {
+        [UInt8((bucket >> 16) & 0xFF), UInt8((bucket >> 8) & 0xFF), UInt8(bucket & 0xFF)]
+    }
+
+    static func bucket(term: UnsafeRawBufferPointer) -> UInt32 {
+        UInt32(term[0]) << 16 | UInt32(term[1]) << 8 | UInt32(term[2])
+    }
+
+    /// The smallest and largest value a bucket can hold.
+    static func range(_ bucket: UInt32) -> ClosedRange<Double> {
+        let low = value(UInt64(bucket) << bucketShift)
+        let high = value(UInt64(bucket) << bucketShift | ((1 << bucketShift) - 1))
+        return low <= high ? low...high : high...low
+    }
+}

@@ -1,0 +1,381 @@
+import Foundation
+
+/// A parsed query (Docs/QUERY.md).
+public indirect enum QueryExpression: Sendable, Hashable {
+    case and([QueryExpression])
+    case or([QueryExpression])
+    case not(QueryExpression)
+    /// `attribute op value`; `position` is where the attribute name starts (for errors).
+    case comparison(attribute: String, op: ComparisonOperator, value: QueryValue, position: Int)
+    /// `InRange(attribute, low, high)`: low ≤ value ≤ high.
+    case inRange(attribute: String, low: QueryValue, high: QueryValue, position: Int)
+    /// A word with no operator: matches word prefixes in the text attributes (name, title,
+    /// keywords, description, tags, comment), ignoring case and diacritics, like `mdfind word`.
+    case text(String, position: Int)
+}
+
+public enum ComparisonOperator: String, Sendable, Hashable {
+    case equal = "=="
+    case notEqual = "!="
+    case less = "<"
+    case lessOrEqual = "<="
+    case greater = ">"
+    case greaterOrEqual = ">="
+}
+
+/// String comparison modifiers written after the closing quote: `"x"cdw`.
+public struct StringModifiers: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// `c`: ignore case.
+    public static let caseInsensitive = StringModifiers(rawValue: 1)
+    /// `d`: ignore diacritics.
+    public static let diacriticInsensitive = StringModifiers(rawValue: 2)
+    /// `w`: match words of the value rather than the whole value.
+    public static let wordBased = StringModifiers(rawValue: 4)
+}
+
+public enum QueryValue: Sendable, Hashable {
+    case string(String, StringModifiers)
+    case number(Double)
+    /// Seconds since 1970, from `$time…`.
+    case date(Double)
+}
+
+/// A query that cannot be run: what is wrong and where.
+public struct QueryError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var message: String
+    /// Character offset in ``query`` the error points at.
+    public var position: Int
+    public var query: String
+
+    public init(message: String, position: Int, query: String) {
+        self.message = message
+        self.position = position
+        self.query = query
+    }
+
+    /// The message, the query and a caret under the position.
+    public var description: String {
+        "\(message) (at character \(position + 1))\n  \(query)\n  \(String(repeating: " ", count: max(0, position)))^"
+    }
+}
+
+/// Parses the query language: Spotlight's query expressions plus plain words.
+public struct QueryParser: Sendable {
+    /// What `$time.now` means (tests fix it).
+    public var now: Date
+    public var calendar: Calendar
+
+    public init(now: Date = Date(), calendar: Calendar? = nil) {
+        self.now = now
+        var cal = calendar ?? Calendar(identifier: .gregorian)
+        if calendar == nil {
+            cal.timeZone = TimeZone.current
+            cal.firstWeekday = 2  // weeks start on Monday (ISO 8601)
+        }
+        self.calendar = cal
+    }
+
+    public func parse(_ query: String) throws(QueryError) -> QueryExpression {
+        var p = Parser(text: Array(query), query: query, times: self)
+        p.skipSpace()
+        if p.atEnd { throw QueryError(message: "empty query", position: 0, query: query) }
+        let e = try p.orExpression()
+        p.skipSpace()
+        if !p.atEnd {
+            throw p.error(p.peekChar == ")" ? "unbalanced ')'" : "expected '&&', '||' or the end of the query", at: p.index)
+        }
+        return e
+    }
+
+    // MARK: Dates
+
+    /// Seconds since 1970 for `$time.NAME(offset)`; nil for an unknown name.
+    func time(_ name: String, offset: Int) -> Double? {
+        let startOfDay = calendar.startOfDay(for: now)
+        func add(_ component: Calendar.Component, _ n: Int, to date: Date) -> Double? {
+            calendar.date(byAdding: component, value: n, to: date)?.timeIntervalSince1970
+        }
+        switch name {
+        case "now": return now.timeIntervalSince1970 + Double(offset)
+        case "today": return add(.day, offset, to: startOfDay)
+        case "yesterday": return add(.day, offset - 1, to: startOfDay)
+        case "this_week":
+            guard let start = calendar.dateInterval(of: .weekOfYear, for: now)?.start else { return nil }
+            return add(.weekOfYear, offset, to: start)
+        case "this_month":
+            guard let start = calendar.dateInterval(of: .month, for: now)?.start else { return nil }
+            return add(.month, offset, to: start)
+        case "this_year":
+            guard let start = calendar.dateInterval(of: .year, for: now)?.start else { return nil }
+            return add(.year, offset, to: start)
+        default: return nil
+        }
+    }
+
+    /// Seconds since 1970 for an ISO 8601 date (`2024-05-01`, local midnight), date and time
+    /// (`2024-05-01T10:30[:00]`, local) or with a zone (`…Z`, `…+02:00`).
+    func isoTime(_ text: String) -> Double? {
+        let s = text.trimmingCharacters(in: .whitespaces)
+        let scanner = Scanner(string: s)
+        func int(_ digits: Int) -> Int? {
+            let start = scanner.currentIndex
+            guard let v = scanner.scanInt(), s.distance(from: start, to: scanner.currentIndex) == digits else { return nil }
+            return v
+        }
+        guard let y = int(4), scanner.scanString("-") != nil, let m = int(2), scanner.scanString("-") != nil, let d = int(2) else { return nil }
+        var c = DateComponents(year: y, month: m, day: d, hour: 0, minute: 0, second: 0)
+        var zone: TimeZone? = nil
+        if scanner.scanString("T") != nil || scanner.scanString(" ") != nil {
+            guard let h = int(2), scanner.scanString(":") != nil, let mi = int(2) else { return nil }
+            c.hour = h
+            c.minute = mi
+            if scanner.scanString(":") != nil {
+                guard let sec = scanner.scanDouble() else { return nil }
+                c.second = Int(sec)
+                c.nanosecond = Int((sec - Double(Int(sec))) * 1e9)
+            }
+            if scanner.scanString("Z") != nil {
+                zone = TimeZone(secondsFromGMT: 0)
+            } else if let sign = scanner.scanCharacter(), sign == "+" || sign == "-" {
+                guard let zh = int(2) else { return nil }
+                _ = scanner.scanString(":")
+                let zm = int(2) ?? 0
+                zone = TimeZone(secondsFromGMT: (sign == "-" ? -1 : 1) * (zh * 3600 + zm * 60))
+            }
+        }
+        guard scanner.isAtEnd, (1...12).contains(m), (1...31).contains(d) else { return nil }
+        var cal = calendar
+        if let zone { cal.timeZone = zone }
+        c.calendar = cal
+        guard let date = cal.date(from: c), cal.component(.day, from: date) == d else { return nil }
+        return date.timeIntervalSince1970
+    }
+}
+
+/// The recursive-descent parser over the query's characters.
+private struct Parser {
+    let text: [Character]
+    let query: String
+    let times: QueryParser
+    var index = 0
+
+    var atEnd: Bool { index >= text.count }
+    var peekChar: Character? { atEnd ? nil : text[index] }
+
+    func error(_ message: String, at position: Int) -> QueryError {
+        QueryError(message: message, position: min(position, text.count), query: query)
+    }
+
+    mutating func skipSpace() { while let c = peekChar, c.isWhitespace { index += 1 } }
+
+    func lookingAt(_ s: String) -> Bool {
+        let chars = Array(s)
+        guard index + chars.count <= text.count else { return false }
+        return Array(text[index..<index + chars.count]) == chars
+    }
+
+    /// A keyword (`NOT`, `InRange`) followed by a non-word character.
+    func lookingAtKeyword(_ word: String) -> Bool {
+        guard lookingAt(word) else { return false }
+        let after = index + word.count
+        return after >= text.count || !Self.isWordChar(text[after])
+    }
+
+    static func isWordChar(_ c: Character) -> Bool {
+        !(c.isWhitespace || "()!=<>&|,\"'".contains(c))
+    }
+
+    mutating func orExpression() throws(QueryError) -> QueryExpression {
+        var terms = [try andExpression()]
+        while true {
+            skipSpace()
+            guard lookingAt("||") else { break }
+            index += 2
+            terms.append(try andExpression())
+        }
+        return terms.count == 1 ? terms[0] : .or(terms)
+    }
+
+    mutating func andExpression() throws(QueryError) -> QueryExpression {
+        var terms = [try unary()]
+        while true {
+            skipSpace()
+            if lookingAt("&&") {
+                index += 2
+                terms.append(try unary())
+            } else if let c = peekChar, c != ")" && !lookingAt("||") {
+                // Juxtaposed terms (`holiday beach`) mean all of them, like mdfind.
+                terms.append(try unary())
+            } else {
+                break
+            }
+        }
+        return terms.count == 1 ? terms[0] : .and(terms)
+    }
+
+    mutating func unary() throws(QueryError) -> QueryExpression {
+        skipSpace()
+        if lookingAt("!") && !lookingAt("!=") {
+            index += 1
+            return .not(try unary())
+        }
+        if lookingAtKeyword("NOT") {
+            index += 3
+            return .not(try unary())
+        }
+        return try primary()
+    }
+
+    mutating func primary() throws(QueryError) -> QueryExpression {
+        skipSpace()
+        let start = index
+        guard let c = peekChar else { throw error("expected a comparison, a word or '(' after this", at: index) }
+        if c == "(" {
+            index += 1
+            let e = try orExpression()
+            skipSpace()
+            guard peekChar == ")" else { throw error("expected ')' to close the '(' at character \(start + 1)", at: index) }
+            index += 1
+            return e
+        }
+        if c == "\"" || c == "'" {
+            let (s, _) = try string()
+            return .text(s, position: start)
+        }
+        if lookingAtKeyword("InRange") {
+            index += 7
+            skipSpace()
+            guard peekChar == "(" else { throw error("expected '(' after InRange", at: index) }
+            index += 1
+            skipSpace()
+            let namePos = index
+            let name = word()
+            guard !name.isEmpty else { throw error("expected an attribute name", at: index) }
+            try expect(",")
+            let low = try value()
+            try expect(",")
+            let high = try value()
+            skipSpace()
+            guard peekChar == ")" else { throw error("expected ')' to close InRange", at: index) }
+            index += 1
+            return .inRange(attribute: name, low: low, high: high, position: namePos)
+        }
+        guard Self.isWordChar(c) else { throw error("unexpected '\(c)'", at: index) }
+        let name = word()
+        skipSpace()
+        if let op = comparisonOperator() {
+            _ = op
+            let value = try self.value()
+            return .comparison(attribute: name, op: op, value: value, position: start)
+        }
+        return .text(name, position: start)
+    }
+
+    mutating func expect(_ c: Character) throws(QueryError) {
+        skipSpace()
+        guard peekChar == c else { throw error("expected '\(c)'", at: index) }
+        index += 1
+    }
+
+    mutating func word() -> String {
+        var s = ""
+        while let c = peekChar, Self.isWordChar(c) { s.append(c); index += 1 }
+        return s
+    }
+
+    mutating func comparisonOperator() -> ComparisonOperator? {
+        for (token, op) in [("==", ComparisonOperator.equal), ("!=", .notEqual), ("<=", .lessOrEqual), (">=", .greaterOrEqual),
+                            ("<", .less), (">", .greater), ("=", .equal)] where lookingAt(token) {
+            index += token.count
+            return op
+        }
+        return nil
+    }
+
+    mutating func string() throws(QueryError) -> (String, StringModifiers) {
+        let start = index
+        let quote = text[index]
+        index += 1
+        var s = ""
+        while true {
+            guard let c = peekChar else { throw error("unterminated string: no closing \(quote)", at: start) }
+            index += 1
+            if c == quote { break }
+            if c == "\\", let next = peekChar {
+                index += 1
+                // \" and \\ are the characters; \* and \? stay escaped for the pattern.
+                if next == quote { s.append(next) } else { s.append("\\"); s.append(next) }
+                continue
+            }
+            s.append(c)
+        }
+        var modifiers: StringModifiers = []
+        while let c = peekChar, c.isLetter {
+            switch c {
+            case "c": modifiers.insert(.caseInsensitive)
+            case "d": modifiers.insert(.diacriticInsensitive)
+            case "w": modifiers.insert(.wordBased)
+            default: throw error("unknown string modifier '\(c)' (c: ignore case, d: ignore diacritics, w: words)", at: index)
+            }
+            index += 1
+        }
+        return (s, modifiers)
+    }
+
+    mutating func value() throws(QueryError) -> QueryValue {
+        skipSpace()
+        let start = index
+        guard let c = peekChar else { throw error("expected a value: a quoted string, a number or $time…", at: index) }
+        if c == "\"" || c == "'" {
+            let (s, m) = try string()
+            return .string(s, m)
+        }
+        if c == "$" { return try time() }
+        var s = ""
+        while let c = peekChar, c.isNumber || "+-.eE".contains(c) { s.append(c); index += 1 }
+        if let n = Double(s), !s.isEmpty { return .number(n) }
+        index = start
+        let bare = word()
+        if !bare.isEmpty {
+            throw error("expected a value: a quoted string (\"\(bare)\"), a number or $time…", at: start)
+        }
+        throw error("expected a value: a quoted string, a number or $time…", at: start)
+    }
+
+    mutating func time() throws(QueryError) -> QueryValue {
+        let start = index
+        guard lookingAt("$time.") else { throw error("unknown variable: expected $time.now, $time.today… or $time.iso(…)", at: start) }
+        index += 6
+        var name = ""
+        while let c = peekChar, c.isLetter || c == "_" { name.append(c); index += 1 }
+        var argument: String?
+        if peekChar == "(" {
+            index += 1
+            var a = ""
+            while let c = peekChar, c != ")" { a.append(c); index += 1 }
+            guard peekChar == ")" else { throw error("expected ')' to close $time.\(name)(", at: index) }
+            index += 1
+            argument = a.trimmingCharacters(in: .whitespaces)
+        }
+        if name == "iso" {
+            let raw = (argument ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "\"'"))
+            guard let t = times.isoTime(raw) else {
+                throw error("not an ISO 8601 date: '\(raw)' (use 2024-05-01, 2024-05-01T10:30:00 or …Z / …+02:00)", at: start)
+            }
+            return .date(t)
+        }
+        var offset = 0
+        if let argument, !argument.isEmpty {
+            guard let n = Int(argument.replacingOccurrences(of: "+", with: "")) else {
+                throw error("expected a whole number in $time.\(name)(…), e.g. $time.today(-7)", at: start)
+            }
+            offset = n
+        }
+        guard let t = times.time(name, offset: offset) else {
+            throw error("unknown time '$time.\(name)': use now, today, yesterday, this_week, this_month, this_year or iso(…)", at: start)
+        }
+        return .date(t)
+    }
+}

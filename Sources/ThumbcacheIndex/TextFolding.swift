@@ -1,0 +1,93 @@
+import Foundation
+
+/// Case and diacritic folding, words and trigrams: how text becomes index terms.
+///
+/// Terms are always folded both ways; a query that keeps case or diacritics (no `c` or `d`
+/// modifier) finds candidates through the folded terms and then compares the real values.
+enum TextFolding {
+    /// `text` without case and/or diacritic distinctions. ASCII takes a fast path.
+    static func fold(_ text: String, case foldCase: Bool = true, diacritics foldDiacritics: Bool = true) -> String {
+        if !foldCase && !foldDiacritics { return text }
+        var ascii = true
+        for b in text.utf8 where b >= 0x80 { ascii = false; break }
+        if ascii {
+            guard foldCase else { return text }
+            return String(decoding: text.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+        }
+        var options: String.CompareOptions = []
+        if foldCase { options.insert(.caseInsensitive) }
+        if foldDiacritics { options.insert(.diacriticInsensitive) }
+        return text.folding(options: options, locale: nil).precomposedStringWithCanonicalMapping
+    }
+
+    /// The folded words of `text`: runs of letters and digits.
+    static func words(_ text: String) -> [String] {
+        var result: [String] = []
+        var ascii = true
+        for b in text.utf8 where b >= 0x80 { ascii = false; break }
+        if ascii {
+            var current: [UInt8] = []
+            for b in text.utf8 {
+                if (b >= 0x30 && b <= 0x39) || (b >= 0x61 && b <= 0x7A) {
+                    current.append(b)
+                } else if b >= 0x41 && b <= 0x5A {
+                    current.append(b | 0x20)
+                } else if !current.isEmpty {
+                    result.append(String(decoding: current, as: UTF8.self))
+                    current.removeAll(keepingCapacity: true)
+                }
+            }
+            if !current.isEmpty { result.append(String(decoding: current, as: UTF8.self)) }
+            return result
+        }
+        var current = ""
+        for scalar in fold(text).unicodeScalars {
+            if scalar.properties.isAlphabetic || scalar.properties.numericType != nil {
+                current.unicodeScalars.append(scalar)
+            } else if !current.isEmpty {
+                result.append(current)
+                current = ""
+            }
+        }
+        if !current.isEmpty { result.append(current) }
+        return result
+    }
+
+    /// Pads marking the start and the end of a value in trigrams, so that names shorter than three
+    /// characters have trigrams and anchored patterns (`holi*`) use their anchor.
+    static let startPad: Unicode.Scalar = "\u{1}"
+    static let endPad: Unicode.Scalar = "\u{2}"
+
+    /// The distinct trigrams of a folded value, with the pads, as UTF-8 terms.
+    static func trigrams(ofFolded folded: String) -> [[UInt8]] {
+        trigrams(of: [startPad] + Array(folded.unicodeScalars) + [endPad])
+    }
+
+    /// The trigrams of a run of scalars (no pads added).
+    static func trigrams(of scalars: [Unicode.Scalar]) -> [[UInt8]] {
+        guard scalars.count >= 3 else { return [] }
+        var seen = Set<[UInt8]>()
+        var result: [[UInt8]] = []
+        result.reserveCapacity(scalars.count - 2)
+        for i in 0...(scalars.count - 3) {
+            var term: [UInt8] = []
+            for s in scalars[i..<i + 3] { term.append(contentsOf: String(s).utf8) }
+            if seen.insert(term).inserted { result.append(term) }
+        }
+        return result
+    }
+
+    /// Index terms are at most this many bytes; longer values are cut (at a character boundary)
+    /// and every match on them is checked against the item.
+    static let maxTermBytes = 240
+
+    /// `folded` as a term: UTF-8, NULs removed, cut to ``maxTermBytes``. `truncated` if cut.
+    static func term(_ folded: String) -> (bytes: [UInt8], truncated: Bool) {
+        var bytes = Array(folded.utf8.lazy.filter { $0 != 0 })
+        guard bytes.count > maxTermBytes else { return (bytes, false) }
+        var end = maxTermBytes
+        while end > 0 && bytes[end] & 0xC0 == 0x80 { end -= 1 }  // not inside a UTF-8 sequence
+        bytes.removeSubrange(end...)
+        return (bytes, true)
+    }
+}
