@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+import ThumbcacheTestSupport
+@testable import ThumbcacheIndex
+
+/// Thousands of generated items, queried through the index and by brute force over the same
+/// items; then updates and deletions, and the same again. Lists grow past one chunk, chunks split,
+/// shrink and vanish, so this checks the posting list edits as much as the query planner.
+struct IndexModelTests {
+    struct Model: Sendable {
+        var size: Double
+        var iso: Double?
+        var date: Double
+        var name: String
+        var tags: [String]
+    }
+
+    /// A small deterministic generator (SplitMix64).
+    struct Random {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        mutating func int(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    }
+
+    static let words = ["holiday", "Beach", "café", "report", "IMG", "scan", "Zürich", "draft", "final", "x"]
+
+    static func makeModel(_ r: inout Random) -> Model {
+        let name = (0..<(1 + r.int(3))).map { _ in words[r.int(words.count)] }.joined(separator: r.int(2) == 0 ? "_" : " ")
+            + "\(r.int(50)).jpg"
+        return Model(size: Double(r.int(100_000)), iso: r.int(3) == 0 ? nil : Double([100, 200, 400, 800, 1600][r.int(5)]),
+                     date: 1_600_000_000 + Double(r.int(100_000_000)), name: name,
+                     tags: (0..<r.int(3)).map { _ in ["red", "blue", "work", "home"][r.int(4)] })
+    }
+
+    static func item(_ path: String, _ m: Model) -> FileItem {
+        var a: [String: AttributeValue] = [MDItem.fsSize: .number(m.size), MDItem.contentModificationDate: .date(m.date),
+                                           MDItem.fsName: .string(m.name)]
+        if let iso = m.iso { a[MDItem.isoSpeed] = .number(iso) }
+        if !m.tags.isEmpty { a[MDItem.userTags] = .strings(m.tags) }
+        return FileItem(path: path, state: IndexedFileState(size: UInt64(m.size), modificationTime: 0, changeTime: 0, inode: 0, device: 0),
+                        contentHash: nil, attributes: a)
+    }
+
+    /// Queries and the same predicate in Swift.
+    static let queries: [(String, @Sendable (Model) -> Bool)] = [
+        ("kMDItemFSSize < 1000", { $0.size < 1000 }),
+        ("InRange(kMDItemFSSize, 20000, 20999)", { $0.size >= 20000 && $0.size <= 20999 }),
+        ("kMDItemFSSize >= 99000 || kMDItemFSSize == 5", { $0.size >= 99000 || $0.size == 5 }),
+        ("kMDItemISOSpeed == 400", { $0.iso == 400 }),
+        ("kMDItemISOSpeed != 400", { $0.iso != nil && $0.iso != 400 }),
+        ("kMDItemISOSpeed > 200 && kMDItemISOSpeed <= 1600", { ($0.iso ?? 0) > 200 && ($0.iso ?? 0) <= 1600 }),
+        ("kMDItemContentModificationDate > $time.iso(2022-01-01T00:00:00Z)", { $0.date > 1_640_995_200 }),
+        (#"kMDItemFSName == "*holiday*""#, { $0.name.contains("holiday") }),
+        (#"kMDItemFSName == "*beach*"c"#, { $0.name.lowercased().contains("beach") }),
+        (#"kMDItemFSName == "*zurich*"cd"#, { $0.name.lowercased().contains("zürich") }),
+        (#"kMDItemFSName == "IMG*""#, { $0.name.hasPrefix("IMG") }),
+        (#"kMDItemFSName == "*1?.jpg""#, { m in m.name.count >= 6 && m.name.hasSuffix(".jpg") && Array(m.name)[m.name.count - 6] == "1" }),
+        (#"kMDItemFSName == "x1.jpg""#, { $0.name == "x1.jpg" }),
+        (#"kMDItemUserTags == "work""#, { $0.tags.contains("work") }),
+        (#"kMDItemUserTags == "work" && kMDItemUserTags == "home""#, { $0.tags.contains("work") && $0.tags.contains("home") }),
+        // On a list, != means no value is equal: tagged, but not "red".
+        (#"kMDItemUserTags != "red""#, { !$0.tags.isEmpty && !$0.tags.contains("red") }),
+        (#"!(kMDItemUserTags == "red") && kMDItemFSSize < 5000"#, { !$0.tags.contains("red") && $0.size < 5000 }),
+        ("draft", { m in m.name.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber }).contains { $0.hasPrefix("draft") } }),
+        ("fin && kMDItemISOSpeed >= 800", { m in
+            m.name.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber }).contains { $0.hasPrefix("fin") } && (m.iso ?? 0) >= 800 }),
+    ]
+
+    func check(_ index: MetadataIndex, _ models: [String: Model]) throws {
+        for (query, predicate) in Self.queries {
+            let got = try index.search(query, options: SearchOptions(parser: QueryParserTests.parser)).results.compactMap(\.path).sorted()
+            let want = models.filter { predicate($0.value) }.keys.sorted()
+            let extra = Set(got).subtracting(want), missing = Set(want).subtracting(got)
+            #expect(extra.isEmpty && missing.isEmpty,
+                    "\(query): \(got.count) results, expected \(want.count); extra \(extra.sorted().prefix(3)), missing \(missing.sorted().prefix(3))")
+        }
+    }
+
+    @Test func indexAgreesWithBruteForce() throws {
+        let dir = TemporaryDirectory()
+        let index = try MetadataIndex.open(directory: dir.appending("index"))
+        var r = Random(state: 42)
+        var models: [String: Model] = [:]
+        for batch in 0..<4 {
+            var items: [FileItem] = []
+            for i in 0..<1500 {
+                let path = "/data/d\(i % 7)/f\(batch)-\(i)"
+                let m = Self.makeModel(&r)
+                models[path] = m
+                items.append(Self.item(path, m))
+            }
+            _ = try index.indexFiles(items)
+        }
+        try check(index, models)
+        // Change a third, delete a sixth, in scattered order.
+        var changed: [FileItem] = []
+        var removed: [String] = []
+        for path in models.keys.sorted() {
+            switch r.int(6) {
+            case 0, 1:
+                let m = Self.makeModel(&r)
+                models[path] = m
+                changed.append(Self.item(path, m))
+            case 2:
+                removed.append(path)
+                models[path] = nil
+            default: break
+            }
+        }
+        _ = try index.indexFiles(changed)
+        try index.removeFiles(paths: removed)
+        try check(index, models)
+        // Scope by directory.
+        let scoped = try index.search("kMDItemFSSize >= 0", options: SearchOptions(onlyIn: ["/data/d3"])).count
+        #expect(scoped == models.keys.filter { $0.hasPrefix("/data/d3/") }.count)
+    }
+}
