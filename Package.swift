@@ -25,6 +25,9 @@ let package = Package(
         .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16")]),
         .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
 
+        // Extended attributes and birth times (lgetxattr, statx), which Swift's Glibc does not export.
+        .target(name: "CFileInfo"),
+
         // Locks, guarded state, threads and the monotonic clock the other modules share.
         .target(name: "ThumbcacheSync"),
 
@@ -37,7 +40,7 @@ let package = Package(
         // Decoding, EXIF, resizing and encoding images; independent of the store.
         .target(name: "ThumbcacheImaging", dependencies: ["CPNG", "CJPEG", "ThumbcacheSync"]),
         // Thumbnail generation after QuickLook: content types, providers, the generator, warming.
-        .target(name: "Thumbcache", dependencies: ["ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheSync"]),
+        .target(name: "Thumbcache", dependencies: ["ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheIndex", "ThumbcacheSync", "CFileInfo"]),
 
         // The command-line tool; its commands only call the library.
         .executableTarget(
@@ -45,6 +48,7 @@ let package = Package(
             dependencies: [
                 "Thumbcache",
                 "ThumbcacheImaging",
+                "ThumbcacheIndex",
                 "ThumbcacheStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -57,7 +61,7 @@ let package = Package(
         .testTarget(name: "ThumbcacheLMDBTests", dependencies: ["ThumbcacheLMDB", "ThumbcacheTestSupport"]),
         .testTarget(name: "ThumbcacheIndexTests", dependencies: ["ThumbcacheIndex", "ThumbcacheTestSupport", "thumbcache-probe"]),
         .testTarget(name: "ThumbcacheImagingTests", dependencies: ["ThumbcacheImaging", "ThumbcacheTestSupport"]),
-        .testTarget(name: "ThumbcacheTests", dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheTestSupport", "thumbcache"]),
+        .testTarget(name: "ThumbcacheTests", dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheTestSupport", "thumbcache", "CFileInfo"]),
         .testTarget(
             name: "ThumbcacheStoreTests",
             dependencies: ["ThumbcacheStore", "ThumbcacheTestSupport", "thumbcache-probe", "CXXHash"]

@@ -1,5 +1,7 @@
 import Foundation
+import Synchronization
 import ThumbcacheImaging
+import ThumbcacheIndex
 import ThumbcacheStore
 import ThumbcacheSync
 
@@ -18,13 +20,17 @@ public final class Warmer: Sendable {
         public var specs: [ThumbnailSpec]
         /// Try again files whose generation failed before.
         public var retryFailed: Bool
+        /// Index every file walked (all types) into this metadata index, and drop indexed files
+        /// under the roots that no longer exist.
+        public var index: MetadataIndex?
 
         public init(jobs: Int = Warmer.defaultJobs, followSymbolicLinks: Bool = false,
-                    specs: [ThumbnailSpec] = [ThumbnailSpec(size: 256)], retryFailed: Bool = false) {
+                    specs: [ThumbnailSpec] = [ThumbnailSpec(size: 256)], retryFailed: Bool = false, index: MetadataIndex? = nil) {
             self.jobs = max(1, jobs)
             self.followSymbolicLinks = followSymbolicLinks
             self.specs = specs.sorted { $0.boxWidth * $0.boxHeight > $1.boxWidth * $1.boxHeight }
             self.retryFailed = retryFailed
+            self.index = index
         }
     }
 
@@ -50,7 +56,9 @@ public final class Warmer: Sendable {
         let store = self.store
         let factory = self.factory
         let writer = GroupCommitWriter(store: store)
-        let walker = DirectoryWalker(followSymbolicLinks: options.followSymbolicLinks, excluding: [store.directory])
+        let walker = DirectoryWalker(followSymbolicLinks: options.followSymbolicLinks,
+                                     excluding: [store.directory] + (options.index.map { [$0.directory] } ?? []))
+        let feeder = options.index.map { IndexFeeder(index: $0) }
         // Deep enough (a few MB of paths) that the walk of a typical tree finishes early, so the
         // progress line can show a total and an ETA; bounded, so a huge tree cannot grow it without end.
         let queue = WorkQueue<String>(capacity: 65_536)
@@ -81,7 +89,7 @@ public final class Warmer: Sendable {
             Thread {
                 let hasher = ContentHasher()
                 while let path = queue.pop() {
-                    let (outcome, writes) = Self.process(path, factory: factory, hasher: hasher, options: options, tally: tally)
+                    let (outcome, writes) = Self.process(path, factory: factory, hasher: hasher, options: options, tally: tally, feeder: feeder)
                     // Counted before its records are queued, so that a failed commit can move it to
                     // "failed" instead of counting the file twice.
                     let counts = tally.record(outcome)  // always: `progress?(…)` would skip it when nil
@@ -102,7 +110,18 @@ public final class Warmer: Sendable {
         }
         for failure in await writer.flush() { tally.record(.failed(store.directory, failure.description)) }
         writer.close()
-        return tally.summary(elapsed: StoreClock.nowNanoseconds() - start)
+        var summary = tally.summary(elapsed: 0)
+        if let feeder, let index = options.index {
+            feeder.flush()
+            do {
+                feeder.removed(try index.removeMissingFiles(under: roots))
+            } catch {
+                feeder.failed(error.description)
+            }
+            summary.index = feeder.summary
+        }
+        summary.elapsedSeconds = Double(StoreClock.nowNanoseconds() - start) / 1e9
+        return summary
     }
 
     /// `path` resolved to an absolute path without `.`, `..` or symbolic links, if it exists.
@@ -113,7 +132,8 @@ public final class Warmer: Sendable {
     }
 
     /// Everything one file needs; returns its outcome and the records to commit together.
-    static func process(_ path: String, factory: ThumbnailFactory, hasher: ContentHasher, options: Options, tally: Tally) -> (Outcome, [StoreWrite]) {
+    static func process(_ path: String, factory: ThumbnailFactory, hasher: ContentHasher, options: Options, tally: Tally,
+                        feeder: IndexFeeder? = nil) -> (Outcome, [StoreWrite]) {
         let store = factory.store
         let id: FileIdentity
         do {
@@ -125,6 +145,7 @@ public final class Warmer: Sendable {
         }
         var writes: [StoreWrite] = id.fromCache ? [] : [.file(path: path, snapshot: id.snapshot, content: id.content)]
         let type = factory.types.type(ofFileAt: path)
+        feeder?.submit(path: path, id: id, type: type, types: factory.types)
         guard let provider = factory.provider(for: type) else {
             // The name promises an image we make thumbnails of, but the bytes are not one.
             let name = path.split(separator: "/").last.map(String.init) ?? path
@@ -204,6 +225,8 @@ public struct WarmSummary: Sendable, Codable, Hashable {
     /// Paths that failed, grouped by reason.
     public var failures: [String: [String]]
     public var elapsedSeconds: Double
+    /// What happened in the metadata index, if the warm fed one.
+    public var index: IndexSummary?
 
     public var failed: Int { failures.values.reduce(0) { $0 + $1.count } }
 }
@@ -274,4 +297,76 @@ final class Tally: Sendable {
                         elapsedSeconds: Double(elapsed) / 1e9)
         }
     }
+}
+
+/// What a warm did to the metadata index.
+public struct IndexSummary: Sendable, Codable, Hashable {
+    public var added = 0
+    public var updated = 0
+    /// Files found at a new path with the content of a vanished one.
+    public var moved = 0
+    public var unchanged = 0
+    /// Indexed files under the roots that no longer exist.
+    public var removed = 0
+    /// Index writes that failed (the reason of each).
+    public var errors: [String] = []
+}
+
+/// Collects file items from the workers and indexes them in batches, one transaction each.
+final class IndexFeeder: Sendable {
+    let index: MetadataIndex
+    private let pending = Mutex<[FileItem]>([])
+    private let counts = Mutex(IndexSummary())
+    static let batchSize = 256
+
+    init(index: MetadataIndex) { self.index = index }
+
+    /// Queues the file's item unless the index has it in the same state.
+    func submit(path: String, id: FileIdentity, type: ContentType, types: ContentTypeRegistry) {
+        let s = id.snapshot
+        if let known = try? index.indexedState(path: path), known.size == s.size, known.modificationTime == s.modificationTime,
+           known.changeTime == s.changeTime, known.inode == s.inode, known.device == s.device {
+            counts.withLock { $0.unchanged += 1 }
+            return
+        }
+        let format: ImageFormat? = type == .png ? .png : type == .jpeg ? .jpeg : nil
+        let item = FileMetadata.item(path: path, snapshot: s, content: id.content, type: type, types: types, imageFormat: format)
+        let batch = pending.withLock { list -> [FileItem]? in
+            list.append(item)
+            guard list.count >= Self.batchSize else { return nil }
+            defer { list = [] }
+            return list
+        }
+        if let batch { write(batch) }
+    }
+
+    func flush() {
+        let batch = pending.withLock { list in
+            defer { list = [] }
+            return list
+        }
+        if !batch.isEmpty { write(batch) }
+    }
+
+    private func write(_ batch: [FileItem]) {
+        do {
+            let outcomes = try index.indexFiles(batch)
+            counts.withLock { c in
+                for o in outcomes {
+                    switch o {
+                    case .added: c.added += 1
+                    case .updated: c.updated += 1
+                    case .moved: c.moved += 1
+                    case .unchanged: c.unchanged += 1
+                    }
+                }
+            }
+        } catch {
+            failed(error.description)
+        }
+    }
+
+    func removed(_ n: Int) { counts.withLock { $0.removed += n } }
+    func failed(_ reason: String) { counts.withLock { $0.errors.append(reason) } }
+    var summary: IndexSummary { counts.withLock { $0 } }
 }

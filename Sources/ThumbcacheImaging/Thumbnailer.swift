@@ -81,6 +81,25 @@ public enum Thumbnailer {
         }
     }
 
+    /// Size, orientation and EXIF of the image at `path`, from its header only (no pixels decoded).
+    public static func info(ofFileAt path: String, format: ImageFormat? = nil) throws(ImagingError) -> ImageInfo {
+        let resolved: ImageFormat
+        if let format { resolved = format } else { resolved = try ImageFormat.detect(fileAt: path) }
+        let width: Int, height: Int, exifBytes: [UInt8]?, alpha: Bool
+        switch resolved {
+        case .png:
+            let source = try PNGSource(path: path)
+            (width, height, exifBytes, alpha) = (source.width, source.height, source.exif, source.hasAlpha)
+        case .jpeg:
+            let source = try JPEGSource(path: path)
+            (width, height, exifBytes, alpha) = (source.width, source.height, source.exif, false)
+        }
+        let exif = exifBytes.flatMap { bytes in bytes.withUnsafeBytes { EXIFData.parse($0) } }
+        let turn = orientation(exif)
+        return ImageInfo(format: resolved, pixelWidth: turn.swapsDimensions ? height : width, pixelHeight: turn.swapsDimensions ? width : height,
+                         orientation: turn, hasAlpha: alpha, exif: exif)
+    }
+
     /// The embedded EXIF (IFD1) thumbnail of a JPEG, upright, or nil if it has none. Fast, but
     /// low quality and possibly stale: a caller must not treat it as the real thumbnail.
     public static func embeddedThumbnail(ofFileAt path: String) throws(ImagingError) -> RGBAImage? {

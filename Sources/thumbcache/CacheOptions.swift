@@ -1,4 +1,5 @@
 import ArgumentParser
+import ThumbcacheIndex
 import ThumbcacheLMDB
 import ThumbcacheStore
 
@@ -14,5 +15,13 @@ struct CacheOptions: ParsableArguments {
     /// Opens the cache, creating it if needed.
     func open(durability: Environment.Durability = .everyCommit) throws -> ThumbnailStore {
         try ThumbnailStore.open(directory: directory, options: .init(durability: durability))
+    }
+
+    /// The metadata index beside the thumbnails: `<cache>/index`.
+    var indexDirectory: String { directory + "/index" }
+
+    /// Opens the metadata index, creating it if needed.
+    func openIndex(durability: Environment.Durability = .everyCommit) throws -> MetadataIndex {
+        try MetadataIndex.open(directory: indexDirectory, durability: durability)
     }
 }

@@ -21,7 +21,7 @@ struct ThumbcacheCommand: AsyncParsableCommand {
 
     static let configuration = CommandConfiguration(
         commandName: "thumbcache",
-        abstract: "Make, cache and serve thumbnails.",
+        abstract: "Make, cache and serve thumbnails; index and search file metadata.",
         discussion: """
             The cache is an embedded LMDB database: nothing to start. It lives in \
             $THUMBCACHE_DIR, else $XDG_CACHE_HOME/thumbcache, else ~/.cache/thumbcache; \
@@ -30,10 +30,12 @@ struct ThumbcacheCommand: AsyncParsableCommand {
             Examples:
               thumbcache warm ~/Pictures            precompute everything under ~/Pictures
               thumbcache get a.jpg -o a.png         one thumbnail, cached
+              thumbcache search holiday             indexed files whose name, title or tags say so
+              thumbcache info a.jpg                 every indexed attribute of a file
               thumbcache stats --json               what the cache holds, as JSON
               thumbcache thumbnail a.jpg -o a.png   one thumbnail, no cache
             """,
-        subcommands: [WarmCommand.self, GetCommand.self, StatsCommand.self, CompactCommand.self, ThumbnailCommand.self]
+        subcommands: [WarmCommand.self, GetCommand.self, SearchCommand.self, InfoCommand.self, StatsCommand.self, CompactCommand.self, ThumbnailCommand.self]
     )
 }
 

@@ -16,6 +16,12 @@ struct WarmCommand: AsyncParsableCommand {
             knows unchanged is not read again, so a second warm is fast. Files with the same \
             bytes share one thumbnail.
 
+            Every file walked (of any type) is also indexed for `thumbcache search`: name, \
+            path, size, dates, type, and for images pixel size and EXIF, plus tags and a \
+            comment from the user.xdg.tags / user.xdg.comment extended attributes. Changed \
+            files are re-indexed, files gone from under the warmed paths are dropped, and a \
+            file moved to a new path keeps its index entry. --no-index skips all of that.
+
             A file that cannot be read or decoded is reported with its path and reason, and \
             remembered so that later warms do not retry it (--retry-failed does); the warm goes \
             on. The exit status is 0 unless --strict is given and a file failed.
@@ -48,6 +54,9 @@ struct WarmCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Exit with status 1 if any file failed.")
     var strict = false
 
+    @Flag(name: .long, help: "Do not index file metadata for search (thumbnails only).")
+    var noIndex = false
+
     var scales: [Double] {
         scale.flatMap { $0.split(separator: ",") }.compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
     }
@@ -71,11 +80,13 @@ struct WarmCommand: AsyncParsableCommand {
         let warmer = Warmer(store: store)
         let progress = ProgressLine()
         let specs = Set(scales).sorted().map { ThumbnailSpec(size: size, scale: $0) }
-        let options = Warmer.Options(jobs: jobs, followSymbolicLinks: followSymlinks, specs: specs, retryFailed: retryFailed)
+        let index = noIndex ? nil : try cacheOptions.openIndex(durability: .deferred)
+        let options = Warmer.Options(jobs: jobs, followSymbolicLinks: followSymlinks, specs: specs, retryFailed: retryFailed, index: index)
         var report: (@Sendable (WarmProgress) -> Void)?
         if progress.isEnabled { report = { progress.update($0) } }
         let summary = await warmer.warm(paths, options: options, progress: report)
         progress.finish()
+        try index?.sync()
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -99,6 +110,10 @@ extension WarmSummary {
             "  not a supported type:         \(notSupported)",
             "  failed:                       \(failed)",
         ]
+        if let i = index {
+            lines.append("  index: \(i.added) added, \(i.updated) updated, \(i.moved) moved, \(i.removed) removed, \(i.unchanged) unchanged")
+            for e in i.errors.prefix(5) { lines.append("    index error: \(e)") }
+        }
         for (reason, paths) in failures.sorted(by: { $0.key < $1.key }) {
             lines.append("    \(reason): \(paths.count)")
             for path in paths.prefix(20) { lines.append("      \(path)") }

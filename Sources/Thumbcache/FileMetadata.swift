@@ -1,0 +1,95 @@
+import CFileInfo
+import Foundation
+import ThumbcacheImaging
+import ThumbcacheIndex
+import ThumbcacheStore
+
+/// The index item of a file: name, size, dates and type for every file; pixel size and EXIF
+/// for images; tags and comment from extended attributes (as KDE's Dolphin writes them).
+public enum FileMetadata {
+    /// Tags, comma-separated (`user.xdg.tags`).
+    public static let tagsAttribute = "user.xdg.tags"
+    /// A free-text comment (`user.xdg.comment`), indexed as kMDItemComment.
+    public static let commentAttribute = "user.xdg.comment"
+
+    public static func item(path: String, snapshot: FileSnapshot, content: ContentHash?, type: ContentType,
+                            types: ContentTypeRegistry, imageFormat: ImageFormat?) -> FileItem {
+        var a: [String: AttributeValue] = [:]
+        a[MDItem.fsSize] = .number(Double(snapshot.size))
+        a[MDItem.contentType] = .string(type.identifier)
+        a[MDItem.contentTypeTree] = .strings(types.tree(of: type).map(\.identifier))
+        a[MDItem.contentModificationDate] = .date(Double(snapshot.modificationTime) / 1e9)
+        var born: Int64 = 0
+        if cfi_birthtime(path, &born) == 0 { a[MDItem.contentCreationDate] = .date(Double(born) / 1e9) }
+        if let imageFormat, let info = try? Thumbnailer.info(ofFileAt: path, format: imageFormat) {
+            a[MDItem.pixelWidth] = .number(Double(info.pixelWidth))
+            a[MDItem.pixelHeight] = .number(Double(info.pixelHeight))
+            a[MDItem.orientation] = .number(Double(info.orientation.rawValue))
+            if let exif = info.exif { add(exif, to: &a) }
+        }
+        if let tags = extendedAttribute(path, tagsAttribute) {
+            let list = tags.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            if !list.isEmpty { a[MDItem.userTags] = .strings(list) }
+        }
+        if let comment = extendedAttribute(path, commentAttribute), !comment.isEmpty { a[MDItem.comment] = .string(comment) }
+        let state = IndexedFileState(size: snapshot.size, modificationTime: snapshot.modificationTime, changeTime: snapshot.changeTime,
+                                     inode: snapshot.inode, device: snapshot.device)
+        return FileItem(path: path, state: state, contentHash: content.map(bytes), attributes: a)
+    }
+
+    /// The 16 bytes of a content hash, as the index stores it.
+    public static func bytes(_ h: ContentHash) -> [UInt8] {
+        (0..<8).map { UInt8((h.high >> UInt64(56 - 8 * $0)) & 0xFF) } + (0..<8).map { UInt8((h.low >> UInt64(56 - 8 * $0)) & 0xFF) }
+    }
+
+    static func add(_ exif: EXIFData, to a: inout [String: AttributeValue]) {
+        func text(_ s: String?) -> String? {
+            guard let t = s?.trimmingCharacters(in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: "\0"))), !t.isEmpty else { return nil }
+            return t
+        }
+        if let make = text(exif.make) { a[MDItem.acquisitionMake] = .string(make) }
+        if let model = text(exif.model) { a[MDItem.acquisitionModel] = .string(model) }
+        if let artist = text(exif.artist) { a[MDItem.authors] = .strings([artist]) }
+        if let description = text(exif.imageDescription) { a[MDItem.description] = .string(description) }
+        if let v = exif.exposureTime, v.isFinite, v > 0 { a[MDItem.exposureTimeSeconds] = .number(v) }
+        if let v = exif.fNumber, v.isFinite, v > 0 { a[MDItem.fNumber] = .number(v) }
+        if let v = exif.isoSpeed, v > 0 { a[MDItem.isoSpeed] = .number(Double(v)) }
+        if let v = exif.focalLength, v.isFinite, v > 0 { a[MDItem.focalLength] = .number(v) }
+        if let v = exif.latitude, v.isFinite, abs(v) <= 90 { a[MDItem.latitude] = .number(v) }
+        if let v = exif.longitude, v.isFinite, abs(v) <= 180 { a[MDItem.longitude] = .number(v) }
+        if let v = exif.altitude, v.isFinite { a[MDItem.altitude] = .number(v) }
+        if let taken = exif.dateTimeOriginal.flatMap({ captureDate($0, offset: exif.offsetTimeOriginal) }) {
+            a[MDItem.contentCreationDate] = .date(taken)
+        }
+    }
+
+    /// Seconds since 1970 for EXIF's "YYYY:MM:DD HH:MM:SS", in its recorded offset or else local time.
+    static func captureDate(_ text: String, offset: String?) -> Double? {
+        let parts = text.split(whereSeparator: { $0 == ":" || $0 == " " }).compactMap { Int($0) }
+        guard parts.count >= 6, parts[0] > 1800, (1...12).contains(parts[1]), (1...31).contains(parts[2]) else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone.current
+        if let offset, offset.count >= 6, let h = Int(offset.dropFirst().prefix(2)), let m = Int(offset.suffix(2)),
+           let zone = TimeZone(secondsFromGMT: (offset.hasPrefix("-") ? -1 : 1) * (h * 3600 + m * 60)) {
+            calendar.timeZone = zone
+        }
+        let c = DateComponents(year: parts[0], month: parts[1], day: parts[2], hour: parts[3], minute: parts[4], second: parts[5])
+        return calendar.date(from: c)?.timeIntervalSince1970
+    }
+
+    /// A `user.*` extended attribute as UTF-8 text; nil if absent or unreadable.
+    static func extendedAttribute(_ path: String, _ name: String) -> String? {
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        let n = cfi_getxattr(path, name, &buffer, buffer.count)
+        if n < 0 && errno == ERANGE {
+            let size = cfi_getxattr(path, name, nil, 0)
+            guard size > 0, size <= 65536 else { return nil }
+            buffer = [UInt8](repeating: 0, count: size)
+            let m = cfi_getxattr(path, name, &buffer, buffer.count)
+            guard m >= 0 else { return nil }
+            return String(decoding: buffer[0..<m], as: UTF8.self)
+        }
+        guard n >= 0 else { return nil }
+        return String(decoding: buffer[0..<n], as: UTF8.self)
+    }
+}

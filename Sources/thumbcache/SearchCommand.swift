@@ -1,0 +1,176 @@
+import ArgumentParser
+import Foundation
+import Thumbcache
+import ThumbcacheIndex
+
+struct SearchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "search",
+        abstract: "Find indexed files (and app items) with Spotlight's query language.",
+        discussion: """
+            Prints one path per line, like mdfind. `thumbcache warm DIR` indexes the files under \
+            DIR. The query is a Spotlight query expression or plain words (see Docs/QUERY.md):
+
+              thumbcache search holiday                      words in names, titles, tags…
+              thumbcache search 'kMDItemFSName == "*holiday*"c'
+              thumbcache search 'kMDItemContentTypeTree == "public.image" && kMDItemPixelWidth >= 4000'
+              thumbcache search 'kMDItemContentModificationDate >= $time.today(-7)' --onlyin ~/Pictures
+              thumbcache search 'kMDItemUserTags == "work"' --attr kMDItemFSSize --json
+
+            Operators: == != < > <= >= InRange(attr, low, high) && || ! NOT ( ). Strings take \
+            * and ? wildcards and the modifiers c (ignore case), d (ignore diacritics) and w \
+            (match words). Dates: $time.now, $time.today, $time.yesterday, $time.this_week, \
+            $time.this_month, $time.this_year, each with an optional (±N), and $time.iso(2024-05-01).
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The query (quote it for the shell).", valueName: "query"))
+    var query: String
+
+    @OptionGroup var cacheOptions: CacheOptions
+
+    @Option(name: .customLong("onlyin"), help: ArgumentHelp("Only results at or under this directory (repeatable).", valueName: "dir"))
+    var onlyIn: [String] = []
+
+    @Option(name: .long, help: "Print at most this many results.")
+    var limit: Int?
+
+    @Option(name: .customLong("attr"), help: ArgumentHelp("Also print this attribute of each result (repeatable).", valueName: "name"))
+    var attributes: [String] = []
+
+    @Flag(name: .long, help: "Print only the number of results.")
+    var count = false
+
+    @Flag(name: .long, help: "Print the results as JSON.")
+    var json = false
+
+    func validate() throws {
+        if let limit, limit < 0 { throw ValidationError("--limit must not be negative") }
+    }
+
+    func run() throws {
+        let index = try cacheOptions.openIndex()
+        let options = SearchOptions(onlyIn: onlyIn.map(Warmer.absolutePath), limit: count ? 0 : limit,
+                                    attributes: attributes.isEmpty ? nil : attributes)
+        let results: SearchResults
+        do {
+            results = try index.search(query, options: options)
+        } catch let error as QueryError {
+            FileHandle.standardError.write(Data("thumbcache search: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        for name in results.unknownAttributes {
+            FileHandle.standardError.write(Data("thumbcache search: note: no item has the attribute \(name)\n".utf8))
+        }
+        if results.count == 0, try index.statistics().items == 0 {
+            FileHandle.standardError.write(Data("thumbcache search: the index at \(index.directory) is empty; run `thumbcache warm DIR` first\n".utf8))
+        }
+        if json {
+            var object: [String: Any] = ["count": results.count]
+            if !count { object["results"] = results.results.map { AttributeFormat.json($0) } }
+            print(try AttributeFormat.jsonText(object))
+            return
+        }
+        if count {
+            print(results.count)
+            return
+        }
+        for r in results.results {
+            var line = r.displayName
+            for name in attributes {
+                line += "\t\(name)=" + (r.attributes[name].map(AttributeFormat.text) ?? "(null)")
+            }
+            print(line)
+        }
+    }
+}
+
+struct InfoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info",
+        abstract: "List every indexed attribute of a file, like mdls.",
+        discussion: """
+            Shows the file as search sees it: its own attributes and those of app items whose \
+            contentURL is the file (the app's win where both set one).
+
+              thumbcache info ~/Pictures/IMG_4821.JPG
+              thumbcache info photo.jpg --json
+            """
+    )
+
+    @Argument(help: ArgumentHelp("An indexed file.", valueName: "file"))
+    var file: String
+
+    @OptionGroup var cacheOptions: CacheOptions
+
+    @Flag(name: .long, help: "Print the attributes as JSON.")
+    var json = false
+
+    func run() throws {
+        let path = Warmer.absolutePath(file)
+        let index = try cacheOptions.openIndex()
+        guard let item = try index.item(path: path) else {
+            let why = FileManager.default.fileExists(atPath: path) ? "not in the index (run `thumbcache warm` on its directory)" : "no such file, and not in the index"
+            throw CommandFailure("\(path): \(why)")
+        }
+        if json {
+            print(try AttributeFormat.jsonText(AttributeFormat.json(item)))
+            return
+        }
+        let width = item.attributes.keys.map(\.count).max() ?? 0
+        for (name, value) in item.attributes.sorted(by: { $0.key < $1.key }) {
+            print(name.padding(toLength: width, withPad: " ", startingAt: 0) + " = " + AttributeFormat.text(value))
+        }
+        if let id = item.identifier { print("(app item \(id)" + (item.domainIdentifier.map { " in domain \($0)" } ?? "") + ")") }
+    }
+}
+
+/// How attribute values print: mdls-like text, or JSON.
+enum AttributeFormat {
+    static func date(_ seconds: Double) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        return f.string(from: Date(timeIntervalSince1970: seconds))
+    }
+
+    static func number(_ n: Double) -> String {
+        n == n.rounded() && abs(n) < 1e15 ? String(Int64(n)) : String(n)
+    }
+
+    static func text(_ v: AttributeValue) -> String {
+        switch v {
+        case .string(let s): return "\"\(s)\""
+        case .strings(let list): return "(" + list.map { "\"\($0)\"" }.joined(separator: ", ") + ")"
+        case .number(let n): return number(n)
+        case .date(let d): return date(d)
+        }
+    }
+
+    static func jsonValue(_ v: AttributeValue) -> Any {
+        switch v {
+        case .string(let s): return s
+        case .strings(let list): return list
+        case .number(let n): return n == n.rounded() && abs(n) < 1e15 ? Int64(n) as Any : n as Any
+        case .date(let d): return date(d)
+        }
+    }
+
+    static func json(_ r: SearchResult) -> [String: Any] {
+        var o: [String: Any] = ["attributes": r.attributes.mapValues(jsonValue)]
+        if let p = r.path { o["path"] = p }
+        if let i = r.identifier { o["identifier"] = i }
+        if let d = r.domainIdentifier { o["domain"] = d }
+        if let h = r.contentHash { o["contentHash"] = h.map { String(format: "%02x", $0) }.joined() }
+        return o
+    }
+
+    static func jsonText(_ object: Any) throws -> String {
+        String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]), as: UTF8.self)
+    }
+}
+
+/// A failure to report as "Error: …" without the usage text (which ValidationError adds).
+struct CommandFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
