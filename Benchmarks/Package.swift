@@ -14,6 +14,19 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        // The deterministic items and queries of the index benchmarks (also loaded into SQLite).
+        .target(name: "IndexCorpus", dependencies: [.product(name: "ThumbcacheIndex", package: root)]),
+        .executableTarget(name: "index-compare", dependencies: ["IndexCorpus", .product(name: "ThumbcacheIndex", package: root)]),
+        .executableTarget(
+            name: "IndexBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                "IndexCorpus",
+                .product(name: "ThumbcacheIndex", package: root),
+            ],
+            path: "Benchmarks/IndexBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
         .executableTarget(
             name: "StoreBenchmarks",
             dependencies: [

@@ -158,6 +158,12 @@ enum Schema {
 
     static let byName: [String: AttributeInfo] = Dictionary(uniqueKeysWithValues: builtIn.map { ($0.name, $0) })
     static let byID: [UInt16: AttributeInfo] = Dictionary(uniqueKeysWithValues: builtIn.map { ($0.id, $0) })
+    /// Built-in attributes by number, for lookups without hashing.
+    static let builtInTable: [AttributeInfo?] = {
+        var t = [AttributeInfo?](repeating: nil, count: Int(firstDynamicID))
+        for a in builtIn { t[Int(a.id)] = a }
+        return t
+    }()
 
     /// The index structures for an app attribute of `type`.
     static func dynamicPolicy(_ type: AttributeType) -> IndexPolicy {

@@ -179,21 +179,27 @@ enum RecordCoding {
         out.append(contentsOf: s.utf8)
     }
 
+    /// Attributes in any order (readers look each up by number); each payload is length-prefixed.
     static func attributes(_ out: inout [UInt8], _ attributes: [UInt16: AttributeValue]) {
         Varint.append(&out, UInt64(attributes.count))
-        for (id, value) in attributes.sorted(by: { $0.key < $1.key }) {
+        for (id, value) in attributes {
             Varint.append(&out, UInt64(id))
             out.append(value.type.rawValue)
-            var payload: [UInt8] = []
             switch value {
-            case .string(let s): string(&payload, s)
+            case .string(let s):
+                let n = s.utf8.count
+                Varint.append(&out, UInt64(Varint.size(UInt64(n)) + n))
+                string(&out, s)
             case .strings(let list):
-                Varint.append(&payload, UInt64(list.count))
-                for s in list { string(&payload, s) }
-            case .number(let n), .date(let n): u64(&payload, n.bitPattern)
+                var size = Varint.size(UInt64(list.count))
+                for s in list { size += Varint.size(UInt64(s.utf8.count)) + s.utf8.count }
+                Varint.append(&out, UInt64(size))
+                Varint.append(&out, UInt64(list.count))
+                for s in list { string(&out, s) }
+            case .number(let n), .date(let n):
+                out.append(8)
+                u64(&out, n.bitPattern)
             }
-            Varint.append(&out, UInt64(payload.count))
-            out.append(contentsOf: payload)
         }
     }
 }

@@ -179,8 +179,8 @@ extension MetadataIndex {
 
     // MARK: Evaluating
 
-    /// Lists longer than this are not counted to the end when estimating.
-    static let estimateCap = 50_000
+    /// Estimates stop counting here (counting reads only each chunk's first byte, so this is generous).
+    static let estimateCap = 4_000_000
     /// Checking one item against a predicate costs about this many decoded postings.
     static let verifyCost = 100
 
@@ -338,7 +338,23 @@ extension MetadataIndex {
         let foldExact = pattern.matchesFoldedTermsExactly
         if let literal = pattern.literalText {
             let term = TextFolding.term(TextFolding.fold(literal))
-            return (try list(Postings.prefix(kind, info.id, term.bytes), universe, txn), foldExact && !term.truncated)
+            let folded = try list(Postings.prefix(kind, info.id, term.bytes), universe, txn)
+            if kind == .value, !pattern.ignoresCase, !pattern.ignoresDiacritics, literal.utf8.count <= 112, !term.truncated {
+                // Case and accents kept: the exact-value lists tell which folded matches are written so.
+                if !term.bytes.elementsEqual(literal.utf8) {
+                    return (try list(Postings.prefix(.exactValue, info.id, TextFolding.exactTerm(folded: term.bytes, raw: literal)), universe, txn), true)
+                }
+                // Written as folded: the folded matches minus those written otherwise, plus lists
+                // that hold both spellings (marked with an exact term of their own).
+                var variants = DocSetBuilder(universe: universe)
+                try scanTerms(.exactValue, info.id, startingWith: term.bytes + [1], txn) { _, chunk in
+                    Postings.forEach(chunk) { variants.insert($0) }
+                    return true
+                }
+                let both = try list(Postings.prefix(.exactValue, info.id, TextFolding.exactTerm(folded: term.bytes, raw: literal)), universe, txn)
+                return (folded.subtracting(variants.build()).union(both), true)
+            }
+            return (folded, foldExact && !term.truncated)
         }
         let prefix = TextFolding.term(TextFolding.fold(pattern.prefix.text)).bytes
         var builder = DocSetBuilder(universe: universe)

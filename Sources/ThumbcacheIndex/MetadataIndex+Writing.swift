@@ -8,14 +8,15 @@ struct TermKey: Hashable, Comparable {
     static func < (a: TermKey, b: TermKey) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
 }
 
-/// What one write transaction has changed so far: posting edits, gathered per list and applied
-/// in key order at the end, so a batch touches each list's chunks once.
+/// What one write transaction has changed so far: posting edits, applied per list at the end,
+/// so a batch touches each list's chunks once.
 struct WriteSession {
-    /// Per list: item numbers shifted left by one, low bit set for "add", in the order made.
-    var changes: [TermKey: [UInt32]] = [:]
+    var postings = PostingAccumulator()
     var pendingAttributes: [String: AttributeInfo] = [:]
     var nextDoc: UInt32
     let firstNewDoc: UInt32
+    /// No app item points at a file (checked once per transaction): new files need no link lookup.
+    var linksEmpty: Bool?
 
     init(nextDoc: UInt32) {
         self.nextDoc = max(1, nextDoc)
@@ -28,8 +29,8 @@ struct WriteSession {
     }
 
     mutating func record(_ doc: UInt32, before: Set<TermKey>, after: Set<TermKey>) {
-        for t in after where !before.contains(t) { changes[t, default: []].append(doc << 1 | 1) }
-        for t in before where !after.contains(t) { changes[t, default: []].append(doc << 1) }
+        for t in after where !before.contains(t) { t.bytes.withUnsafeBytes { postings.add($0, doc) } }
+        for t in before where !after.contains(t) { t.bytes.withUnsafeBytes { postings.remove($0, doc) } }
     }
 }
 
@@ -144,7 +145,7 @@ extension MetadataIndex {
             let result = try environment.write { txn in
                 var s = WriteSession(nextDoc: UInt32(try universe(txn)))
                 let r = try body(txn, &s)
-                try applyChanges(s.changes, txn)
+                try applyChanges(s.postings, txn)
                 if s.nextDoc != s.firstNewDoc { try txn.put(meta, key: Self.nextItemKey, value: Self.docBytes(s.nextDoc)) }
                 published = s.pendingAttributes
                 return r
@@ -159,12 +160,17 @@ extension MetadataIndex {
     // MARK: Items
 
     func info(_ id: UInt16, _ s: borrowing WriteSession) -> AttributeInfo? {
-        catalog.info(id: id) ?? s.pendingAttributes.values.first { $0.id == id }
+        if id < Schema.firstDynamicID { return Schema.builtInTable[Int(id)] }
+        return catalog.info(id: id) ?? s.pendingAttributes.values.first { $0.id == id }
     }
 
     func resolve(_ attributes: [String: AttributeValue], _ txn: borrowing Transaction, _ s: inout WriteSession) throws -> [UInt16: AttributeValue] {
         var out: [UInt16: AttributeValue] = [:]
         for (name, value) in attributes {
+            if let info = Schema.byName[name], info.type == value.type || Schema.compatible(info.type, value.type) {
+                if info.integral, case .number(let n) = value { out[info.id] = .number(n.rounded()) } else { out[info.id] = value }
+                continue
+            }
             let info = try catalog.resolve(name, type: value.type, txn, meta: meta, pending: &s.pendingAttributes, indexPath: directory)
             if info.integral, case .number(let n) = value { out[info.id] = .number(n.rounded()) } else { out[info.id] = value }
         }
@@ -180,44 +186,63 @@ extension MetadataIndex {
     }
 
     func terms(_ r: ItemRecord, _ s: borrowing WriteSession) -> Set<TermKey> {
-        var out: Set<TermKey> = [TermKey(bytes: Postings.prefix(.exists, Schema.allItemsID, []))]
+        var sink = TermSetSink()
+        forEachTerm(r, s, &sink)
+        return sink.terms
+    }
+
+    /// Tells `sink` every posting list the item belongs in (a list may come more than once:
+    /// the edits tolerate repeats).
+    func forEachTerm<Sink: TermSink>(_ r: ItemRecord, _ s: borrowing WriteSession, _ sink: inout Sink) {
+        sink.exists(Schema.allItemsID)
         let attributes = r.effectiveAttributes
         let pathID = Schema.byName[MDItem.path]!.id
         let path: String? = r.kind == .file ? r.identifier : attributes[pathID]?.stringValues?.first
         if let path {
-            out.insert(TermKey(bytes: Postings.prefix(.exists, pathID, [])))
-            var bytes = Array(path.utf8)
+            sink.exists(pathID)
             // Every ancestor directory but "/" (which holds everything: the existence list).
-            while let slash = bytes.lastIndex(of: UInt8(ascii: "/")), slash > 0 {
-                bytes.removeSubrange(slash...)
-                out.insert(TermKey(bytes: Postings.prefix(.directory, pathID, Array(bytes.prefix(TextFolding.maxTermBytes)))))
+            let bytes = Array(path.utf8)
+            for i in 1..<max(1, bytes.count) where bytes[i] == UInt8(ascii: "/") {
+                sink.term(.directory, pathID, bytes[0..<min(i, TextFolding.maxTermBytes)])
             }
         }
         for (id, value) in attributes where id != pathID {
             guard let info = info(id, s) else { continue }
-            out.insert(TermKey(bytes: Postings.prefix(.exists, id, [])))
+            sink.exists(id)
             if let strings = value.stringValues {
-                for string in strings {
-                    let folded = TextFolding.fold(string)
+                let allFolded = strings.count > 1 && info.policy.contains(.values) ? strings.map(TextFolding.foldedBytes) : []
+                for (k, string) in strings.enumerated() {
+                    let folded = allFolded.isEmpty ? TextFolding.foldedBytes(string) : allFolded[k]
                     if info.policy.contains(.values) {
-                        out.insert(TermKey(bytes: Postings.prefix(.value, id, TextFolding.term(folded).bytes)))
-                    }
-                    if info.policy.contains(.words) {
-                        for word in TextFolding.words(string) {
-                            out.insert(TermKey(bytes: Postings.prefix(.word, id, TextFolding.term(word).bytes)))
+                        sink.term(.value, id, folded.prefix(TextFolding.maxTermBytes).filter { $0 != 0 })
+                        if !folded.elementsEqual(string.utf8) {
+                            sink.term(.exactValue, id, TextFolding.exactTerm(folded: folded, raw: string))
+                        } else if allFolded.indices.contains(where: { $0 != k && allFolded[$0] == folded && !allFolded[$0].elementsEqual(strings[$0].utf8) }) {
+                            // A list holding both "work" and "Work": mark the already-folded one,
+                            // which the exact query cannot tell from the variant otherwise.
+                            sink.term(.exactValue, id, TextFolding.exactTerm(folded: folded, raw: string))
                         }
                     }
+                    if info.policy.contains(.words) {
+                        TextFolding.forEachWord(string, folded: folded) { sink.term(.word, id, $0.prefix(TextFolding.maxTermBytes)) }
+                    }
                     if info.policy.contains(.trigrams) {
-                        for tri in TextFolding.trigrams(ofFolded: folded) {
-                            out.insert(TermKey(bytes: Postings.prefix(.trigram, id, tri)))
+                        if !folded.contains(where: { $0 >= 0x80 }) {
+                            var a: UInt8 = 1, b: UInt8 = folded.first ?? 2
+                            for c in folded.dropFirst() + [2] {
+                                sink.trigram(id, a, b, c)
+                                (a, b) = (b, c)
+                            }
+                            if folded.isEmpty { sink.trigram(id, 1, 2, 2) }
+                        } else {
+                            TextFolding.forEachTrigram(folded) { sink.term(.trigram, id, $0) }
                         }
                     }
                 }
             } else if let n = value.numericValue, info.policy.contains(.numeric), !n.isNaN {
-                out.insert(TermKey(bytes: Postings.prefix(.number, id, NumericKey.term(NumericKey.bucket(n)))))
+                sink.number(id, NumericKey.bucket(n))
             }
         }
-        return out
     }
 
     func snapshot(_ docs: [UInt32], _ txn: borrowing Transaction, _ s: borrowing WriteSession) throws -> [UInt32: Set<TermKey>] {
@@ -274,7 +299,10 @@ extension MetadataIndex {
         try putRecord(doc, r, txn)
         if let d = item.domainIdentifier { try txn.put(domains, key: Self.domainKey(d, doc), value: []) }
         if let e = item.expirationDate { try txn.put(expiry, key: Self.expiryKey(e, doc), value: []) }
-        if let url = item.contentURL { try txn.put(links, key: Self.linkKey(url, doc), value: []) }
+        if let url = item.contentURL {
+            try txn.put(links, key: Self.linkKey(url, doc), value: [])
+            s.linksEmpty = false
+        }
         for url in Set([old?.contentURL, item.contentURL].compactMap({ $0 })) { try refreshOverlay(url, txn) }
         try recordDiff(before, txn, &s)
     }
@@ -358,7 +386,8 @@ extension MetadataIndex {
             return .moved(from: old.identifier)
         }
         let doc = s.allocate()
-        let apps = try linkedApps(f.path, txn)
+        if s.linksEmpty == nil { s.linksEmpty = try txn.count(links) == 0 }
+        let apps = s.linksEmpty == true ? [] : try linkedApps(f.path, txn)
         let before = apps.isEmpty ? [:] : try snapshot(apps, txn, s)
         try txn.put(ids, key: Self.idKey(.file, f.path), value: Self.docBytes(doc))
         if let h = f.contentHash { try txn.put(hashes, key: Self.hashKey(h, doc), value: []) }
@@ -368,8 +397,15 @@ extension MetadataIndex {
             try refreshOverlay(f.path, txn)
             try recordDiff(before, txn, &s)
         }
-        // New and unlinked: nothing to take away, so no "before" to read.
-        s.record(doc, before: apps.isEmpty ? [] : [], after: try terms(of: doc, txn, s))
+        if apps.isEmpty {
+            // New and unlinked: its lists straight from the record in hand, nothing to take away.
+            var sink = AccumulatorSink(postings: s.postings, doc: doc)
+            s.postings = PostingAccumulator()
+            forEachTerm(r, s, &sink)
+            s.postings = sink.postings
+        } else {
+            s.record(doc, before: [], after: try terms(of: doc, txn, s))
+        }
         return .added
     }
 
@@ -416,21 +452,29 @@ extension MetadataIndex {
         return docs
     }
 
-    func applyChanges(_ changes: [TermKey: [UInt32]], _ txn: borrowing Transaction) throws {
-        for term in changes.keys.sorted() {
-            let ops = changes[term]!
+    func applyChanges(_ postings: PostingAccumulator, _ txn: borrowing Transaction) throws {
+        try postings.forEachList { prefix, ops in
             var adds: [UInt32] = []
             var removes: [UInt32] = []
-            var increasing = true
-            for i in 1..<max(1, ops.count) where ops[i] >> 1 <= ops[i - 1] >> 1 { increasing = false; break }
-            if increasing {
-                for op in ops { if op & 1 == 1 { adds.append(op >> 1) } else { removes.append(op >> 1) } }
+            // Usually each item once, in increasing order (or repeated alike): no map needed.
+            var simple = true
+            var previous: UInt32?
+            for op in ops {
+                if let p = previous, op >> 1 < p >> 1 || (op >> 1 == p >> 1 && op != p) { simple = false; break }
+                previous = op
+            }
+            if simple {
+                previous = nil
+                for op in ops where op != previous {
+                    if op & 1 == 1 { adds.append(op >> 1) } else { removes.append(op >> 1) }
+                    previous = op
+                }
             } else {
                 var last: [UInt32: Bool] = [:]
                 for op in ops { last[op >> 1] = op & 1 == 1 }
                 for (doc, add) in last.sorted(by: { $0.key < $1.key }) { if add { adds.append(doc) } else { removes.append(doc) } }
             }
-            try apply(prefix: term.bytes, adds: adds, removes: removes, txn)
+            try apply(prefix: prefix, adds: adds, removes: removes, txn)
         }
     }
 
@@ -489,5 +533,56 @@ extension MetadataIndex {
         }
         out.append(contentsOf: docs[i...])
         return out
+    }
+}
+
+/// Receives the posting lists of an item.
+protocol TermSink {
+    mutating func exists(_ attribute: UInt16)
+    /// An ASCII trigram (bytes below 0x80; 1 and 2 are the start and end pads).
+    mutating func trigram(_ attribute: UInt16, _ a: UInt8, _ b: UInt8, _ c: UInt8)
+    mutating func number(_ attribute: UInt16, _ bucket: UInt32)
+    mutating func term(_ kind: PostingKind, _ attribute: UInt16, _ term: some Collection<UInt8>)
+}
+
+/// Collects the key prefixes as a set (for diffs on updates and deletions).
+struct TermSetSink: TermSink {
+    var terms: Set<TermKey> = []
+    mutating func exists(_ attribute: UInt16) { terms.insert(TermKey(bytes: Postings.prefix(.exists, attribute, []))) }
+    mutating func trigram(_ attribute: UInt16, _ a: UInt8, _ b: UInt8, _ c: UInt8) {
+        terms.insert(TermKey(bytes: Postings.prefix(.trigram, attribute, [a, b, c])))
+    }
+    mutating func number(_ attribute: UInt16, _ bucket: UInt32) {
+        terms.insert(TermKey(bytes: Postings.prefix(.number, attribute, NumericKey.term(bucket))))
+    }
+    mutating func term(_ kind: PostingKind, _ attribute: UInt16, _ term: some Collection<UInt8>) {
+        terms.insert(TermKey(bytes: Postings.prefix(kind, attribute, Array(term))))
+    }
+}
+
+/// Adds a new item straight to the accumulator (the bulk path: nothing to diff against).
+struct AccumulatorSink: TermSink {
+    var postings: PostingAccumulator
+    let doc: UInt32
+    var scratch: [UInt8] = []
+
+    init(postings: PostingAccumulator, doc: UInt32) {
+        self.postings = postings
+        self.doc = doc
+        scratch.reserveCapacity(TextFolding.maxTermBytes + 8)
+    }
+
+    mutating func exists(_ attribute: UInt16) { postings.addExists(attribute, doc) }
+    mutating func trigram(_ attribute: UInt16, _ a: UInt8, _ b: UInt8, _ c: UInt8) { postings.addTrigram(attribute, a, b, c, doc) }
+    mutating func number(_ attribute: UInt16, _ bucket: UInt32) { postings.addNumber(attribute, bucket, doc) }
+    mutating func term(_ kind: PostingKind, _ attribute: UInt16, _ term: some Collection<UInt8>) {
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(kind.rawValue)
+        scratch.append(UInt8(attribute >> 8))
+        scratch.append(UInt8(attribute & 0xFF))
+        scratch.append(contentsOf: term)
+        scratch.append(0)
+        let doc = self.doc
+        scratch.withUnsafeBytes { postings.add($0, doc) }
     }
 }

@@ -13,6 +13,9 @@ enum PostingKind: UInt8, Sendable {
     case exists = 0x65  // e
     /// A whole folded value.
     case value = 0x76  // v
+    /// A value whose folding changed it: folded · 0x01 · as written. With ``value`` it answers
+    /// case- and diacritic-sensitive equality without reading items.
+    case exactValue = 0x56  // V
     /// A folded word of a value.
     case word = 0x77  // w
     /// A folded trigram of a value.

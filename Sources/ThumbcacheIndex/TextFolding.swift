@@ -71,10 +71,60 @@ enum TextFolding {
         result.reserveCapacity(scalars.count - 2)
         for i in 0...(scalars.count - 3) {
             var term: [UInt8] = []
-            for s in scalars[i..<i + 3] { term.append(contentsOf: String(s).utf8) }
+            for s in scalars[i..<i + 3] { UTF8.encode(s) { term.append($0) } }
             if seen.insert(term).inserted { result.append(term) }
         }
         return result
+    }
+
+    /// The fully folded UTF-8 bytes of `text` (ASCII lowercased in place, others through ``fold(_:case:diacritics:)``).
+    static func foldedBytes(_ text: String) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count)
+        for b in text.utf8 {
+            if b >= 0x80 { return Array(fold(text).utf8) }
+            out.append(b >= 0x41 && b <= 0x5A ? b | 0x20 : b)
+        }
+        return out
+    }
+
+    @inline(__always) static func isASCIIWordByte(_ b: UInt8) -> Bool { (b >= 0x30 && b <= 0x39) || (b >= 0x61 && b <= 0x7A) }
+
+    /// Calls `body` with each folded word of `text` (whose folded bytes are `folded`).
+    static func forEachWord(_ text: String, folded: [UInt8], _ body: (ArraySlice<UInt8>) -> Void) {
+        guard !folded.contains(where: { $0 >= 0x80 }) else {
+            for w in words(text) { body(ArraySlice(w.utf8)) }
+            return
+        }
+        var start = 0
+        while start < folded.count {
+            while start < folded.count && !isASCIIWordByte(folded[start]) { start += 1 }
+            var end = start
+            while end < folded.count && isASCIIWordByte(folded[end]) { end += 1 }
+            if end > start { body(folded[start..<end]) }
+            start = end
+        }
+    }
+
+    /// Calls `body` with each trigram (UTF-8) of the padded folded value; repeats are possible.
+    static func forEachTrigram(_ folded: [UInt8], _ body: (ArraySlice<UInt8>) -> Void) {
+        if !folded.contains(where: { $0 >= 0x80 }) {
+            var padded: [UInt8] = [1]
+            padded.reserveCapacity(folded.count + 2)
+            padded.append(contentsOf: folded)
+            padded.append(2)
+            for i in 0...(padded.count - 3) { body(padded[i..<i + 3]) }
+            return
+        }
+        for t in trigrams(ofFolded: String(decoding: folded, as: UTF8.self)) { body(ArraySlice(t)) }
+    }
+
+    /// The term of an exact value: folded · 0x01 · as written, each part cut to 112 bytes.
+    static func exactTerm(folded: [UInt8], raw: String) -> [UInt8] {
+        var term = Array(folded.lazy.filter { $0 > 1 }.prefix(112))
+        term.append(1)
+        term.append(contentsOf: raw.utf8.lazy.filter { $0 > 1 }.prefix(112))
+        return term
     }
 
     /// Index terms are at most this many bytes; longer values are cut (at a character boundary)

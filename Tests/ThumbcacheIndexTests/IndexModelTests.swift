@@ -13,6 +13,7 @@ struct IndexModelTests {
         var date: Double
         var name: String
         var tags: [String]
+        var model: String?
     }
 
     /// A small deterministic generator (SplitMix64).
@@ -35,7 +36,8 @@ struct IndexModelTests {
             + "\(r.int(50)).jpg"
         return Model(size: Double(r.int(100_000)), iso: r.int(3) == 0 ? nil : Double([100, 200, 400, 800, 1600][r.int(5)]),
                      date: 1_600_000_000 + Double(r.int(100_000_000)), name: name,
-                     tags: (0..<r.int(3)).map { _ in ["red", "blue", "work", "home"][r.int(4)] })
+                     tags: (0..<r.int(3)).map { _ in ["red", "blue", "work", "home", "Work"][r.int(5)] },
+                     model: [nil, "canon", "Canon", "CANON", "Nikon", "café"][r.int(6)])
     }
 
     static func item(_ path: String, _ m: Model) -> FileItem {
@@ -43,6 +45,7 @@ struct IndexModelTests {
                                            MDItem.fsName: .string(m.name)]
         if let iso = m.iso { a[MDItem.isoSpeed] = .number(iso) }
         if !m.tags.isEmpty { a[MDItem.userTags] = .strings(m.tags) }
+        if let model = m.model { a[MDItem.acquisitionModel] = .string(model) }
         return FileItem(path: path, state: IndexedFileState(size: UInt64(m.size), modificationTime: 0, changeTime: 0, inode: 0, device: 0),
                         contentHash: nil, attributes: a)
     }
@@ -53,6 +56,11 @@ struct IndexModelTests {
         ("InRange(kMDItemFSSize, 20000, 20999)", { $0.size >= 20000 && $0.size <= 20999 }),
         ("kMDItemFSSize >= 99000 || kMDItemFSSize == 5", { $0.size >= 99000 || $0.size == 5 }),
         ("kMDItemISOSpeed == 400", { $0.iso == 400 }),
+        (#"kMDItemAcquisitionModel == "canon""#, { $0.model == "canon" }),
+        (#"kMDItemAcquisitionModel == "Canon""#, { $0.model == "Canon" }),
+        (#"kMDItemAcquisitionModel == "canon"c"#, { $0.model?.lowercased() == "canon" }),
+        (#"kMDItemAcquisitionModel == "cafe"d"#, { $0.model == "café" }),
+        (#"kMDItemAcquisitionModel != "canon""#, { $0.model != nil && $0.model != "canon" }),
         ("kMDItemISOSpeed != 400", { $0.iso != nil && $0.iso != 400 }),
         ("kMDItemISOSpeed > 200 && kMDItemISOSpeed <= 1600", { ($0.iso ?? 0) > 200 && ($0.iso ?? 0) <= 1600 }),
         ("kMDItemContentModificationDate > $time.iso(2022-01-01T00:00:00Z)", { $0.date > 1_640_995_200 }),
@@ -63,6 +71,8 @@ struct IndexModelTests {
         (#"kMDItemFSName == "*1?.jpg""#, { m in m.name.count >= 6 && m.name.hasSuffix(".jpg") && Array(m.name)[m.name.count - 6] == "1" }),
         (#"kMDItemFSName == "x1.jpg""#, { $0.name == "x1.jpg" }),
         (#"kMDItemUserTags == "work""#, { $0.tags.contains("work") }),
+        (#"kMDItemUserTags == "Work""#, { $0.tags.contains("Work") }),
+        (#"kMDItemUserTags == "work"c"#, { $0.tags.contains { $0.lowercased() == "work" } }),
         (#"kMDItemUserTags == "work" && kMDItemUserTags == "home""#, { $0.tags.contains("work") && $0.tags.contains("home") }),
         // On a list, != means no value is equal: tagged, but not "red".
         (#"kMDItemUserTags != "red""#, { !$0.tags.isEmpty && !$0.tags.contains("red") }),
