@@ -86,6 +86,8 @@ struct WarmCommand: AsyncParsableCommand {
         if progress.isEnabled { report = { progress.update($0) } }
         let summary = await warmer.warm(paths, options: options, progress: report)
         progress.finish()
+        // App items past their expiration date go now (warm is the one command run regularly).
+        _ = try index?.sweepExpired(now: Date().timeIntervalSince1970)
         try index?.sync()
         if json {
             let encoder = JSONEncoder()
