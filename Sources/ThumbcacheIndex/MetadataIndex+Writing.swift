@@ -125,7 +125,9 @@ extension MetadataIndex {
             let paths: [String]
             do {
                 paths = try environment.read { txn in
-                    var docs = try postingDocs(Postings.prefix(.directory, Schema.byName[MDItem.path]!.id, Array(root.utf8)), txn)
+                    let pathID = Schema.byName[MDItem.path]!.id
+                    // "/" has no directory list of its own: everything with a path is under it.
+                    var docs = try postingDocs(root == "/" ? Postings.prefix(.exists, pathID, []) : Postings.prefix(.directory, pathID, Array(root.utf8)), txn)
                     if let own = try lookup(.file, root, txn) { docs.append(own) }
                     return try docs.compactMap { try record($0, txn) }.filter { $0.kind == .file }.map(\.identifier)
                 }
