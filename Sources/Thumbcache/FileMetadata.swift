@@ -32,14 +32,7 @@ public enum FileMetadata {
             if !list.isEmpty { a[MDItem.userTags] = .strings(list) }
         }
         if let comment = extendedAttribute(path, commentAttribute), !comment.isEmpty { a[MDItem.comment] = .string(comment) }
-        let state = IndexedFileState(size: snapshot.size, modificationTime: snapshot.modificationTime, changeTime: snapshot.changeTime,
-                                     inode: snapshot.inode, device: snapshot.device)
-        return FileItem(path: path, state: state, contentHash: content.map(bytes), attributes: a)
-    }
-
-    /// The 16 bytes of a content hash, as the index stores it.
-    public static func bytes(_ h: ContentHash) -> [UInt8] {
-        (0..<8).map { UInt8((h.high >> UInt64(56 - 8 * $0)) & 0xFF) } + (0..<8).map { UInt8((h.low >> UInt64(56 - 8 * $0)) & 0xFF) }
+        return FileItem(path: path, state: IndexedFileState(snapshot), contentHash: content?.bytes, attributes: a)
     }
 
     static func add(_ exif: EXIFData, to a: inout [String: AttributeValue]) {
@@ -91,5 +84,12 @@ public enum FileMetadata {
         }
         guard n >= 0 else { return nil }
         return String(decoding: buffer[0..<n], as: UTF8.self)
+    }
+}
+
+extension IndexedFileState {
+    /// The state the index keeps of a file, from its stat.
+    public init(_ s: FileSnapshot) {
+        self.init(size: s.size, modificationTime: s.modificationTime, changeTime: s.changeTime, inode: s.inode, device: s.device)
     }
 }

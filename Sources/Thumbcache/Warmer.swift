@@ -324,8 +324,7 @@ final class IndexFeeder: Sendable {
     /// Queues the file's item unless the index has it in the same state.
     func submit(path: String, id: FileIdentity, type: ContentType, types: ContentTypeRegistry) {
         let s = id.snapshot
-        if let known = try? index.indexedState(path: path), known.size == s.size, known.modificationTime == s.modificationTime,
-           known.changeTime == s.changeTime, known.inode == s.inode, known.device == s.device {
+        if let known = try? index.indexedState(path: path), known == IndexedFileState(s) {
             counts.withLock { $0.unchanged += 1 }
             return
         }

@@ -356,7 +356,7 @@ extension MetadataIndex {
             }
             return (folded, foldExact && !term.truncated)
         }
-        let prefix = TextFolding.term(TextFolding.fold(pattern.prefix.text)).bytes
+        let prefix = TextFolding.term(TextFolding.fold(pattern.prefix)).bytes
         var builder = DocSetBuilder(universe: universe)
         var lastTerm: [UInt8] = []
         var lastMatched = false
@@ -395,7 +395,7 @@ extension MetadataIndex {
     func pathCandidates(_ pattern: WildcardPattern, _ universe: Int, _ txn: borrowing Transaction) throws -> (DocSet, Bool) {
         let pathID = Schema.byName[MDItem.path]!.id
         if !pattern.ignoresCase && !pattern.ignoresDiacritics && !pattern.wordBased {
-            let prefix = pattern.prefix.text
+            let prefix = pattern.prefix
             if let slash = prefix.lastIndex(of: "/") {
                 let dir = String(prefix[..<slash])
                 if !dir.isEmpty { return (try list(Postings.prefix(.directory, pathID, TextFolding.term(dir).bytes), universe, txn), false) }

@@ -46,8 +46,6 @@ struct PostingAccumulator {
     /// list number << 32 | item number << 1 | (1 for add), in the order made.
     private var edits: [UInt64] = []
 
-    var isEmpty: Bool { edits.isEmpty }
-
     /// The list number of a key prefix; lists the fast paths know get the same number here.
     private mutating func list(_ prefix: UnsafeRawBufferPointer) -> Int32 {
         if prefix.count >= 4 {

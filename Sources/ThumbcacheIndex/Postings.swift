@@ -75,19 +75,6 @@ enum Postings {
         return out
     }
 
-    /// Bytes a chunk holding `docs` takes (for splitting).
-    static func encodedSize(_ docs: ArraySlice<UInt32>) -> Int {
-        var size = Varint.size(UInt64(docs.count))
-        var previous: UInt32 = 0
-        var first = true
-        for d in docs {
-            size += Varint.size(UInt64(first ? d : d - previous))
-            previous = d
-            first = false
-        }
-        return size
-    }
-
     /// Number of items in a chunk, read from its first bytes.
     static func count(_ chunk: UnsafeRawBufferPointer) -> Int {
         var offset = 0

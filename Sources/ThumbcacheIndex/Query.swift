@@ -266,7 +266,6 @@ private struct Parser {
         let name = word()
         skipSpace()
         if let op = comparisonOperator() {
-            _ = op
             let value = try self.value()
             return .comparison(attribute: name, op: op, value: value, position: start)
         }

@@ -48,10 +48,10 @@ struct WildcardPattern: Sendable, Hashable {
         return nil
     }
 
-    /// The literal text before the first wildcard, and whether a wildcard follows it.
-    var prefix: (text: String, isWholePattern: Bool) {
-        guard case .literal(let s)? = pieces.first else { return ("", pieces.isEmpty) }
-        return (s, pieces.count == 1)
+    /// The literal text before the first wildcard ("" if the pattern starts with one).
+    var prefix: String {
+        guard case .literal(let s)? = pieces.first else { return "" }
+        return s
     }
 
     /// True if the pattern is `literal*`.

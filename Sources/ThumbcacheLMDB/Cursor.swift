@@ -34,14 +34,7 @@ public struct Cursor: ~Copyable {
     }
     public func next() throws(LMDBError) -> Entry? { try get(MDB_NEXT) }
     public func previous() throws(LMDBError) -> Entry? { try get(MDB_PREV) }
-    public func first() throws(LMDBError) -> Entry? { try get(MDB_FIRST) }
     public func last() throws(LMDBError) -> Entry? { try get(MDB_LAST) }
-    public func current() throws(LMDBError) -> Entry? { try get(MDB_GET_CURRENT) }
-
-    /// Deletes the entry the cursor is on; the cursor then stands before the next one.
-    public func deleteCurrent() throws(LMDBError) {
-        try check(mdb_cursor_del(handle, 0))
-    }
 }
 
 extension Transaction {

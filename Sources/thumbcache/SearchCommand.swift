@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Thumbcache
 import ThumbcacheIndex
+import ThumbcacheStore
 
 struct SearchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -160,7 +161,7 @@ enum AttributeFormat {
         if let p = r.path { o["path"] = p }
         if let i = r.identifier { o["identifier"] = i }
         if let d = r.domainIdentifier { o["domain"] = d }
-        if let h = r.contentHash { o["contentHash"] = h.map { String(format: "%02x", $0) }.joined() }
+        if let h = r.contentHash.flatMap({ h in h.withUnsafeBytes { ContentHash(bytes: $0) } }) { o["contentHash"] = h.hex }
         return o
     }
 
