@@ -39,15 +39,6 @@ struct ItemRecord: Sendable, Hashable {
 
     static let version: UInt8 = 1
 
-    private struct Flags: OptionSet {
-        let rawValue: UInt8
-        static let domain = Flags(rawValue: 1)
-        static let contentURL = Flags(rawValue: 2)
-        static let expiration = Flags(rawValue: 4)
-        static let hash = Flags(rawValue: 8)
-        static let fileState = Flags(rawValue: 16)
-    }
-
     /// The attributes a query sees: the item's own, with the overlay's winning.
     var effectiveAttributes: [UInt16: AttributeValue] {
         overlay.isEmpty ? attributes : attributes.merging(overlay) { _, app in app }
@@ -55,7 +46,7 @@ struct ItemRecord: Sendable, Hashable {
 
     func encoded() -> [UInt8] {
         var out: [UInt8] = [Self.version, kind.rawValue]
-        var flags: Flags = []
+        var flags: RecordFlags = []
         if domain != nil { flags.insert(.domain) }
         if contentURL != nil { flags.insert(.contentURL) }
         if expiration != nil { flags.insert(.expiration) }
@@ -81,24 +72,16 @@ struct ItemRecord: Sendable, Hashable {
 
     /// Decodes a stored record; nil if it is malformed or of another version.
     init?(_ bytes: UnsafeRawBufferPointer) {
+        guard let v = RecordView(bytes) else { return nil }
         var r = RecordReader(bytes)
-        guard r.u8() == Self.version, let k = r.u8().flatMap(Kind.init(rawValue:)), let f = r.u8() else { return nil }
-        let flags = Flags(rawValue: f)
-        kind = k
-        guard let id = r.string() else { return nil }
-        identifier = id
-        if flags.contains(.domain) { guard let d = r.string() else { return nil }; domain = d }
-        if flags.contains(.contentURL) { guard let u = r.string() else { return nil }; contentURL = u }
-        if flags.contains(.expiration) { guard let e = r.u64() else { return nil }; expiration = Double(bitPattern: e) }
-        if flags.contains(.hash) { guard let h = r.bytes(16) else { return nil }; contentHash = Array(h) }
-        if flags.contains(.fileState) {
-            guard let size = r.u64(), let m = r.u64(), let c = r.u64(), let ino = r.u64(), let dev = r.u64() else { return nil }
-            fileState = IndexedFileState(size: size, modificationTime: Int64(bitPattern: m), changeTime: Int64(bitPattern: c), inode: ino, device: dev)
-        }
+        r.offset = v.attributesOffset
         guard let own = r.attributes(), let over = r.attributes() else { return nil }
-        attributes = own
-        overlay = over
+        self.init(kind: v.kind, identifier: v.identifierString, domain: v.domain.map(Self.string),
+                  contentURL: v.contentURL.map(Self.string), expiration: v.expiration, contentHash: v.contentHash.map(Array.init),
+                  fileState: v.fileState, attributes: own, overlay: over)
     }
+
+    private static func string(_ bytes: UnsafeRawBufferPointer) -> String { String(decoding: bytes, as: UTF8.self) }
 
     init(kind: Kind, identifier: String, domain: String? = nil, contentURL: String? = nil, expiration: Double? = nil,
          contentHash: [UInt8]? = nil, fileState: IndexedFileState? = nil, attributes: [UInt16: AttributeValue], overlay: [UInt16: AttributeValue] = [:]) {
@@ -114,26 +97,47 @@ struct ItemRecord: Sendable, Hashable {
     }
 }
 
-/// Reads what a query needs from a stored record in place: the identifier and one attribute,
-/// without decoding the rest or making strings for ASCII comparisons.
+/// Which optional fields a record holds.
+struct RecordFlags: OptionSet {
+    let rawValue: UInt8
+    static let domain = RecordFlags(rawValue: 1)
+    static let contentURL = RecordFlags(rawValue: 2)
+    static let expiration = RecordFlags(rawValue: 4)
+    static let hash = RecordFlags(rawValue: 8)
+    static let fileState = RecordFlags(rawValue: 16)
+}
+
+/// A stored record read in place: the header fields as views, and one attribute at a time
+/// without decoding the rest or making strings for ASCII comparisons. ``ItemRecord`` decodes
+/// the whole record through it.
 struct RecordView {
     let bytes: UnsafeRawBufferPointer
     private(set) var kind: ItemRecord.Kind = .app
-    private(set) var identifier: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
-    private var attributesOffset = 0
+    private(set) var identifier = UnsafeRawBufferPointer(start: nil, count: 0)
+    private(set) var domain: UnsafeRawBufferPointer?
+    private(set) var contentURL: UnsafeRawBufferPointer?
+    private(set) var expiration: Double?
+    private(set) var contentHash: UnsafeRawBufferPointer?
+    private(set) var fileState: IndexedFileState?
+    /// Where the own attribute section starts (the overlay section follows it).
+    private(set) var attributesOffset = 0
 
     init?(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
         var r = RecordReader(bytes)
-        guard r.u8() == ItemRecord.version, let k = r.u8().flatMap(ItemRecord.Kind.init(rawValue:)), let flags = r.u8() else { return nil }
+        guard r.u8() == ItemRecord.version, let k = r.u8().flatMap(ItemRecord.Kind.init(rawValue:)), let f = r.u8(),
+              let id = r.stringBytes() else { return nil }
+        let flags = RecordFlags(rawValue: f)
         kind = k
-        guard let id = r.stringBytes() else { return nil }
         identifier = id
-        if flags & 1 != 0 { guard r.stringBytes() != nil else { return nil } }
-        if flags & 2 != 0 { guard r.stringBytes() != nil else { return nil } }
-        if flags & 4 != 0 { guard r.u64() != nil else { return nil } }
-        if flags & 8 != 0 { guard r.bytes(16) != nil else { return nil } }
-        if flags & 16 != 0 { guard r.bytes(40) != nil else { return nil } }
+        if flags.contains(.domain) { guard let d = r.stringBytes() else { return nil }; domain = d }
+        if flags.contains(.contentURL) { guard let u = r.stringBytes() else { return nil }; contentURL = u }
+        if flags.contains(.expiration) { guard let e = r.u64() else { return nil }; expiration = Double(bitPattern: e) }
+        if flags.contains(.hash) { guard let h = r.bytes(16) else { return nil }; contentHash = h }
+        if flags.contains(.fileState) {
+            guard let size = r.u64(), let m = r.u64(), let c = r.u64(), let ino = r.u64(), let dev = r.u64() else { return nil }
+            fileState = IndexedFileState(size: size, modificationTime: Int64(bitPattern: m), changeTime: Int64(bitPattern: c), inode: ino, device: dev)
+        }
         attributesOffset = r.offset
     }
 

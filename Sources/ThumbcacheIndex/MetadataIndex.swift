@@ -165,31 +165,27 @@ public final class MetadataIndex: Sendable {
 
     /// Every attribute of the file at `path` as a query sees it (its own and those of app items
     /// describing it), like `mdls`; nil if the file is not indexed.
-    public func item(path: String) throws(IndexError) -> SearchResult? {
-        do {
-            return try environment.read { txn in
-                guard let doc = try lookup(.file, path, txn), let record = try record(doc, txn) else { return nil }
-                return try result(doc, record, attributes: nil, txn)
-            }
-        } catch { throw IndexError.wrapping(error, path: directory) }
-    }
+    public func item(path: String) throws(IndexError) -> SearchResult? { try item(.file, path) }
 
     /// The app item `identifier`, with its own attributes.
-    public func item(identifier: String) throws(IndexError) -> SearchResult? {
+    public func item(identifier: String) throws(IndexError) -> SearchResult? { try item(.app, identifier) }
+
+    private func item(_ ns: Namespace, _ key: String) throws(IndexError) -> SearchResult? {
         do {
             return try environment.read { txn in
-                guard let doc = try lookup(.app, identifier, txn), let record = try record(doc, txn) else { return nil }
+                guard let doc = try lookup(ns, key, txn), let record = try record(doc, txn) else { return nil }
                 return try result(doc, record, attributes: nil, txn)
             }
         } catch { throw IndexError.wrapping(error, path: directory) }
     }
 
-    /// The state of the file indexed at `path`, to skip unchanged files cheaply.
+    /// The state of the file indexed at `path`, to skip unchanged files cheaply (reads the
+    /// record's header only: this runs for every file of every warm).
     public func indexedState(path: String) throws(IndexError) -> IndexedFileState? {
         do {
             return try environment.read { txn in
                 guard let doc = try lookup(.file, path, txn) else { return nil }
-                return try record(doc, txn)?.fileState
+                return try txn.get(items, key: Self.docBytes(doc)).flatMap(RecordView.init)?.fileState
             }
         } catch { throw IndexError.wrapping(error, path: directory) }
     }
