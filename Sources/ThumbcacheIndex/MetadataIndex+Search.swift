@@ -142,7 +142,7 @@ extension MetadataIndex {
                 let leaf = QueryPlan.path(Self.pattern(s, m))
                 switch op {
                 case .equal: return leaf
-                case .notEqual: return .and([.exists(Schema.byName[MDItem.path]!.id), .not(leaf)])
+                case .notEqual: return .and([.exists(Schema.pathID), .not(leaf)])
                 default:
                     throw QueryError(message: "\(name) compares with == and != only", position: position, query: query)
                 }
@@ -202,13 +202,11 @@ extension MetadataIndex {
         case .exists(let id): return (try list(Postings.prefix(.exists, id, []), universe, txn), true)
         case .scope(let dirs):
             var set = DocSet.empty(universe: universe)
-            let pathID = Schema.byName[MDItem.path]!.id
             var isExact = true
             for dir in dirs {
-                if dir == "/" { set = set.union(try list(Postings.prefix(.exists, pathID, []), universe, txn)); continue }
-                let term = TextFolding.term(dir)
-                if term.truncated { isExact = false }
-                set = set.union(try list(Postings.prefix(.directory, pathID, term.bytes), universe, txn))
+                let (prefix, exact) = Schema.scopeList(dir)
+                set = set.union(try list(prefix, universe, txn))
+                isExact = isExact && exact
             }
             return (set, isExact)
         case .or(let list):
@@ -393,7 +391,7 @@ extension MetadataIndex {
     }
 
     func pathCandidates(_ pattern: WildcardPattern, _ universe: Int, _ txn: borrowing Transaction) throws -> (DocSet, Bool) {
-        let pathID = Schema.byName[MDItem.path]!.id
+        let pathID = Schema.pathID
         if !pattern.ignoresCase && !pattern.ignoresDiacritics && !pattern.wordBased {
             let prefix = pattern.prefix
             if let slash = prefix.lastIndex(of: "/") {
@@ -404,16 +402,13 @@ extension MetadataIndex {
         return (try list(Postings.prefix(.exists, pathID, []), universe, txn), false)
     }
 
-    /// The text attributes plain words search.
-    var textAttributes: [AttributeInfo] { Schema.builtIn.filter { $0.isText && $0.policy.contains(.words) } }
-
     func textCandidates(_ word: String, _ universe: Int, _ txn: borrowing Transaction) throws -> (DocSet, Bool) {
         let words = TextFolding.words(word)
         guard !words.isEmpty else { return (.empty(universe: universe), true) }
         var result: DocSet?
         for w in words {
             var builder = DocSetBuilder(universe: universe)
-            for info in textAttributes {
+            for info in Schema.textAttributes {
                 try scanTerms(.word, info.id, startingWith: TextFolding.term(w).bytes, txn) { _, chunk in
                     Postings.forEach(chunk) { builder.insert($0) }
                     return true
@@ -481,7 +476,7 @@ extension MetadataIndex {
         case .nothing: return false
         case .exists(let id):
             if id == Schema.allItemsID { return true }
-            if id == Schema.byName[MDItem.path]!.id { return path(view) != nil }
+            if id == Schema.pathID { return path(view) != nil }
             return view.find(id) != nil
         case .and(let list): return list.allSatisfy { matches($0, view) }
         case .or(let list): return list.contains { matches($0, view) }
@@ -509,7 +504,7 @@ extension MetadataIndex {
         case .text(let word):
             let words = TextFolding.words(word)
             let phrase = TextFolding.fold(word)
-            let texts = textAttributes.flatMap { info -> [String] in
+            let texts = Schema.textAttributes.flatMap { info -> [String] in
                 var out: [String] = []
                 _ = view.anyString(info.id) { out.append(String(decoding: $0, as: UTF8.self)); return false }
                 return out
@@ -524,7 +519,7 @@ extension MetadataIndex {
     func path(_ view: RecordView) -> UnsafeRawBufferPointer? {
         if view.kind == .file { return view.identifier }
         var found: UnsafeRawBufferPointer?
-        _ = view.anyString(Schema.byName[MDItem.path]!.id) { found = $0; return true }
+        _ = view.anyString(Schema.pathID) { found = $0; return true }
         return found
     }
 }

@@ -125,15 +125,12 @@ extension MetadataIndex {
             let paths: [String]
             do {
                 paths = try environment.read { txn in
-                    let pathID = Schema.byName[MDItem.path]!.id
-                    // "/" has no directory list of its own: everything with a path is under it.
-                    var docs = try postingDocs(root == "/" ? Postings.prefix(.exists, pathID, []) : Postings.prefix(.directory, pathID, Array(root.utf8)), txn)
+                    var docs = try list(Schema.scopeList(root).prefix, universe(txn), txn).members
                     if let own = try lookup(.file, root, txn) { docs.append(own) }
                     return try docs.compactMap { try record($0, txn) }.filter { $0.kind == .file }.map(\.identifier)
                 }
             } catch { throw IndexError.wrapping(error, path: directory) }
-            var st = stat()
-            missing += paths.filter { lstat($0, &st) != 0 && (errno == ENOENT || errno == ENOTDIR) }
+            missing += paths.filter(Self.isGone)
         }
         guard !missing.isEmpty else { return 0 }
         return try removeFiles(paths: missing)
@@ -198,7 +195,7 @@ extension MetadataIndex {
     func forEachTerm<Sink: TermSink>(_ r: ItemRecord, _ s: borrowing WriteSession, _ sink: inout Sink) {
         sink.exists(Schema.allItemsID)
         let attributes = r.effectiveAttributes
-        let pathID = Schema.byName[MDItem.path]!.id
+        let pathID = Schema.pathID
         let path: String? = r.kind == .file ? r.identifier : attributes[pathID]?.stringValues?.first
         if let path {
             sink.exists(pathID)
@@ -422,12 +419,17 @@ extension MetadataIndex {
                 return true
             }
         }
-        var st = stat()
         for doc in candidates {
             guard let r = try record(doc, txn), r.kind == .file else { continue }
-            if lstat(r.identifier, &st) != 0 && (errno == ENOENT || errno == ENOTDIR) { return (doc, r) }
+            if Self.isGone(r.identifier) { return (doc, r) }
         }
         return nil
+    }
+
+    /// True if nothing is at `path` any more (not merely unreadable).
+    static func isGone(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) != 0 && (errno == ENOENT || errno == ENOTDIR)
     }
 
     func deleteFile(_ doc: UInt32, _ txn: borrowing Transaction, _ s: inout WriteSession) throws {
@@ -440,19 +442,6 @@ extension MetadataIndex {
     }
 
     // MARK: Postings
-
-    /// Every item number in the list `prefix`.
-    func postingDocs(_ prefix: [UInt8], _ txn: borrowing Transaction) throws -> [UInt32] {
-        var docs: [UInt32] = []
-        try prefix.withUnsafeBytes { start in
-            try txn.forEach(postings, from: start) { key, value in
-                guard key.count == prefix.count + 4, key.starts(with: prefix) else { return false }
-                Postings.forEach(value) { docs.append($0) }
-                return true
-            }
-        }
-        return docs
-    }
 
     func applyChanges(_ postings: PostingAccumulator, _ txn: borrowing Transaction) throws {
         try postings.forEachList { prefix, ops in
