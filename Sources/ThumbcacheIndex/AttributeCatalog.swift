@@ -21,7 +21,7 @@ final class AttributeCatalog: Sendable {
         try Self.keyPrefix.withUnsafeBytes { start in
             try txn.forEach(meta, from: start) { key, value in
                 guard key.starts(with: Self.keyPrefix) else { return false }
-                if let info = Self.decode(key: key, value: value) { found.append(info) }
+                if let info = Self.decode(name: String(decoding: key.dropFirst(Self.keyPrefix.count), as: UTF8.self), value: value) { found.append(info) }
                 return true
             }
         }
@@ -33,36 +33,38 @@ final class AttributeCatalog: Sendable {
         }
     }
 
-    static func decode(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> AttributeInfo? {
+    /// An app attribute from its stored value (id u16 LE, type u8).
+    static func decode(name: String, value: UnsafeRawBufferPointer) -> AttributeInfo? {
         guard value.count >= 3, let type = AttributeType(rawValue: value[2]) else { return nil }
-        let name = String(decoding: key.dropFirst(keyPrefix.count), as: UTF8.self)
-        let id = UInt16(value[0]) | UInt16(value[1]) << 8
-        return AttributeInfo(id: id, name: name, type: type, policy: Schema.dynamicPolicy(type), isText: false, integral: false)
+        return app(UInt16(value[0]) | UInt16(value[1]) << 8, name, type)
+    }
+
+    static func app(_ id: UInt16, _ name: String, _ type: AttributeType) -> AttributeInfo {
+        AttributeInfo(id: id, name: name, type: type, policy: Schema.dynamicPolicy(type), isText: false, integral: false)
     }
 
     /// The attribute `name` for a value of `type`, numbering it in this write transaction if it
-    /// is new. `pending` holds numbers given out in the transaction, published by ``publish(_:)``
-    /// only once it commits.
+    /// is new. `pending` holds numbers given out (or first seen) in the transaction, published by
+    /// ``publish(_:)`` only once it commits.
     func resolve(_ name: String, type: AttributeType, _ txn: borrowing Transaction, meta: Database,
                  pending: inout [String: AttributeInfo], indexPath: String) throws -> AttributeInfo {
-        if let info = info(named: name) ?? pending[name] {
-            guard Schema.compatible(info.type, type) else {
-                throw IndexError(path: indexPath, reason: .attributeType(name: name, expected: info.type, got: type))
-            }
-            return info
+        let key = Self.keyPrefix + Array(name.utf8)
+        var found = info(named: name) ?? pending[name]
+        if found == nil, let stored = try txn.get(meta, key: key) {
+            // Another process numbered it since this one loaded the catalog.
+            found = Self.decode(name: name, value: stored)
+            pending[name] = found
         }
-        // Another process may have numbered it since this one loaded the catalog.
-        if let stored = try txn.get(meta, key: Self.keyPrefix + Array(name.utf8)),
-           let info = Self.decode(key: UnsafeRawBufferPointer(start: nil, count: 0), value: stored).map({
-               AttributeInfo(id: $0.id, name: name, type: $0.type, policy: $0.policy, isText: false, integral: false)
-           }) {
-            pending[name] = info
-            return try resolve(name, type: type, txn, meta: meta, pending: &pending, indexPath: indexPath)
+        if let found {
+            guard Schema.compatible(found.type, type) else {
+                throw IndexError(path: indexPath, reason: .attributeType(name: name, expected: found.type, got: type))
+            }
+            return found
         }
         var next = Schema.firstDynamicID
         if let v = try txn.get(meta, key: Self.nextKey), v.count >= 2 { next = UInt16(v[0]) | UInt16(v[1]) << 8 }
-        let info = AttributeInfo(id: next, name: name, type: type, policy: Schema.dynamicPolicy(type), isText: false, integral: false)
-        try txn.put(meta, key: Self.keyPrefix + Array(name.utf8), value: [UInt8(next & 0xFF), UInt8(next >> 8), type.rawValue])
+        let info = Self.app(next, name, type)
+        try txn.put(meta, key: key, value: [UInt8(next & 0xFF), UInt8(next >> 8), type.rawValue])
         try txn.put(meta, key: Self.nextKey, value: [UInt8((next + 1) & 0xFF), UInt8((next + 1) >> 8)])
         pending[name] = info
         return info

@@ -226,15 +226,10 @@ extension MetadataIndex {
                         TextFolding.forEachWord(string, folded: folded) { sink.term(.word, id, $0.prefix(TextFolding.maxTermBytes)) }
                     }
                     if info.policy.contains(.trigrams) {
-                        if !folded.contains(where: { $0 >= 0x80 }) {
-                            var a: UInt8 = 1, b: UInt8 = folded.first ?? 2
-                            for c in folded.dropFirst() + [2] {
-                                sink.trigram(id, a, b, c)
-                                (a, b) = (b, c)
-                            }
-                            if folded.isEmpty { sink.trigram(id, 1, 2, 2) }
+                        if folded.contains(where: { $0 >= 0x80 }) {
+                            for t in TextFolding.trigrams(ofFolded: String(decoding: folded, as: UTF8.self)) { sink.term(.trigram, id, t) }
                         } else {
-                            TextFolding.forEachTrigram(folded) { sink.term(.trigram, id, $0) }
+                            TextFolding.forEachASCIITrigram(folded) { sink.trigram(id, $0, $1, $2) }
                         }
                     }
                 }

@@ -106,17 +106,17 @@ enum TextFolding {
         }
     }
 
-    /// Calls `body` with each trigram (UTF-8) of the padded folded value; repeats are possible.
-    static func forEachTrigram(_ folded: [UInt8], _ body: (ArraySlice<UInt8>) -> Void) {
-        if !folded.contains(where: { $0 >= 0x80 }) {
-            var padded: [UInt8] = [1]
-            padded.reserveCapacity(folded.count + 2)
-            padded.append(contentsOf: folded)
-            padded.append(2)
-            for i in 0...(padded.count - 3) { body(padded[i..<i + 3]) }
-            return
+    /// Calls `body` with each trigram of the padded folded ASCII value (repeats possible), without
+    /// allocating: the bulk-indexing path. ``trigrams(ofFolded:)`` is the general form.
+    @inline(__always)
+    static func forEachASCIITrigram(_ folded: [UInt8], _ body: (UInt8, UInt8, UInt8) -> Void) {
+        guard !folded.isEmpty else { return }  // "\1\2": fewer than three characters
+        var a: UInt8 = 1, b = folded[0]
+        for c in folded.dropFirst() {
+            body(a, b, c)
+            (a, b) = (b, c)
         }
-        for t in trigrams(ofFolded: String(decoding: folded, as: UTF8.self)) { body(ArraySlice(t)) }
+        body(a, b, 2)
     }
 
     /// The term of an exact value: folded · 0x01 · as written, each part cut to 112 bytes.
