@@ -32,6 +32,8 @@ void cxxh_digest(const cxxh_state *s, uint64_t *high, uint64_t *low) {
     *low = h.low64;
 }
 
+uint64_t cxxh_hash64(const void *bytes, size_t count) { return XXH3_64bits(bytes, count); }
+
 void cxxh_oneshot(const void *bytes, size_t count, uint64_t *high, uint64_t *low) {
     XXH128_hash_t h = XXH3_128bits(bytes, count);
     *high = h.high64;

@@ -17,6 +17,11 @@ struct WriteSession {
     let firstNewDoc: UInt32
     /// No app item points at a file (checked once per transaction): new files need no link lookup.
     var linksEmpty: Bool?
+    /// `hashes` keys to add (true) or remove, applied in key order at the end of a file batch.
+    var hashEdits: [(key: [UInt8], add: Bool)] = []
+    /// Set for large file batches: new files' lists are made there, from `newRecords`.
+    var termThread: TermThread?
+    var newRecords: [(UInt32, ItemRecord)] = []
 
     init(nextDoc: UInt32) {
         self.nextDoc = max(1, nextDoc)
@@ -104,7 +109,82 @@ extension MetadataIndex {
 
     /// Adds or updates files, recognising renamed ones by content (see ``FileIndexOutcome``).
     public func indexFiles(_ files: [FileItem]) throws(IndexError) -> [FileIndexOutcome] {
-        try write { txn, s in try files.map { try upsertFile($0, txn, &s) } }
+        // In path order: neighbouring paths share `ids` pages, which the cursor keeps at hand.
+        let keys = files.map { Self.idKey(.file, $0.path) }
+        let order = files.indices.sorted { PostingAccumulator.less(keys[$0], keys[$1]) || ($0 < $1 && keys[$0] == keys[$1]) }
+        return try write { txn, s in
+            if files.count >= TermThread.minimumBatch {
+                try resolveNewAttributes(files, txn, &s)  // the term thread sees every attribute
+                s.termThread = TermThread(index: self, pending: s.pendingAttributes)
+            }
+            defer {
+                if let t = s.termThread {
+                    // The thread's lists are the bulk; this thread's edits (updates, moves) came later.
+                    var all = t.finish()
+                    all.absorb(s.postings, before: false)
+                    s.postings = all
+                    s.termThread = nil
+                }
+            }
+            let known = try knownHashes(files, txn)
+            var outcomes = [FileIndexOutcome](repeating: .unchanged, count: files.count)
+            try txn.withCursor(ids) { idc in
+                try txn.withCursor(items) { itc in
+                    for i in order {
+                        outcomes[i] = try upsertFile(files[i], idKey: keys[i], hashKnown: known[i], txn, &s, idc, itc)
+                        if s.newRecords.count >= 256, let t = s.termThread {
+                            t.submit(s.newRecords)
+                            s.newRecords.removeAll(keepingCapacity: true)
+                        }
+                    }
+                    if let t = s.termThread { t.submit(s.newRecords); s.newRecords = [] }
+                }
+            }
+            // Content hashes in key order, through one cursor.
+            try txn.withCursor(hashes) { c in
+                for (key, add) in s.hashEdits.sorted(by: { Self.head($0.key) < Self.head($1.key) || (Self.head($0.key) == Self.head($1.key) && PostingAccumulator.less($0.key, $1.key)) }) {
+                    if add { try c.put(key, []) } else { try c.delete(key) }
+                }
+            }
+            s.hashEdits = []
+            return outcomes
+        }
+    }
+
+    /// Numbers the app attributes of `files` not numbered yet.
+    private func resolveNewAttributes(_ files: [FileItem], _ txn: borrowing Transaction, _ s: inout WriteSession) throws {
+        for f in files {
+            for (name, value) in f.attributes where Schema.byName[name] == nil && name != MDItem.path {
+                _ = try catalog.resolve(name, type: value.type, txn, meta: meta, pending: &s.pendingAttributes, indexPath: directory)
+            }
+        }
+    }
+
+    /// For each file: whether some indexed file has its content hash (only then can it be a
+    /// rename). Looked up in hash order through one cursor.
+    private func knownHashes(_ files: [FileItem], _ txn: borrowing Transaction) throws -> [Bool] {
+        var known = [Bool](repeating: false, count: files.count)
+        guard try txn.count(hashes) > 0 else { return known }
+        // Sorted on the hash's first eight bytes: the cursor moves forward through the database.
+        var sorted: [(head: UInt64, file: Int)] = []
+        sorted.reserveCapacity(files.count)
+        for (i, f) in files.enumerated() where f.contentHash != nil { sorted.append((Self.head(f.contentHash!), i)) }
+        sorted.sort { $0.head < $1.head }
+        try txn.withCursor(hashes) { c in
+            for (_, i) in sorted {
+                let prefix = files[i].contentHash!.prefix(16)
+                if let e = try c.seek(atLeast: Array(prefix)), e.key.starts(with: prefix) { known[i] = true }
+            }
+        }
+        return known
+    }
+
+    /// The first eight bytes of `bytes` as a big-endian number (zero-padded): sorting on it
+    /// sorts byte strings by their beginning.
+    static func head(_ bytes: [UInt8]) -> UInt64 {
+        var head: UInt64 = 0
+        for i in 0..<8 { head = head << 8 | UInt64(i < bytes.count ? bytes[i] : 0) }
+        return head
     }
 
     /// Removes the files at `paths` from the index; returns how many were indexed.
@@ -158,9 +238,10 @@ extension MetadataIndex {
 
     // MARK: Items
 
-    func info(_ id: UInt16, _ s: borrowing WriteSession) -> AttributeInfo? {
+    /// Attribute `id`, built in, published, or numbered in this transaction (`pending`).
+    func info(_ id: UInt16, _ pending: [String: AttributeInfo]) -> AttributeInfo? {
         if id < Schema.firstDynamicID { return Schema.builtInTable[Int(id)] }
-        return catalog.info(id: id) ?? s.pendingAttributes.values.first { $0.id == id }
+        return catalog.info(id: id) ?? pending.values.first { $0.id == id }
     }
 
     func resolve(_ attributes: [String: AttributeValue], _ txn: borrowing Transaction, _ s: inout WriteSession) throws -> [UInt16: AttributeValue] {
@@ -181,62 +262,87 @@ extension MetadataIndex {
     func terms(of doc: UInt32, _ txn: borrowing Transaction, _ s: borrowing WriteSession) throws -> Set<TermKey> {
         guard let r = try record(doc, txn) else { return [] }
         if r.kind == .app, let url = r.contentURL, try lookup(.file, url, txn) != nil { return [] }
-        return terms(r, s)
+        return terms(r, s.pendingAttributes)
     }
 
-    func terms(_ r: ItemRecord, _ s: borrowing WriteSession) -> Set<TermKey> {
+    func terms(_ r: ItemRecord, _ pending: [String: AttributeInfo]) -> Set<TermKey> {
         var sink = TermSetSink()
-        forEachTerm(r, s, &sink)
+        forEachTerm(r, pending, &sink)
         return sink.terms
     }
 
     /// Tells `sink` every posting list the item belongs in (a list may come more than once:
     /// the edits tolerate repeats).
-    func forEachTerm<Sink: TermSink>(_ r: ItemRecord, _ s: borrowing WriteSession, _ sink: inout Sink) {
+    func forEachTerm<Sink: TermSink>(_ r: ItemRecord, _ pending: [String: AttributeInfo], _ sink: inout Sink) {
         sink.exists(Schema.allItemsID)
         let attributes = r.effectiveAttributes
         let pathID = Schema.pathID
         let path: String? = r.kind == .file ? r.identifier : attributes[pathID]?.stringValues?.first
-        if let path {
+        if var path {
             sink.exists(pathID)
             // Every ancestor directory but "/" (which holds everything: the existence list).
-            let bytes = Array(path.utf8)
-            for i in 1..<max(1, bytes.count) where bytes[i] == UInt8(ascii: "/") {
-                sink.term(.directory, pathID, bytes[0..<min(i, TextFolding.maxTermBytes)])
-            }
-        }
-        for (id, value) in attributes where id != pathID {
-            guard let info = info(id, s) else { continue }
-            sink.exists(id)
-            if let strings = value.stringValues {
-                let allFolded = strings.count > 1 && info.policy.contains(.values) ? strings.map(TextFolding.foldedBytes) : []
-                for (k, string) in strings.enumerated() {
-                    let folded = allFolded.isEmpty ? TextFolding.foldedBytes(string) : allFolded[k]
-                    if info.policy.contains(.values) {
-                        sink.term(.value, id, folded.prefix(TextFolding.maxTermBytes).filter { $0 != 0 })
-                        if !folded.elementsEqual(string.utf8) {
-                            sink.term(.exactValue, id, TextFolding.exactTerm(folded: folded, raw: string))
-                        } else if allFolded.indices.contains(where: { $0 != k && allFolded[$0] == folded && !allFolded[$0].elementsEqual(strings[$0].utf8) }) {
-                            // A list holding both "work" and "Work": mark the already-folded one,
-                            // which the exact query cannot tell from the variant otherwise.
-                            sink.term(.exactValue, id, TextFolding.exactTerm(folded: folded, raw: string))
-                        }
-                    }
-                    if info.policy.contains(.words) {
-                        TextFolding.forEachWord(string, folded: folded) { sink.term(.word, id, $0.prefix(TextFolding.maxTermBytes)) }
-                    }
-                    if info.policy.contains(.trigrams) {
-                        if folded.contains(where: { $0 >= 0x80 }) {
-                            for t in TextFolding.trigrams(ofFolded: String(decoding: folded, as: UTF8.self)) { sink.term(.trigram, id, t) }
-                        } else {
-                            TextFolding.forEachASCIITrigram(folded) { sink.trigram(id, $0, $1, $2) }
-                        }
-                    }
+            path.withUTF8 { bytes in
+                for i in 1..<max(1, bytes.count) where bytes[i] == UInt8(ascii: "/") {
+                    sink.term(.directory, pathID, UnsafeBufferPointer(rebasing: bytes[0..<min(i, TextFolding.maxTermBytes)]))
                 }
-            } else if let n = value.numericValue, info.policy.contains(.numeric), !n.isNaN {
-                sink.number(id, NumericKey.bucket(n))
             }
         }
+        var folded: [UInt8] = []
+        folded.reserveCapacity(128)
+        for (id, value) in attributes where id != pathID {
+            guard let info = info(id, pending) else { continue }
+            sink.exists(id)
+            switch value {
+            case .string(let string):
+                stringTerms(string, id, info.policy, markExact: false, &folded, &sink)
+            case .strings(let strings):
+                let marked = info.policy.contains(.values) ? Self.foldedTwins(strings) : []
+                for (k, string) in strings.enumerated() {
+                    stringTerms(string, id, info.policy, markExact: marked.contains(k), &folded, &sink)
+                }
+            case .number(let n), .date(let n):
+                if info.policy.contains(.numeric), !n.isNaN { sink.number(id, NumericKey.bucket(n)) }
+            }
+        }
+    }
+
+    /// The lists of one string value of attribute `id`; `folded` is scratch space.
+    private func stringTerms<Sink: TermSink>(_ string: String, _ id: UInt16, _ policy: IndexPolicy, markExact: Bool,
+                                             _ folded: inout [UInt8], _ sink: inout Sink) {
+        let changed = TextFolding.fold(string, into: &folded)
+        if policy.contains(.values) {
+            if folded.count <= TextFolding.maxTermBytes && !folded.contains(0) {
+                sink.term(.value, id, folded)
+            } else {
+                sink.term(.value, id, folded.prefix(TextFolding.maxTermBytes).filter { $0 != 0 })
+            }
+            if changed || markExact { sink.term(.exactValue, id, TextFolding.exactTerm(folded: folded, raw: string)) }
+        }
+        if policy.contains(.words) {
+            TextFolding.forEachWord(string, folded: folded) { sink.term(.word, id, $0.prefix(TextFolding.maxTermBytes)) }
+        }
+        if policy.contains(.trigrams) {
+            if folded.contains(where: { $0 >= 0x80 }) {
+                for t in TextFolding.trigrams(ofFolded: String(decoding: folded, as: UTF8.self)) { sink.term(.trigram, id, t) }
+            } else {
+                TextFolding.forEachASCIITrigram(folded) { sink.trigram(id, $0, $1, $2) }
+            }
+        }
+    }
+
+    /// Positions in a list of values that folding leaves unchanged while another value of the
+    /// list folds to the same text ("work" next to "Work"): they need an exact term too, which
+    /// the exact query cannot tell from the variant otherwise.
+    static func foldedTwins(_ strings: [String]) -> Set<Int> {
+        guard strings.count > 1 else { return [] }
+        var scratch: [UInt8] = []
+        guard strings.contains(where: { TextFolding.fold($0, into: &scratch) }) else { return [] }
+        let all = strings.map(TextFolding.foldedBytes)
+        var marked: Set<Int> = []
+        for k in strings.indices where all[k].elementsEqual(strings[k].utf8) {
+            if all.indices.contains(where: { $0 != k && all[$0] == all[k] && !all[$0].elementsEqual(strings[$0].utf8) }) { marked.insert(k) }
+        }
+        return marked
     }
 
     func snapshot(_ docs: [UInt32], _ txn: borrowing Transaction, _ s: borrowing WriteSession) throws -> [UInt32: Set<TermKey>] {
@@ -347,7 +453,8 @@ extension MetadataIndex {
         return docs
     }
 
-    func upsertFile(_ f: FileItem, _ txn: borrowing Transaction, _ s: inout WriteSession) throws -> FileIndexOutcome {
+    func upsertFile(_ f: FileItem, idKey: [UInt8], hashKnown: Bool, _ txn: borrowing Transaction, _ s: inout WriteSession,
+                    _ idc: borrowing Cursor, _ itc: borrowing Cursor) throws -> FileIndexOutcome {
         guard f.path.hasPrefix("/") else {
             throw IndexError(path: directory, reason: .invalidItem("file paths must be absolute: \(f.path)"))
         }
@@ -355,11 +462,15 @@ extension MetadataIndex {
         named[MDItem.path] = nil
         if named[MDItem.fsName] == nil { named[MDItem.fsName] = .string(String(f.path.split(separator: "/").last ?? "")) }
         let attributes = try resolve(named, txn, &s)
-        if let doc = try lookup(.file, f.path, txn), var r = try record(doc, txn) {
+        var existing = try idc.seek(exactly: idKey).flatMap { Self.doc($0.value) }
+        if let doc = existing, f.path.utf8.count > 400, try record(doc, txn)?.identifier != f.path { existing = nil }
+        if let doc = existing, var r = try record(doc, txn) {
             if r.fileState == f.state && r.attributes == attributes && r.contentHash == f.contentHash { return .unchanged }
             let before = try snapshot([doc], txn, s)
-            if let h = r.contentHash, h != f.contentHash { try txn.delete(hashes, key: Self.hashKey(h, doc)) }
-            if let h = f.contentHash { try txn.put(hashes, key: Self.hashKey(h, doc), value: []) }
+            if r.contentHash != f.contentHash {
+                if let h = r.contentHash { s.hashEdits.append((Self.hashKey(h, doc), false)) }
+                if let h = f.contentHash { s.hashEdits.append((Self.hashKey(h, doc), true)) }
+            }
             r.fileState = f.state
             r.attributes = attributes
             r.contentHash = f.contentHash
@@ -368,7 +479,7 @@ extension MetadataIndex {
             return .updated
         }
         // A file with the same bytes whose path is gone: the same file, renamed.
-        if let h = f.contentHash, let (doc, old) = try renamedFile(hash: h, txn) {
+        if hashKnown, let h = f.contentHash, let (doc, old) = try renamedFile(hash: h, txn) {
             let affected = [doc] + (try linkedApps(old.identifier, txn)) + (try linkedApps(f.path, txn))
             let before = try snapshot(affected, txn, s)
             try txn.delete(ids, key: Self.idKey(.file, old.identifier))
@@ -383,20 +494,25 @@ extension MetadataIndex {
         if s.linksEmpty == nil { s.linksEmpty = try txn.count(links) == 0 }
         let apps = s.linksEmpty == true ? [] : try linkedApps(f.path, txn)
         let before = apps.isEmpty ? [:] : try snapshot(apps, txn, s)
-        try txn.put(ids, key: Self.idKey(.file, f.path), value: Self.docBytes(doc))
-        if let h = f.contentHash { try txn.put(hashes, key: Self.hashKey(h, doc), value: []) }
+        try idc.put(idKey, Self.docBytes(doc))
+        if let h = f.contentHash { s.hashEdits.append((Self.hashKey(h, doc), true)) }
         let r = ItemRecord(kind: .file, identifier: f.path, contentHash: f.contentHash, fileState: f.state, attributes: attributes)
-        try putRecord(doc, r, txn)
+        try itc.put(Self.docBytes(doc), r.encoded(), append: true)  // new numbers come after every item
         if !apps.isEmpty {
             try refreshOverlay(f.path, txn)
             try recordDiff(before, txn, &s)
         }
         if apps.isEmpty {
-            // New and unlinked: its lists straight from the record in hand, nothing to take away.
-            var sink = AccumulatorSink(postings: s.postings, doc: doc)
-            s.postings = PostingAccumulator()
-            forEachTerm(r, s, &sink)
-            s.postings = sink.postings
+            // New and unlinked: its lists straight from the record in hand, nothing to take away
+            // (on the term thread, if the batch has one).
+            if s.termThread != nil {
+                s.newRecords.append((doc, r))
+            } else {
+                var sink = AccumulatorSink(postings: s.postings, doc: doc)
+                s.postings = PostingAccumulator()
+                forEachTerm(r, s.pendingAttributes, &sink)
+                s.postings = sink.postings
+            }
         } else {
             s.record(doc, before: [], after: try terms(of: doc, txn, s))
         }
@@ -435,91 +551,6 @@ extension MetadataIndex {
         try txn.delete(items, key: Self.docBytes(doc))
         try recordDiff(before, txn, &s)
     }
-
-    // MARK: Postings
-
-    func applyChanges(_ postings: PostingAccumulator, _ txn: borrowing Transaction) throws {
-        try postings.forEachList { prefix, ops in
-            var adds: [UInt32] = []
-            var removes: [UInt32] = []
-            // Usually each item once, in increasing order (or repeated alike): no map needed.
-            var simple = true
-            var previous: UInt32?
-            for op in ops {
-                if let p = previous, op >> 1 < p >> 1 || (op >> 1 == p >> 1 && op != p) { simple = false; break }
-                previous = op
-            }
-            if simple {
-                previous = nil
-                for op in ops where op != previous {
-                    if op & 1 == 1 { adds.append(op >> 1) } else { removes.append(op >> 1) }
-                    previous = op
-                }
-            } else {
-                var last: [UInt32: Bool] = [:]
-                for op in ops { last[op >> 1] = op & 1 == 1 }
-                for (doc, add) in last.sorted(by: { $0.key < $1.key }) { if add { adds.append(doc) } else { removes.append(doc) } }
-            }
-            try apply(prefix: prefix, adds: adds, removes: removes, txn)
-        }
-    }
-
-    /// Edits one list: each change lands in the chunk whose first item is the greatest ≤ it (or
-    /// the first chunk); each touched chunk is read, merged, and written back split to size.
-    func apply(prefix: [UInt8], adds: [UInt32], removes: [UInt32], _ txn: borrowing Transaction) throws {
-        var changes: [(doc: UInt32, add: Bool)] = []
-        changes.reserveCapacity(adds.count + removes.count)
-        var i = 0, j = 0
-        while i < adds.count || j < removes.count {
-            if j == removes.count || (i < adds.count && adds[i] < removes[j]) { changes.append((adds[i], true)); i += 1 }
-            else { changes.append((removes[j], false)); j += 1 }
-        }
-        let n = prefix.count + 4
-        func own(_ e: Cursor.Entry?) -> Cursor.Entry? {
-            guard let e, e.key.count == n, e.key.starts(with: prefix) else { return nil }
-            return e
-        }
-        var k = 0
-        while k < changes.count {
-            let d = changes[k].doc
-            var oldStart: UInt32?
-            var docs: [UInt32] = []
-            var nextStart: UInt32?
-            try txn.withCursor(postings) { c in
-                var entry = own(try c.seek(atMost: Postings.chunkKey(prefix: prefix, first: d)))
-                if entry == nil { entry = own(try c.seek(atLeast: prefix)) }
-                guard let e = entry else { return }
-                oldStart = Postings.readBE(e.key, at: prefix.count)
-                docs = Postings.decode(e.value)
-                if let next = own(try c.next()) { nextStart = Postings.readBE(next.key, at: prefix.count) }
-            }
-            var end = k
-            while end < changes.count && (nextStart == nil || changes[end].doc < nextStart!) { end += 1 }
-            let merged = Self.merge(docs, changes[k..<end])
-            let runs = Postings.split(merged)
-            if let oldStart, runs.first?.first != oldStart {
-                try txn.delete(postings, key: Postings.chunkKey(prefix: prefix, first: oldStart))
-            }
-            for run in runs {
-                try txn.put(postings, key: Postings.chunkKey(prefix: prefix, first: run.first!), value: Postings.encode(run))
-            }
-            k = end
-        }
-    }
-
-    static func merge(_ docs: [UInt32], _ changes: ArraySlice<(doc: UInt32, add: Bool)>) -> [UInt32] {
-        var out: [UInt32] = []
-        out.reserveCapacity(docs.count + changes.count)
-        var i = 0
-        for change in changes {
-            while i < docs.count && docs[i] < change.doc { out.append(docs[i]); i += 1 }
-            let present = i < docs.count && docs[i] == change.doc
-            if present { i += 1 }
-            if change.add { out.append(change.doc) }
-        }
-        out.append(contentsOf: docs[i...])
-        return out
-    }
 }
 
 /// Receives the posting lists of an item.
@@ -549,26 +580,13 @@ struct TermSetSink: TermSink {
 /// Adds a new item straight to the accumulator (the bulk path: nothing to diff against).
 struct AccumulatorSink: TermSink {
     var postings: PostingAccumulator
-    let doc: UInt32
-    var scratch: [UInt8] = []
-
-    init(postings: PostingAccumulator, doc: UInt32) {
-        self.postings = postings
-        self.doc = doc
-        scratch.reserveCapacity(TextFolding.maxTermBytes + 8)
-    }
+    var doc: UInt32
 
     mutating func exists(_ attribute: UInt16) { postings.addExists(attribute, doc) }
     mutating func trigram(_ attribute: UInt16, _ a: UInt8, _ b: UInt8, _ c: UInt8) { postings.addTrigram(attribute, a, b, c, doc) }
     mutating func number(_ attribute: UInt16, _ bucket: UInt32) { postings.addNumber(attribute, bucket, doc) }
     mutating func term(_ kind: PostingKind, _ attribute: UInt16, _ term: some Collection<UInt8>) {
-        scratch.removeAll(keepingCapacity: true)
-        scratch.append(kind.rawValue)
-        scratch.append(UInt8(attribute >> 8))
-        scratch.append(UInt8(attribute & 0xFF))
-        scratch.append(contentsOf: term)
-        scratch.append(0)
-        let doc = self.doc
-        scratch.withUnsafeBytes { postings.add($0, doc) }
+        postings.add(kind, attribute, term, doc)
     }
 }
+

@@ -33,7 +33,7 @@ public final class MetadataIndex: Sendable {
     /// - Parameter durability: `.deferred` for bulk indexing (``sync()`` at the end).
     public static func open(directory: String, durability: Environment.Durability = .everyCommit) throws(IndexError) -> MetadataIndex {
         do {
-            let env = try Environment.open(directory: directory, options: .init(mapSize: 64 << 20, maxDatabases: 12, durability: durability))
+            let env = try Environment.open(directory: directory, options: .init(mapSize: 1 << 30, maxDatabases: 12, durability: durability))
             return try MetadataIndex(environment: env)
         } catch {
             throw IndexError.wrapping(error, path: directory)

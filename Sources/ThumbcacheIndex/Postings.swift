@@ -44,12 +44,6 @@ enum Postings {
         [kind.rawValue, UInt8(attribute >> 8), UInt8(attribute & 0xFF)]
     }
 
-    static func chunkKey(prefix: [UInt8], first: UInt32) -> [UInt8] {
-        var key = prefix
-        appendBE(&key, first)
-        return key
-    }
-
     static func appendBE(_ bytes: inout [UInt8], _ v: UInt32) {
         bytes.append(UInt8(v >> 24)); bytes.append(UInt8((v >> 16) & 0xFF))
         bytes.append(UInt8((v >> 8) & 0xFF)); bytes.append(UInt8(v & 0xFF))
@@ -60,20 +54,6 @@ enum Postings {
     }
 
     // MARK: Chunks
-
-    static func encode(_ docs: some Collection<UInt32>) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(docs.count + 8)
-        Varint.append(&out, UInt64(docs.count))
-        var previous: UInt32 = 0
-        var first = true
-        for d in docs {
-            Varint.append(&out, UInt64(first ? d : d - previous))
-            previous = d
-            first = false
-        }
-        return out
-    }
 
     /// Number of items in a chunk, read from its first bytes.
     static func count(_ chunk: UnsafeRawBufferPointer) -> Int {
@@ -92,33 +72,6 @@ enum Postings {
             doc = i == 0 ? UInt32(truncatingIfNeeded: gap) : doc &+ UInt32(truncatingIfNeeded: gap)
             body(doc)
         }
-    }
-
-    static func decode(_ chunk: UnsafeRawBufferPointer) -> [UInt32] {
-        var out: [UInt32] = []
-        out.reserveCapacity(count(chunk))
-        forEach(chunk) { out.append($0) }
-        return out
-    }
-
-    /// Splits sorted `docs` into runs that each encode within ``chunkBytes``.
-    static func split(_ docs: [UInt32]) -> [ArraySlice<UInt32>] {
-        var runs: [ArraySlice<UInt32>] = []
-        var start = 0
-        var size = 0
-        for i in docs.indices {
-            let gap = i == start ? docs[i] : docs[i] - docs[i - 1]
-            let add = Varint.size(UInt64(gap)) + (i == start ? 3 : 0)  // the count's varint, roughly
-            if size + add > chunkBytes && i > start {
-                runs.append(docs[start..<i])
-                start = i
-                size = Varint.size(UInt64(docs[i])) + 3
-            } else {
-                size += add
-            }
-        }
-        if start < docs.count { runs.append(docs[start...]) }
-        return runs
     }
 }
 

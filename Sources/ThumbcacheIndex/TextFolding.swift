@@ -88,6 +88,26 @@ enum TextFolding {
         return out
     }
 
+    /// Folds `text` into `out` (replacing its contents) as ``foldedBytes(_:)`` does, without
+    /// allocating for ASCII text; true if folding changed the bytes.
+    @discardableResult
+    static func fold(_ text: String, into out: inout [UInt8]) -> Bool {
+        out.removeAll(keepingCapacity: true)
+        var changed = false
+        var text = text
+        let ascii = text.withUTF8 { bytes in
+            for b in bytes {
+                if b >= 0x80 { return false }
+                if b >= 0x41 && b <= 0x5A { out.append(b | 0x20); changed = true } else { out.append(b) }
+            }
+            return true
+        }
+        if ascii { return changed }
+        out.removeAll(keepingCapacity: true)
+        out.append(contentsOf: fold(text).utf8)
+        return !out.elementsEqual(text.utf8)
+    }
+
     @inline(__always) static func isASCIIWordByte(_ b: UInt8) -> Bool { (b >= 0x30 && b <= 0x39) || (b >= 0x61 && b <= 0x7A) }
 
     /// Calls `body` with each folded word of `text` (whose folded bytes are `folded`).

@@ -4,6 +4,9 @@ import CLMDB
 ///
 /// Positioning calls return the entry they land on, as views into the map that are valid until
 /// the cursor moves or the transaction writes; nil when there is no such entry.
+///
+/// A cursor remembers its leaf page: a seek or put near the last position is answered from that
+/// page instead of a search from the root, so batches of writes in key order go through one.
 public struct Cursor: ~Copyable {
     let handle: OpaquePointer
 
@@ -32,9 +35,45 @@ public struct Cursor: ~Copyable {
         }
         return try last()
     }
+    /// The entry whose key is `key`.
+    public func seek(exactly key: UnsafeRawBufferPointer) throws(LMDBError) -> Entry? { try get(MDB_SET_KEY, key: key) }
+    /// The entry whose key is `key`.
+    public func seek(exactly key: [UInt8]) throws(LMDBError) -> Entry? {
+        try withBytes(key) { (k) throws(LMDBError) in try seek(exactly: k) }
+    }
     public func next() throws(LMDBError) -> Entry? { try get(MDB_NEXT) }
     public func previous() throws(LMDBError) -> Entry? { try get(MDB_PREV) }
     public func last() throws(LMDBError) -> Entry? { try get(MDB_LAST) }
+
+    /// Stores `value` under `key` (writable transactions), leaving the cursor on it.
+    /// - Parameter append: a hint that `key` sorts after every key: no search at all.
+    public func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, append: Bool = false) throws(LMDBError) {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        var rc = mdb_cursor_put(handle, &k, &v, append ? UInt32(MDB_APPEND) : 0)
+        if rc == MDB_KEYEXIST && append {  // not after every key after all
+            v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+            rc = mdb_cursor_put(handle, &k, &v, 0)
+        }
+        try check(rc)
+    }
+
+    public func put(_ key: [UInt8], _ value: [UInt8], append: Bool = false) throws(LMDBError) {
+        try withBytes(key) { (k) throws(LMDBError) in
+            try withBytes(value) { (v) throws(LMDBError) in try put(k, v, append: append) }
+        }
+    }
+
+    /// Deletes the entry the cursor is on.
+    public func deleteCurrent() throws(LMDBError) { try check(mdb_cursor_del(handle, 0)) }
+
+    /// Deletes the entry under `key`; returns false if there was none.
+    @discardableResult
+    public func delete(_ key: [UInt8]) throws(LMDBError) -> Bool {
+        guard try seek(exactly: key) != nil else { return false }
+        try check(mdb_cursor_del(handle, 0))
+        return true
+    }
 }
 
 extension Transaction {

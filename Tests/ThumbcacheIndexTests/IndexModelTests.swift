@@ -6,6 +6,8 @@ import ThumbcacheTestSupport
 /// Thousands of generated items, queried through the index and by brute force over the same
 /// items; then updates and deletions, and the same again. Lists grow past one chunk, chunks split,
 /// shrink and vanish, so this checks the posting list edits as much as the query planner.
+/// Batches above ``TermThread/minimumBatch`` make their lists on a second thread, smaller ones
+/// inline: both are here, and a large batch that mixes new files, updates and a path twice.
 struct IndexModelTests {
     struct Model: Sendable {
         var size: Double
@@ -14,6 +16,8 @@ struct IndexModelTests {
         var name: String
         var tags: [String]
         var model: String?
+        /// An app attribute (numbered on first use).
+        var rating: Double?
     }
 
     /// A small deterministic generator (SplitMix64).
@@ -37,7 +41,8 @@ struct IndexModelTests {
         return Model(size: Double(r.int(100_000)), iso: r.int(3) == 0 ? nil : Double([100, 200, 400, 800, 1600][r.int(5)]),
                      date: 1_600_000_000 + Double(r.int(100_000_000)), name: name,
                      tags: (0..<r.int(3)).map { _ in ["red", "blue", "work", "home", "Work"][r.int(5)] },
-                     model: [nil, "canon", "Canon", "CANON", "Nikon", "café"][r.int(6)])
+                     model: [nil, "canon", "Canon", "CANON", "Nikon", "café"][r.int(6)],
+                     rating: r.int(2) == 0 ? nil : Double(r.int(6)))
     }
 
     static func item(_ path: String, _ m: Model) -> FileItem {
@@ -46,6 +51,7 @@ struct IndexModelTests {
         if let iso = m.iso { a[MDItem.isoSpeed] = .number(iso) }
         if !m.tags.isEmpty { a[MDItem.userTags] = .strings(m.tags) }
         if let model = m.model { a[MDItem.acquisitionModel] = .string(model) }
+        if let rating = m.rating { a["com_example_rating"] = .number(rating) }
         return FileItem(path: path, state: IndexedFileState(size: UInt64(m.size), modificationTime: 0, changeTime: 0, inode: 0, device: 0),
                         contentHash: nil, attributes: a)
     }
@@ -56,6 +62,7 @@ struct IndexModelTests {
         ("InRange(kMDItemFSSize, 20000, 20999)", { $0.size >= 20000 && $0.size <= 20999 }),
         ("kMDItemFSSize >= 99000 || kMDItemFSSize == 5", { $0.size >= 99000 || $0.size == 5 }),
         ("kMDItemISOSpeed == 400", { $0.iso == 400 }),
+        ("com_example_rating >= 4", { ($0.rating ?? 0) >= 4 }),
         (#"kMDItemAcquisitionModel == "canon""#, { $0.model == "canon" }),
         (#"kMDItemAcquisitionModel == "Canon""#, { $0.model == "Canon" }),
         (#"kMDItemAcquisitionModel == "canon"c"#, { $0.model?.lowercased() == "canon" }),
@@ -97,9 +104,9 @@ struct IndexModelTests {
         let index = try MetadataIndex.open(directory: dir.appending("index"))
         var r = Random(state: 42)
         var models: [String: Model] = [:]
-        for batch in 0..<4 {
+        for (batch, size) in [3000, 1000, 1000, 1000].enumerated() {
             var items: [FileItem] = []
-            for i in 0..<1500 {
+            for i in 0..<size {
                 let path = "/data/d\(i % 7)/f\(batch)-\(i)"
                 let m = Self.makeModel(&r)
                 models[path] = m
@@ -123,6 +130,15 @@ struct IndexModelTests {
             default: break
             }
         }
+        // New files in the same batch (past the threshold), one of them twice: the later wins.
+        for i in 0..<600 {
+            let path = "/data/new/g\(i)"
+            if i == 7 { changed.append(Self.item(path, Self.makeModel(&r))) }
+            let m = Self.makeModel(&r)
+            models[path] = m
+            changed.append(Self.item(path, m))
+        }
+        #expect(changed.count >= TermThread.minimumBatch)
         _ = try index.indexFiles(changed)
         try index.removeFiles(paths: removed)
         try check(index, models)

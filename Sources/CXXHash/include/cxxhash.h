@@ -14,6 +14,8 @@ void cxxh_reset(cxxh_state *state);
 void cxxh_update(cxxh_state *state, const void *bytes, size_t count);
 /// The hash so far, as its high and low 64 bits.
 void cxxh_digest(const cxxh_state *state, uint64_t *high, uint64_t *low);
+/// XXH3-64 of bytes in memory: the hash of in-memory hash tables (short keys take a few ns).
+uint64_t cxxh_hash64(const void *bytes, size_t count);
 /// XXH3-128 of bytes in memory.
 void cxxh_oneshot(const void *bytes, size_t count, uint64_t *high, uint64_t *low);
 

@@ -1,0 +1,139 @@
+import Glibc
+import ThumbcacheLMDB
+
+extension MetadataIndex {
+    /// Applies a transaction's posting edits: lists in key order through one cursor, so the
+    /// walk over the `postings` database goes forward and mostly stays on the page it is on.
+    func applyChanges(_ accumulator: PostingAccumulator, _ txn: borrowing Transaction) throws {
+        try txn.withCursor(postings) { c in
+            var w = PostingWriter()
+            try accumulator.forEachList { prefix, ops in try w.apply(prefix, ops, c) }
+        }
+    }
+}
+
+/// Edits posting lists chunk by chunk (see ``Postings``), with buffers reused from list to list:
+/// each change lands in the chunk whose first item is the greatest ≤ it (or the list's first
+/// chunk); a touched chunk is read, merged and written back split to size.
+struct PostingWriter {
+    /// The net change per item, ascending: item << 1 | (1 for add).
+    private var changes: [UInt64] = []
+    private var last: [UInt32: Bool] = [:]
+    private var key: [UInt8] = []
+    private var docs: [UInt32] = []
+    private var merged: [UInt32] = []
+    private var value: [UInt8] = []
+
+    /// Applies `ops` (item << 1 | add, in the order made; the last op per item wins) to the list
+    /// whose key prefix is `prefix`.
+    mutating func apply(_ prefix: UnsafeRawBufferPointer, _ ops: ArraySlice<UInt32>, _ c: borrowing Cursor) throws {
+        netChanges(ops)
+        var k = 0
+        while k < changes.count {
+            let d = UInt32(changes[k] >> 1)
+            let (start, next) = try chunk(containing: d, prefix, c)
+            var end = k
+            while end < changes.count && (next == nil || UInt32(changes[end] >> 1) < next!) { end += 1 }
+            mergeChanges(k..<end)
+            if let start, merged.first != start {
+                setKey(prefix, start)
+                try key.withUnsafeBytes { k in
+                    if try c.seek(exactly: k) != nil { try c.deleteCurrent() }
+                }
+            }
+            try writeRuns(prefix, c)
+            k = end
+        }
+    }
+
+    /// Sorted, one change per item; usually the ops already are (each item once, increasing).
+    private mutating func netChanges(_ ops: ArraySlice<UInt32>) {
+        changes.removeAll(keepingCapacity: true)
+        var simple = true
+        var previous: UInt32?
+        for op in ops {
+            if let p = previous, op >> 1 < p >> 1 || (op >> 1 == p >> 1 && op != p) { simple = false; break }
+            previous = op
+        }
+        if simple {
+            previous = nil
+            for op in ops where op != previous {
+                changes.append(UInt64(op))
+                previous = op
+            }
+            return
+        }
+        last.removeAll(keepingCapacity: true)
+        for op in ops { last[op >> 1] = op & 1 == 1 }
+        for (doc, add) in last.sorted(by: { $0.key < $1.key }) { changes.append(UInt64(doc) << 1 | (add ? 1 : 0)) }
+    }
+
+    private mutating func setKey(_ prefix: UnsafeRawBufferPointer, _ first: UInt32) {
+        key.removeAll(keepingCapacity: true)
+        key.append(contentsOf: prefix)
+        Postings.appendBE(&key, first)
+    }
+
+    /// Finds the chunk `d` belongs in, decodes it into `docs`, and returns its first item and
+    /// the first item of the list's next chunk (nil: none). A new list: (nil, nil), `docs` empty.
+    private mutating func chunk(containing d: UInt32, _ prefix: UnsafeRawBufferPointer, _ c: borrowing Cursor) throws -> (UInt32?, UInt32?) {
+        docs.removeAll(keepingCapacity: true)
+        setKey(prefix, d)
+        func start(_ e: Cursor.Entry?) -> UInt32? {
+            guard let e, e.key.count == prefix.count + 4, memcmp(e.key.baseAddress!, prefix.baseAddress!, prefix.count) == 0 else { return nil }
+            return Postings.readBE(e.key, at: prefix.count)
+        }
+        let atLeast = try key.withUnsafeBytes { try c.seek(atLeast: $0) }
+        let following = start(atLeast)
+        if following == d {
+            Postings.forEach(atLeast!.value) { docs.append($0) }
+            return (d, start(try c.next()))
+        }
+        let before = atLeast == nil ? try c.last() : try c.previous()
+        if let s = start(before) {
+            Postings.forEach(before!.value) { docs.append($0) }
+            return (s, following)
+        }
+        guard let first = following else { return (nil, nil) }
+        // `d` comes before the list's first chunk: it joins that chunk.
+        setKey(prefix, first)
+        let e = try key.withUnsafeBytes { try c.seek(exactly: $0) }
+        if let e { Postings.forEach(e.value) { docs.append($0) } }
+        return (first, start(try c.next()))
+    }
+
+    private mutating func mergeChanges(_ range: Range<Int>) {
+        merged.removeAll(keepingCapacity: true)
+        var i = 0
+        for change in changes[range] {
+            let doc = UInt32(change >> 1)
+            while i < docs.count && docs[i] < doc { merged.append(docs[i]); i += 1 }
+            if i < docs.count && docs[i] == doc { i += 1 }
+            if change & 1 == 1 { merged.append(doc) }
+        }
+        merged.append(contentsOf: docs[i...])
+    }
+
+    /// Writes `merged` as chunks of at most ``Postings/chunkBytes``.
+    private mutating func writeRuns(_ prefix: UnsafeRawBufferPointer, _ c: borrowing Cursor) throws {
+        var start = 0
+        while start < merged.count {
+            // Grow the run while it fits (a count varint of at most 3 bytes, then the gaps).
+            var size = 3 + Varint.size(UInt64(merged[start]))
+            var end = start + 1
+            while end < merged.count {
+                let add = Varint.size(UInt64(merged[end] - merged[end - 1]))
+                if size + add > Postings.chunkBytes { break }
+                size += add
+                end += 1
+            }
+            value.removeAll(keepingCapacity: true)
+            Varint.append(&value, UInt64(end - start))
+            Varint.append(&value, UInt64(merged[start]))
+            for i in (start + 1)..<end { Varint.append(&value, UInt64(merged[i] - merged[i - 1])) }
+            setKey(prefix, merged[start])
+            try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try c.put(k, v) } }
+            start = end
+        }
+    }
+}
