@@ -142,7 +142,7 @@ extension MetadataIndex {
             }
             // Content hashes in key order, through one cursor.
             try txn.withCursor(hashes) { c in
-                for (key, add) in s.hashEdits.sorted(by: { Self.head($0.key) < Self.head($1.key) || (Self.head($0.key) == Self.head($1.key) && PostingAccumulator.less($0.key, $1.key)) }) {
+                for (key, add) in s.hashEdits.sorted(by: { PostingAccumulator.less($0.key, $1.key) }) {
                     if add { try c.put(key, []) } else { try c.delete(key) }
                 }
             }
@@ -168,7 +168,7 @@ extension MetadataIndex {
         // Sorted on the hash's first eight bytes: the cursor moves forward through the database.
         var sorted: [(head: UInt64, file: Int)] = []
         sorted.reserveCapacity(files.count)
-        for (i, f) in files.enumerated() where f.contentHash != nil { sorted.append((Self.head(f.contentHash!), i)) }
+        for (i, f) in files.enumerated() where f.contentHash != nil { sorted.append((TermTable.head(f.contentHash!), i)) }
         sorted.sort { $0.head < $1.head }
         try txn.withCursor(hashes) { c in
             for (_, i) in sorted {
@@ -177,14 +177,6 @@ extension MetadataIndex {
             }
         }
         return known
-    }
-
-    /// The first eight bytes of `bytes` as a big-endian number (zero-padded): sorting on it
-    /// sorts byte strings by their beginning.
-    static func head(_ bytes: [UInt8]) -> UInt64 {
-        var head: UInt64 = 0
-        for i in 0..<8 { head = head << 8 | UInt64(i < bytes.count ? bytes[i] : 0) }
-        return head
     }
 
     /// Removes the files at `paths` from the index; returns how many were indexed.

@@ -220,16 +220,20 @@ struct TermTable {
         }
     }
 
+    /// The first eight bytes as a big-endian number (zero-padded): sorting on it sorts byte
+    /// strings by their beginning; only equal heads need a full comparison.
+    static func head(_ bytes: some Collection<UInt8>) -> UInt64 {
+        var head: UInt64 = 0
+        var n = 0
+        for b in bytes.prefix(8) { head = head << 8 | UInt64(b); n += 1 }
+        return n == 8 ? head : head << UInt64(8 * (8 - n))
+    }
+
     /// Key numbers in byte order of the keys (memcmp, shorter first on a tie).
     func sortedOrder() -> [Int] {
         withKeys { key in
             // Sort on the first eight bytes as a big-endian number; memcmp only on equal heads.
-            var heads: [(head: UInt64, n: Int32)] = (0..<count).map { n in
-                let k = key(n)
-                var head: UInt64 = 0
-                for i in 0..<8 { head = head << 8 | UInt64(i < k.count ? k[i] : 0) }
-                return (head, Int32(n))
-            }
+            var heads: [(head: UInt64, n: Int32)] = (0..<count).map { n in (Self.head(key(n)), Int32(n)) }
             heads.sort { x, y in
                 if x.head != y.head { return x.head < y.head }
                 let a = key(Int(x.n)), b = key(Int(y.n))
