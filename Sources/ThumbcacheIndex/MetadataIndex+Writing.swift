@@ -2,10 +2,9 @@ import Glibc
 import ThumbcacheLMDB
 
 /// A posting list's key prefix, hashed by its bytes in one call.
-struct TermKey: Hashable, Comparable {
+struct TermKey: Hashable {
     var bytes: [UInt8]
     func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
-    static func < (a: TermKey, b: TermKey) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
 }
 
 /// What one write transaction has changed so far: posting edits, applied per list at the end,
@@ -19,9 +18,9 @@ struct WriteSession {
     var linksEmpty: Bool?
     /// `hashes` keys to add (true) or remove, applied in key order at the end of a file batch.
     var hashEdits: [(key: [UInt8], add: Bool)] = []
-    /// Set for large file batches: new files' lists are made there, from `newRecords`.
+    /// Set for large file batches: new files' lists are made there (see ``addNew(_:_:)``).
     var termThread: TermThread?
-    var newRecords: [(UInt32, ItemRecord)] = []
+    private var newRecords: [(UInt32, ItemRecord)] = []
 
     init(nextDoc: UInt32) {
         self.nextDoc = max(1, nextDoc)
@@ -31,6 +30,35 @@ struct WriteSession {
     mutating func allocate() -> UInt32 {
         defer { nextDoc += 1 }
         return nextDoc
+    }
+
+    /// Adds the lists of a new item nothing links to: on the term thread if there is one (in
+    /// groups of 256), else here.
+    mutating func addNew(_ doc: UInt32, _ r: ItemRecord, _ index: MetadataIndex) {
+        guard let t = termThread else {
+            var sink = AccumulatorSink(postings: postings, doc: doc)
+            postings = PostingAccumulator()
+            index.forEachTerm(r, pendingAttributes, &sink)
+            postings = sink.postings
+            return
+        }
+        newRecords.append((doc, r))
+        if newRecords.count >= 256 {
+            t.submit(newRecords)
+            newRecords.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Waits for the term thread and takes its lists. This thread's own edits (updates, moves)
+    /// were made after the thread's additions, so they go after them.
+    mutating func joinTermThread() {
+        guard let t = termThread else { return }
+        t.submit(newRecords)
+        newRecords = []
+        termThread = nil
+        var all = t.finish()
+        all.append(contentsOf: postings)
+        postings = all
     }
 
     mutating func record(_ doc: UInt32, before: Set<TermKey>, after: Set<TermKey>) {
@@ -111,38 +139,24 @@ extension MetadataIndex {
     public func indexFiles(_ files: [FileItem]) throws(IndexError) -> [FileIndexOutcome] {
         // In path order: neighbouring paths share `ids` pages, which the cursor keeps at hand.
         let keys = files.map { Self.idKey(.file, $0.path) }
-        let order = files.indices.sorted { PostingAccumulator.less(keys[$0], keys[$1]) || ($0 < $1 && keys[$0] == keys[$1]) }
+        let order = files.indices.sorted { ByteString.less(keys[$0], keys[$1]) || ($0 < $1 && keys[$0] == keys[$1]) }
         return try write { txn, s in
             if files.count >= TermThread.minimumBatch {
                 try resolveNewAttributes(files, txn, &s)  // the term thread sees every attribute
                 s.termThread = TermThread(index: self, pending: s.pendingAttributes)
             }
-            defer {
-                if let t = s.termThread {
-                    // The thread's lists are the bulk; this thread's edits (updates, moves) came later.
-                    var all = t.finish()
-                    all.absorb(s.postings, before: false)
-                    s.postings = all
-                    s.termThread = nil
-                }
-            }
+            defer { s.joinTermThread() }
             let known = try knownHashes(files, txn)
-            var outcomes = [FileIndexOutcome](repeating: .unchanged, count: files.count)
-            try txn.withCursor(ids) { idc in
+            let outcomes = try txn.withCursor(ids) { idc in
                 try txn.withCursor(items) { itc in
-                    for i in order {
-                        outcomes[i] = try upsertFile(files[i], idKey: keys[i], hashKnown: known[i], txn, &s, idc, itc)
-                        if s.newRecords.count >= 256, let t = s.termThread {
-                            t.submit(s.newRecords)
-                            s.newRecords.removeAll(keepingCapacity: true)
-                        }
-                    }
-                    if let t = s.termThread { t.submit(s.newRecords); s.newRecords = [] }
+                    var outcomes = [FileIndexOutcome](repeating: .unchanged, count: files.count)
+                    for i in order { outcomes[i] = try upsertFile(files[i], idKey: keys[i], hashKnown: known[i], txn, &s, idc, itc) }
+                    return outcomes
                 }
             }
             // Content hashes in key order, through one cursor.
             try txn.withCursor(hashes) { c in
-                for (key, add) in s.hashEdits.sorted(by: { PostingAccumulator.less($0.key, $1.key) }) {
+                for (key, add) in s.hashEdits.sorted(by: { ByteString.less($0.key, $1.key) }) {
                     if add { try c.put(key, []) } else { try c.delete(key) }
                 }
             }
@@ -168,7 +182,7 @@ extension MetadataIndex {
         // Sorted on the hash's first eight bytes: the cursor moves forward through the database.
         var sorted: [(head: UInt64, file: Int)] = []
         sorted.reserveCapacity(files.count)
-        for (i, f) in files.enumerated() where f.contentHash != nil { sorted.append((TermTable.head(f.contentHash!), i)) }
+        for (i, f) in files.enumerated() where f.contentHash != nil { sorted.append((ByteString.head(f.contentHash!), i)) }
         sorted.sort { $0.head < $1.head }
         try txn.withCursor(hashes) { c in
             for (_, i) in sorted {
@@ -454,9 +468,7 @@ extension MetadataIndex {
         named[MDItem.path] = nil
         if named[MDItem.fsName] == nil { named[MDItem.fsName] = .string(String(f.path.split(separator: "/").last ?? "")) }
         let attributes = try resolve(named, txn, &s)
-        var existing = try idc.seek(exactly: idKey).flatMap { Self.doc($0.value) }
-        if let doc = existing, f.path.utf8.count > 400, try record(doc, txn)?.identifier != f.path { existing = nil }
-        if let doc = existing, var r = try record(doc, txn) {
+        if let doc = try verified(idc.seek(exactly: idKey)?.value, f.path, txn), var r = try record(doc, txn) {
             if r.fileState == f.state && r.attributes == attributes && r.contentHash == f.contentHash { return .unchanged }
             let before = try snapshot([doc], txn, s)
             if r.contentHash != f.contentHash {
@@ -495,16 +507,8 @@ extension MetadataIndex {
             try recordDiff(before, txn, &s)
         }
         if apps.isEmpty {
-            // New and unlinked: its lists straight from the record in hand, nothing to take away
-            // (on the term thread, if the batch has one).
-            if s.termThread != nil {
-                s.newRecords.append((doc, r))
-            } else {
-                var sink = AccumulatorSink(postings: s.postings, doc: doc)
-                s.postings = PostingAccumulator()
-                forEachTerm(r, s.pendingAttributes, &sink)
-                s.postings = sink.postings
-            }
+            // New and unlinked: its lists straight from the record in hand, nothing to take away.
+            s.addNew(doc, r, self)
         } else {
             s.record(doc, before: [], after: try terms(of: doc, txn, s))
         }

@@ -33,6 +33,8 @@ public final class MetadataIndex: Sendable {
     /// - Parameter durability: `.deferred` for bulk indexing (``sync()`` at the end).
     public static func open(directory: String, durability: Environment.Durability = .everyCommit) throws(IndexError) -> MetadataIndex {
         do {
+            // The map is address space, not memory or disk: 1 GiB spares growing (which re-runs
+            // the transaction that hit the end) below about a million items.
             let env = try Environment.open(directory: directory, options: .init(mapSize: 1 << 30, maxDatabases: 12, durability: durability))
             return try MetadataIndex(environment: env)
         } catch {
@@ -109,7 +111,12 @@ public final class MetadataIndex: Sendable {
     }
 
     func lookup(_ ns: Namespace, _ identifier: String, _ txn: borrowing Transaction) throws -> UInt32? {
-        guard let doc = try txn.get(ids, key: Self.idKey(ns, identifier)).flatMap(Self.doc) else { return nil }
+        try verified(txn.get(ids, key: Self.idKey(ns, identifier)), identifier, txn)
+    }
+
+    /// The item number in an `ids` value found under `identifier`'s key, if it is that identifier's.
+    func verified(_ value: UnsafeRawBufferPointer?, _ identifier: String, _ txn: borrowing Transaction) throws -> UInt32? {
+        guard let doc = value.flatMap(Self.doc) else { return nil }
         // A long identifier's key is a hash: make sure the record names this one.
         if identifier.utf8.count > 400, try record(doc, txn)?.identifier != identifier { return nil }
         return doc
