@@ -160,6 +160,7 @@ enum Schema {
     static let byID: [UInt16: AttributeInfo] = Dictionary(uniqueKeysWithValues: builtIn.map { ($0.id, $0) })
     /// `kMDItemPath`'s number: its lists are the ancestor directories.
     static let pathID = byName[MDItem.path]!.id
+    static let fsNameID = byName[MDItem.fsName]!.id
     /// The attributes plain words search (name, title, keywords, description, tags, comment…).
     static let textAttributes = builtIn.filter { $0.isText && $0.policy.contains(.words) }
 

@@ -250,14 +250,18 @@ extension MetadataIndex {
         return catalog.info(id: id) ?? pending.values.first { $0.id == id }
     }
 
-    func resolve(_ attributes: [String: AttributeValue], _ txn: borrowing Transaction, _ s: inout WriteSession) throws -> [UInt16: AttributeValue] {
+    /// Attributes by number, numbering new app attributes; `excluded` is left out.
+    func resolve(_ attributes: [String: AttributeValue], excluding excluded: String? = nil, _ txn: borrowing Transaction,
+                 _ s: inout WriteSession) throws -> [UInt16: AttributeValue] {
         var out: [UInt16: AttributeValue] = [:]
-        for (name, value) in attributes {
-            if let info = Schema.byName[name], info.type == value.type || Schema.compatible(info.type, value.type) {
-                if info.integral, case .number(let n) = value { out[info.id] = .number(n.rounded()) } else { out[info.id] = value }
-                continue
+        out.reserveCapacity(attributes.count + 1)
+        for (name, value) in attributes where name != excluded {
+            let info: AttributeInfo
+            if let builtIn = Schema.byName[name], Schema.compatible(builtIn.type, value.type) {
+                info = builtIn
+            } else {
+                info = try catalog.resolve(name, type: value.type, txn, meta: meta, pending: &s.pendingAttributes, indexPath: directory)
             }
-            let info = try catalog.resolve(name, type: value.type, txn, meta: meta, pending: &s.pendingAttributes, indexPath: directory)
             if info.integral, case .number(let n) = value { out[info.id] = .number(n.rounded()) } else { out[info.id] = value }
         }
         return out
@@ -464,10 +468,9 @@ extension MetadataIndex {
         guard f.path.hasPrefix("/") else {
             throw IndexError(path: directory, reason: .invalidItem("file paths must be absolute: \(f.path)"))
         }
-        var named = f.attributes
-        named[MDItem.path] = nil
-        if named[MDItem.fsName] == nil { named[MDItem.fsName] = .string(String(f.path.split(separator: "/").last ?? "")) }
-        let attributes = try resolve(named, txn, &s)
+        // The path is the identifier, not an attribute; the name defaults to its last component.
+        var attributes = try resolve(f.attributes, excluding: MDItem.path, txn, &s)
+        if attributes[Schema.fsNameID] == nil { attributes[Schema.fsNameID] = .string(String(f.path.split(separator: "/").last ?? "")) }
         if let doc = try verified(idc.seek(exactly: idKey)?.value, f.path, txn), var r = try record(doc, txn) {
             if r.fileState == f.state && r.attributes == attributes && r.contentHash == f.contentHash { return .unchanged }
             let before = try snapshot([doc], txn, s)
