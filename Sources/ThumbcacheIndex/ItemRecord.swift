@@ -45,26 +45,9 @@ struct ItemRecord: Sendable, Hashable {
     }
 
     func encoded() -> [UInt8] {
-        var out: [UInt8] = [Self.version, kind.rawValue]
-        var flags: RecordFlags = []
-        if domain != nil { flags.insert(.domain) }
-        if contentURL != nil { flags.insert(.contentURL) }
-        if expiration != nil { flags.insert(.expiration) }
-        if contentHash != nil { flags.insert(.hash) }
-        if fileState != nil { flags.insert(.fileState) }
-        out.append(flags.rawValue)
-        RecordCoding.string(&out, identifier)
-        if let domain { RecordCoding.string(&out, domain) }
-        if let contentURL { RecordCoding.string(&out, contentURL) }
-        if let expiration { RecordCoding.u64(&out, expiration.bitPattern) }
-        if let contentHash { out.append(contentsOf: contentHash.prefix(16)); out.append(contentsOf: repeatElement(0, count: max(0, 16 - contentHash.count))) }
-        if let s = fileState {
-            RecordCoding.u64(&out, s.size)
-            RecordCoding.u64(&out, UInt64(bitPattern: s.modificationTime))
-            RecordCoding.u64(&out, UInt64(bitPattern: s.changeTime))
-            RecordCoding.u64(&out, s.inode)
-            RecordCoding.u64(&out, s.device)
-        }
+        var out: [UInt8] = []
+        RecordCoding.header(&out, kind: kind, identifier: identifier, domain: domain, contentURL: contentURL, expiration: expiration,
+                            contentHash: contentHash, fileState: fileState)
         RecordCoding.attributes(&out, attributes)
         RecordCoding.attributes(&out, overlay)
         return out
@@ -183,27 +166,57 @@ enum RecordCoding {
         out.append(contentsOf: s.utf8)
     }
 
-    /// Attributes in any order (readers look each up by number); each payload is length-prefixed.
+    /// Everything before the attributes: version, kind, flags and the fields the flags announce.
+    static func header(_ out: inout [UInt8], kind: ItemRecord.Kind, identifier: String, domain: String? = nil, contentURL: String? = nil,
+                       expiration: Double? = nil, contentHash: [UInt8]? = nil, fileState: IndexedFileState? = nil) {
+        var flags: RecordFlags = []
+        if domain != nil { flags.insert(.domain) }
+        if contentURL != nil { flags.insert(.contentURL) }
+        if expiration != nil { flags.insert(.expiration) }
+        if contentHash != nil { flags.insert(.hash) }
+        if fileState != nil { flags.insert(.fileState) }
+        out.append(ItemRecord.version)
+        out.append(kind.rawValue)
+        out.append(flags.rawValue)
+        string(&out, identifier)
+        if let domain { string(&out, domain) }
+        if let contentURL { string(&out, contentURL) }
+        if let expiration { u64(&out, expiration.bitPattern) }
+        if let contentHash { out.append(contentsOf: contentHash.prefix(16)); out.append(contentsOf: repeatElement(0, count: max(0, 16 - contentHash.count))) }
+        if let s = fileState {
+            u64(&out, s.size)
+            u64(&out, UInt64(bitPattern: s.modificationTime))
+            u64(&out, UInt64(bitPattern: s.changeTime))
+            u64(&out, s.inode)
+            u64(&out, s.device)
+        }
+    }
+
+    /// A section of attributes in any order (readers look each up by number): the count, then
+    /// each attribute (see ``attribute(_:_:_:)``).
     static func attributes(_ out: inout [UInt8], _ attributes: [UInt16: AttributeValue]) {
         Varint.append(&out, UInt64(attributes.count))
-        for (id, value) in attributes {
-            Varint.append(&out, UInt64(id))
-            out.append(value.type.rawValue)
-            switch value {
-            case .string(let s):
-                let n = s.utf8.count
-                Varint.append(&out, UInt64(Varint.size(UInt64(n)) + n))
-                string(&out, s)
-            case .strings(let list):
-                var size = Varint.size(UInt64(list.count))
-                for s in list { size += Varint.size(UInt64(s.utf8.count)) + s.utf8.count }
-                Varint.append(&out, UInt64(size))
-                Varint.append(&out, UInt64(list.count))
-                for s in list { string(&out, s) }
-            case .number(let n), .date(let n):
-                out.append(8)
-                u64(&out, n.bitPattern)
-            }
+        for (id, value) in attributes { attribute(&out, id, value) }
+    }
+
+    /// One attribute: number, type, and the length-prefixed payload.
+    static func attribute(_ out: inout [UInt8], _ id: UInt16, _ value: AttributeValue) {
+        Varint.append(&out, UInt64(id))
+        out.append(value.type.rawValue)
+        switch value {
+        case .string(let s):
+            let n = s.utf8.count
+            Varint.append(&out, UInt64(Varint.size(UInt64(n)) + n))
+            string(&out, s)
+        case .strings(let list):
+            var size = Varint.size(UInt64(list.count))
+            for s in list { size += Varint.size(UInt64(s.utf8.count)) + s.utf8.count }
+            Varint.append(&out, UInt64(size))
+            Varint.append(&out, UInt64(list.count))
+            for s in list { string(&out, s) }
+        case .number(let n), .date(let n):
+            out.append(8)
+            u64(&out, n.bitPattern)
         }
     }
 }

@@ -18,9 +18,6 @@ struct WriteSession {
     var linksEmpty: Bool?
     /// `hashes` keys to add (true) or remove, applied in key order at the end of a file batch.
     var hashEdits: [(key: [UInt8], add: Bool)] = []
-    /// Set for large file batches: new files' lists are made there (see ``addNew(_:_:)``).
-    var termThread: TermThread?
-    private var newRecords: [(UInt32, ItemRecord)] = []
 
     init(nextDoc: UInt32) {
         self.nextDoc = max(1, nextDoc)
@@ -32,33 +29,12 @@ struct WriteSession {
         return nextDoc
     }
 
-    /// Adds the lists of a new item nothing links to: on the term thread if there is one (in
-    /// groups of 256), else here.
-    mutating func addNew(_ doc: UInt32, _ r: ItemRecord, _ index: MetadataIndex) {
-        guard let t = termThread else {
-            var sink = AccumulatorSink(postings: postings, doc: doc)
-            postings = PostingAccumulator()
-            index.forEachTerm(r, pendingAttributes, &sink)
-            postings = sink.postings
-            return
-        }
-        newRecords.append((doc, r))
-        if newRecords.count >= 256 {
-            t.submit(newRecords)
-            newRecords.removeAll(keepingCapacity: true)
-        }
-    }
-
-    /// Waits for the term thread and takes its lists. This thread's own edits (updates, moves)
-    /// were made after the thread's additions, so they go after them.
-    mutating func joinTermThread() {
-        guard let t = termThread else { return }
-        t.submit(newRecords)
-        newRecords = []
-        termThread = nil
-        var all = t.finish()
-        all.append(contentsOf: postings)
-        postings = all
+    /// Adds the lists of a new item nothing links to (nothing to take away).
+    mutating func add(_ doc: UInt32, _ r: ItemRecord, _ index: MetadataIndex) {
+        var sink = AccumulatorSink(postings: postings, doc: doc)
+        postings = PostingAccumulator()
+        index.forEachTerm(r, pendingAttributes, &sink)
+        postings = sink.postings
     }
 
     mutating func record(_ doc: UInt32, before: Set<TermKey>, after: Set<TermKey>) {
@@ -136,23 +112,41 @@ extension MetadataIndex {
     }
 
     /// Adds or updates files, recognising renamed ones by content (see ``FileIndexOutcome``).
+    ///
+    /// New files — most of a bulk load — are found in one pass over `ids` in path order and
+    /// their records and lists built by ``NewFileBuild`` (on two threads for large batches); the
+    /// rest (updates, renames, a path given twice, files apps describe) go one at a time after.
     public func indexFiles(_ files: [FileItem]) throws(IndexError) -> [FileIndexOutcome] {
         // In path order: neighbouring paths share `ids` pages, which the cursor keeps at hand.
         let keys = files.map { Self.idKey(.file, $0.path) }
         let order = files.indices.sorted { ByteString.less(keys[$0], keys[$1]) || ($0 < $1 && keys[$0] == keys[$1]) }
         return try write { txn, s in
-            if files.count >= TermThread.minimumBatch {
-                try resolveNewAttributes(files, txn, &s)  // the term thread sees every attribute
-                s.termThread = TermThread(index: self, pending: s.pendingAttributes)
+            let table = try attributeTable(files, txn, &s)
+            var outcomes = [FileIndexOutcome](repeating: .unchanged, count: files.count)
+            let build = NewFileBuild(files: files, table: table)
+            let pass = Result { () throws -> [Int] in
+                try findNewFiles(files, keys, order, build, &outcomes, txn, &s)
             }
-            defer { s.joinTermThread() }
-            let known = try knownHashes(files, txn)
-            let outcomes = try txn.withCursor(ids) { idc in
-                try txn.withCursor(items) { itc in
-                    var outcomes = [FileIndexOutcome](repeating: .unchanged, count: files.count)
-                    for i in order { outcomes[i] = try upsertFile(files[i], idKey: keys[i], hashKnown: known[i], txn, &s, idc, itc) }
-                    return outcomes
+            let (groups, postings) = build.finish()
+            let rest = try pass.get()
+            var all = postings
+            all.append(contentsOf: s.postings)
+            s.postings = all
+            try txn.withCursor(items) { c in
+                for g in groups {
+                    try g.records.withUnsafeBytes { records in
+                        for (k, file) in g.files.enumerated() {
+                            let record = UnsafeRawBufferPointer(rebasing: records[(k == 0 ? 0 : g.ends[k - 1])..<g.ends[k]])
+                            try withUnsafeBytes(of: file.doc.bigEndian) { key in
+                                try c.put(key, record, append: true)  // new numbers come after every item
+                            }
+                        }
+                    }
                 }
+            }
+            // After the new files' records: a path given twice updates the record just added.
+            try txn.withCursor(ids) { idc in
+                for i in rest { outcomes[i] = try upsertFile(files[i], table, idKey: keys[i], txn, &s, idc) }
             }
             // Content hashes in key order, through one cursor.
             try txn.withCursor(hashes) { c in
@@ -165,13 +159,51 @@ extension MetadataIndex {
         }
     }
 
-    /// Numbers the app attributes of `files` not numbered yet.
-    private func resolveNewAttributes(_ files: [FileItem], _ txn: borrowing Transaction, _ s: inout WriteSession) throws {
-        for f in files {
-            for (name, value) in f.attributes where Schema.byName[name] == nil && name != MDItem.path {
-                _ = try catalog.resolve(name, type: value.type, txn, meta: meta, pending: &s.pendingAttributes, indexPath: directory)
+    /// The pass over `ids` in path order: numbers each new file (not indexed, no known content,
+    /// nothing links to it, its path not given before in the batch), records its identifier and
+    /// content hash, and hands it to `build`. Returns the files left to ``upsertFile``, in order.
+    private func findNewFiles(_ files: [FileItem], _ keys: [[UInt8]], _ order: [Int], _ build: NewFileBuild,
+                              _ outcomes: inout [FileIndexOutcome], _ txn: borrowing Transaction, _ s: inout WriteSession) throws -> [Int] {
+        let known = try knownHashes(files, txn)
+        if s.linksEmpty == nil { s.linksEmpty = try txn.count(links) == 0 }
+        var rest: [Int] = []
+        var group: [(index: Int, doc: UInt32)] = []
+        try txn.withCursor(ids) { c in
+            var previous: Int?
+            for i in order {
+                guard files[i].path.utf8.first == UInt8(ascii: "/") else {
+                    throw IndexError(path: directory, reason: .invalidItem("file paths must be absolute: \(files[i].path)"))
+                }
+                defer { previous = i }
+                if let p = previous, keys[p] == keys[i] { rest.append(i); continue }
+                if try known[i] || (s.linksEmpty == false && !linkedApps(files[i].path, txn).isEmpty) { rest.append(i); continue }
+                if try verified(c.seek(exactly: keys[i])?.value, files[i].path, txn) != nil { rest.append(i); continue }
+                let doc = s.allocate()
+                try c.put(keys[i], Self.docBytes(doc))
+                if let h = files[i].contentHash { s.hashEdits.append((Self.hashKey(h, doc), true)) }
+                outcomes[i] = .added
+                group.append((i, doc))
+                if group.count == NewFileBuild.groupSize {
+                    build.submit(group)
+                    group.removeAll(keepingCapacity: true)
+                }
             }
         }
+        build.submit(group)
+        return rest
+    }
+
+    /// The batch's attributes: built in, and app attributes (numbered now if new). Throws where a
+    /// value's type does not fit its attribute.
+    private func attributeTable(_ files: [FileItem], _ txn: borrowing Transaction, _ s: inout WriteSession) throws -> AttributeTable {
+        var table = AttributeTable()
+        for f in files {
+            for (name, value) in f.attributes where name != MDItem.path {
+                if let info = table.info(name), Schema.compatible(info.type, value.type) { continue }
+                table.add(try catalog.resolve(name, type: value.type, txn, meta: meta, pending: &s.pendingAttributes, indexPath: directory))
+            }
+        }
+        return table
     }
 
     /// For each file: whether some indexed file has its content hash (only then can it be a
@@ -186,8 +218,11 @@ extension MetadataIndex {
         sorted.sort { $0.head < $1.head }
         try txn.withCursor(hashes) { c in
             for (_, i) in sorted {
-                let prefix = files[i].contentHash!.prefix(16)
-                if let e = try c.seek(atLeast: Array(prefix)), e.key.starts(with: prefix) { known[i] = true }
+                known[i] = try files[i].contentHash!.withUnsafeBytes { hash in
+                    let prefix = UnsafeRawBufferPointer(rebasing: hash.prefix(16))
+                    guard let e = try c.seek(atLeast: prefix), e.key.count >= prefix.count else { return false }
+                    return ByteString.equal(UnsafeRawBufferPointer(rebasing: e.key.prefix(prefix.count)), prefix)
+                }
             }
         }
         return known
@@ -250,12 +285,11 @@ extension MetadataIndex {
         return catalog.info(id: id) ?? pending.values.first { $0.id == id }
     }
 
-    /// Attributes by number, numbering new app attributes; `excluded` is left out.
-    func resolve(_ attributes: [String: AttributeValue], excluding excluded: String? = nil, _ txn: borrowing Transaction,
+    /// Attributes by number, numbering new app attributes.
+    func resolve(_ attributes: [String: AttributeValue], _ txn: borrowing Transaction,
                  _ s: inout WriteSession) throws -> [UInt16: AttributeValue] {
         var out: [UInt16: AttributeValue] = [:]
-        out.reserveCapacity(attributes.count + 1)
-        for (name, value) in attributes where name != excluded {
+        for (name, value) in attributes {
             let info: AttributeInfo
             if let builtIn = Schema.byName[name], Schema.compatible(builtIn.type, value.type) {
                 info = builtIn
@@ -287,38 +321,47 @@ extension MetadataIndex {
         sink.exists(Schema.allItemsID)
         let attributes = r.effectiveAttributes
         let pathID = Schema.pathID
-        let path: String? = r.kind == .file ? r.identifier : attributes[pathID]?.stringValues?.first
-        if var path {
-            sink.exists(pathID)
-            // Every ancestor directory but "/" (which holds everything: the existence list).
-            path.withUTF8 { bytes in
-                for i in 1..<max(1, bytes.count) where bytes[i] == UInt8(ascii: "/") {
-                    sink.term(.directory, pathID, UnsafeBufferPointer(rebasing: bytes[0..<min(i, TextFolding.maxTermBytes)]))
-                }
-            }
-        }
+        if let path = r.kind == .file ? r.identifier : attributes[pathID]?.stringValues?.first { Self.pathTerms(path, &sink) }
         var folded: [UInt8] = []
         folded.reserveCapacity(128)
         for (id, value) in attributes where id != pathID {
             guard let info = info(id, pending) else { continue }
-            sink.exists(id)
-            switch value {
-            case .string(let string):
-                stringTerms(string, id, info.policy, markExact: false, &folded, &sink)
-            case .strings(let strings):
-                let marked = info.policy.contains(.values) ? Self.foldedTwins(strings) : []
-                for (k, string) in strings.enumerated() {
-                    stringTerms(string, id, info.policy, markExact: marked.contains(k), &folded, &sink)
-                }
-            case .number(let n), .date(let n):
-                if info.policy.contains(.numeric), !n.isNaN { sink.number(id, NumericKey.bucket(n)) }
+            Self.valueTerms(info, value, &folded, &sink)
+        }
+    }
+
+    /// The lists of an item's path: `kMDItemPath`'s existence list and every ancestor directory
+    /// but "/" (which holds everything: the existence list).
+    static func pathTerms<Sink: TermSink>(_ path: String, _ sink: inout Sink) {
+        sink.exists(Schema.pathID)
+        var path = path
+        path.withUTF8 { bytes in
+            for i in 1..<max(1, bytes.count) where bytes[i] == UInt8(ascii: "/") {
+                sink.term(.directory, Schema.pathID, UnsafeBufferPointer(rebasing: bytes[0..<min(i, TextFolding.maxTermBytes)]))
             }
         }
     }
 
+    /// The lists of one attribute value; `folded` is scratch space.
+    static func valueTerms<Sink: TermSink>(_ info: AttributeInfo, _ value: AttributeValue, _ folded: inout [UInt8], _ sink: inout Sink) {
+        let id = info.id
+        sink.exists(id)
+        switch value {
+        case .string(let string):
+            stringTerms(string, id, info.policy, markExact: false, &folded, &sink)
+        case .strings(let strings):
+            let marked = info.policy.contains(.values) ? foldedTwins(strings) : []
+            for (k, string) in strings.enumerated() {
+                stringTerms(string, id, info.policy, markExact: marked.contains(k), &folded, &sink)
+            }
+        case .number(let n), .date(let n):
+            if info.policy.contains(.numeric), !n.isNaN { sink.number(id, NumericKey.bucket(n)) }
+        }
+    }
+
     /// The lists of one string value of attribute `id`; `folded` is scratch space.
-    private func stringTerms<Sink: TermSink>(_ string: String, _ id: UInt16, _ policy: IndexPolicy, markExact: Bool,
-                                             _ folded: inout [UInt8], _ sink: inout Sink) {
+    private static func stringTerms<Sink: TermSink>(_ string: String, _ id: UInt16, _ policy: IndexPolicy, markExact: Bool,
+                                                    _ folded: inout [UInt8], _ sink: inout Sink) {
         let changed = TextFolding.fold(string, into: &folded)
         if policy.contains(.values) {
             if folded.count <= TextFolding.maxTermBytes && !folded.contains(0) {
@@ -463,14 +506,10 @@ extension MetadataIndex {
         return docs
     }
 
-    func upsertFile(_ f: FileItem, idKey: [UInt8], hashKnown: Bool, _ txn: borrowing Transaction, _ s: inout WriteSession,
-                    _ idc: borrowing Cursor, _ itc: borrowing Cursor) throws -> FileIndexOutcome {
-        guard f.path.hasPrefix("/") else {
-            throw IndexError(path: directory, reason: .invalidItem("file paths must be absolute: \(f.path)"))
-        }
-        // The path is the identifier, not an attribute; the name defaults to its last component.
-        var attributes = try resolve(f.attributes, excluding: MDItem.path, txn, &s)
-        if attributes[Schema.fsNameID] == nil { attributes[Schema.fsNameID] = .string(String(f.path.split(separator: "/").last ?? "")) }
+    /// Adds, updates or moves one file (the cases ``findNewFiles`` leaves).
+    func upsertFile(_ f: FileItem, _ table: AttributeTable, idKey: [UInt8], _ txn: borrowing Transaction, _ s: inout WriteSession,
+                    _ idc: borrowing Cursor) throws -> FileIndexOutcome {
+        let attributes = table.attributes(of: f)
         if let doc = try verified(idc.seek(exactly: idKey)?.value, f.path, txn), var r = try record(doc, txn) {
             if r.fileState == f.state && r.attributes == attributes && r.contentHash == f.contentHash { return .unchanged }
             let before = try snapshot([doc], txn, s)
@@ -486,7 +525,7 @@ extension MetadataIndex {
             return .updated
         }
         // A file with the same bytes whose path is gone: the same file, renamed.
-        if hashKnown, let h = f.contentHash, let (doc, old) = try renamedFile(hash: h, txn) {
+        if let h = f.contentHash, let (doc, old) = try renamedFile(hash: h, txn) {
             let affected = [doc] + (try linkedApps(old.identifier, txn)) + (try linkedApps(f.path, txn))
             let before = try snapshot(affected, txn, s)
             try txn.delete(ids, key: Self.idKey(.file, old.identifier))
@@ -498,21 +537,17 @@ extension MetadataIndex {
             return .moved(from: old.identifier)
         }
         let doc = s.allocate()
-        if s.linksEmpty == nil { s.linksEmpty = try txn.count(links) == 0 }
         let apps = s.linksEmpty == true ? [] : try linkedApps(f.path, txn)
         let before = apps.isEmpty ? [:] : try snapshot(apps, txn, s)
         try idc.put(idKey, Self.docBytes(doc))
         if let h = f.contentHash { s.hashEdits.append((Self.hashKey(h, doc), true)) }
         let r = ItemRecord(kind: .file, identifier: f.path, contentHash: f.contentHash, fileState: f.state, attributes: attributes)
-        try itc.put(Self.docBytes(doc), r.encoded(), append: true)  // new numbers come after every item
-        if !apps.isEmpty {
+        try putRecord(doc, r, txn)
+        if apps.isEmpty {
+            s.add(doc, r, self)
+        } else {
             try refreshOverlay(f.path, txn)
             try recordDiff(before, txn, &s)
-        }
-        if apps.isEmpty {
-            // New and unlinked: its lists straight from the record in hand, nothing to take away.
-            s.addNew(doc, r, self)
-        } else {
             s.record(doc, before: [], after: try terms(of: doc, txn, s))
         }
         return .added

@@ -6,8 +6,9 @@ import ThumbcacheTestSupport
 /// Thousands of generated items, queried through the index and by brute force over the same
 /// items; then updates and deletions, and the same again. Lists grow past one chunk, chunks split,
 /// shrink and vanish, so this checks the posting list edits as much as the query planner.
-/// Batches above ``TermThread/minimumBatch`` make their lists on a second thread, smaller ones
-/// inline: both are here, and a large batch that mixes new files, updates and a path twice.
+/// Batches of ``NewFileBuild/minimumBatch`` files or more build their new files on two threads,
+/// smaller ones on the writing thread: both are here, and a large batch that mixes new files,
+/// updates and a path given twice.
 struct IndexModelTests {
     struct Model: Sendable {
         var size: Double
@@ -138,7 +139,7 @@ struct IndexModelTests {
             models[path] = m
             changed.append(Self.item(path, m))
         }
-        #expect(changed.count >= TermThread.minimumBatch)
+        #expect(changed.count >= NewFileBuild.minimumBatch)
         _ = try index.indexFiles(changed)
         try index.removeFiles(paths: removed)
         try check(index, models)
