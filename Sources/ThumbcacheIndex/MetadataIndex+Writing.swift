@@ -150,7 +150,14 @@ extension MetadataIndex {
             }
             // Content hashes in key order, through one cursor.
             try txn.withCursor(hashes) { c in
-                for (key, add) in s.hashEdits.sorted(by: { ByteString.less($0.key, $1.key) }) {
+                // On the hashes' first eight bytes (random: almost never equal), then in the order made.
+                let heads = s.hashEdits.map { ByteString.head($0.key) }
+                let order = s.hashEdits.indices.sorted { a, b in
+                    heads[a] != heads[b] ? heads[a] < heads[b]
+                        : ByteString.less(s.hashEdits[a].key, s.hashEdits[b].key) || (s.hashEdits[a].key == s.hashEdits[b].key && a < b)
+                }
+                for k in order {
+                    let (key, add) = s.hashEdits[k]
                     if add { try c.put(key, []) } else { try c.delete(key) }
                 }
             }

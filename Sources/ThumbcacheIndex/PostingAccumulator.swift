@@ -109,10 +109,8 @@ struct PostingAccumulator {
         for e in other.edits { edits.append(UInt64(UInt32(numbers[Int(e >> 32)])) << 32 | (e & 0xFFFF_FFFF)) }
     }
 
-    /// Calls `body` with each list's key prefix and its edits (item << 1 | add) in the order
-    /// made, lists in key order.
-    func forEachList(_ body: (UnsafeRawBufferPointer, ArraySlice<UInt32>) throws -> Void) rethrows {
-        guard !edits.isEmpty else { return }
+    /// The edits grouped per list, lists in key order.
+    func grouped() -> GroupedEdits {
         let lists = table.count
         // Counting sort by list number: stable, so each list's edits keep their order.
         var starts = [Int](repeating: 0, count: lists + 1)
@@ -125,11 +123,40 @@ struct PostingAccumulator {
             sorted[next[l]] = UInt32(truncatingIfNeeded: e)
             next[l] += 1
         }
+        let order = edits.isEmpty ? [] : table.sortedOrder().filter { starts[$0 + 1] > starts[$0] }
+        return GroupedEdits(table: table, sorted: sorted, starts: starts, order: order)
+    }
+}
+
+/// A transaction's posting edits per list, lists in key order (see ``PostingAccumulator/grouped()``).
+struct GroupedEdits: Sendable {
+    fileprivate let table: TermTable
+    fileprivate let sorted: [UInt32]
+    fileprivate let starts: [Int]
+    /// List numbers in key order.
+    fileprivate let order: [Int]
+
+    var count: Int { order.count }
+
+    /// Calls `body` with the key prefix and edits (item << 1 | add, in the order made) of the
+    /// lists at `positions` in key order.
+    func forEachList(_ positions: Range<Int>, _ body: (UnsafeRawBufferPointer, ArraySlice<UInt32>) throws -> Void) rethrows {
         try table.withKeys { key in
-            for l in table.sortedOrder() where starts[l + 1] > starts[l] {
-                try body(key(l), sorted[starts[l]..<starts[l + 1]])
-            }
+            for l in order[positions] { try body(key(l), sorted[starts[l]..<starts[l + 1]]) }
         }
+    }
+
+    /// The position that splits the lists into two halves of about equal work (a list costs
+    /// its lookup and write, an edit its share of decoding and encoding).
+    func balancedSplit() -> Int {
+        let weight = { (l: Int) in 16 + self.starts[l + 1] - self.starts[l] }
+        let total = order.reduce(0) { $0 + weight($1) }
+        var sum = 0
+        for (position, l) in order.enumerated() {
+            sum += weight(l)
+            if sum * 2 >= total { return position + 1 }
+        }
+        return count
     }
 }
 
@@ -221,10 +248,32 @@ struct TermTable {
     /// Key numbers in byte order of the keys.
     func sortedOrder() -> [Int] {
         withKeys { key in
-            // Sort on the first eight bytes as a number; compare whole keys only on equal heads.
+            // Sorted on eight bytes at a time as a number: keys sharing a long beginning (the
+            // directories of one home) compare as numbers, not memcmp calls, level after level.
             var heads: [(head: UInt64, n: Int32)] = (0..<count).map { n in (ByteString.head(key(n)), Int32(n)) }
-            heads.sort { x, y in x.head != y.head ? x.head < y.head : ByteString.less(key(Int(x.n)), key(Int(y.n))) }
+            Self.sort(&heads[...], offset: 0, key)
             return heads.map { Int($0.n) }
+        }
+    }
+
+    /// Sorts `heads` (whose keys agree before `offset`) on the keys' eight bytes at `offset`,
+    /// then each run of equal heads on the next eight; short runs and deep levels compare whole keys.
+    private static func sort(_ heads: inout ArraySlice<(head: UInt64, n: Int32)>, offset: Int,
+                             _ key: (Int) -> UnsafeRawBufferPointer) {
+        guard heads.count > 16, offset < 64 else {
+            heads.sort { ByteString.less(key(Int($0.n)), key(Int($1.n))) }
+            return
+        }
+        heads.sort { $0.head < $1.head }
+        var start = heads.startIndex
+        while start < heads.endIndex {
+            var end = start + 1
+            while end < heads.endIndex && heads[end].head == heads[start].head { end += 1 }
+            if end - start > 1 {
+                for k in start..<end { heads[k].head = ByteString.head(UnsafeRawBufferPointer(rebasing: key(Int(heads[k].n)).dropFirst(offset + 8))) }
+                sort(&heads[start..<end], offset: offset + 8, key)
+            }
+            start = end
         }
     }
 }

@@ -1,13 +1,85 @@
+import Dispatch
 import Glibc
+import Synchronization
 import ThumbcacheLMDB
 
 extension MetadataIndex {
     /// Applies a transaction's posting edits: lists in key order through one cursor, so the
     /// walk over the `postings` database goes forward and mostly stays on the page it is on.
+    ///
+    /// With many lists a helper thread takes the second half: it reads their chunks in a read
+    /// transaction (which sees `postings` as this transaction does: nothing wrote it before
+    /// this point), merges and encodes them into a ``WritePlan`` while this thread applies the
+    /// first half, and this thread then writes the plan. The two halves touch different keys.
     func applyChanges(_ accumulator: PostingAccumulator, _ txn: borrowing Transaction) throws {
+        let lists = accumulator.grouped()
+        let split = lists.count >= Self.parallelApplyLists ? lists.balancedSplit() : lists.count
+        let helped = split < lists.count
+        let plan = Mutex<Result<WritePlan, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        if helped {
+            DispatchQueue.global(qos: .userInitiated).async { [self] in
+                let result = Result { () throws -> WritePlan in
+                    try environment.read { reader in
+                        try reader.withCursor(postings) { c in
+                            var w = PostingWriter(planning: true)
+                            try lists.forEachList(split..<lists.count) { prefix, ops in try w.apply(prefix, ops, c) }
+                            return w.plan
+                        }
+                    }
+                }
+                plan.withLock { $0 = result }
+                done.signal()
+            }
+        }
+        var waited = false
+        defer { if helped && !waited { done.wait() } }  // also when this half fails: the helper's read ends first
         try txn.withCursor(postings) { c in
             var w = PostingWriter()
-            try accumulator.forEachList { prefix, ops in try w.apply(prefix, ops, c) }
+            try lists.forEachList(0..<split) { prefix, ops in try w.apply(prefix, ops, c) }
+            guard helped else { return }
+            done.wait()
+            waited = true
+            try plan.withLock { $0.take() }!.get().write(c)
+        }
+    }
+
+    /// Batches touching fewer lists apply them on one thread: a hand-off costs more than it saves.
+    static let parallelApplyLists = 4096
+}
+
+/// Chunk writes and deletions, in the order made, for a writing thread to carry out.
+struct WritePlan: Sendable {
+    private var bytes: [UInt8] = []
+    /// (key end, value end or -1 for a deletion) into `bytes`, each entry after the previous.
+    private var entries: [(keyEnd: Int, valueEnd: Int)] = []
+
+    mutating func put(_ key: [UInt8], _ value: [UInt8]) {
+        bytes.append(contentsOf: key)
+        let keyEnd = bytes.count
+        bytes.append(contentsOf: value)
+        entries.append((keyEnd, bytes.count))
+    }
+
+    mutating func delete(_ key: [UInt8]) {
+        bytes.append(contentsOf: key)
+        entries.append((bytes.count, -1))
+    }
+
+    /// Carries the plan out through `c`, a cursor over `postings` in a write transaction.
+    func write(_ c: borrowing Cursor) throws {
+        try bytes.withUnsafeBytes { b in
+            var start = 0
+            for (keyEnd, valueEnd) in entries {
+                let key = UnsafeRawBufferPointer(rebasing: b[start..<keyEnd])
+                if valueEnd < 0 {
+                    if try c.seek(exactly: key) != nil { try c.deleteCurrent() }
+                    start = keyEnd
+                } else {
+                    try c.put(key, UnsafeRawBufferPointer(rebasing: b[keyEnd..<valueEnd]))
+                    start = valueEnd
+                }
+            }
         }
     }
 }
@@ -23,6 +95,11 @@ struct PostingWriter {
     private var docs: [UInt32] = []
     private var merged: [UInt32] = []
     private var value: [UInt8] = []
+    /// Planning (see ``WritePlan``): writes and deletions are recorded, not made.
+    private let planning: Bool
+    private(set) var plan = WritePlan()
+
+    init(planning: Bool = false) { self.planning = planning }
 
     /// Applies `ops` (item << 1 | add, in the order made; the last op per item wins) to the list
     /// whose key prefix is `prefix`.
@@ -37,8 +114,12 @@ struct PostingWriter {
             mergeChanges(k..<end)
             if let start, merged.first != start {
                 setKey(prefix, start)
-                try key.withUnsafeBytes { k in
-                    if try c.seek(exactly: k) != nil { try c.deleteCurrent() }
+                if planning {
+                    plan.delete(key)
+                } else {
+                    try key.withUnsafeBytes { k in
+                        if try c.seek(exactly: k) != nil { try c.deleteCurrent() }
+                    }
                 }
             }
             try writeRuns(prefix, c)
@@ -132,7 +213,11 @@ struct PostingWriter {
             Varint.append(&value, UInt64(merged[start]))
             for i in (start + 1)..<end { Varint.append(&value, UInt64(merged[i] - merged[i - 1])) }
             setKey(prefix, merged[start])
-            try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try c.put(k, v) } }
+            if planning {
+                plan.put(key, value)
+            } else {
+                try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try c.put(k, v) } }
+            }
             start = end
         }
     }
