@@ -1,4 +1,6 @@
+import Dispatch
 import Glibc
+import Synchronization
 import ThumbcacheLMDB
 
 /// A posting list's key prefix, hashed by its bytes in one call.
@@ -121,11 +123,15 @@ extension MetadataIndex {
         let keys = files.map { Self.idKey(.file, $0.path) }
         let order = files.indices.sorted { ByteString.less(keys[$0], keys[$1]) || ($0 < $1 && keys[$0] == keys[$1]) }
         return try write { txn, s in
-            let table = try attributeTable(files, txn, &s)
+            // Large batches look up known contents on a helper while this thread numbers attributes.
+            let known = files.count >= NewFileBuild.minimumBatch ? KnownHashes(files, self) : nil
+            let table: AttributeTable
+            do { table = try attributeTable(files, txn, &s) } catch { _ = try? known?.result(); throw error }
+            let knownContent = try known?.result() ?? knownHashes(files, txn)
             var outcomes = [FileIndexOutcome](repeating: .unchanged, count: files.count)
             let build = NewFileBuild(files: files, table: table)
             let pass = Result { () throws -> [Int] in
-                try findNewFiles(files, keys, order, build, &outcomes, txn, &s)
+                try findNewFiles(files, keys, order, knownContent, build, &outcomes, txn, &s)
             }
             let (groups, postings) = build.finish()
             let rest = try pass.get()
@@ -169,9 +175,8 @@ extension MetadataIndex {
     /// The pass over `ids` in path order: numbers each new file (not indexed, no known content,
     /// nothing links to it, its path not given before in the batch), records its identifier and
     /// content hash, and hands it to `build`. Returns the files left to ``upsertFile``, in order.
-    private func findNewFiles(_ files: [FileItem], _ keys: [[UInt8]], _ order: [Int], _ build: NewFileBuild,
+    private func findNewFiles(_ files: [FileItem], _ keys: [[UInt8]], _ order: [Int], _ known: [Bool], _ build: NewFileBuild,
                               _ outcomes: inout [FileIndexOutcome], _ txn: borrowing Transaction, _ s: inout WriteSession) throws -> [Int] {
-        let known = try knownHashes(files, txn)
         if s.linksEmpty == nil { s.linksEmpty = try txn.count(links) == 0 }
         var rest: [Int] = []
         var group: [(index: Int, doc: UInt32)] = []
@@ -215,7 +220,7 @@ extension MetadataIndex {
 
     /// For each file: whether some indexed file has its content hash (only then can it be a
     /// rename). Looked up in hash order through one cursor.
-    private func knownHashes(_ files: [FileItem], _ txn: borrowing Transaction) throws -> [Bool] {
+    fileprivate func knownHashes(_ files: [FileItem], _ txn: borrowing Transaction) throws -> [Bool] {
         var known = [Bool](repeating: false, count: files.count)
         guard try txn.count(hashes) > 0 else { return known }
         // Sorted on the hash's first eight bytes: the cursor moves forward through the database.
@@ -591,6 +596,27 @@ extension MetadataIndex {
         if let h = r.contentHash { try txn.delete(hashes, key: Self.hashKey(h, doc)) }
         try txn.delete(items, key: Self.docBytes(doc))
         try recordDiff(before, txn, &s)
+    }
+}
+
+/// ``MetadataIndex/knownHashes(_:_:)`` on a helper thread, in a read transaction: it sees
+/// `hashes` as the write transaction does, which writes them only at the end of its batch.
+private final class KnownHashes: Sendable {
+    private let answer = Mutex<Result<[Bool], any Error>?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ files: [FileItem], _ index: MetadataIndex) {
+        DispatchQueue.global(qos: .userInitiated).async { [self] in
+            let r = Result { try index.environment.read { txn in try index.knownHashes(files, txn) } }
+            answer.withLock { $0 = r }
+            done.signal()
+        }
+    }
+
+    /// Waits for the answer; call once.
+    func result() throws -> [Bool] {
+        done.wait()
+        return try answer.withLock { $0.take() }!.get()
     }
 }
 
