@@ -348,10 +348,19 @@ extension MetadataIndex {
         sink.exists(Schema.pathID)
         var path = path
         path.withUTF8 { bytes in
-            for i in 1..<max(1, bytes.count) where bytes[i] == UInt8(ascii: "/") {
-                sink.term(.directory, Schema.pathID, UnsafeBufferPointer(rebasing: bytes[0..<min(i, TextFolding.maxTermBytes)]))
-            }
+            forEachDirectory(bytes) { end in sink.term(.directory, Schema.pathID, directoryTerm(bytes, end)) }
         }
+    }
+
+    /// Calls `body` with the end of each directory in an absolute path's bytes but "/" (the
+    /// position of the slash after it).
+    @inline(__always) static func forEachDirectory(_ path: UnsafeBufferPointer<UInt8>, _ body: (Int) -> Void) {
+        for i in 1..<max(1, path.count) where path[i] == UInt8(ascii: "/") { body(i) }
+    }
+
+    /// The list term of the directory ending at `end` (cut to a term's length).
+    static func directoryTerm(_ path: UnsafeBufferPointer<UInt8>, _ end: Int) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(rebasing: path[0..<min(end, TextFolding.maxTermBytes)])
     }
 
     /// The lists of one attribute value; `folded` is scratch space.

@@ -147,13 +147,13 @@ final class NewFileBuild: Sendable {
             }
             scratch.next.removeAll(keepingCapacity: true)
             var k = 0
-            for i in 1..<max(1, bytes.count) where bytes[i] == UInt8(ascii: "/") {
+            MetadataIndex.forEachDirectory(bytes) { i in
                 while k < scratch.directories.count && scratch.directories[k].end < i { k += 1 }
                 let list: Int32
                 if i < common, k < scratch.directories.count, scratch.directories[k].end == i {
                     list = scratch.directories[k].list  // the same directory as the previous path's
                 } else {
-                    list = postings.list(.directory, Schema.pathID, UnsafeBufferPointer(rebasing: bytes[0..<min(i, TextFolding.maxTermBytes)]))
+                    list = postings.list(.directory, Schema.pathID, MetadataIndex.directoryTerm(bytes, i))
                 }
                 postings.add(list: list, doc)
                 scratch.next.append((i, list))
