@@ -36,7 +36,7 @@ let package = Package(
         // The content-addressed thumbnail store: hashing, stat cache, records, group commit.
         .target(name: "ThumbcacheStore", dependencies: ["ThumbcacheLMDB", "CXXHash", "ThumbcacheSync"]),
         // The Spotlight-like metadata index and its query language; independent of thumbnails.
-        .target(name: "ThumbcacheIndex", dependencies: ["ThumbcacheLMDB", "CXXHash"]),
+        .target(name: "ThumbcacheIndex", dependencies: ["ThumbcacheLMDB", "ThumbcacheSync", "CXXHash"]),
         // Decoding, EXIF, resizing and encoding images; independent of the store.
         .target(name: "ThumbcacheImaging", dependencies: ["CPNG", "CJPEG", "ThumbcacheSync"]),
         // Thumbnail generation after QuickLook: content types, providers, the generator, warming.

@@ -110,6 +110,12 @@ struct AttributeInfo: Sendable, Hashable {
     /// Values are whole numbers (rounded when indexed): a range bound inside a bucket is decided
     /// without reading items.
     let integral: Bool
+
+    /// `value` as indexed: whole-number attributes rounded.
+    func stored(_ value: AttributeValue) -> AttributeValue {
+        if integral, case .number(let n) = value { return .number(n.rounded()) }
+        return value
+    }
 }
 
 /// The attributes with fixed numbers. The numbers are part of the file format (Docs/FORMAT.md):

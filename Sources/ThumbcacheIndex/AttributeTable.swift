@@ -29,7 +29,7 @@ struct AttributeTable: Sendable {
         for (name, value) in f.attributes where name != MDItem.path {
             guard let info = info(name) else { continue }
             if info.id == Schema.fsNameID { named = true }
-            if info.integral, case .number(let n) = value { body(info, .number(n.rounded())) } else { body(info, value) }
+            body(info, info.stored(value))
         }
         if !named { body(Schema.builtInTable[Int(Schema.fsNameID)]!, .string(String(f.path.split(separator: "/").last ?? ""))) }
     }

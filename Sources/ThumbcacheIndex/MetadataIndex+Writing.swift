@@ -1,7 +1,6 @@
-import Dispatch
 import Glibc
-import Synchronization
 import ThumbcacheLMDB
+import ThumbcacheSync
 
 /// A posting list's key prefix, hashed by its bytes in one call.
 struct TermKey: Hashable {
@@ -124,7 +123,9 @@ extension MetadataIndex {
         let order = files.indices.sorted { ByteString.less(keys[$0], keys[$1]) || ($0 < $1 && keys[$0] == keys[$1]) }
         return try write { txn, s in
             // Large batches look up known contents on a helper while this thread numbers attributes.
-            let known = files.count >= NewFileBuild.minimumBatch ? KnownHashes(files, self) : nil
+            let known = files.count < NewFileBuild.minimumBatch ? nil : HelperWork { [self] in
+                try environment.read { reader in try knownHashes(files, reader) }
+            }
             let table: AttributeTable
             do { table = try attributeTable(files, txn, &s) } catch { _ = try? known?.result(); throw error }
             let knownContent = try known?.result() ?? knownHashes(files, txn)
@@ -140,12 +141,9 @@ extension MetadataIndex {
             s.postings = all
             try txn.withCursor(items) { c in
                 for g in groups {
-                    try g.records.withUnsafeBytes { records in
-                        for (k, file) in g.files.enumerated() {
-                            let record = UnsafeRawBufferPointer(rebasing: records[(k == 0 ? 0 : g.ends[k - 1])..<g.ends[k]])
-                            try withUnsafeBytes(of: file.doc.bigEndian) { key in
-                                try c.put(key, record, append: true)  // new numbers come after every item
-                            }
+                    try g.forEachRecord { doc, record in
+                        try withUnsafeBytes(of: doc.bigEndian) { key in
+                            try c.put(key, record, append: true)  // new numbers come after every item
                         }
                     }
                 }
@@ -220,7 +218,7 @@ extension MetadataIndex {
 
     /// For each file: whether some indexed file has its content hash (only then can it be a
     /// rename). Looked up in hash order through one cursor.
-    fileprivate func knownHashes(_ files: [FileItem], _ txn: borrowing Transaction) throws -> [Bool] {
+    private func knownHashes(_ files: [FileItem], _ txn: borrowing Transaction) throws -> [Bool] {
         var known = [Bool](repeating: false, count: files.count)
         guard try txn.count(hashes) > 0 else { return known }
         // Sorted on the hash's first eight bytes: the cursor moves forward through the database.
@@ -308,7 +306,7 @@ extension MetadataIndex {
             } else {
                 info = try catalog.resolve(name, type: value.type, txn, meta: meta, pending: &s.pendingAttributes, indexPath: directory)
             }
-            if info.integral, case .number(let n) = value { out[info.id] = .number(n.rounded()) } else { out[info.id] = value }
+            out[info.id] = info.stored(value)
         }
         return out
     }
@@ -605,27 +603,6 @@ extension MetadataIndex {
         if let h = r.contentHash { try txn.delete(hashes, key: Self.hashKey(h, doc)) }
         try txn.delete(items, key: Self.docBytes(doc))
         try recordDiff(before, txn, &s)
-    }
-}
-
-/// ``MetadataIndex/knownHashes(_:_:)`` on a helper thread, in a read transaction: it sees
-/// `hashes` as the write transaction does, which writes them only at the end of its batch.
-private final class KnownHashes: Sendable {
-    private let answer = Mutex<Result<[Bool], any Error>?>(nil)
-    private let done = DispatchSemaphore(value: 0)
-
-    init(_ files: [FileItem], _ index: MetadataIndex) {
-        DispatchQueue.global(qos: .userInitiated).async { [self] in
-            let r = Result { try index.environment.read { txn in try index.knownHashes(files, txn) } }
-            answer.withLock { $0 = r }
-            done.signal()
-        }
-    }
-
-    /// Waits for the answer; call once.
-    func result() throws -> [Bool] {
-        done.wait()
-        return try answer.withLock { $0.take() }!.get()
     }
 }
 

@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import ThumbcacheSync
 
 /// The CPU side of a file batch's new files — their records and posting lists — built on the
 /// writing thread and, for large batches, a helper thread.
@@ -21,6 +21,15 @@ final class NewFileBuild: Sendable {
         /// Record `k` is `records[ends[k - 1] ..< ends[k]]` (`ends[-1]` = 0).
         var records: [UInt8] = []
         var ends: [Int] = []
+
+        /// Calls `body` with each file's item number and record.
+        func forEachRecord(_ body: (UInt32, UnsafeRawBufferPointer) throws -> Void) rethrows {
+            try records.withUnsafeBytes { all in
+                for (k, file) in files.enumerated() {
+                    try body(file.doc, UnsafeRawBufferPointer(rebasing: all[(k == 0 ? 0 : ends[k - 1])..<ends[k]]))
+                }
+            }
+        }
     }
 
     private struct State {
@@ -34,10 +43,8 @@ final class NewFileBuild: Sendable {
     private let files: [FileItem]
     private let table: AttributeTable
     private let threaded: Bool
-    private let state = Mutex(State())
-    /// Signalled once per `submit` and once by `finish`.
-    private let ready = DispatchSemaphore(value: 0)
-    private let done = DispatchSemaphore(value: 0)
+    /// Every change wakes the other thread.
+    private let state = ConditionLockedState(State())
 
     /// Starts the helper if `files` is a large batch; `table` knows every attribute they use.
     init(files: [FileItem], table: AttributeTable) {
@@ -51,7 +58,6 @@ final class NewFileBuild: Sendable {
     func submit(_ files: [(index: Int, doc: UInt32)]) {
         guard !files.isEmpty else { return }
         state.withLock { $0.groups.append(Group(files: files)) }
-        if threaded { ready.signal() }
     }
 
     /// Ends the input, builds the groups the helper has not started, waits for it, and returns
@@ -63,12 +69,10 @@ final class NewFileBuild: Sendable {
             s.limit = split
             return (Array(s.groups[split...]), split)
         }
-        if threaded { ready.signal() }
         var sink = AccumulatorSink(postings: PostingAccumulator(), doc: 0)
         var scratch = Scratch()
         let built = mine.map { build($0, &sink, &scratch) }
-        if threaded { done.wait() }
-        return state.withLock { s in
+        return state.withLock(waitingUntil: { !threaded || $0.helperPostings != nil }) { s in
             s.groups.replaceSubrange(first..., with: built)
             var postings = s.helperPostings.take() ?? PostingAccumulator()
             postings.append(contentsOf: sink.postings)
@@ -80,10 +84,10 @@ final class NewFileBuild: Sendable {
         var sink = AccumulatorSink(postings: PostingAccumulator(), doc: 0)
         var scratch = Scratch()
         while true {
-            enum Step { case build(Int, Group), wait, stop }
-            let step: Step = state.withLock { s in
+            enum Step { case build(Int, Group), stop }
+            // A group to build, or the end (`finish` set the limit, which is at most the count).
+            let step: Step = state.withLock(waitingUntil: { $0.next < $0.groups.count || $0.limit != nil }) { s in
                 if let limit = s.limit, s.next >= limit { return .stop }
-                guard s.next < s.groups.count else { return .wait }
                 defer { s.next += 1 }
                 return .build(s.next, s.groups[s.next])
             }
@@ -91,11 +95,9 @@ final class NewFileBuild: Sendable {
             case .build(let n, let group):
                 let built = build(group, &sink, &scratch)
                 state.withLock { $0.groups[n] = built }
-            case .wait: ready.wait()
             case .stop:
                 let postings = sink.postings
                 state.withLock { $0.helperPostings = postings }
-                done.signal()
                 return
             }
         }

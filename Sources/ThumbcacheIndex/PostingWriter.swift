@@ -1,7 +1,6 @@
-import Dispatch
 import Glibc
-import Synchronization
 import ThumbcacheLMDB
+import ThumbcacheSync
 
 extension MetadataIndex {
     /// Applies a transaction's posting edits: lists in key order through one cursor, so the
@@ -14,33 +13,23 @@ extension MetadataIndex {
     func applyChanges(_ accumulator: PostingAccumulator, _ txn: borrowing Transaction) throws {
         let lists = accumulator.grouped()
         let split = lists.count >= Self.parallelApplyLists ? lists.balancedSplit() : lists.count
-        let helped = split < lists.count
-        let plan = Mutex<Result<WritePlan, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        if helped {
-            DispatchQueue.global(qos: .userInitiated).async { [self] in
-                let result = Result { () throws -> WritePlan in
-                    try environment.read { reader in
-                        try reader.withCursor(postings) { c in
-                            var w = PostingWriter(planning: true)
-                            try lists.forEachList(split..<lists.count) { prefix, ops in try w.apply(prefix, ops, c) }
-                            return w.plan
-                        }
-                    }
+        let helper = split == lists.count ? nil : HelperWork { [self] in
+            try environment.read { reader in
+                try reader.withCursor(postings) { c in
+                    var w = PostingWriter(planning: true)
+                    try lists.forEachList(split..<lists.count) { prefix, ops in try w.apply(prefix, ops, c) }
+                    return w.plan
                 }
-                plan.withLock { $0 = result }
-                done.signal()
             }
         }
-        var waited = false
-        defer { if helped && !waited { done.wait() } }  // also when this half fails: the helper's read ends first
+        var taken = false
+        defer { if !taken { _ = try? helper?.result() } }  // also when this half fails: the helper's read ends first
         try txn.withCursor(postings) { c in
             var w = PostingWriter()
             try lists.forEachList(0..<split) { prefix, ops in try w.apply(prefix, ops, c) }
-            guard helped else { return }
-            done.wait()
-            waited = true
-            try plan.withLock { $0.take() }!.get().write(c)
+            guard let helper else { return }
+            taken = true
+            try helper.result().write(c)
         }
     }
 
