@@ -110,6 +110,8 @@ struct AttributeInfo: Sendable, Hashable {
     /// Values are whole numbers (rounded when indexed): a range bound inside a bucket is decided
     /// without reading items.
     let integral: Bool
+    /// How finely numbers are bucketed (file sizes: coarsely).
+    var buckets: NumericBuckets = .fine
 
     /// `value` as indexed: whole-number attributes rounded.
     func stored(_ value: AttributeValue) -> AttributeValue {
@@ -128,13 +130,14 @@ enum Schema {
     static let builtIn: [AttributeInfo] = {
         let text: IndexPolicy = [.values, .words]
         let name: IndexPolicy = [.trigrams, .words]
-        func a(_ id: UInt16, _ n: String, _ t: AttributeType, _ p: IndexPolicy, text: Bool = false, integral: Bool = false) -> AttributeInfo {
-            AttributeInfo(id: id, name: n, type: t, policy: p, isText: text, integral: integral)
+        func a(_ id: UInt16, _ n: String, _ t: AttributeType, _ p: IndexPolicy, text: Bool = false, integral: Bool = false,
+               buckets: NumericBuckets = .fine) -> AttributeInfo {
+            AttributeInfo(id: id, name: n, type: t, policy: p, isText: text, integral: integral, buckets: buckets)
         }
         return [
             a(1, MDItem.fsName, .string, name, text: true),
             a(2, MDItem.path, .string, .directories),
-            a(3, MDItem.fsSize, .number, .numeric, integral: true),
+            a(3, MDItem.fsSize, .number, .numeric, integral: true, buckets: .coarse),
             a(4, MDItem.contentType, .string, .values),
             a(5, MDItem.contentTypeTree, .strings, .values),
             a(6, MDItem.contentCreationDate, .date, .numeric),

@@ -5,7 +5,7 @@ public struct IndexError: Error, Sendable, CustomStringConvertible {
     public enum Reason: Sendable {
         /// The database failed (LMDB's message).
         case database(String)
-        /// The index was written by another format version.
+        /// The index was written in a format this code neither reads nor upgrades (a newer one).
         case formatVersion(found: Int, supported: Int)
         /// An app indexed a value whose type differs from the attribute's.
         case attributeType(name: String, expected: AttributeType, got: AttributeType)
@@ -25,7 +25,8 @@ public struct IndexError: Error, Sendable, CustomStringConvertible {
         switch reason {
         case .database(let message): "index at \(path): \(message)"
         case .formatVersion(let found, let supported):
-            "index at \(path) has format version \(found); this thumbcache reads version \(supported) (delete the directory to rebuild it)"
+            "index at \(path) has format version \(found), which this thumbcache (version \(supported), upgrading older ones) "
+                + "cannot read: use the thumbcache that wrote it, or delete the directory and warm again (app items are lost)"
         case .attributeType(let name, let expected, let got):
             "index at \(path): attribute \(name) holds \(expected) values, not \(got)"
         case .invalidItem(let message): "index at \(path): \(message)"

@@ -204,8 +204,8 @@ extension MetadataIndex {
             var set = DocSet.empty(universe: universe)
             var isExact = true
             for dir in dirs {
-                let (prefix, exact) = Schema.scopeList(dir)
-                set = set.union(try list(prefix, universe, txn))
+                let (s, exact) = try itemsUnder(dir, universe, txn)
+                set = set.union(s)
                 isExact = isExact && exact
             }
             return (set, isExact)
@@ -307,6 +307,11 @@ extension MetadataIndex {
 
     func list(_ prefix: [UInt8], _ universe: Int, _ txn: borrowing Transaction) throws -> DocSet {
         var builder = DocSetBuilder(universe: universe)
+        try collect(prefix, into: &builder, txn)
+        return builder.build()
+    }
+
+    func collect(_ prefix: [UInt8], into builder: inout DocSetBuilder, _ txn: borrowing Transaction) throws {
         try prefix.withUnsafeBytes { start in
             try txn.forEach(postings, from: start) { key, value in
                 guard key.count == prefix.count + 4, key.starts(with: prefix) else { return false }
@@ -314,7 +319,39 @@ extension MetadataIndex {
                 return true
             }
         }
-        return builder.build()
+    }
+
+    /// The items at any depth under `directory` (absolute, no trailing "/"), and whether exactly
+    /// those: its directory list, which holds the items of its subdirectories, and its own files
+    /// from `ids` (see ``listsOwnDirectory(_:_:)``).
+    func itemsUnder(_ directory: String, _ universe: Int, _ txn: borrowing Transaction) throws -> (DocSet, Bool) {
+        let (prefix, exact) = Schema.scopeList(directory)
+        var builder = DocSetBuilder(universe: universe)
+        try collect(prefix, into: &builder, txn)
+        if directory != "/" { try forEachFile(directlyIn: directory, txn) { builder.insert($0) } }
+        return (builder.build(), exact)
+    }
+
+    /// Calls `body` with the item number of each file directly in `directory` that has a plain
+    /// `ids` key (its path). `ids` is in path order, so a directory's files are one range; each
+    /// subdirectory met in it is skipped with one seek, past every key under it.
+    func forEachFile(directlyIn directory: String, _ txn: borrowing Transaction, _ body: (UInt32) -> Void) throws {
+        let slash = UInt8(ascii: "/")
+        let prefix = [Namespace.file.rawValue] + Array(directory.utf8) + [slash]
+        guard prefix.count <= 1 + Self.maxPlainKeyBytes else { return }  // its files have hashed keys
+        try txn.withCursor(ids) { c in
+            var entry = try c.seek(atLeast: prefix)
+            while let e = entry, e.key.starts(with: prefix) {
+                let plain = e.key.count > 1 + Self.maxPlainKeyBytes ? 1 + Self.hashedKeyTextBytes : e.key.count
+                if let next = e.key[prefix.count..<plain].firstIndex(of: slash) {
+                    // A subdirectory: on to the first key after "sub/…" ("sub0", as "0" follows "/").
+                    entry = try c.seek(atLeast: Array(e.key[..<next]) + [slash + 1])
+                    continue
+                }
+                if plain == e.key.count, let doc = Self.doc(e.value) { body(doc) }
+                entry = try c.next()
+            }
+        }
     }
 
     /// Visits the chunks of every term of `kind`/`attribute` whose term starts with `termPrefix`,
@@ -396,7 +433,7 @@ extension MetadataIndex {
             let prefix = pattern.prefix
             if let slash = prefix.lastIndex(of: "/") {
                 let dir = String(prefix[..<slash])
-                if !dir.isEmpty { return (try list(Postings.prefix(.directory, pathID, TextFolding.term(dir).bytes), universe, txn), false) }
+                if !dir.isEmpty { return (try itemsUnder(dir, universe, txn).0, false) }
             }
         }
         return (try list(Postings.prefix(.exists, pathID, []), universe, txn), false)
@@ -423,8 +460,8 @@ extension MetadataIndex {
     /// Visits the bucket chunks of `info` that can hold values in `interval`.
     func numericBuckets(_ info: AttributeInfo, _ interval: NumericInterval, _ txn: borrowing Transaction,
                         _ body: (UInt32, UnsafeRawBufferPointer) throws -> Bool) throws {
-        let first = NumericKey.bucket(interval.low)
-        let last = NumericKey.bucket(interval.high)
+        let first = info.buckets.bucket(interval.low)
+        let last = info.buckets.bucket(interval.high)
         let start = Postings.attributePrefix(.number, info.id) + NumericKey.term(first)
         let attributePrefix = Postings.attributePrefix(.number, info.id)
         try start.withUnsafeBytes { s in
@@ -445,7 +482,7 @@ extension MetadataIndex {
         var builder = DocSetBuilder(universe: universe)
         var check: [UInt32] = []
         try numericBuckets(info, interval, txn) { bucket, chunk in
-            let range = NumericKey.range(bucket)
+            let range = info.buckets.range(bucket)
             if interval.contains(range) {
                 Postings.forEach(chunk) { builder.insert($0) }
             } else if interval.overlaps(range) {

@@ -256,7 +256,7 @@ extension MetadataIndex {
             let paths: [String]
             do {
                 paths = try environment.read { txn in
-                    var docs = try list(Schema.scopeList(root).prefix, universe(txn), txn).members
+                    var docs = try itemsUnder(root, universe(txn), txn).0.members
                     if let own = try lookup(.file, root, txn) { docs.append(own) }
                     return try docs.compactMap { try record($0, txn) }.filter { $0.kind == .file }.map(\.identifier)
                 }
@@ -314,9 +314,15 @@ extension MetadataIndex {
     /// The posting lists an item is in, as a query should see it: nothing for an app item merged
     /// into the file it describes.
     func terms(of doc: UInt32, _ txn: borrowing Transaction, _ s: borrowing WriteSession) throws -> Set<TermKey> {
-        guard let r = try record(doc, txn) else { return [] }
-        if r.kind == .app, let url = r.contentURL, try lookup(.file, url, txn) != nil { return [] }
+        guard let r = try record(doc, txn), try !isMerged(r, txn) else { return [] }
         return terms(r, s.pendingAttributes)
+    }
+
+    /// Whether `r` is an app item describing an indexed file: merged into the file's item, it
+    /// has no lists of its own.
+    func isMerged(_ r: ItemRecord, _ txn: borrowing Transaction) throws -> Bool {
+        guard r.kind == .app, let url = r.contentURL else { return false }
+        return try lookup(.file, url, txn) != nil
     }
 
     func terms(_ r: ItemRecord, _ pending: [String: AttributeInfo]) -> Set<TermKey> {
@@ -331,7 +337,9 @@ extension MetadataIndex {
         sink.exists(Schema.allItemsID)
         let attributes = r.effectiveAttributes
         let pathID = Schema.pathID
-        if let path = r.kind == .file ? r.identifier : attributes[pathID]?.stringValues?.first { Self.pathTerms(path, &sink) }
+        if let path = r.kind == .file ? r.identifier : attributes[pathID]?.stringValues?.first {
+            Self.pathTerms(path, ownDirectory: Self.listsOwnDirectory(r.kind, path), &sink)
+        }
         var folded: [UInt8] = []
         folded.reserveCapacity(128)
         for (id, value) in attributes where id != pathID {
@@ -340,20 +348,33 @@ extension MetadataIndex {
         }
     }
 
-    /// The lists of an item's path: `kMDItemPath`'s existence list and every ancestor directory
-    /// but "/" (which holds everything: the existence list).
-    static func pathTerms<Sink: TermSink>(_ path: String, _ sink: inout Sink) {
+    /// The lists of an item's path: `kMDItemPath`'s existence list and its ancestor directories'
+    /// lists: every one but "/" (which holds everything: the existence list), and but its own
+    /// directory unless `ownDirectory` (see ``listsOwnDirectory(_:_:)``).
+    static func pathTerms<Sink: TermSink>(_ path: String, ownDirectory: Bool, _ sink: inout Sink) {
         sink.exists(Schema.pathID)
         var path = path
         path.withUTF8 { bytes in
-            forEachDirectory(bytes) { end in sink.term(.directory, Schema.pathID, directoryTerm(bytes, end)) }
+            forEachDirectory(bytes, ownDirectory: ownDirectory) { end in sink.term(.directory, Schema.pathID, directoryTerm(bytes, end)) }
         }
     }
 
-    /// Calls `body` with the end of each directory in an absolute path's bytes but "/" (the
-    /// position of the slash after it).
-    @inline(__always) static func forEachDirectory(_ path: UnsafeBufferPointer<UInt8>, _ body: (Int) -> Void) {
-        for i in 1..<max(1, path.count) where path[i] == UInt8(ascii: "/") { body(i) }
+    /// Whether an item with `path` is in its own directory's list. A file whose `ids` key is its
+    /// path is not: a directory's own files are read from `ids` (``forEachFile(directlyIn:_:_:)``),
+    /// which spares a bulk load a list per directory. App items and files with hashed keys are.
+    static func listsOwnDirectory(_ kind: ItemRecord.Kind, _ path: String) -> Bool {
+        kind != .file || path.utf8.count > maxPlainKeyBytes
+    }
+
+    /// Calls `body` with the end of each directory in an absolute path's bytes (the position of
+    /// the slash after it) but "/", and but the last one unless `ownDirectory`.
+    @inline(__always) static func forEachDirectory(_ path: UnsafeBufferPointer<UInt8>, ownDirectory: Bool, _ body: (Int) -> Void) {
+        var end = path.count
+        if !ownDirectory {
+            while end > 0 && path[end - 1] != UInt8(ascii: "/") { end -= 1 }
+            end -= 1  // the slash after the own directory
+        }
+        for i in 1..<max(1, end) where path[i] == UInt8(ascii: "/") { body(i) }
     }
 
     /// The list term of the directory ending at `end` (cut to a term's length).
@@ -374,7 +395,7 @@ extension MetadataIndex {
                 stringTerms(string, id, info.policy, markExact: marked.contains(k), &folded, &sink)
             }
         case .number(let n), .date(let n):
-            if info.policy.contains(.numeric), !n.isNaN { sink.number(id, NumericKey.bucket(n)) }
+            if info.policy.contains(.numeric), !n.isNaN { sink.number(id, info.buckets.bucket(n)) }
         }
     }
 

@@ -23,8 +23,8 @@ public final class MetadataIndex: Sendable {
     let hashes: Database
     let catalog = AttributeCatalog()
 
-    /// The on-disk format this code reads and writes.
-    public static let formatVersion = 1
+    /// The on-disk format this code reads and writes (older ones are upgraded on opening).
+    public static let formatVersion = 2
     static let versionKey = Array("version".utf8)
     static let nextItemKey = Array("next-item".utf8)
     static let clientStatePrefix = Array("state:".utf8)
@@ -57,7 +57,10 @@ public final class MetadataIndex: Sendable {
             try txn.get(meta, key: Self.versionKey).map { Int($0.first ?? 0) }
         }
         if let found, found != Self.formatVersion {
-            throw IndexError(path: env.directory, reason: .formatVersion(found: found, supported: Self.formatVersion))
+            guard Self.upgradableVersions.contains(found) else {
+                throw IndexError(path: env.directory, reason: .formatVersion(found: found, supported: Self.formatVersion))
+            }
+            try env.write { txn in try upgrade(txn) }
         }
         if found == nil {
             try env.write { txn in
@@ -82,15 +85,20 @@ public final class MetadataIndex: Sendable {
     /// whole (LMDB keys are at most 511 bytes); records hold the full text to compare.
     static func textKey(_ text: String) -> [UInt8] {
         let bytes = Array(text.utf8)
-        guard bytes.count > 400 else { return bytes }
+        guard bytes.count > maxPlainKeyBytes else { return bytes }
         var high: UInt64 = 0, low: UInt64 = 0
         bytes.withUnsafeBytes { cxxh_oneshot($0.baseAddress, $0.count, &high, &low) }
-        var key = Array(bytes[0..<384])
+        var key = Array(bytes[0..<hashedKeyTextBytes])
         key.append(0xFF)
         for shift in stride(from: 56, through: 0, by: -8) { key.append(UInt8((high >> UInt64(shift)) & 0xFF)) }
         for shift in stride(from: 56, through: 0, by: -8) { key.append(UInt8((low >> UInt64(shift)) & 0xFF)) }
         return key
     }
+
+    /// Longer identifiers and paths have hashed keys: their first ``hashedKeyTextBytes`` bytes,
+    /// 0xFF and the 16-byte XXH3-128 of the whole.
+    static let maxPlainKeyBytes = 400
+    static let hashedKeyTextBytes = 384
 
     static func idKey(_ ns: Namespace, _ identifier: String) -> [UInt8] { [ns.rawValue] + textKey(identifier) }
 
@@ -118,7 +126,7 @@ public final class MetadataIndex: Sendable {
     func verified(_ value: UnsafeRawBufferPointer?, _ identifier: String, _ txn: borrowing Transaction) throws -> UInt32? {
         guard let doc = value.flatMap(Self.doc) else { return nil }
         // A long identifier's key is a hash: make sure the record names this one.
-        if identifier.utf8.count > 400, try record(doc, txn)?.identifier != identifier { return nil }
+        if identifier.utf8.count > Self.maxPlainKeyBytes, try record(doc, txn)?.identifier != identifier { return nil }
         return doc
     }
 

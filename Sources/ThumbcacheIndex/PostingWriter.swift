@@ -10,9 +10,10 @@ extension MetadataIndex {
     /// transaction (which sees `postings` as this transaction does: nothing wrote it before
     /// this point), merges and encodes them into a ``WritePlan`` while this thread applies the
     /// first half, and this thread then writes the plan. The two halves touch different keys.
-    func applyChanges(_ accumulator: PostingAccumulator, _ txn: borrowing Transaction) throws {
+    /// `helper: false` when this transaction has written `postings` already.
+    func applyChanges(_ accumulator: PostingAccumulator, _ txn: borrowing Transaction, helper useHelper: Bool = true) throws {
         let lists = accumulator.grouped()
-        let split = lists.count >= Self.parallelApplyLists ? lists.balancedSplit() : lists.count
+        let split = useHelper && lists.count >= Self.parallelApplyLists ? lists.balancedSplit() : lists.count
         let helper = split == lists.count ? nil : HelperWork { [self] in
             try environment.read { reader in
                 try reader.withCursor(postings) { c in

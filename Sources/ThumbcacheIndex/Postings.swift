@@ -124,12 +124,6 @@ enum NumericKey {
         return Double(bitPattern: bits)
     }
 
-    /// Buckets keep the sign, the exponent and the top 12 bits of the mantissa: each spans a
-    /// 1/4096 relative range (a 2024 date: about 3 days; whole numbers below 4096: one each).
-    static let bucketShift: UInt64 = 40
-
-    static func bucket(_ value: Double) -> UInt32 { UInt32(key(value) >> bucketShift) }
-
     /// The bucket as its 3-byte term.
     static func term(_ bucket: UInt32) -> [UInt8] {
         [UInt8((bucket >> 16) & 0xFF), UInt8((bucket >> 8) & 0xFF), UInt8(bucket & 0xFF)]
@@ -138,11 +132,28 @@ enum NumericKey {
     static func bucket(term: UnsafeRawBufferPointer) -> UInt32 {
         UInt32(term[0]) << 16 | UInt32(term[1]) << 8 | UInt32(term[2])
     }
+}
+
+/// How finely an attribute's numbers are bucketed: a bucket keeps the sign, the exponent and
+/// the top bits of the mantissa of the value's ``NumericKey``, so each spans a fixed relative
+/// range. Fewer buckets mean fewer lists for a batch to touch; finer ones, fewer items to check
+/// at a range's ends.
+struct NumericBuckets: Sendable, Hashable {
+    /// Bits dropped from the 64-bit key.
+    let shift: UInt64
+
+    /// 1/4096 relative ranges (a 2024 date: about 3 days; whole numbers below 4096: one each).
+    static let fine = NumericBuckets(shift: 40)
+    /// 1/256 relative ranges, for values that spread over many octaves and are nearly unique per
+    /// item, such as file sizes: a batch of new files then touches far fewer lists.
+    static let coarse = NumericBuckets(shift: 44)
+
+    func bucket(_ value: Double) -> UInt32 { UInt32(NumericKey.key(value) >> shift) }
 
     /// The smallest and largest value a bucket can hold.
-    static func range(_ bucket: UInt32) -> ClosedRange<Double> {
-        let low = value(UInt64(bucket) << bucketShift)
-        let high = value(UInt64(bucket) << bucketShift | ((1 << bucketShift) - 1))
+    func range(_ bucket: UInt32) -> ClosedRange<Double> {
+        let low = NumericKey.value(UInt64(bucket) << shift)
+        let high = NumericKey.value(UInt64(bucket) << shift | ((1 << shift) - 1))
         return low <= high ? low...high : high...low
     }
 }

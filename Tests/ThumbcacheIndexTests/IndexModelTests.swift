@@ -108,7 +108,8 @@ struct IndexModelTests {
         for (batch, size) in [3000, 1000, 1000, 1000].enumerated() {
             var items: [FileItem] = []
             for i in 0..<size {
-                let path = "/data/d\(i % 7)/f\(batch)-\(i)"
+                // Files directly in a directory and in subdirectories; "d30" next to "d3".
+                let path = "/data/d\(i % 7 == 0 ? 30 : i % 7)/" + (i % 3 == 0 ? "" : "s\(i % 2)/") + "f\(batch)-\(i)"
                 let m = Self.makeModel(&r)
                 models[path] = m
                 items.append(Self.item(path, m))
@@ -143,8 +144,15 @@ struct IndexModelTests {
         _ = try index.indexFiles(changed)
         try index.removeFiles(paths: removed)
         try check(index, models)
-        // Scope by directory.
+        // Scope by directory: the search, and the directory's own set (which a search this small
+        // does not read: it checks the candidates' paths instead).
         let scoped = try index.search("kMDItemFSSize >= 0", options: SearchOptions(onlyIn: ["/data/d3"])).count
         #expect(scoped == models.keys.filter { $0.hasPrefix("/data/d3/") }.count)
+        for directory in ["/data/d3", "/data/d3/s1", "/data/d30", "/data"] {
+            let got = try index.environment.read { txn in
+                try index.itemsUnder(directory, index.universe(txn), txn).0.members.map { try index.record($0, txn)!.identifier }.sorted()
+            }
+            #expect(got == models.keys.filter { $0.hasPrefix(directory + "/") }.sorted(), "\(directory)")
+        }
     }
 }

@@ -254,6 +254,55 @@ struct MetadataIndexTests {
         #expect(try index.indexFiles([Self.file(copy, hash: 9)]) == [.unchanged])
     }
 
+    /// A directory's own files come from `ids`, not from a list of their own: scopes and path
+    /// prefixes must still find files at every depth, long paths (hashed keys), app items with a
+    /// path, and nothing from a sibling whose name merely starts the same.
+    @Test func scopeFindsEveryDepthAndNoSiblings() throws {
+        let dir = TemporaryDirectory()
+        let index = try Self.open(dir)
+        let long = "/s/d/" + String(repeating: "n", count: 420) + ".txt"
+        let longDeep = "/s/d/sub/" + String(repeating: "m", count: 420) + ".txt"
+        let files = ["/s/d/a.txt", "/s/d/sub/b.txt", "/s/d/sub/deeper/c.txt", "/s/d/z.txt", "/s/d-x/y.txt", "/s/d0/w.txt",
+                     "/s/dd/v.txt", "/s/top.txt", long, longDeep]
+        _ = try index.indexFiles(files.map { Self.file($0) })
+        try index.index([SearchableItem(uniqueIdentifier: "note", attributes: [MDItem.path: .string("/s/d/note.txt"), MDItem.title: .string("n")])])
+        // The scope's own sets (a search with so few items checks each one's path instead).
+        func scoped(_ dirs: [String]) throws -> [String] {
+            try index.environment.read { txn in
+                var out: [String] = []
+                for d in dirs {
+                    let (set, exact) = try index.itemsUnder(d.count > 1 && d.hasSuffix("/") ? String(d.dropLast()) : d, index.universe(txn), txn)
+                    #expect(exact)
+                    for doc in set.members { out.append(try index.record(doc, txn)!.identifier) }
+                }
+                return out.sorted()
+            }
+        }
+        #expect(try scoped(["/s/d"]) == ["/s/d/a.txt", "/s/d/sub/b.txt", "/s/d/sub/deeper/c.txt", "/s/d/z.txt", "note", long, longDeep].sorted())
+        #expect(try index.search("kMDItemPath == \"*\"", options: SearchOptions(onlyIn: ["/s/d/sub"])).count == 3)
+        #expect(try scoped(["/s/d/"]) == scoped(["/s/d"]))
+        #expect(try scoped(["/s/d/sub"]) == ["/s/d/sub/b.txt", "/s/d/sub/deeper/c.txt", longDeep].sorted())
+        #expect(try scoped(["/s/d-x", "/s/d0"]) == ["/s/d-x/y.txt", "/s/d0/w.txt"])
+        #expect(try scoped(["/s"]).count == files.count + 1)
+        #expect(try scoped(["/"]).count == files.count + 1)
+        #expect(try names(index, #"kMDItemPath == "/s/d/*.txt""#).count == 7)
+        #expect(try names(index, #"kMDItemPath == "/s/d/sub/*""#) == ["/s/d/sub/b.txt", "/s/d/sub/deeper/c.txt", longDeep].sorted())
+        // No list for a file's own directory (ancestors above it have theirs).
+        try index.environment.read { txn in
+            for (directory, listed) in [("/s/d/sub/deeper", false), ("/s/d/sub", true), ("/s/d", true), ("/s/dd", false)] {
+                let prefix = Postings.prefix(.directory, Schema.pathID, Array(directory.utf8))
+                var found = false
+                try prefix.withUnsafeBytes { start in
+                    try txn.forEach(index.postings, from: start) { key, _ in
+                        found = key.starts(with: prefix)
+                        return false
+                    }
+                }
+                #expect(found == listed, "\(directory)")
+            }
+        }
+    }
+
     @Test func missingFilesUnderARootAreRemoved() throws {
         let dir = TemporaryDirectory()
         let a = try dir.write("a.txt", [1])
