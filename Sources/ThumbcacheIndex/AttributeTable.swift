@@ -26,8 +26,8 @@ struct AttributeTable: Sendable {
     /// defaulting to the path's last component. Every name must be in the table.
     func forEachAttribute(of f: FileItem, _ body: (AttributeInfo, AttributeValue) -> Void) {
         var named = false
-        for (name, value) in f.attributes where name != MDItem.path {
-            guard let info = info(name) else { continue }
+        for (name, value) in f.attributes {
+            guard let info = info(name), info.id != Schema.pathID else { continue }
             if info.id == Schema.fsNameID { named = true }
             body(info, info.stored(value))
         }

@@ -118,14 +118,15 @@ extension MetadataIndex {
     /// their records and lists built by ``NewFileBuild`` (on two threads for large batches); the
     /// rest (updates, renames, a path given twice, files apps describe) go one at a time after.
     public func indexFiles(_ files: [FileItem]) throws(IndexError) -> [FileIndexOutcome] {
-        // In path order: neighbouring paths share `ids` pages, which the cursor keeps at hand.
-        let keys = files.map { Self.idKey(.file, $0.path) }
-        let order = files.indices.sorted { ByteString.less(keys[$0], keys[$1]) || ($0 < $1 && keys[$0] == keys[$1]) }
-        return try write { txn, s in
-            // Large batches look up known contents on a helper while this thread numbers attributes.
+        try write { txn, s in
+            // Large batches look up known contents on a helper (a read transaction begun now sees
+            // what this one does) while this thread orders the paths and numbers attributes.
             let known = files.count < NewFileBuild.minimumBatch ? nil : HelperWork { [self] in
                 try environment.read { reader in try knownHashes(files, reader) }
             }
+            // In path order: neighbouring paths share `ids` pages, which the cursor keeps at hand.
+            let keys = files.map { Self.idKey(.file, $0.path) }
+            let order = files.indices.sorted { ByteString.less(keys[$0], keys[$1]) || ($0 < $1 && keys[$0] == keys[$1]) }
             let table: AttributeTable
             do { table = try attributeTable(files, txn, &s) } catch { _ = try? known?.result(); throw error }
             let knownContent = try known?.result() ?? knownHashes(files, txn)
@@ -136,9 +137,11 @@ extension MetadataIndex {
             }
             let (groups, postings) = build.finish()
             let rest = try pass.get()
-            var all = postings
-            all.append(contentsOf: s.postings)
-            s.postings = all
+            // Only new files (a bulk load): their lists are final, so a helper starts grouping and
+            // planning them while this thread writes records and hashes. Else after the rest's edits.
+            let early = rest.isEmpty && postings.listCount >= Self.parallelApplyLists ? PostingApplication(postings, self) : nil
+            defer { early?.cancel() }
+            if early == nil { s.postings = postings }
             try txn.withCursor(items) { c in
                 for g in groups {
                     try g.forEachRecord { doc, record in
@@ -166,6 +169,7 @@ extension MetadataIndex {
                 }
             }
             s.hashEdits = []
+            try early?.finish(txn)
             return outcomes
         }
     }
@@ -207,10 +211,12 @@ extension MetadataIndex {
     /// value's type does not fit its attribute.
     private func attributeTable(_ files: [FileItem], _ txn: borrowing Transaction, _ s: inout WriteSession) throws -> AttributeTable {
         var table = AttributeTable()
-        for f in files {
-            for (name, value) in f.attributes where name != MDItem.path {
-                if let info = table.info(name), Schema.compatible(info.type, value.type) { continue }
-                table.add(try catalog.resolve(name, type: value.type, txn, meta: meta, pending: &s.pendingAttributes, indexPath: directory))
+        try files.withUnsafeBufferPointer { files in  // items read in place, not copied
+            for i in files.indices {
+                for (name, value) in files[i].attributes {
+                    if let info = table.info(name), Schema.compatible(info.type, value.type) || info.id == Schema.pathID { continue }
+                    table.add(try catalog.resolve(name, type: value.type, txn, meta: meta, pending: &s.pendingAttributes, indexPath: directory))
+                }
             }
         }
         return table

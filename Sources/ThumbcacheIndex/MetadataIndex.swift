@@ -84,15 +84,22 @@ public final class MetadataIndex: Sendable {
     /// A key for an identifier or path: its bytes, or for long ones a prefix and a hash of the
     /// whole (LMDB keys are at most 511 bytes); records hold the full text to compare.
     static func textKey(_ text: String) -> [UInt8] {
-        let bytes = Array(text.utf8)
-        guard bytes.count > maxPlainKeyBytes else { return bytes }
-        var high: UInt64 = 0, low: UInt64 = 0
-        bytes.withUnsafeBytes { cxxh_oneshot($0.baseAddress, $0.count, &high, &low) }
-        var key = Array(bytes[0..<hashedKeyTextBytes])
-        key.append(0xFF)
-        for shift in stride(from: 56, through: 0, by: -8) { key.append(UInt8((high >> UInt64(shift)) & 0xFF)) }
-        for shift in stride(from: 56, through: 0, by: -8) { key.append(UInt8((low >> UInt64(shift)) & 0xFF)) }
+        var key: [UInt8] = []
+        appendTextKey(text, to: &key)
         return key
+    }
+
+    static func appendTextKey(_ text: String, to key: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { bytes in
+            guard bytes.count > maxPlainKeyBytes else { return key.append(contentsOf: bytes) }
+            var high: UInt64 = 0, low: UInt64 = 0
+            cxxh_oneshot(bytes.baseAddress, bytes.count, &high, &low)
+            key.append(contentsOf: bytes[0..<hashedKeyTextBytes])
+            key.append(0xFF)
+            withUnsafeBytes(of: high.bigEndian) { key.append(contentsOf: $0) }
+            withUnsafeBytes(of: low.bigEndian) { key.append(contentsOf: $0) }
+        }
     }
 
     /// Longer identifiers and paths have hashed keys: their first ``hashedKeyTextBytes`` bytes,
@@ -100,7 +107,13 @@ public final class MetadataIndex: Sendable {
     static let maxPlainKeyBytes = 400
     static let hashedKeyTextBytes = 384
 
-    static func idKey(_ ns: Namespace, _ identifier: String) -> [UInt8] { [ns.rawValue] + textKey(identifier) }
+    static func idKey(_ ns: Namespace, _ identifier: String) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(1 + min(identifier.utf8.count, 1 + hashedKeyTextBytes + 16))
+        key.append(ns.rawValue)
+        appendTextKey(identifier, to: &key)
+        return key
+    }
 
     static func docBytes(_ doc: UInt32) -> [UInt8] {
         var out: [UInt8] = []

@@ -120,21 +120,28 @@ final class NewFileBuild: Sendable {
         var out = group
         out.records.reserveCapacity(group.files.count * 256)
         out.ends.reserveCapacity(group.files.count)
-        for (index, doc) in group.files {
-            scratch.attributes.removeAll(keepingCapacity: true)
-            table.forEachAttribute(of: files[index]) { info, value in scratch.attributes.append((info, value)) }
-            RecordCoding.header(&out.records, kind: .file, identifier: files[index].path, contentHash: files[index].contentHash,
-                                fileState: files[index].state)
-            Varint.append(&out.records, UInt64(scratch.attributes.count))
-            for (info, value) in scratch.attributes { RecordCoding.attribute(&out.records, info.id, value) }
-            Varint.append(&out.records, 0)  // no overlay: nothing links to a new file here
-            out.ends.append(out.records.count)
+        // Items and attributes read in place (a copy of an item is a retain per field, per file).
+        files.withUnsafeBufferPointer { files in
+            for (index, doc) in group.files {
+                scratch.attributes.removeAll(keepingCapacity: true)
+                table.forEachAttribute(of: files[index]) { info, value in scratch.attributes.append((info, value)) }
+                RecordCoding.header(&out.records, kind: .file, identifier: files[index].path, contentHash: files[index].contentHash,
+                                    fileState: files[index].state)
+                Varint.append(&out.records, UInt64(scratch.attributes.count))
+                scratch.attributes.withUnsafeBufferPointer { attributes in
+                    for k in attributes.indices { RecordCoding.attribute(&out.records, attributes[k].0.id, attributes[k].1) }
+                }
+                Varint.append(&out.records, 0)  // no overlay: nothing links to a new file here
+                out.ends.append(out.records.count)
 
-            sink.doc = doc
-            sink.exists(Schema.allItemsID)
-            sink.exists(Schema.pathID)
-            directoryTerms(files[index].path, &sink.postings, doc, &scratch)
-            for (info, value) in scratch.attributes { MetadataIndex.valueTerms(info, value, &scratch.folded, &sink) }
+                sink.doc = doc
+                sink.exists(Schema.allItemsID)
+                sink.exists(Schema.pathID)
+                directoryTerms(files[index].path, &sink.postings, doc, &scratch)
+                scratch.attributes.withUnsafeBufferPointer { attributes in
+                    for k in attributes.indices { MetadataIndex.valueTerms(attributes[k].0, attributes[k].1, &scratch.folded, &sink) }
+                }
+            }
         }
         return out
     }

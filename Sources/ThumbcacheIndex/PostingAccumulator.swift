@@ -13,7 +13,7 @@ struct PostingAccumulator {
     /// Fast paths that skip hashing: existence lists by attribute, ASCII trigrams by their 21-bit
     /// code (a table per attribute). Allocated on first use: an empty accumulator is free.
     private var existsLists: [Int32] = []
-    private var trigramTables: [UInt16: Int] = [:]
+    private var trigramAttributes: [UInt16] = []
     private var trigramLists: [[Int32]] = []
     /// list number << 32 | item number << 1 | (1 for add), in the order made.
     private var edits: [UInt64] = []
@@ -36,6 +36,9 @@ struct PostingAccumulator {
         }
         return table.intern(prefix)
     }
+
+    /// Lists with edits (or that had some).
+    var listCount: Int { table.count }
 
     mutating func add(_ prefix: UnsafeRawBufferPointer, _ doc: UInt32) { append(list(prefix), doc) }
     mutating func remove(_ prefix: UnsafeRawBufferPointer, _ doc: UInt32) { append(list(prefix), doc, add: false) }
@@ -82,11 +85,12 @@ struct PostingAccumulator {
     }
 
     private mutating func trigramList(_ attribute: UInt16, _ a: UInt8, _ b: UInt8, _ c: UInt8) -> Int32 {
+        // A table per attribute with trigrams (names, titles: a few), found by a linear search.
         let t: Int
-        if let known = trigramTables[attribute] { t = known } else {
+        if let known = trigramAttributes.firstIndex(of: attribute) { t = known } else {
             t = trigramLists.count
             trigramLists.append([Int32](repeating: -1, count: 1 << 21))
-            trigramTables[attribute] = t
+            trigramAttributes.append(attribute)
         }
         let code = Int(a) << 14 | Int(b) << 7 | Int(c)
         var l = trigramLists[t][code]

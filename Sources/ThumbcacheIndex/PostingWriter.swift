@@ -5,37 +5,79 @@ import ThumbcacheSync
 extension MetadataIndex {
     /// Applies a transaction's posting edits: lists in key order through one cursor, so the
     /// walk over the `postings` database goes forward and mostly stays on the page it is on.
-    ///
-    /// With many lists a helper thread takes the second half: it reads their chunks in a read
-    /// transaction (which sees `postings` as this transaction does: nothing wrote it before
-    /// this point), merges and encodes them into a ``WritePlan`` while this thread applies the
-    /// first half, and this thread then writes the plan. The two halves touch different keys.
-    /// `helper: false` when this transaction has written `postings` already.
-    func applyChanges(_ accumulator: PostingAccumulator, _ txn: borrowing Transaction, helper useHelper: Bool = true) throws {
+    /// With many lists a helper thread takes half (see ``PostingApplication``), unless `helper`
+    /// is false: when this transaction has written `postings` already.
+    func applyChanges(_ accumulator: PostingAccumulator, _ txn: borrowing Transaction, helper: Bool = true) throws {
+        if helper && accumulator.listCount >= Self.parallelApplyLists {
+            let application = PostingApplication(accumulator, self)
+            try application.finish(txn)
+            return
+        }
         let lists = accumulator.grouped()
-        let split = useHelper && lists.count >= Self.parallelApplyLists ? lists.balancedSplit() : lists.count
-        let helper = split == lists.count ? nil : HelperWork { [self] in
-            try environment.read { reader in
-                try reader.withCursor(postings) { c in
+        try txn.withCursor(postings) { c in
+            var w = PostingWriter()
+            try lists.forEachList(0..<lists.count) { prefix, ops in try w.apply(prefix, ops, c) }
+        }
+    }
+
+    /// Batches touching fewer lists apply them on one thread: a hand-off costs more than it saves.
+    static let parallelApplyLists = 4096
+}
+
+/// Posting edits applied on two threads. A helper groups them per list and splits the lists
+/// into two halves of about equal work; this thread applies the first half (``finish(_:)``)
+/// while the helper reads the second half's chunks in a read transaction, merges and encodes
+/// them into a ``WritePlan``, which this thread then writes. The halves touch different keys.
+///
+/// Start it before anything in the write transaction writes `postings`: the read transaction
+/// sees `postings` as the write transaction started, which is what it must plan against. Started
+/// early, the grouping and planning overlap whatever the writing thread does before `finish`.
+final class PostingApplication: Sendable {
+    private struct Grouped: Sendable {
+        var lists: GroupedEdits
+        var split: Int
+    }
+    private let grouped = ConditionLockedState<Grouped?>(nil)
+    private let plan: HelperWork<WritePlan>
+    /// Whether the plan was taken (it must be, exactly once: the helper may be reading).
+    private let taken = ConditionLockedState(false)
+    private let postings: Database
+
+    init(_ accumulator: PostingAccumulator, _ index: MetadataIndex) {
+        postings = index.postings
+        plan = HelperWork { [grouped] in
+            let lists = accumulator.grouped()
+            let split = lists.balancedSplit()
+            grouped.withLock { $0 = Grouped(lists: lists, split: split) }
+            return try index.environment.read { reader in
+                try reader.withCursor(index.postings) { c in
                     var w = PostingWriter(planning: true)
                     try lists.forEachList(split..<lists.count) { prefix, ops in try w.apply(prefix, ops, c) }
                     return w.plan
                 }
             }
         }
-        var taken = false
-        defer { if !taken { _ = try? helper?.result() } }  // also when this half fails: the helper's read ends first
+    }
+
+    /// Applies every edit through the write transaction `txn`.
+    func finish(_ txn: borrowing Transaction) throws {
+        defer { cancel() }  // also when this half fails: the helper's read ends first
+        let g = grouped.withLock(waitingUntil: { $0 != nil }) { $0! }
         try txn.withCursor(postings) { c in
             var w = PostingWriter()
-            try lists.forEachList(0..<split) { prefix, ops in try w.apply(prefix, ops, c) }
-            guard let helper else { return }
-            taken = true
-            try helper.result().write(c)
+            try g.lists.forEachList(0..<g.split) { prefix, ops in try w.apply(prefix, ops, c) }
+            try takePlan()?.get().write(c)
         }
     }
 
-    /// Batches touching fewer lists apply them on one thread: a hand-off costs more than it saves.
-    static let parallelApplyLists = 4096
+    /// Waits for the helper and drops its work, unless ``finish(_:)`` took it.
+    func cancel() { _ = takePlan() }
+
+    /// The helper's answer, once; nil after that.
+    private func takePlan() -> Result<WritePlan, any Error>? {
+        guard taken.withLock({ t in defer { t = true }; return !t }) else { return nil }
+        return Result { try plan.result() }
+    }
 }
 
 /// Chunk writes and deletions, in the order made, for a writing thread to carry out.

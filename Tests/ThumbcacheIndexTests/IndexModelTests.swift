@@ -19,6 +19,9 @@ struct IndexModelTests {
         var model: String?
         /// An app attribute (numbered on first use).
         var rating: Double?
+        /// An app number nearly unique per item: a batch of new items then has more lists than
+        /// ``MetadataIndex/parallelApplyLists``, which starts applying them early (``PostingApplication``).
+        var serial: Double
     }
 
     /// A small deterministic generator (SplitMix64).
@@ -43,7 +46,7 @@ struct IndexModelTests {
                      date: 1_600_000_000 + Double(r.int(100_000_000)), name: name,
                      tags: (0..<r.int(3)).map { _ in ["red", "blue", "work", "home", "Work"][r.int(5)] },
                      model: [nil, "canon", "Canon", "CANON", "Nikon", "café"][r.int(6)],
-                     rating: r.int(2) == 0 ? nil : Double(r.int(6)))
+                     rating: r.int(2) == 0 ? nil : Double(r.int(6)), serial: Double(r.int(1_000_000)))
     }
 
     static func item(_ path: String, _ m: Model) -> FileItem {
@@ -53,6 +56,7 @@ struct IndexModelTests {
         if !m.tags.isEmpty { a[MDItem.userTags] = .strings(m.tags) }
         if let model = m.model { a[MDItem.acquisitionModel] = .string(model) }
         if let rating = m.rating { a["com_example_rating"] = .number(rating) }
+        a["com_example_serial"] = .number(m.serial)
         return FileItem(path: path, state: IndexedFileState(size: UInt64(m.size), modificationTime: 0, changeTime: 0, inode: 0, device: 0),
                         contentHash: nil, attributes: a)
     }
@@ -64,6 +68,7 @@ struct IndexModelTests {
         ("kMDItemFSSize >= 99000 || kMDItemFSSize == 5", { $0.size >= 99000 || $0.size == 5 }),
         ("kMDItemISOSpeed == 400", { $0.iso == 400 }),
         ("com_example_rating >= 4", { ($0.rating ?? 0) >= 4 }),
+        ("InRange(com_example_serial, 250000, 500000)", { $0.serial >= 250_000 && $0.serial <= 500_000 }),
         (#"kMDItemAcquisitionModel == "canon""#, { $0.model == "canon" }),
         (#"kMDItemAcquisitionModel == "Canon""#, { $0.model == "Canon" }),
         (#"kMDItemAcquisitionModel == "canon"c"#, { $0.model?.lowercased() == "canon" }),
