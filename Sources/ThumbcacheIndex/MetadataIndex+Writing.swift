@@ -185,15 +185,24 @@ extension MetadataIndex {
         try txn.withCursor(ids) { c in
             var previous: Int?
             for i in order {
-                guard files[i].path.utf8.first == UInt8(ascii: "/") else {
+                guard keys[i].count > 1 && keys[i][1] == UInt8(ascii: "/") else {  // the key is "f" and the path
                     throw IndexError(path: directory, reason: .invalidItem("file paths must be absolute: \(files[i].path)"))
                 }
                 defer { previous = i }
                 if let p = previous, keys[p] == keys[i] { rest.append(i); continue }
                 if try known[i] || (s.linksEmpty == false && !linkedApps(files[i].path, txn).isEmpty) { rest.append(i); continue }
-                if try verified(c.seek(exactly: keys[i])?.value, files[i].path, txn) != nil { rest.append(i); continue }
-                let doc = s.allocate()
-                try c.put(keys[i], Self.docBytes(doc))
+                // Numbered if new: stored unless the path is indexed (one search for both).
+                let doc = s.nextDoc
+                let isNew = try keys[i].withUnsafeBytes { key in
+                    try withUnsafeBytes(of: doc.bigEndian) { value in
+                        guard let existing = try c.insert(key, value) else { return true }
+                        if try verified(existing, files[i].path, txn) != nil { return false }
+                        try c.put(key, value)  // a hashed key another path had (see `verified`): this one takes it
+                        return true
+                    }
+                }
+                guard isNew else { rest.append(i); continue }
+                _ = s.allocate()
                 if let h = files[i].contentHash { s.hashEdits.append((Self.hashKey(h, doc), true)) }
                 outcomes[i] = .added
                 group.append((i, doc))
@@ -476,7 +485,13 @@ extension MetadataIndex {
         let k = NumericKey.key(date)
         return docBytes(UInt32(k >> 32)) + docBytes(UInt32(k & 0xFFFF_FFFF)) + docBytes(doc)
     }
-    static func hashKey(_ hash: [UInt8], _ doc: UInt32) -> [UInt8] { Array(hash.prefix(16)) + docBytes(doc) }
+    static func hashKey(_ hash: [UInt8], _ doc: UInt32) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(20)
+        key.append(contentsOf: hash.prefix(16))
+        withUnsafeBytes(of: doc.bigEndian) { key.append(contentsOf: $0) }
+        return key
+    }
 
     func indexApp(_ item: SearchableItem, _ txn: borrowing Transaction, _ s: inout WriteSession) throws {
         guard !item.uniqueIdentifier.isEmpty else {

@@ -64,6 +64,17 @@ public struct Cursor: ~Copyable {
         }
     }
 
+    /// Stores `value` under `key` unless the key is there: then returns the value found (the
+    /// cursor on it) and stores nothing. One search where `seek(exactly:)` and `put` take two.
+    public func insert(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = mdb_cursor_put(handle, &k, &v, UInt32(MDB_NOOVERWRITE))
+        if rc == MDB_KEYEXIST { return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size) }
+        try check(rc)
+        return nil
+    }
+
     /// Deletes the entry the cursor is on.
     public func deleteCurrent() throws(LMDBError) { try check(mdb_cursor_del(handle, 0)) }
 
