@@ -173,14 +173,6 @@ enum Schema {
     /// The attributes plain words search (name, title, keywords, description, tags, comment…).
     static let textAttributes = builtIn.filter { $0.isText && $0.policy.contains(.words) }
 
-    /// The list of the items under `directory` (absolute, no trailing "/"), and whether it holds
-    /// exactly those: "/" has no directory list of its own (every path is under it, so the list
-    /// of items with a path serves), and a directory longer than a term is cut.
-    static func scopeList(_ directory: String) -> (prefix: [UInt8], exact: Bool) {
-        if directory == "/" { return (Postings.prefix(.exists, pathID, []), true) }
-        let term = TextFolding.term(directory)
-        return (Postings.prefix(.directory, pathID, term.bytes), !term.truncated)
-    }
     /// Built-in attributes by number, for lookups without hashing.
     static let builtInTable: [AttributeInfo?] = {
         var t = [AttributeInfo?](repeating: nil, count: Int(firstDynamicID))

@@ -323,13 +323,15 @@ extension MetadataIndex {
 
     /// The items at any depth under `directory` (absolute, no trailing "/"), and whether exactly
     /// those: its directory list, which holds the items of its subdirectories, and its own files
-    /// from `ids` (see ``listsOwnDirectory(_:_:)``).
+    /// from `ids` (see ``listsOwnDirectory(_:pathBytes:)``). "/" has no list of its own: every
+    /// item with a path is under it. A directory longer than a term shares its cut term's list.
     func itemsUnder(_ directory: String, _ universe: Int, _ txn: borrowing Transaction) throws -> (DocSet, Bool) {
-        let (prefix, exact) = Schema.scopeList(directory)
+        if directory == "/" { return (try list(Postings.prefix(.exists, Schema.pathID, []), universe, txn), true) }
+        let term = TextFolding.term(directory)
         var builder = DocSetBuilder(universe: universe)
-        try collect(prefix, into: &builder, txn)
-        if directory != "/" { try forEachFile(directlyIn: directory, txn) { builder.insert($0) } }
-        return (builder.build(), exact)
+        try collect(Postings.prefix(.directory, Schema.pathID, term.bytes), into: &builder, txn)
+        try forEachFile(directlyIn: directory, txn) { builder.insert($0) }
+        return (builder.build(), !term.truncated)
     }
 
     /// Calls `body` with the item number of each file directly in `directory` that has a plain

@@ -353,7 +353,7 @@ extension MetadataIndex {
         let attributes = r.effectiveAttributes
         let pathID = Schema.pathID
         if let path = r.kind == .file ? r.identifier : attributes[pathID]?.stringValues?.first {
-            Self.pathTerms(path, ownDirectory: Self.listsOwnDirectory(r.kind, path), &sink)
+            Self.pathTerms(path, of: r.kind, &sink)
         }
         var folded: [UInt8] = []
         folded.reserveCapacity(128)
@@ -363,29 +363,31 @@ extension MetadataIndex {
         }
     }
 
-    /// The lists of an item's path: `kMDItemPath`'s existence list and its ancestor directories'
-    /// lists: every one but "/" (which holds everything: the existence list), and but its own
-    /// directory unless `ownDirectory` (see ``listsOwnDirectory(_:_:)``).
-    static func pathTerms<Sink: TermSink>(_ path: String, ownDirectory: Bool, _ sink: inout Sink) {
+    /// The lists of the path of an item of `kind`: `kMDItemPath`'s existence list and the lists
+    /// of the directories ``forEachDirectory(_:of:_:)`` names.
+    static func pathTerms<Sink: TermSink>(_ path: String, of kind: ItemRecord.Kind, _ sink: inout Sink) {
         sink.exists(Schema.pathID)
         var path = path
         path.withUTF8 { bytes in
-            forEachDirectory(bytes, ownDirectory: ownDirectory) { end in sink.term(.directory, Schema.pathID, directoryTerm(bytes, end)) }
+            forEachDirectory(bytes, of: kind) { end in sink.term(.directory, Schema.pathID, directoryTerm(bytes, end)) }
         }
     }
 
-    /// Whether an item with `path` is in its own directory's list. A file whose `ids` key is its
-    /// path is not: a directory's own files are read from `ids` (``forEachFile(directlyIn:_:_:)``),
-    /// which spares a bulk load a list per directory. App items and files with hashed keys are.
-    static func listsOwnDirectory(_ kind: ItemRecord.Kind, _ path: String) -> Bool {
-        kind != .file || path.utf8.count > maxPlainKeyBytes
+    /// Whether an item with a path of `pathBytes` bytes is in its own directory's list. A file
+    /// whose `ids` key is its path is not: a directory's own files are read from `ids`
+    /// (``forEachFile(directlyIn:_:_:)``), which spares a bulk load a list per directory. App
+    /// items and files with hashed keys are.
+    static func listsOwnDirectory(_ kind: ItemRecord.Kind, pathBytes: Int) -> Bool {
+        kind != .file || pathBytes > maxPlainKeyBytes
     }
 
-    /// Calls `body` with the end of each directory in an absolute path's bytes (the position of
-    /// the slash after it) but "/", and but the last one unless `ownDirectory`.
-    @inline(__always) static func forEachDirectory(_ path: UnsafeBufferPointer<UInt8>, ownDirectory: Bool, _ body: (Int) -> Void) {
+    /// Calls `body` with the end (the position of the slash after it) of each directory of an
+    /// absolute path whose list holds an item of `kind` at that path: every ancestor but "/"
+    /// (which holds everything: the existence list), and but its own directory unless
+    /// ``listsOwnDirectory(_:pathBytes:)``.
+    @inline(__always) static func forEachDirectory(_ path: UnsafeBufferPointer<UInt8>, of kind: ItemRecord.Kind, _ body: (Int) -> Void) {
         var end = path.count
-        if !ownDirectory {
+        if !listsOwnDirectory(kind, pathBytes: path.count) {
             while end > 0 && path[end - 1] != UInt8(ascii: "/") { end -= 1 }
             end -= 1  // the slash after the own directory
         }

@@ -146,7 +146,7 @@ final class NewFileBuild: Sendable {
         return out
     }
 
-    /// ``MetadataIndex/pathTerms(_:ownDirectory:_:)``'s directory lists, numbers reused from the previous path.
+    /// ``MetadataIndex/pathTerms(_:of:_:)``'s directory lists, numbers reused from the previous path.
     private func directoryTerms(_ path: String, _ postings: inout PostingAccumulator, _ doc: UInt32, _ scratch: inout Scratch) {
         var path = path
         path.withUTF8 { bytes in
@@ -156,7 +156,7 @@ final class NewFileBuild: Sendable {
             }
             scratch.next.removeAll(keepingCapacity: true)
             var k = 0
-            MetadataIndex.forEachDirectory(bytes, ownDirectory: bytes.count > MetadataIndex.maxPlainKeyBytes) { i in
+            MetadataIndex.forEachDirectory(bytes, of: .file) { i in
                 while k < scratch.directories.count && scratch.directories[k].end < i { k += 1 }
                 let list: Int32
                 if i < common, k < scratch.directories.count, scratch.directories[k].end == i {

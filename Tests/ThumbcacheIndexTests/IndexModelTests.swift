@@ -154,10 +154,8 @@ struct IndexModelTests {
         let scoped = try index.search("kMDItemFSSize >= 0", options: SearchOptions(onlyIn: ["/data/d3"])).count
         #expect(scoped == models.keys.filter { $0.hasPrefix("/data/d3/") }.count)
         for directory in ["/data/d3", "/data/d3/s1", "/data/d30", "/data"] {
-            let got = try index.environment.read { txn in
-                try index.itemsUnder(directory, index.universe(txn), txn).0.members.map { try index.record($0, txn)!.identifier }.sorted()
-            }
-            #expect(got == models.keys.filter { $0.hasPrefix(directory + "/") }.sorted(), "\(directory)")
+            #expect(try index.identifiersUnder(directory).identifiers == models.keys.filter { $0.hasPrefix(directory + "/") }.sorted(),
+                    "\(directory)")
         }
     }
 }

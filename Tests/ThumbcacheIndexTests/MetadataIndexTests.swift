@@ -268,15 +268,11 @@ struct MetadataIndexTests {
         try index.index([SearchableItem(uniqueIdentifier: "note", attributes: [MDItem.path: .string("/s/d/note.txt"), MDItem.title: .string("n")])])
         // The scope's own sets (a search with so few items checks each one's path instead).
         func scoped(_ dirs: [String]) throws -> [String] {
-            try index.environment.read { txn in
-                var out: [String] = []
-                for d in dirs {
-                    let (set, exact) = try index.itemsUnder(d.count > 1 && d.hasSuffix("/") ? String(d.dropLast()) : d, index.universe(txn), txn)
-                    #expect(exact)
-                    for doc in set.members { out.append(try index.record(doc, txn)!.identifier) }
-                }
-                return out.sorted()
-            }
+            try dirs.flatMap { d in
+                let (identifiers, exact) = try index.identifiersUnder(d.count > 1 && d.hasSuffix("/") ? String(d.dropLast()) : d)
+                #expect(exact)
+                return identifiers
+            }.sorted()
         }
         #expect(try scoped(["/s/d"]) == ["/s/d/a.txt", "/s/d/sub/b.txt", "/s/d/sub/deeper/c.txt", "/s/d/z.txt", "note", long, longDeep].sorted())
         #expect(try index.search("kMDItemPath == \"*\"", options: SearchOptions(onlyIn: ["/s/d/sub"])).count == 3)
@@ -288,18 +284,8 @@ struct MetadataIndexTests {
         #expect(try names(index, #"kMDItemPath == "/s/d/*.txt""#).count == 7)
         #expect(try names(index, #"kMDItemPath == "/s/d/sub/*""#) == ["/s/d/sub/b.txt", "/s/d/sub/deeper/c.txt", longDeep].sorted())
         // No list for a file's own directory (ancestors above it have theirs).
-        try index.environment.read { txn in
-            for (directory, listed) in [("/s/d/sub/deeper", false), ("/s/d/sub", true), ("/s/d", true), ("/s/dd", false)] {
-                let prefix = Postings.prefix(.directory, Schema.pathID, Array(directory.utf8))
-                var found = false
-                try prefix.withUnsafeBytes { start in
-                    try txn.forEach(index.postings, from: start) { key, _ in
-                        found = key.starts(with: prefix)
-                        return false
-                    }
-                }
-                #expect(found == listed, "\(directory)")
-            }
+        for (directory, listed) in [("/s/d/sub/deeper", false), ("/s/d/sub", true), ("/s/d", true), ("/s/dd", false)] {
+            #expect(try index.hasDirectoryList(directory) == listed, "\(directory)")
         }
     }
 
