@@ -123,10 +123,14 @@ struct DocSet: Sendable {
 
     func subtracting(_ other: DocSet) -> DocSet {
         switch (storage, other.storage) {
-        case (.sorted(let a), _):
+        case (.sorted(let a), .sorted(let b)):
+            return DocSet(sorted: Self.difference(a, b), universe: universe)
+        case (.sorted(let a), .bitmap):
             return DocSet(sorted: a.filter { !other.contains($0) }, universe: universe)
-        case (.bitmap(let x), _):
-            let y = other.bitmapWords()
+        case (.bitmap(var x), .sorted(let b)):
+            for d in b where Int(d) >> 6 < x.count { x[Int(d) >> 6] &= ~(1 << UInt64(d & 63)) }
+            return DocSet(bitmap: x, universe: universe).compacted()
+        case (.bitmap(let x), .bitmap(let y)):
             return DocSet(bitmap: zip(x, y).map { $0 & ~$1 }, universe: universe).compacted()
         }
     }
@@ -139,7 +143,7 @@ struct DocSet: Sendable {
     private var isBitmap: Bool { if case .bitmap = storage { true } else { false } }
 
     /// A bitmap that became sparse turns back into an array.
-    private func compacted() -> DocSet {
+    fileprivate func compacted() -> DocSet {
         guard case .bitmap = storage else { return self }
         let n = count
         return Self.prefersBitmap(count: n, universe: universe) ? self : DocSet(sorted: members, universe: universe)
@@ -165,6 +169,19 @@ struct DocSet: Sendable {
             j = lo
             if j == large.count { break }
             if large[j] == x { out.append(x); j += 1 }
+        }
+        return out
+    }
+
+    /// The members of sorted `a` that are not in sorted `b`.
+    static func difference(_ a: [UInt32], _ b: [UInt32]) -> [UInt32] {
+        guard !b.isEmpty else { return a }
+        var out: [UInt32] = []
+        out.reserveCapacity(a.count)
+        var j = 0
+        for x in a {
+            while j < b.count && b[j] < x { j += 1 }
+            if j == b.count || b[j] != x { out.append(x) }
         }
         return out
     }
@@ -197,22 +214,83 @@ struct DocSetBuilder {
     @inline(__always)
     mutating func insert(_ doc: UInt32) {
         if words != nil {
-            words![Int(doc) >> 6] |= 1 << UInt64(doc & 63)
+            if Int(doc) < universe { words![Int(doc) >> 6] |= 1 << UInt64(doc & 63) }
             return
         }
         if let last = array.last, doc <= last { sortedSoFar = false }
         array.append(doc)
-        if array.count > 4096 && DocSet.prefersBitmap(count: array.count, universe: universe) {
-            var w = [UInt64](repeating: 0, count: (universe + 63) / 64)
-            for d in array { w[Int(d) >> 6] |= 1 << UInt64(d & 63) }
-            words = w
-            array = []
+        if array.count > 4096 && DocSet.prefersBitmap(count: array.count, universe: universe) { switchToBitmap() }
+    }
+
+    /// Adds every item of a posting chunk (see ``Postings``), with one check of the storage per
+    /// chunk rather than per item: a bitmap chunk is ORed into the bitmap a word at a time.
+    /// Items past the universe (a damaged chunk) are dropped; a malformed chunk ends early.
+    mutating func insert(chunk: UnsafeRawBufferPointer) {
+        guard let h = Postings.header(chunk) else { return }
+        if words == nil, array.count + h.count > 4096, DocSet.prefersBitmap(count: array.count + h.count, universe: universe) {
+            switchToBitmap()
         }
+        let limit = UInt32(clamping: universe)
+        if words != nil {
+            words!.withUnsafeMutableBufferPointer { w in
+                if h.bitmap {
+                    Self.or(chunk, from: h.body, first: h.first, into: w, limit: limit)
+                } else {
+                    Postings.decodeGaps(chunk, from: h.body, count: h.count) { doc in
+                        if doc < limit { w[Int(doc) >> 6] |= 1 << UInt64(doc & 63) }
+                    }
+                }
+            }
+        } else {
+            let before = array.count
+            array.reserveCapacity(before + h.count)
+            if h.bitmap {
+                Postings.forEachBit(chunk, from: h.body, first: h.first) { array.append($0) }
+            } else {
+                Postings.decodeGaps(chunk, from: h.body, count: h.count) { array.append($0) }
+            }
+            if before > 0, before < array.count, array[before] <= array[before - 1] { sortedSoFar = false }
+        }
+    }
+
+    /// ORs the bits of a bitmap chunk into `words`, eight bytes at a time while they land wholly
+    /// below `limit`.
+    private static func or(_ chunk: UnsafeRawBufferPointer, from offset: Int, first: UInt32,
+                           into words: UnsafeMutableBufferPointer<UInt64>, limit: UInt32) {
+        var j = offset
+        while j + 8 <= chunk.count {
+            let position = UInt64(first) + UInt64(j - offset) * 8
+            guard position + 64 <= UInt64(limit) else { break }
+            let bits = UInt64(littleEndian: chunk.loadUnaligned(fromByteOffset: j, as: UInt64.self))
+            if bits != 0 {
+                let word = Int(position >> 6), shift = position & 63
+                words[word] |= bits << shift
+                if shift != 0 { words[word + 1] |= bits >> (64 - shift) }
+            }
+            j += 8
+        }
+        let rest = UnsafeRawBufferPointer(rebasing: chunk[j...])
+        Postings.forEachBit(rest, from: 0, first: first &+ UInt32(j - offset) &* 8) { doc in
+            if doc < limit { words[Int(doc) >> 6] |= 1 << UInt64(doc & 63) }
+        }
+    }
+
+    private mutating func switchToBitmap() {
+        var w = [UInt64](repeating: 0, count: (universe + 63) / 64)
+        for d in array where Int(d) < universe { w[Int(d) >> 6] |= 1 << UInt64(d & 63) }
+        words = w
+        array = []
     }
 
     consuming func build() -> DocSet {
         if let words { return DocSet(bitmap: words, universe: universe) }
         if !sortedSoFar {
+            // Many short runs (a range's buckets): setting bits and reading them back in order
+            // beats sorting once the items are more than an eighth of the bitmap's words.
+            if universe / 64 <= array.count * 8 {
+                switchToBitmap()
+                return DocSet(bitmap: words!, universe: universe).compacted()
+            }
             array.sort()
             var out: [UInt32] = []
             out.reserveCapacity(array.count)

@@ -60,6 +60,57 @@ struct NumericInterval: Hashable {
     }
 }
 
+/// The items a plan may match: every match is in `set`; those in `unsure` are checked against
+/// their records before they are answered.
+struct Candidates {
+    enum Unsure {
+        /// Every member matches.
+        case none
+        /// These members (a subset of the set, or more) may not match.
+        case some(DocSet)
+        /// Any member may not match.
+        case all
+    }
+
+    var set: DocSet
+    var unsure: Unsure
+
+    init(_ set: DocSet, unsure: Unsure = .none) {
+        self.set = set
+        self.unsure = unsure
+    }
+
+    init(_ set: DocSet, exact: Bool) { self.init(set, unsure: exact ? .none : .all) }
+
+    init(_ pair: (DocSet, Bool)) { self.init(pair.0, exact: pair.1) }
+
+    /// Members of both; a member is unsure if either side was unsure of it.
+    mutating func formIntersection(_ other: Candidates) {
+        set = set.intersection(other.set)
+        unsure = Self.either(unsure, other.unsure)
+    }
+
+    /// Members of either; a member is unsure if a side that has it was unsure of it (counted
+    /// generously: unsure on one side, sure on the other, still counts as unsure).
+    mutating func formUnion(_ other: Candidates) {
+        set = set.union(other.set)
+        unsure = Self.either(unsure, other.unsure)
+    }
+
+    /// Keeps only the unsure members that are still in the set, so checking them stays cheap.
+    mutating func narrowUnsure() {
+        if case .some(let u) = unsure { unsure = .some(u.intersection(set)) }
+    }
+
+    private static func either(_ a: Unsure, _ b: Unsure) -> Unsure {
+        switch (a, b) {
+        case (.all, _), (_, .all): .all
+        case (.none, let x), (let x, .none): x
+        case (.some(let x), .some(let y)): .some(x.union(y))
+        }
+    }
+}
+
 extension MetadataIndex {
     /// Runs `query` (Docs/QUERY.md). Throws ``QueryError`` for a query that cannot run (with the
     /// position), ``IndexError`` if the index cannot be read.
@@ -185,21 +236,27 @@ extension MetadataIndex {
     static let verifyCost = 100
 
     func exact(_ plan: QueryPlan, universe: Int, _ txn: borrowing Transaction) throws -> DocSet {
-        let (set, isExact) = try candidates(plan, universe: universe, txn)
-        return isExact ? set : try verify(set, plan, txn)
-    }
-
-    func verify(_ set: DocSet, _ plan: QueryPlan, _ txn: borrowing Transaction) throws -> DocSet {
-        try set.filter { doc in
-            guard let bytes = try txn.get(items, key: Self.docBytes(doc)), let view = RecordView(bytes) else { return false }
-            return matches(plan, view)
+        var c = try candidates(plan, universe: universe, txn)
+        c.narrowUnsure()
+        switch c.unsure {
+        case .none: return c.set
+        case .all: return try verify(c.set, plan, txn)
+        case .some(let unsure): return c.set.subtracting(try verify(unsure, plan, txn, keeping: false))
         }
     }
 
-    func candidates(_ plan: QueryPlan, universe: Int, _ txn: borrowing Transaction) throws -> (DocSet, Bool) {
+    /// The members of `set` whose records match `plan` (or, `keeping: false`, those that do not).
+    func verify(_ set: DocSet, _ plan: QueryPlan, _ txn: borrowing Transaction, keeping: Bool = true) throws -> DocSet {
+        try set.filter { doc in
+            guard let bytes = try txn.get(items, key: Self.docBytes(doc)), let view = RecordView(bytes) else { return !keeping }
+            return matches(plan, view) == keeping
+        }
+    }
+
+    func candidates(_ plan: QueryPlan, universe: Int, _ txn: borrowing Transaction) throws -> Candidates {
         switch plan {
-        case .nothing: return (.empty(universe: universe), true)
-        case .exists(let id): return (try list(Postings.prefix(.exists, id, []), universe, txn), true)
+        case .nothing: return Candidates(.empty(universe: universe))
+        case .exists(let id): return Candidates(try list(Postings.prefix(.exists, id, []), universe, txn))
         case .scope(let dirs):
             var set = DocSet.empty(universe: universe)
             var isExact = true
@@ -208,31 +265,27 @@ extension MetadataIndex {
                 set = set.union(s)
                 isExact = isExact && exact
             }
-            return (set, isExact)
+            return Candidates(set, exact: isExact)
         case .or(let list):
-            var set = DocSet.empty(universe: universe)
-            var isExact = true
-            for p in list {
-                let (s, e) = try candidates(p, universe: universe, txn)
-                set = set.union(s)
-                isExact = isExact && e
-            }
-            return (set, isExact)
+            var result = Candidates(.empty(universe: universe))
+            for p in list { result.formUnion(try candidates(p, universe: universe, txn)) }
+            return result
         case .not(let inner):
             let all = try list(Postings.prefix(.exists, Schema.allItemsID, []), universe, txn)
-            return (all.subtracting(try exact(inner, universe: universe, txn)), true)
+            return Candidates(all.subtracting(try exact(inner, universe: universe, txn)))
         case .and(let list): return try conjunction(list, universe: universe, txn)
-        case .numeric(let info, let interval): return (try numeric(info, interval, universe, txn), true)
-        case .string(let info, let pattern): return try stringCandidates(info, pattern, universe, txn)
-        case .stringOrder(let info, _, _): return (try list(Postings.prefix(.exists, info.id, []), universe, txn), false)
-        case .path(let pattern): return try pathCandidates(pattern, universe, txn)
-        case .text(let word): return try textCandidates(word, universe, txn)
+        case .numeric(let info, let interval): return try numeric(info, interval, universe, txn)
+        case .string(let info, let pattern): return Candidates(try stringCandidates(info, pattern, universe, txn))
+        case .stringOrder(let info, _, _): return Candidates(try list(Postings.prefix(.exists, info.id, []), universe, txn), exact: false)
+        case .path(let pattern): return Candidates(try pathCandidates(pattern, universe, txn))
+        case .text(let word): return Candidates(try textCandidates(word, universe, txn))
         }
     }
 
     /// Conjunctions start from the most selective part; a part much larger than what is left is
-    /// checked on the remaining items instead of being read (the caller verifies inexact sets).
-    func conjunction(_ parts: [QueryPlan], universe: Int, _ txn: borrowing Transaction) throws -> (DocSet, Bool) {
+    /// checked on the remaining items instead of being read. Items a part is unsure of are
+    /// checked only if they survive the other parts.
+    func conjunction(_ parts: [QueryPlan], universe: Int, _ txn: borrowing Transaction) throws -> Candidates {
         var positive: [(QueryPlan, Int)] = []
         var negative: [(QueryPlan, Int)] = []
         for p in parts {
@@ -240,26 +293,24 @@ extension MetadataIndex {
             else { positive.append((p, try estimate(p, universe, txn))) }
         }
         positive.sort { $0.1 < $1.1 }
-        var set: DocSet
-        var isExact = true
+        var result: Candidates
         if let first = positive.first {
-            (set, isExact) = try candidates(first.0, universe: universe, txn)
+            result = try candidates(first.0, universe: universe, txn)
         } else {
-            set = try list(Postings.prefix(.exists, Schema.allItemsID, []), universe, txn)
+            result = Candidates(try list(Postings.prefix(.exists, Schema.allItemsID, []), universe, txn))
         }
         for (p, est) in positive.dropFirst() {
-            if set.isEmpty { return (set, true) }
-            if est > set.count * Self.verifyCost { isExact = false; continue }
-            let (s, e) = try candidates(p, universe: universe, txn)
-            set = set.intersection(s)
-            isExact = isExact && e
+            if result.set.isEmpty { return result }
+            if est > result.set.count * Self.verifyCost { result.unsure = .all; continue }
+            result.formIntersection(try candidates(p, universe: universe, txn))
         }
         for (p, est) in negative {
-            if set.isEmpty { return (set, true) }
-            if est > set.count * Self.verifyCost { isExact = false; continue }
-            set = set.subtracting(try exact(p, universe: universe, txn))
+            if result.set.isEmpty { return result }
+            if est > result.set.count * Self.verifyCost { result.unsure = .all; continue }
+            result.set = result.set.subtracting(try exact(p, universe: universe, txn))
         }
-        return (set, isExact)
+        result.narrowUnsure()
+        return result
     }
 
     /// About how many items `plan` reads from the index (capped at ``estimateCap``).
@@ -315,7 +366,7 @@ extension MetadataIndex {
         try prefix.withUnsafeBytes { start in
             try txn.forEach(postings, from: start) { key, value in
                 guard key.count == prefix.count + 4, key.starts(with: prefix) else { return false }
-                Postings.forEach(value) { builder.insert($0) }
+                builder.insert(chunk: value)
                 return true
             }
         }
@@ -385,7 +436,7 @@ extension MetadataIndex {
                 // that hold both spellings (marked with an exact term of their own).
                 var variants = DocSetBuilder(universe: universe)
                 try scanTerms(.exactValue, info.id, startingWith: term.bytes + [1], txn) { _, chunk in
-                    Postings.forEach(chunk) { variants.insert($0) }
+                    variants.insert(chunk: chunk)
                     return true
                 }
                 let both = try list(Postings.prefix(.exactValue, info.id, TextFolding.exactTerm(folded: term.bytes, raw: literal)), universe, txn)
@@ -403,7 +454,7 @@ extension MetadataIndex {
                 lastTerm = Array(term)
                 lastMatched = everyTerm || pattern.matchesFoldedTerm(String(decoding: term, as: UTF8.self))
             }
-            if lastMatched { Postings.forEach(chunk) { builder.insert($0) } }
+            if lastMatched { builder.insert(chunk: chunk) }
             return true
         }
         return (builder.build(), foldExact)
@@ -449,7 +500,7 @@ extension MetadataIndex {
             var builder = DocSetBuilder(universe: universe)
             for info in Schema.textAttributes {
                 try scanTerms(.word, info.id, startingWith: TextFolding.term(w).bytes, txn) { _, chunk in
-                    Postings.forEach(chunk) { builder.insert($0) }
+                    builder.insert(chunk: chunk)
                     return true
                 }
             }
@@ -478,34 +529,33 @@ extension MetadataIndex {
 
     /// Items whose value lies in `interval`: whole buckets inside it straight from the postings;
     /// the buckets at its ends are decided from the bucket bounds for whole-number attributes,
-    /// else by checking each item's value.
-    func numeric(_ info: AttributeInfo, _ interval: NumericInterval, _ universe: Int, _ txn: borrowing Transaction) throws -> DocSet {
-        guard !interval.low.isNaN, !interval.high.isNaN, interval.low <= interval.high else { return .empty(universe: universe) }
+    /// else their items are unsure (checked against their records once the rest of the query
+    /// has narrowed them down).
+    func numeric(_ info: AttributeInfo, _ interval: NumericInterval, _ universe: Int, _ txn: borrowing Transaction) throws -> Candidates {
+        guard !interval.low.isNaN, !interval.high.isNaN, interval.low <= interval.high else { return Candidates(.empty(universe: universe)) }
         var builder = DocSetBuilder(universe: universe)
-        var check: [UInt32] = []
+        var unsure = DocSetBuilder(universe: universe)
+        var anyUnsure = false
         try numericBuckets(info, interval, txn) { bucket, chunk in
             let range = info.buckets.range(bucket)
             if interval.contains(range) {
-                Postings.forEach(chunk) { builder.insert($0) }
+                builder.insert(chunk: chunk)
             } else if interval.overlaps(range) {
                 if info.integral {
                     let low = range.lowerBound.rounded(.up), high = range.upperBound.rounded(.down)
                     if low > high { return true }
                     if low == high {
-                        if interval.contains(low) { Postings.forEach(chunk) { builder.insert($0) } }
+                        if interval.contains(low) { builder.insert(chunk: chunk) }
                         return true
                     }
                 }
-                Postings.forEach(chunk) { check.append($0) }
+                builder.insert(chunk: chunk)
+                unsure.insert(chunk: chunk)
+                anyUnsure = true
             }
             return true
         }
-        for doc in check {
-            guard let bytes = try txn.get(items, key: Self.docBytes(doc)), let view = RecordView(bytes),
-                  let v = view.number(info.id), interval.contains(v) else { continue }
-            builder.insert(doc)
-        }
-        return builder.build()
+        return Candidates(builder.build(), unsure: anyUnsure ? .some(unsure.build()) : .none)
     }
 
     // MARK: Checking one item

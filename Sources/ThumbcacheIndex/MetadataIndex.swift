@@ -24,7 +24,7 @@ public final class MetadataIndex: Sendable {
     let catalog = AttributeCatalog()
 
     /// The on-disk format this code reads and writes (older ones are upgraded on opening).
-    public static let formatVersion = 2
+    public static let formatVersion = 3
     static let versionKey = Array("version".utf8)
     static let nextItemKey = Array("next-item".utf8)
     static let clientStatePrefix = Array("state:".utf8)

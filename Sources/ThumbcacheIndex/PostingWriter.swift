@@ -227,11 +227,13 @@ struct PostingWriter {
         merged.append(contentsOf: docs[i...])
     }
 
-    /// Writes `merged` as chunks of at most ``Postings/chunkBytes``.
+    /// Writes `merged` as chunks of at most ``Postings/chunkBytes``, each in the form that
+    /// holds more items from where it starts (the bitmap form once items are denser than about
+    /// one in eight numbers).
     private mutating func writeRuns(_ prefix: UnsafeRawBufferPointer, _ c: borrowing Cursor) throws {
         var start = 0
         while start < merged.count {
-            // Grow the run while it fits (a count varint of at most 3 bytes, then the gaps).
+            // The gaps form grows while it fits (a count varint of at most 3 bytes, then the gaps).
             var size = 3 + Varint.size(UInt64(merged[start]))
             var end = start + 1
             while end < merged.count {
@@ -240,10 +242,15 @@ struct PostingWriter {
                 size += add
                 end += 1
             }
+            // The bitmap form holds what lies within its span.
+            var bitmapEnd = start + 1
+            let limit = UInt64(merged[start]) + UInt64(Postings.bitmapSpan)
+            while bitmapEnd < merged.count && UInt64(merged[bitmapEnd]) < limit { bitmapEnd += 1 }
+            let bitmap = bitmapEnd > end || (bitmapEnd == end && Self.bitmapIsSmaller(merged[start..<end]))
+            if bitmap { end = bitmapEnd }
             value.removeAll(keepingCapacity: true)
-            Varint.append(&value, UInt64(end - start))
-            Varint.append(&value, UInt64(merged[start]))
-            for i in (start + 1)..<end { Varint.append(&value, UInt64(merged[i] - merged[i - 1])) }
+            let run = merged[start..<end]
+            if bitmap { Postings.encodeBitmap(run, into: &value) } else { Postings.encodeGaps(run, into: &value) }
             setKey(prefix, merged[start])
             if planning {
                 plan.put(key, value)
@@ -252,5 +259,19 @@ struct PostingWriter {
             }
             start = end
         }
+    }
+
+    /// Whether the bitmap form of `docs` takes fewer bytes than the gaps form.
+    static func bitmapIsSmaller(_ docs: ArraySlice<UInt32>) -> Bool {
+        let header = Varint.size(UInt64(docs.count)) + Varint.size(UInt64(docs.first!))
+        let bitmap = 1 + header + Int(docs.last! - docs.first!) / 8 + 1
+        var gaps = header
+        var previous = docs.first!
+        for d in docs.dropFirst() {
+            gaps += Varint.size(UInt64(d - previous))
+            if gaps > bitmap { return true }
+            previous = d
+        }
+        return false
     }
 }

@@ -2,7 +2,13 @@
 /// have it, cut into chunks of at most ``chunkBytes`` bytes stored under their own LMDB keys.
 ///
 /// Key:   kind (1 byte) · attribute (2 bytes, big-endian) · term · 0x00 · first item (4 bytes, BE)
-/// Value: count (varint) · first item (varint) · gaps to the next item (varints)
+/// Value, one of two forms (the writer picks the one that holds more items, see ``Postings``):
+///   gaps:   count (varint) · first item (varint) · gaps to the next item (varints)
+///   bitmap: 0x00 · count (varint) · first item (varint) · bits, where bit b of byte j set means
+///           item first + 8j + b (a count is never 0, so the first byte tells the forms apart)
+///
+/// Dense lists (an attribute most items have, a common type) take the bitmap form: one bit per
+/// item number rather than a byte per item, and a query ORs whole words into its set.
 ///
 /// A write reads and rewrites only the chunk an item falls into (appends go to the last one),
 /// never a whole list; chunks stay below half an LMDB page so no value spills to overflow pages.
@@ -55,22 +61,101 @@ enum Postings {
 
     // MARK: Chunks
 
-    /// Number of items in a chunk, read from its first bytes.
-    static func count(_ chunk: UnsafeRawBufferPointer) -> Int {
+    /// The first byte of a chunk in the bitmap form.
+    static let bitmapMark: UInt8 = 0
+
+    /// Bits a bitmap chunk can hold: what is left of ``chunkBytes`` after the mark, a count and
+    /// a first item of at most 5 bytes each.
+    static let bitmapSpan: UInt32 = UInt32(chunkBytes - 11) * 8
+
+    /// A chunk's form, item count and first item, and where its gaps or bits start; nil for a
+    /// malformed chunk (a count of 0 or more items than the chunk has bytes or bits).
+    @inline(__always)
+    static func header(_ chunk: UnsafeRawBufferPointer) -> (bitmap: Bool, count: Int, first: UInt32, body: Int)? {
         var offset = 0
-        return Int(Varint.read(chunk, &offset) ?? 0)
+        let bitmap = chunk.first == bitmapMark
+        if bitmap { offset = 1 }
+        guard let n = Varint.read(chunk, &offset), n > 0 else { return nil }
+        if bitmap {
+            guard let first = Varint.read(chunk, &offset), first <= UInt64(UInt32.max),
+                  n <= UInt64(chunk.count - offset) * 8 else { return nil }
+            return (true, Int(n), UInt32(first), offset)
+        }
+        guard n <= UInt64(chunk.count) else { return nil }
+        return (false, Int(n), 0, offset)
     }
+
+    /// Number of items in a chunk, read from its first bytes.
+    static func count(_ chunk: UnsafeRawBufferPointer) -> Int { header(chunk)?.count ?? 0 }
 
     /// Calls `body` with each item of a chunk, in order. Stops early at a malformed chunk.
     @inline(__always)
     static func forEach(_ chunk: UnsafeRawBufferPointer, _ body: (UInt32) -> Void) {
-        var offset = 0
-        guard let n = Varint.read(chunk, &offset) else { return }
+        guard let h = header(chunk) else { return }
+        if h.bitmap {
+            forEachBit(chunk, from: h.body, first: h.first, body)
+        } else {
+            decodeGaps(chunk, from: h.body, count: h.count, body)
+        }
+    }
+
+    /// The items of a gaps-form chunk whose `count` gaps start at `offset`; one-byte gaps (the
+    /// usual case in long lists) take a short path.
+    @inline(__always)
+    static func decodeGaps(_ chunk: UnsafeRawBufferPointer, from offset: Int, count: Int, _ body: (UInt32) -> Void) {
+        var offset = offset
         var doc: UInt32 = 0
-        for i in 0..<Int(n) {
-            guard let gap = Varint.read(chunk, &offset) else { return }
-            doc = i == 0 ? UInt32(truncatingIfNeeded: gap) : doc &+ UInt32(truncatingIfNeeded: gap)
+        for i in 0..<count {
+            let gap: UInt32
+            if offset < chunk.count, chunk[offset] < 0x80 {
+                gap = UInt32(chunk[offset])
+                offset += 1
+            } else {
+                guard let g = Varint.read(chunk, &offset) else { return }
+                gap = UInt32(truncatingIfNeeded: g)
+            }
+            doc = i == 0 ? gap : doc &+ gap
             body(doc)
+        }
+    }
+
+    /// The items of a bitmap-form chunk whose bits start at `offset`.
+    @inline(__always)
+    static func forEachBit(_ chunk: UnsafeRawBufferPointer, from offset: Int, first: UInt32, _ body: (UInt32) -> Void) {
+        var j = offset
+        while j < chunk.count {
+            var byte = chunk[j]
+            let base = first &+ UInt32(j - offset) &* 8
+            while byte != 0 {
+                body(base &+ UInt32(byte.trailingZeroBitCount))
+                byte &= byte &- 1
+            }
+            j += 1
+        }
+    }
+
+    /// Appends `docs` (ascending, non-empty) to `out` in the gaps form.
+    static func encodeGaps(_ docs: ArraySlice<UInt32>, into out: inout [UInt8]) {
+        Varint.append(&out, UInt64(docs.count))
+        var previous: UInt32?
+        for d in docs {
+            Varint.append(&out, UInt64(previous.map { d - $0 } ?? d))
+            previous = d
+        }
+    }
+
+    /// Appends `docs` (ascending, non-empty, spanning less than ``bitmapSpan``) to `out` in the
+    /// bitmap form.
+    static func encodeBitmap(_ docs: ArraySlice<UInt32>, into out: inout [UInt8]) {
+        let first = docs.first!
+        out.append(bitmapMark)
+        Varint.append(&out, UInt64(docs.count))
+        Varint.append(&out, UInt64(first))
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: Int(docs.last! - first) / 8 + 1))
+        for d in docs {
+            let bit = Int(d - first)
+            out[start + bit >> 3] |= 1 << UInt8(bit & 7)
         }
     }
 }

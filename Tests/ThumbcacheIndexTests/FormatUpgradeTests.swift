@@ -3,10 +3,10 @@ import Testing
 import ThumbcacheTestSupport
 @testable import ThumbcacheIndex
 
-/// The items of `Fixtures/index-v1/data.mdb`: an index written by format version 1 (commit
-/// 94a4f6b ran ``write(to:)`` on an empty index). Files in nested directories, one with a path
-/// too long for a plain key, an app item merged with a file, a standalone one with a path, a
-/// client state.
+/// The items of `Fixtures/index-vN/data.mdb`: indexes written by format version N (``write(to:)``
+/// run on an empty index by commit 94a4f6b for version 1, by 3c7ea91 for version 2). Files in
+/// nested directories, one with a path too long for a plain key, an app item merged with a file,
+/// a standalone one with a path, a client state.
 enum UpgradeFixture {
     static let longDirectory = "/home/ana/" + String(repeating: "archive-", count: 40)
     static let longPath = longDirectory + "/" + String(repeating: "x", count: 120) + ".txt"
@@ -76,17 +76,18 @@ struct FormatUpgradeTests {
         }
     }
 
-    static func copyFixture(to dir: TemporaryDirectory) throws -> String {
-        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/index-v1/data.mdb")
+    static func copyFixture(version: Int = 1, to dir: TemporaryDirectory) throws -> String {
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/index-v\(version)/data.mdb")
         let target = dir.appending("index")
         try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: fixture.path, toPath: target + "/data.mdb")
         return target
     }
 
-    @Test func versionOneIsRebuiltAndAnswersAsNew() throws {
+    @Test(arguments: [1, 2])
+    func olderVersionsAreRebuiltAndAnswerAsNew(version: Int) throws {
         let dir = TemporaryDirectory()
-        let path = try Self.copyFixture(to: dir)
+        let path = try Self.copyFixture(version: version, to: dir)
         let upgraded = try MetadataIndex.open(directory: path)
         #expect(try upgraded.statistics().items == 8)
         let fresh = try MetadataIndex.open(directory: dir.appending("fresh"))
@@ -101,10 +102,12 @@ struct FormatUpgradeTests {
         #expect(want[16] == [UpgradeFixture.longPath])
         #expect(want[12] == ["/home/ana/Photos/2024/IMG_0001.jpg", "/home/ana/Photos/2024/list.txt"])
 
-        // Stamped with this version; the old own-directory list is gone; nothing else lost.
+        // Stamped with this version; version 1's own-directory list is gone; dense lists are in
+        // the bitmap form of version 3; nothing else lost.
         let stamped = try upgraded.environment.read { txn in try txn.get(upgraded.meta, key: MetadataIndex.versionKey).map(Array.init) }
         #expect(stamped == [UInt8(MetadataIndex.formatVersion)])
         #expect(try !upgraded.hasDirectoryList("/home/ana/Photos/2023/beach"))
+        #expect(try upgraded.chunkForms(.exists, MDItem.fsSize) == [true])
         #expect(try upgraded.clientState(client: "photos") == [1, 2, 3])
         #expect(try upgraded.item(identifier: "photos:1")?.attributes[MDItem.title] == .string("Beach day"))
         // Writing goes on as usual.

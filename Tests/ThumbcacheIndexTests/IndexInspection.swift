@@ -26,4 +26,22 @@ extension MetadataIndex {
             return found
         }
     }
+
+    /// For each chunk of the `kind` list of attribute `name` (term empty), whether it is in the
+    /// bitmap form.
+    func chunkForms(_ kind: PostingKind, _ name: String) throws -> [Bool] {
+        guard let info = catalog.info(named: name) else { return [] }
+        let prefix = Postings.prefix(kind, info.id, [])
+        return try environment.read { txn in
+            var forms: [Bool] = []
+            try prefix.withUnsafeBytes { start in
+                try txn.forEach(postings, from: start) { key, value in
+                    guard key.count == prefix.count + 4, key.starts(with: prefix) else { return false }
+                    forms.append(value.first == Postings.bitmapMark)
+                    return true
+                }
+            }
+            return forms
+        }
+    }
 }

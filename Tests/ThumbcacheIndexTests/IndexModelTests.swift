@@ -77,6 +77,16 @@ struct IndexModelTests {
         ("kMDItemISOSpeed != 400", { $0.iso != nil && $0.iso != 400 }),
         ("kMDItemISOSpeed > 200 && kMDItemISOSpeed <= 1600", { ($0.iso ?? 0) > 200 && ($0.iso ?? 0) <= 1600 }),
         ("kMDItemContentModificationDate > $time.iso(2022-01-01T00:00:00Z)", { $0.date > 1_640_995_200 }),
+        // Range ends inside buckets of values that are not whole numbers: items there are checked
+        // against their records, and only those the rest of the query leaves.
+        ("kMDItemContentModificationDate >= $time.iso(2021-03-05T07:13:00Z) && kMDItemISOSpeed == 400",
+         { $0.date >= 1_614_928_380 && $0.iso == 400 }),
+        ("kMDItemContentModificationDate < $time.iso(2022-07-19T10:11:12Z) || kMDItemFSSize < 500",
+         { $0.date < 1_658_225_472 || $0.size < 500 }),
+        ("!(kMDItemContentModificationDate < $time.iso(2021-12-24T18:30:00Z)) && com_example_rating == 3",
+         { !($0.date < 1_640_370_600) && $0.rating == 3 }),
+        ("InRange(com_example_serial, 1234.5, 99876.5) && kMDItemISOSpeed >= 800",
+         { $0.serial >= 1234.5 && $0.serial <= 99876.5 && ($0.iso ?? 0) >= 800 }),
         (#"kMDItemFSName == "*holiday*""#, { $0.name.contains("holiday") }),
         (#"kMDItemFSName == "*beach*"c"#, { $0.name.lowercased().contains("beach") }),
         (#"kMDItemFSName == "*zurich*"cd"#, { $0.name.lowercased().contains("zürich") }),
