@@ -202,7 +202,9 @@ struct DocSet: Sendable {
 }
 
 /// Collects item numbers from many posting lists into one set: an array, switching to a bitmap
-/// when the count passes the density threshold.
+/// when the count passes the density threshold and the items arrive out of order (many lists)
+/// or in bitmap chunks; one list read in order stays an array up to 1/8 of the universe, as
+/// setting and reading back bits would cost more than appending.
 struct DocSetBuilder {
     let universe: Int
     private var array: [UInt32] = []
@@ -219,7 +221,11 @@ struct DocSetBuilder {
         }
         if let last = array.last, doc <= last { sortedSoFar = false }
         array.append(doc)
-        if array.count > 4096 && DocSet.prefersBitmap(count: array.count, universe: universe) { switchToBitmap() }
+        if array.count > 4096 && shouldSwitch { switchToBitmap() }
+    }
+
+    private var shouldSwitch: Bool {
+        DocSet.prefersBitmap(count: array.count, universe: universe) && (!sortedSoFar || array.count > universe / 8)
     }
 
     /// Adds every item of a posting chunk (see ``Postings``), with one check of the storage per
@@ -227,7 +233,7 @@ struct DocSetBuilder {
     /// Items past the universe (a damaged chunk) are dropped; a malformed chunk ends early.
     mutating func insert(chunk: UnsafeRawBufferPointer) {
         guard let h = Postings.header(chunk) else { return }
-        if words == nil, array.count + h.count > 4096, DocSet.prefersBitmap(count: array.count + h.count, universe: universe) {
+        if words == nil, h.bitmap, array.count + h.count > 4096, DocSet.prefersBitmap(count: array.count + h.count, universe: universe) {
             switchToBitmap()
         }
         let limit = UInt32(clamping: universe)
@@ -243,13 +249,25 @@ struct DocSetBuilder {
             }
         } else {
             let before = array.count
-            array.reserveCapacity(before + h.count)
-            if h.bitmap {
-                Postings.forEachBit(chunk, from: h.body, first: h.first) { array.append($0) }
-            } else {
-                Postings.decodeGaps(chunk, from: h.body, count: h.count) { array.append($0) }
+            // Doubling: reserving just what each chunk needs would copy the array every chunk.
+            if array.capacity < before + h.count { array.reserveCapacity(max(before + h.count, 2 * array.capacity)) }
+            // Room made once, then filled through a pointer (appending checks the storage per item).
+            array.append(contentsOf: repeatElement(0, count: h.count))
+            let filled = array.withUnsafeMutableBufferPointer { p in
+                var i = before
+                let end = p.count
+                if h.bitmap {
+                    Postings.forEachBit(chunk, from: h.body, first: h.first) { doc in
+                        if i < end { p[i] = doc; i += 1 }
+                    }
+                } else {
+                    Postings.decodeGaps(chunk, from: h.body, count: h.count) { doc in p[i] = doc; i += 1 }
+                }
+                return i
             }
+            if filled < array.count { array.removeLast(array.count - filled) }  // a malformed chunk
             if before > 0, before < array.count, array[before] <= array[before - 1] { sortedSoFar = false }
+            if array.count > 4096 && shouldSwitch { switchToBitmap() }
         }
     }
 

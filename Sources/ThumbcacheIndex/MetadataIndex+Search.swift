@@ -1,5 +1,6 @@
 import Foundation
 import ThumbcacheLMDB
+import ThumbcacheSync
 
 /// How to run a search.
 public struct SearchOptions: Sendable {
@@ -30,7 +31,7 @@ public struct SearchResults: Sendable {
 }
 
 /// A query compiled against the index's attributes.
-indirect enum QueryPlan {
+indirect enum QueryPlan: Sendable {
     case and([QueryPlan])
     case or([QueryPlan])
     case not(QueryPlan)
@@ -245,9 +246,38 @@ extension MetadataIndex {
         }
     }
 
+    /// Sets at least this large are checked on two threads: reading records is most of a
+    /// wildcard query's time, and a hand-off costs about as much as checking a few dozen.
+    static let parallelVerifyCount = 2048
+
     /// The members of `set` whose records match `plan` (or, `keeping: false`, those that do not).
+    /// A large set is checked in two halves, the second by a helper in a read transaction of its
+    /// own, used only if it sees the same snapshot as `txn` (else this thread checks it too).
     func verify(_ set: DocSet, _ plan: QueryPlan, _ txn: borrowing Transaction, keeping: Bool = true) throws -> DocSet {
-        try set.filter { doc in
+        let members = set.members
+        guard members.count >= Self.parallelVerifyCount else {
+            return DocSet(sorted: try check(members[...], plan, keeping, txn), universe: set.universe)
+        }
+        let half = members.count / 2
+        let snapshot = txn.snapshot
+        let helper = HelperWork { [self] () throws -> [UInt32]? in
+            try environment.read { own in
+                own.snapshot == snapshot ? try check(members[half...], plan, keeping, own) : nil
+            }
+        }
+        let first: [UInt32]
+        do {
+            first = try check(members[..<half], plan, keeping, txn)
+        } catch {
+            _ = try? helper.result()
+            throw error
+        }
+        let second = try helper.result() ?? check(members[half...], plan, keeping, txn)
+        return DocSet(sorted: first + second, universe: set.universe)
+    }
+
+    private func check(_ docs: ArraySlice<UInt32>, _ plan: QueryPlan, _ keeping: Bool, _ txn: borrowing Transaction) throws -> [UInt32] {
+        try docs.filter { doc in
             guard let bytes = try txn.get(items, key: Self.docBytes(doc)), let view = RecordView(bytes) else { return !keeping }
             return matches(plan, view) == keeping
         }

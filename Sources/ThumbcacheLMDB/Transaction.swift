@@ -15,6 +15,10 @@ public struct Transaction: ~Copyable {
     /// True for transactions lent by ``Environment/write(_:)``.
     public let isWritable: Bool
 
+    /// The number of the snapshot a read transaction sees (`mdb_txn_id`): two read transactions
+    /// with the same number see the same data.
+    public var snapshot: Int { Int(mdb_txn_id(handle)) }
+
     /// The value stored under `key`, as a view into the map, or nil if there is none.
     public func get(_ database: Database, key: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))

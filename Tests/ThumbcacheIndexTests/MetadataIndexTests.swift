@@ -232,6 +232,28 @@ struct MetadataIndexTests {
         }
     }
 
+    /// Thousands of items checked against their records (a two-letter wildcard has no trigram)
+    /// are split between two threads; both halves answer from the search's own snapshot, even
+    /// when a write lands in between.
+    @Test func largeChecksAnswerFromTheSearchSnapshot() throws {
+        let dir = TemporaryDirectory()
+        let index = try Self.open(dir)
+        let n = 3 * MetadataIndex.parallelVerifyCount / 2
+        func files(_ word: String, size: UInt64) -> [FileItem] {
+            (0..<n).map { Self.file("/p/\($0).jpg", size: size, [MDItem.fsName: .string("\(word) \($0).jpg")]) }
+        }
+        _ = try index.indexFiles(files("old", size: 1))
+        let expression = try QueryParserTests.parser.parse(#"kMDItemFSName == "*ld*""#)
+        let during = try index.environment.read { txn in
+            _ = try index.indexFiles(files("new", size: 2))  // committed after this snapshot began
+            var unknown: [String] = []
+            return try index.run(expression, query: "", onlyIn: [], unknown: &unknown, txn).0.count
+        }
+        #expect(during == n)
+        #expect(try index.search(expression).count == 0)
+        #expect(try index.search(#"kMDItemFSName == "*ew*""#).count == n)
+    }
+
     @Test func renameIsAMove() throws {
         let dir = TemporaryDirectory()
         let old = try dir.write("a.jpg", [1, 2, 3])
