@@ -29,20 +29,25 @@ public final class MetadataIndex: Sendable {
     static let nextItemKey = Array("next-item".utf8)
     static let clientStatePrefix = Array("state:".utf8)
 
-    /// Opens (creating if needed) the index in `directory`.
-    /// - Parameter durability: `.deferred` for bulk indexing (``sync()`` at the end).
-    public static func open(directory: String, durability: Environment.Durability = .everyCommit) throws(IndexError) -> MetadataIndex {
+    /// Opens (creating if needed) the index in `directory`. An index of an older format is
+    /// upgraded first (Docs/FORMAT.md, "Versions"), which takes seconds per million items.
+    /// - Parameters:
+    ///   - durability: `.deferred` for bulk indexing (``sync()`` at the end).
+    ///   - upgrading: called with the version found and ``formatVersion`` before an upgrade
+    ///     begins, so a caller can say why opening takes a while.
+    public static func open(directory: String, durability: Environment.Durability = .everyCommit,
+                            upgrading: (_ from: Int, _ to: Int) -> Void = { _, _ in }) throws(IndexError) -> MetadataIndex {
         do {
             // The map is address space, not memory or disk: 1 GiB spares growing (which re-runs
             // the transaction that hit the end) below about a million items.
             let env = try Environment.open(directory: directory, options: .init(mapSize: 1 << 30, maxDatabases: 12, durability: durability))
-            return try MetadataIndex(environment: env)
+            return try MetadataIndex(environment: env, upgrading: upgrading)
         } catch {
             throw IndexError.wrapping(error, path: directory)
         }
     }
 
-    private init(environment env: Environment) throws {
+    private init(environment env: Environment, upgrading: (Int, Int) -> Void) throws {
         directory = env.directory
         environment = env
         meta = try env.database("meta")
@@ -60,6 +65,7 @@ public final class MetadataIndex: Sendable {
             guard Self.upgradableVersions.contains(found) else {
                 throw IndexError(path: env.directory, reason: .formatVersion(found: found, supported: Self.formatVersion))
             }
+            upgrading(found, Self.formatVersion)
             try env.write { txn in try upgrade(txn) }
         }
         if found == nil {

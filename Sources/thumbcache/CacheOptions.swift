@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import ThumbcacheIndex
 import ThumbcacheLMDB
@@ -20,8 +21,19 @@ struct CacheOptions: ParsableArguments {
     /// The metadata index beside the thumbnails: `<cache>/index`.
     var indexDirectory: String { directory + "/index" }
 
-    /// Opens the metadata index, creating it if needed.
+    /// Opens the metadata index, creating it if needed; says so on standard error when an older
+    /// format is upgraded first (the only wait on opening).
     func openIndex(durability: Environment.Durability = .everyCommit) throws -> MetadataIndex {
-        try MetadataIndex.open(directory: indexDirectory, durability: durability)
+        var started: Date?
+        let index = try MetadataIndex.open(directory: indexDirectory, durability: durability) { from, to in
+            started = Date()
+            Self.note("upgrading the search index in \(indexDirectory) from format \(from) to \(to) (once; about 10 s per million items)…")
+        }
+        if let started { Self.note(String(format: "search index upgraded in %.1f s", Date().timeIntervalSince(started))) }
+        return index
+    }
+
+    private static func note(_ text: String) {
+        FileHandle.standardError.write(Data("thumbcache: \(text)\n".utf8))
     }
 }

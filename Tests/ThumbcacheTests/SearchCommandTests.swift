@@ -58,4 +58,25 @@ struct SearchCommandTests {
         #expect(gone.status == .exited(1))
         #expect(gone.stderr.contains("not in the index"))
     }
+
+    /// An index written by an older thumbcache (Tests/ThumbcacheIndexTests/Fixtures/index-v2) is
+    /// upgraded by the first command that opens it, which says so on standard error; the answer
+    /// is the same as ever and the next command opens it without a word.
+    @Test func anOlderIndexIsUpgradedWithANote() throws {
+        let dir = TemporaryDirectory()
+        let cache = dir.appending("cache")
+        try FileManager.default.createDirectory(atPath: cache + "/index", withIntermediateDirectories: true)
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("ThumbcacheIndexTests/Fixtures/index-v2/data.mdb")
+        try FileManager.default.copyItem(atPath: fixture.path, toPath: cache + "/index/data.mdb")
+
+        let first = try run(["search", "InRange(kMDItemFSSize, 4000000, 6000000)", "--cache", cache])
+        #expect(first.status == .exited(0))
+        #expect(first.stdout == ["/home/ana/Photos/2024/IMG_0001.jpg", "/home/ana/Photos/2024/IMG_0002.jpg"])
+        #expect(first.stderr.contains("upgrading the search index") && first.stderr.contains("from format 2 to"), "\(first.stderr)")
+        #expect(first.stderr.contains("search index upgraded in"))
+        let second = try run(["search", "kMDItemFSSize >= 0", "--count", "--cache", cache])
+        #expect(second.stdout == ["6"])
+        #expect(!second.stderr.contains("upgrad"), "\(second.stderr)")
+    }
 }
