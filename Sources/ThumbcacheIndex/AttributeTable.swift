@@ -29,7 +29,7 @@ struct AttributeTable: Sendable {
         for (name, value) in f.attributes {
             guard let info = info(name), info.id != Schema.pathID else { continue }
             if info.id == Schema.fsNameID { named = true }
-            body(info, info.stored(value))
+            if info.integral, case .number(let n) = value { body(info, .number(n.rounded())) } else { body(info, value) }
         }
         if !named { body(Schema.builtInTable[Int(Schema.fsNameID)]!, .string(String(f.path.split(separator: "/").last ?? ""))) }
     }

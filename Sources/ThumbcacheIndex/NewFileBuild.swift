@@ -105,7 +105,6 @@ final class NewFileBuild: Sendable {
 
     /// Reused buffers of one thread.
     private struct Scratch {
-        var attributes: [(AttributeInfo, AttributeValue)] = []
         var folded: [UInt8] = []
         /// The previous file's path and its directory lists (end of the directory in the path,
         /// list number): files come in path order, so most ancestors repeat.
@@ -123,24 +122,31 @@ final class NewFileBuild: Sendable {
         // Items and attributes read in place (a copy of an item is a retain per field, per file).
         files.withUnsafeBufferPointer { files in
             for (index, doc) in group.files {
-                scratch.attributes.removeAll(keepingCapacity: true)
-                table.forEachAttribute(of: files[index]) { info, value in scratch.attributes.append((info, value)) }
                 RecordCoding.header(&out.records, kind: .file, identifier: files[index].path, contentHash: files[index].contentHash,
                                     fileState: files[index].state)
-                Varint.append(&out.records, UInt64(scratch.attributes.count))
-                scratch.attributes.withUnsafeBufferPointer { attributes in
-                    for k in attributes.indices { RecordCoding.attribute(&out.records, attributes[k].0.id, attributes[k].1) }
-                }
-                Varint.append(&out.records, 0)  // no overlay: nothing links to a new file here
-                out.ends.append(out.records.count)
-
                 sink.doc = doc
                 sink.exists(Schema.allItemsID)
                 sink.exists(Schema.pathID)
                 directoryTerms(files[index].path, &sink.postings, doc, &scratch)
-                scratch.attributes.withUnsafeBufferPointer { attributes in
-                    for k in attributes.indices { MetadataIndex.valueTerms(attributes[k].0, attributes[k].1, &scratch.folded, &sink) }
+                // Each attribute goes straight into the record and the lists (copying it into a
+                // scratch array first cost a retain per string); the count is written after.
+                let countAt = out.records.count
+                out.records.append(0)
+                var count = 0
+                table.forEachAttribute(of: files[index]) { info, value in
+                    RecordCoding.attribute(&out.records, info.id, value)
+                    MetadataIndex.valueTerms(info, value, &scratch.folded, &sink)
+                    count += 1
                 }
+                if count < 0x80 {
+                    out.records[countAt] = UInt8(count)
+                } else {
+                    var varint: [UInt8] = []
+                    Varint.append(&varint, UInt64(count))
+                    out.records.replaceSubrange(countAt...countAt, with: varint)
+                }
+                Varint.append(&out.records, 0)  // no overlay: nothing links to a new file here
+                out.ends.append(out.records.count)
             }
         }
         return out

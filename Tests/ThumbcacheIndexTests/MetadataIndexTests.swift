@@ -254,6 +254,20 @@ struct MetadataIndexTests {
         #expect(try index.search(#"kMDItemFSName == "*ew*""#).count == n)
     }
 
+    /// A file with more attributes than a one-byte count holds: all stored, all searchable.
+    @Test func aFileWithManyAttributes() throws {
+        let dir = TemporaryDirectory()
+        let index = try Self.open(dir)
+        var attributes: [String: AttributeValue] = [:]
+        for k in 0..<140 { attributes["org_example_a\(k)"] = .number(Double(k)) }
+        _ = try index.indexFiles([Self.file("/p/many.dat", attributes), Self.file("/p/few.dat")])
+        let item = try #require(try index.item(path: "/p/many.dat"))
+        #expect(item.attributes.keys.filter { $0.hasPrefix("org_example_a") }.count == 140)
+        #expect(item.attributes["org_example_a139"] == .number(139))
+        #expect(try names(index, "org_example_a139 == 139") == ["/p/many.dat"])
+        #expect(try names(index, "kMDItemFSSize == 100") == ["/p/few.dat", "/p/many.dat"])
+    }
+
     @Test func renameIsAMove() throws {
         let dir = TemporaryDirectory()
         let old = try dir.write("a.jpg", [1, 2, 3])
