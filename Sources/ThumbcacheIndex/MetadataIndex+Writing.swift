@@ -125,7 +125,8 @@ extension MetadataIndex {
                 try environment.read { reader in try knownHashes(files, reader) }
             }
             // In path order: neighbouring paths share `ids` pages, which the cursor keeps at hand.
-            let keys = files.map { Self.idKey(.file, $0.path) }
+            // Through a buffer: `map` and `for … in` copy each item out (three retains).
+            let keys = files.withUnsafeBufferPointer { f in f.indices.map { Self.idKey(.file, f[$0].path) } }
             let order = files.indices.sorted { ByteString.less(keys[$0], keys[$1]) || ($0 < $1 && keys[$0] == keys[$1]) }
             let table: AttributeTable
             do { table = try attributeTable(files, txn, &s) } catch { _ = try? known?.result(); throw error }
@@ -239,7 +240,9 @@ extension MetadataIndex {
         // Sorted on the hash's first eight bytes: the cursor moves forward through the database.
         var sorted: [(head: UInt64, file: Int)] = []
         sorted.reserveCapacity(files.count)
-        for (i, f) in files.enumerated() where f.contentHash != nil { sorted.append((ByteString.head(f.contentHash!), i)) }
+        files.withUnsafeBufferPointer { f in
+            for i in f.indices { if let hash = f[i].contentHash { sorted.append((ByteString.head(hash), i)) } }
+        }
         sorted.sort { $0.head < $1.head }
         try txn.withCursor(hashes) { c in
             for (_, i) in sorted {

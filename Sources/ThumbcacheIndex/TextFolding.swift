@@ -94,14 +94,15 @@ enum TextFolding {
     static func fold(_ text: String, into out: inout [UInt8]) -> Bool {
         out.removeAll(keepingCapacity: true)
         var changed = false
-        var text = text
-        let ascii = text.withUTF8 { bytes in
+        // Read in place (a `var` copy for `withUTF8` cost a retain and a release per value).
+        func lowercase(_ bytes: some Sequence<UInt8>) -> Bool {
             for b in bytes {
                 if b >= 0x80 { return false }
                 if b >= 0x41 && b <= 0x5A { out.append(b | 0x20); changed = true } else { out.append(b) }
             }
             return true
         }
+        let ascii = text.utf8.withContiguousStorageIfAvailable { lowercase($0) } ?? lowercase(text.utf8)
         if ascii { return changed }
         out.removeAll(keepingCapacity: true)
         out.append(contentsOf: fold(text).utf8)
@@ -110,19 +111,21 @@ enum TextFolding {
 
     @inline(__always) static func isASCIIWordByte(_ b: UInt8) -> Bool { (b >= 0x30 && b <= 0x39) || (b >= 0x61 && b <= 0x7A) }
 
-    /// Calls `body` with each folded word of `text` (whose folded bytes are `folded`).
-    static func forEachWord(_ text: String, folded: [UInt8], _ body: (ArraySlice<UInt8>) -> Void) {
+    /// Calls `body` with the bytes of each folded word of `text` (whose folded bytes are `folded`).
+    static func forEachWord(_ text: String, folded: [UInt8], _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
         guard !folded.contains(where: { $0 >= 0x80 }) else {
-            for w in words(text) { body(ArraySlice(w.utf8)) }
+            for w in words(text) { Array(w.utf8).withUnsafeBufferPointer(body) }
             return
         }
-        var start = 0
-        while start < folded.count {
-            while start < folded.count && !isASCIIWordByte(folded[start]) { start += 1 }
-            var end = start
-            while end < folded.count && isASCIIWordByte(folded[end]) { end += 1 }
-            if end > start { body(folded[start..<end]) }
-            start = end
+        folded.withUnsafeBufferPointer { folded in
+            var start = 0
+            while start < folded.count {
+                while start < folded.count && !isASCIIWordByte(folded[start]) { start += 1 }
+                var end = start
+                while end < folded.count && isASCIIWordByte(folded[end]) { end += 1 }
+                if end > start { body(UnsafeBufferPointer(rebasing: folded[start..<end])) }
+                start = end
+            }
         }
     }
 
