@@ -140,7 +140,7 @@ extension MetadataIndex {
             let rest = try pass.get()
             // Only new files (a bulk load): their lists are final, so a helper starts grouping and
             // planning them while this thread writes records and hashes. Else after the rest's edits.
-            let early = rest.isEmpty && postings.listCount >= Self.parallelApplyLists ? PostingApplication(postings, self) : nil
+            let early = rest.isEmpty && postings.listCount >= Self.parallelApplyLists ? PostingApplication(postings, self, early: true) : nil
             defer { early?.cancel() }
             if early == nil { s.postings = postings }
             try txn.withCursor(items) { c in

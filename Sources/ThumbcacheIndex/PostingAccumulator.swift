@@ -163,15 +163,15 @@ struct GroupedEdits: Sendable {
         }
     }
 
-    /// The position that splits the lists into two halves of about equal work (a list costs
-    /// its lookup and write, an edit its share of decoding and encoding).
-    func balancedSplit() -> Int {
+    /// The position that splits the lists into two parts, the first with about `firstShare` of
+    /// the work (a list costs its lookup and write, an edit its share of decoding and encoding).
+    func balancedSplit(firstShare: Double = 0.5) -> Int {
         let weight = { (l: Int) in 16 + self.starts[l + 1] - self.starts[l] }
-        let total = order.reduce(0) { $0 + weight($1) }
+        let total = Double(order.reduce(0) { $0 + weight($1) })
         var sum = 0
         for (position, l) in order.enumerated() {
             sum += weight(l)
-            if sum * 2 >= total { return position + 1 }
+            if Double(sum) >= total * firstShare { return position + 1 }
         }
         return count
     }

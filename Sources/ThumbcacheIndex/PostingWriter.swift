@@ -43,11 +43,13 @@ final class PostingApplication: Sendable {
     private let taken = ConditionLockedState(false)
     private let postings: Database
 
-    init(_ accumulator: PostingAccumulator, _ index: MetadataIndex) {
+    /// - Parameter early: started before the writing thread's other work (records, hashes), so
+    ///   the helper has a head start and takes more of the lists.
+    init(_ accumulator: PostingAccumulator, _ index: MetadataIndex, early: Bool = false) {
         postings = index.postings
         plan = HelperWork { [grouped] in
             let lists = accumulator.grouped()
-            let split = lists.balancedSplit()
+            let split = lists.balancedSplit(firstShare: early ? Self.writerShareWhenEarly : 0.5)
             grouped.withLock { $0 = Grouped(lists: lists, split: split) }
             return try index.environment.read { reader in
                 try reader.withCursor(index.postings) { c in
@@ -58,6 +60,12 @@ final class PostingApplication: Sendable {
             }
         }
     }
+
+    /// The writing thread's share of the lists when the helper starts early. Measured on 1M-item
+    /// bulk loads: with half each, the helper's plan was always ready before the writer finished
+    /// its half (the writer spent 0.8–1.0 s applying, 0.15 s writing the plan, no time waiting);
+    /// with 0.35–0.42, 0.46–0.75 s applying and 0.01–0.26 s waiting.
+    static let writerShareWhenEarly = 0.4
 
     /// Applies every edit through the write transaction `txn`.
     func finish(_ txn: borrowing Transaction) throws {
