@@ -135,11 +135,6 @@ struct DocSet: Sendable {
         }
     }
 
-    /// Members for which `keep` is true.
-    func filter(_ keep: (UInt32) throws -> Bool) rethrows -> DocSet {
-        DocSet(sorted: try members.filter(keep), universe: universe)
-    }
-
     private var isBitmap: Bool { if case .bitmap = storage { true } else { false } }
 
     /// A bitmap that became sparse turns back into an array.
