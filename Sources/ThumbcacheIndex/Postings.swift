@@ -2,7 +2,7 @@
 /// have it, cut into chunks of at most ``chunkBytes`` bytes stored under their own LMDB keys.
 ///
 /// Key:   kind (1 byte) · attribute (2 bytes, big-endian) · term · 0x00 · first item (4 bytes, BE)
-/// Value, one of two forms (the writer picks the one that holds more items, see ``Postings``):
+/// Value, one of two forms (the writer picks, per run, the one that holds more items):
 ///   gaps:   count (varint) · first item (varint) · gaps to the next item (varints)
 ///   bitmap: 0x00 · count (varint) · first item (varint) · bits, where bit b of byte j set means
 ///           item first + 8j + b (a count is never 0, so the first byte tells the forms apart)
@@ -155,7 +155,7 @@ enum Postings {
         out.append(contentsOf: repeatElement(0, count: Int(docs.last! - first) / 8 + 1))
         for d in docs {
             let bit = Int(d - first)
-            out[start + bit >> 3] |= 1 << UInt8(bit & 7)
+            out[start + (bit >> 3)] |= 1 << UInt8(bit & 7)
         }
     }
 }
