@@ -98,11 +98,6 @@ struct Candidates {
         unsure = Self.either(unsure, other.unsure)
     }
 
-    /// Keeps only the unsure members that are still in the set, so checking them stays cheap.
-    mutating func narrowUnsure() {
-        if case .some(let u) = unsure { unsure = .some(u.intersection(set)) }
-    }
-
     private static func either(_ a: Unsure, _ b: Unsure) -> Unsure {
         switch (a, b) {
         case (.all, _), (_, .all): .all
@@ -237,12 +232,13 @@ extension MetadataIndex {
     static let verifyCost = 100
 
     func exact(_ plan: QueryPlan, universe: Int, _ txn: borrowing Transaction) throws -> DocSet {
-        var c = try candidates(plan, universe: universe, txn)
-        c.narrowUnsure()
+        let c = try candidates(plan, universe: universe, txn)
         switch c.unsure {
         case .none: return c.set
         case .all: return try verify(c.set, plan, txn)
-        case .some(let unsure): return c.set.subtracting(try verify(unsure, plan, txn, keeping: false))
+        case .some(let unsure):
+            // Only the unsure members still in the set are read (unions keep more).
+            return c.set.subtracting(try verify(unsure.intersection(c.set), plan, txn, keeping: false))
         }
     }
 
@@ -339,7 +335,6 @@ extension MetadataIndex {
             if est > result.set.count * Self.verifyCost { result.unsure = .all; continue }
             result.set = result.set.subtracting(try exact(p, universe: universe, txn))
         }
-        result.narrowUnsure()
         return result
     }
 

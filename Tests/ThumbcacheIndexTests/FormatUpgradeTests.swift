@@ -76,18 +76,10 @@ struct FormatUpgradeTests {
         }
     }
 
-    static func copyFixture(version: Int = 1, to dir: TemporaryDirectory) throws -> String {
-        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/index-v\(version)/data.mdb")
-        let target = dir.appending("index")
-        try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: fixture.path, toPath: target + "/data.mdb")
-        return target
-    }
-
     @Test(arguments: [1, 2])
     func olderVersionsAreRebuiltAndAnswerAsNew(version: Int) throws {
         let dir = TemporaryDirectory()
-        let path = try Self.copyFixture(version: version, to: dir)
+        let path = try IndexFixtures.copy(version: version, into: dir.appending("index"))
         let upgraded = try MetadataIndex.open(directory: path)
         #expect(try upgraded.statistics().items == 8)
         let fresh = try MetadataIndex.open(directory: dir.appending("fresh"))
@@ -117,7 +109,7 @@ struct FormatUpgradeTests {
 
     @Test func newerVersionsAreRefused() throws {
         let dir = TemporaryDirectory()
-        let path = try Self.copyFixture(to: dir)
+        let path = try IndexFixtures.copy(version: 1, into: dir.appending("index"))
         do {
             let index = try MetadataIndex.open(directory: path)
             try index.environment.write { txn in try txn.put(index.meta, key: MetadataIndex.versionKey, value: [99]) }

@@ -65,10 +65,7 @@ struct SearchCommandTests {
     @Test func anOlderIndexIsUpgradedWithANote() throws {
         let dir = TemporaryDirectory()
         let cache = dir.appending("cache")
-        try FileManager.default.createDirectory(atPath: cache + "/index", withIntermediateDirectories: true)
-        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("ThumbcacheIndexTests/Fixtures/index-v2/data.mdb")
-        try FileManager.default.copyItem(atPath: fixture.path, toPath: cache + "/index/data.mdb")
+        try IndexFixtures.copy(version: 2, into: cache + "/index")
 
         let first = try run(["search", "InRange(kMDItemFSSize, 4000000, 6000000)", "--cache", cache])
         #expect(first.status == .exited(0))
