@@ -64,33 +64,31 @@ public final class ThumbnailFactory: Sendable {
     public func render(path: String, type: ContentType, spec: ThumbnailSpec) throws -> RGBAImage {
         guard let provider = providers[type] else { throw GenerationError(path: path, reason: .noProvider(type)) }
         let request = ThumbnailProviderRequest(path: path, contentType: type, maximumWidth: spec.boxWidth,
-                                               maximumHeight: spec.boxHeight, scale: spec.scale)
+                                               maximumHeight: spec.boxHeight, scale: spec.scale, mode: spec.mode,
+                                               linearLight: spec.linearLight)
         let image: RGBAImage
         switch try provider.provideThumbnail(for: request) {
         case .pixels(let pixels):
             image = pixels
         case .drawing(let width, let height, let draw):
-            var canvas = RGBACanvas(width: max(1, min(width, spec.boxWidth)), height: max(1, min(height, spec.boxHeight)))
+            // Drawn at its own size and resized like pixels, so a fill crop sees the whole drawing;
+            // capped so a provider cannot ask for unbounded memory.
+            let cap = 4 * max(spec.boxWidth, spec.boxHeight)
+            var canvas = RGBACanvas(width: max(1, min(width, cap)), height: max(1, min(height, cap)))
             try draw(&canvas)
             image = canvas.image
         case .imageFile(let file):
             let options = ThumbnailOptions(maxWidth: spec.boxWidth, maxHeight: spec.boxHeight, mode: spec.mode, linearLight: spec.linearLight)
             image = try Thumbnailer.thumbnail(ofFileAt: file, options: options).image
         }
-        return Self.fit(image, into: spec)
+        return Self.resize(image, to: spec)
     }
 
-    /// `image` shrunk (never enlarged) to fit `spec`'s box.
-    public static func fit(_ image: RGBAImage, into spec: ThumbnailSpec) -> RGBAImage {
-        guard image.width > spec.boxWidth || image.height > spec.boxHeight else { return image }
-        let s = min(Double(spec.boxWidth) / Double(image.width), Double(spec.boxHeight) / Double(image.height))
-        let w = max(1, Int((Double(image.width) * s).rounded())), h = max(1, Int((Double(image.height) * s).rounded()))
-        let scaler = StreamingDownscaler(sourceWidth: image.width, sourceHeight: image.height, outputWidth: w, outputHeight: h,
-                                         premultiply: image.hasAlpha, linearLight: spec.linearLight)
-        image.pixels.withUnsafeBufferPointer { p in
-            for y in 0..<image.height { scaler.push(p.baseAddress! + y * image.width * 4) }
-        }
-        return scaler.finish()
+    /// `image` shrunk (never enlarged) to `spec`'s box: fitted, or filled and centre-cropped, as
+    /// its mode says (the mode is part of the key the result is stored under).
+    public static func resize(_ image: RGBAImage, to spec: ThumbnailSpec) -> RGBAImage {
+        Thumbnailer.resize(image, options: ThumbnailOptions(maxWidth: spec.boxWidth, maxHeight: spec.boxHeight, mode: spec.mode,
+                                                            linearLight: spec.linearLight))
     }
 
     /// Header and PNG bytes to store for `image`.

@@ -20,8 +20,9 @@ public final class ThumbnailGenerator: Sendable {
     public var store: ThumbnailStore { factory.store }
     private let writer: GroupCommitWriter
     private let inFlight = InFlight()
-    private let cancelled = Mutex<Set<UInt64>>([])
+    private let requests = Mutex(RequestStates())
     private let renders = Atomic<Int>(0)
+    private let hashes = Atomic<Int>(0)
     /// Cache hits not yet written: recorded off the hit path, committed in batches.
     private let pendingAccesses = Mutex<[ThumbnailKey: UInt32]>([:])
     private static let accessBatch = 128
@@ -65,6 +66,12 @@ public final class ThumbnailGenerator: Sendable {
     /// How many thumbnails this generator has rendered from source files (not served from the cache).
     public var generationCount: Int { renders.load(ordering: .relaxed) }
 
+    /// How many files this generator has read to hash (stat-cache misses).
+    package var filesHashed: Int { hashes.load(ordering: .relaxed) }
+
+    /// Cancellations kept for requests that are not running (yet, or any more).
+    package var pendingCancellations: Int { requests.withLock { $0.cancelled.count } }
+
     // MARK: Public API
 
     /// The representations the request asks for, lower quality first: icon, low quality, thumbnail.
@@ -73,16 +80,18 @@ public final class ThumbnailGenerator: Sendable {
     public func representations(for request: ThumbnailRequest) -> AsyncThrowingStream<ThumbnailRepresentation, any Error> {
         AsyncThrowingStream { continuation in
             let task = Task {
+                begin(request)
+                defer { end(request) }
                 do {
-                    if request.representationTypes.contains(.icon) {
-                        continuation.yield(try await icon(for: request))
-                    }
-                    if request.representationTypes.contains(.lowQualityThumbnail), let low = try await lowQuality(for: request) {
+                    let types = request.representationTypes
+                    if types.contains(.icon) { continuation.yield(try await icon(for: request)) }
+                    guard !types.isDisjoint(with: [.lowQualityThumbnail, .thumbnail]) else { return continuation.finish() }
+                    // Identified once for both steps: an uncached file is hashed once, not per step.
+                    let resolved = try await resolve(request)
+                    if types.contains(.lowQualityThumbnail), let low = try await lowQuality(for: request, resolved) {
                         continuation.yield(low)
                     }
-                    if request.representationTypes.contains(.thumbnail) {
-                        continuation.yield(try await thumbnail(for: request))
-                    }
+                    if types.contains(.thumbnail) { continuation.yield(try await thumbnail(for: request, resolved)) }
                     continuation.finish()
                 } catch {
                     continuation.finish(throwing: error)
@@ -95,14 +104,23 @@ public final class ThumbnailGenerator: Sendable {
     /// The best representation the request allows: the real thumbnail if it can be made, else the
     /// low-quality one, else the icon; throws only if none of the requested ones exists.
     public func bestRepresentation(for request: ThumbnailRequest) async throws -> ThumbnailRepresentation {
+        begin(request)
+        defer { end(request) }
+        let types = request.representationTypes
         var firstError: (any Error)?
-        if request.representationTypes.contains(.thumbnail) {
-            do { return try await thumbnail(for: request) } catch is CancellationError { throw CancellationError() } catch {
+        var resolved: Resolved?
+        if !types.isDisjoint(with: [.lowQualityThumbnail, .thumbnail]) {
+            do { resolved = try await resolve(request) } catch is CancellationError { throw CancellationError() } catch {
                 firstError = error
             }
         }
-        if request.representationTypes.contains(.lowQualityThumbnail), let low = try? await lowQuality(for: request) { return low }
-        if request.representationTypes.contains(.icon) { return try await icon(for: request) }
+        if types.contains(.thumbnail), let resolved {
+            do { return try await thumbnail(for: request, resolved) } catch is CancellationError { throw CancellationError() } catch {
+                firstError = error
+            }
+        }
+        if types.contains(.lowQualityThumbnail), let resolved, let low = try? await lowQuality(for: request, resolved) { return low }
+        if types.contains(.icon) { return try await icon(for: request) }
         throw firstError ?? GenerationError(path: request.path, reason: .noProvider(request.contentType ?? .data))
     }
 
@@ -118,10 +136,14 @@ public final class ThumbnailGenerator: Sendable {
         try Data(bytes).write(to: URL(fileURLWithPath: destination), options: .atomic)
     }
 
-    /// Cancels a request: its pending and later steps end with `CancellationError`.
+    /// Cancels a request: its pending and later steps end with `CancellationError`. A request not
+    /// started yet is cancelled when it starts; one that has ended is not remembered for long.
     public func cancel(_ request: ThumbnailRequest) {
-        _ = cancelled.withLock { $0.insert(request.id) }
+        requests.withLock { $0.cancel(request.id) }
     }
+
+    private func begin(_ request: ThumbnailRequest) { requests.withLock { $0.begin(request.id) } }
+    private func end(_ request: ThumbnailRequest) { requests.withLock { $0.end(request.id) } }
 
     /// Stores a thumbnail an app made itself for the file's current content (as `UIDocument`'s
     /// thumbnail dictionary does): requests for that content then get it without generating.
@@ -130,7 +152,8 @@ public final class ThumbnailGenerator: Sendable {
         let (id, header, bytes) = try await blocking {
             let id = try factory.store.identify(fileAt: path, hasher: ContentHasher())
             let type = factory.types.type(ofFileAt: path)
-            let (header, bytes) = try factory.encode(ThumbnailFactory.fit(image, into: spec), kind: .thumbnail, spec: spec, sourceType: type)
+            let (header, bytes) = try factory.encode(ThumbnailFactory.resize(image, to: spec), kind: .thumbnail, spec: spec,
+                                                     sourceType: type)
             return (id, header, bytes)
         }
         try await writer.submit([
@@ -142,7 +165,7 @@ public final class ThumbnailGenerator: Sendable {
 
     private func checkCancelled(_ request: ThumbnailRequest) throws {
         try Task.checkCancellation()
-        if cancelled.withLock({ $0.contains(request.id) }) { throw CancellationError() }
+        if requests.withLock({ $0.cancelled.contains(request.id) }) { throw CancellationError() }
     }
 
     func icon(for request: ThumbnailRequest) async throws -> ThumbnailRepresentation {
@@ -153,15 +176,44 @@ public final class ThumbnailGenerator: Sendable {
         return ThumbnailRepresentation(kind: .icon, header: header, data: bytes, box: spec, fromCache: true)
     }
 
-    func lowQuality(for request: ThumbnailRequest) async throws -> ThumbnailRepresentation? {
+    /// What the cache knows of a request's file: its identity and the stored thumbnail, if any.
+    struct Resolved: Sendable {
+        var identity: FileIdentity
+        var cached: ThumbnailRecord?
+    }
+
+    /// Identifies the request's file and looks up its thumbnail in one hop to a GCD thread; a
+    /// cache hit is one `stat` and one read transaction (stat cache and thumbnail together).
+    func resolve(_ request: ThumbnailRequest) async throws -> Resolved {
         try checkCancelled(request)
         let spec = request.spec
+        let store = factory.store
+        return try await blocking { [self] in
+            let snapshot = try FileSnapshot.of(path: request.path)
+            guard snapshot.kind == .regular else { throw FileError(path: request.path, reason: .notRegularFile(snapshot.kind)) }
+            if let (content, record) = try store.withCachedThumbnail(
+                path: request.path, snapshot: snapshot, boxWidth: UInt32(spec.boxWidth), boxHeight: UInt32(spec.boxHeight),
+                variant: spec.variant(.thumbnail), { ($0, $1.copy()) })
+            {
+                return Resolved(identity: FileIdentity(path: request.path, snapshot: snapshot, content: content, fromCache: true),
+                                cached: record)
+            }
+            let identity = try store.identify(fileAt: request.path, hasher: ContentHasher())
+            if !identity.fromCache { hashes.add(1, ordering: .relaxed) }
+            // Another path may have had the same bytes thumbnailed.
+            return Resolved(identity: identity, cached: try store.thumbnail(spec.key(for: identity.content)))
+        }
+    }
+
+    func lowQuality(for request: ThumbnailRequest, _ resolved: Resolved) async throws -> ThumbnailRepresentation? {
+        try checkCancelled(request)
+        let spec = request.spec
+        let content = resolved.identity.content
         return try await blocking { [factory] () -> ThumbnailRepresentation? in
             let store = factory.store
-            let id = try store.identify(fileAt: request.path, hasher: ContentHasher())
             // A smaller cached thumbnail of the same content, the largest of them.
             let variant = spec.variant(.thumbnail)
-            let smaller = try store.thumbnails(of: id.content).filter {
+            let smaller = try store.thumbnails(of: content).filter {
                 $0.key.variant == variant && $0.key.boxWidth < spec.boxWidth && $0.key.boxHeight < spec.boxHeight
             }.last
             if let smaller, let record = try store.thumbnail(smaller.key) {
@@ -169,7 +221,7 @@ public final class ThumbnailGenerator: Sendable {
             }
             // The JPEG's embedded EXIF thumbnail.
             if let embedded = try? Thumbnailer.embeddedThumbnail(ofFileAt: request.path) {
-                let fitted = ThumbnailFactory.fit(embedded, into: spec)
+                let fitted = ThumbnailFactory.resize(embedded, to: spec)
                 let (header, bytes) = try factory.encode(fitted, kind: .lowQuality, spec: spec, sourceType: .jpeg)
                 return ThumbnailRepresentation(kind: .lowQuality, header: header, data: bytes, box: spec, fromCache: false)
             }
@@ -177,18 +229,16 @@ public final class ThumbnailGenerator: Sendable {
         }
     }
 
-    func thumbnail(for request: ThumbnailRequest) async throws -> ThumbnailRepresentation {
+    func thumbnail(for request: ThumbnailRequest, _ resolved: Resolved) async throws -> ThumbnailRepresentation {
         try checkCancelled(request)
         let spec = request.spec
-        let factory = self.factory
-        let id = try await blocking { try factory.store.identify(fileAt: request.path, hasher: ContentHasher()) }
+        let id = resolved.identity
         let key = spec.key(for: id.content)
-        if let cached = try await blocking({ try factory.store.thumbnail(key) }) {
+        if let cached = resolved.cached {
             recordAccess(key)
             if !id.fromCache { try await writer.submit([.file(path: request.path, snapshot: id.snapshot, content: id.content)]) }
             return ThumbnailRepresentation(kind: .thumbnail, header: cached.header, data: cached.data, box: spec, fromCache: true)
         }
-        try checkCancelled(request)
         let representation = try await inFlight.run(key) { [self] in try await generate(request, id: id, key: key) }
         try checkCancelled(request)
         return representation
@@ -217,7 +267,7 @@ public final class ThumbnailGenerator: Sendable {
                 if let larger = try factory.store.thumbnails(of: id.content).first(where: {
                     $0.key.variant == variant && $0.key.boxWidth >= UInt32(spec.boxWidth) && $0.key.boxHeight >= UInt32(spec.boxHeight)
                 }), let record = try factory.store.thumbnail(larger.key), record.header.encoding == .png {
-                    let image = ThumbnailFactory.fit(try ImageDecoder.png(record.data), into: spec)
+                    let image = ThumbnailFactory.resize(try ImageDecoder.png(record.data), to: spec)
                     return try factory.encode(image, kind: .thumbnail, spec: spec, sourceType: type)
                 }
                 renders.add(1, ordering: .relaxed)
@@ -236,6 +286,29 @@ public final class ThumbnailGenerator: Sendable {
         try await writer.submit([fileEntry, .thumbnail(key, header, data: bytes)])
         budget?.added(bytes.count)
         return ThumbnailRepresentation(kind: .thumbnail, header: header, data: bytes, box: spec, fromCache: false)
+    }
+}
+
+/// Which requests are running and which are cancelled. A cancellation is dropped when its
+/// request ends; those of requests not running are kept up to a bound, oldest (lowest id) first out.
+package struct RequestStates {
+    package static let maxIdleCancellations = 256
+    private(set) var running: [UInt64: Int] = [:]
+    private(set) var cancelled: Set<UInt64> = []
+
+    mutating func begin(_ id: UInt64) { running[id, default: 0] += 1 }
+
+    mutating func end(_ id: UInt64) {
+        guard let n = running[id] else { return }
+        if n > 1 { running[id] = n - 1; return }
+        running[id] = nil
+        cancelled.remove(id)
+    }
+
+    mutating func cancel(_ id: UInt64) {
+        cancelled.insert(id)
+        let idle = cancelled.filter { running[$0] == nil }
+        if idle.count > Self.maxIdleCancellations, let oldest = idle.min() { cancelled.remove(oldest) }
     }
 }
 

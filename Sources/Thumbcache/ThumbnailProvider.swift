@@ -27,13 +27,29 @@ public struct ThumbnailProviderRequest: Sendable {
     public var maximumWidth: Int
     public var maximumHeight: Int
     public var scale: Double
+    /// Fit the box, or fill it (centred and cropped); pixels that do not match are resized to it.
+    public var mode: ResizeMode
+    /// Resample in linear light.
+    public var linearLight: Bool
+
+    public init(path: String, contentType: ContentType, maximumWidth: Int, maximumHeight: Int, scale: Double,
+                mode: ResizeMode = .fit, linearLight: Bool = false) {
+        self.path = path
+        self.contentType = contentType
+        self.maximumWidth = maximumWidth
+        self.maximumHeight = maximumHeight
+        self.scale = scale
+        self.mode = mode
+        self.linearLight = linearLight
+    }
 }
 
 /// A provider's answer, in one of three forms.
 public enum ThumbnailReply: Sendable {
     /// Finished pixels; resized to the box if larger.
     case pixels(RGBAImage)
-    /// A drawing into a transparent RGBA canvas of `width × height` pixels (at most the box).
+    /// A drawing into a transparent RGBA canvas of `width × height` pixels (each side at most
+    /// four times the box's larger side), then resized to the box like pixels.
     case drawing(width: Int, height: Int, draw: @Sendable (inout RGBACanvas) throws -> Void)
     /// An image file (PNG or JPEG) to make the thumbnail from, such as a preview the format embeds.
     case imageFile(path: String)
@@ -71,19 +87,16 @@ public struct RGBACanvas: Sendable {
     }
 }
 
-/// The built-in provider for PNG and JPEG: streaming decode, shrink-on-load, orientation.
+/// The built-in provider for PNG and JPEG: streaming decode, shrink-on-load, orientation; the
+/// request's mode and colour handling.
 public struct ImageThumbnailProvider: ThumbnailProvider {
     public var contentTypes: Set<ContentType> { [.png, .jpeg] }
-    public var mode: ResizeMode
-    public var linearLight: Bool
 
-    public init(mode: ResizeMode = .fit, linearLight: Bool = false) {
-        self.mode = mode
-        self.linearLight = linearLight
-    }
+    public init() {}
 
     public func provideThumbnail(for request: ThumbnailProviderRequest) throws -> ThumbnailReply {
-        let options = ThumbnailOptions(maxWidth: request.maximumWidth, maxHeight: request.maximumHeight, mode: mode, linearLight: linearLight)
+        let options = ThumbnailOptions(maxWidth: request.maximumWidth, maxHeight: request.maximumHeight, mode: request.mode,
+                                       linearLight: request.linearLight)
         // The content type came from the file's first bytes already: no need to read them again.
         let format: ImageFormat? = request.contentType == .png ? .png : request.contentType == .jpeg ? .jpeg : nil
         return .pixels(try Thumbnailer.thumbnail(ofFileAt: request.path, options: options, format: format).image)

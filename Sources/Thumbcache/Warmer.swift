@@ -168,7 +168,7 @@ public final class Warmer: Sendable {
             // The largest box from the file; smaller ones from that image (the size ladder).
             var largest: RGBAImage?
             for spec in missing {
-                let image = try largest.map { ThumbnailFactory.fit($0, into: spec) }
+                let image = try largest.map { ThumbnailFactory.resize($0, to: spec) }
                     ?? factory.render(path: path, type: type, spec: spec)
                 if largest == nil && spec.mode == .fit { largest = image }
                 let (header, bytes) = try factory.encode(image, kind: .thumbnail, spec: spec, sourceType: type)

@@ -118,6 +118,20 @@ public enum Thumbnailer {
         return (parsed.orientation.flatMap(Orientation.init(rawValue:)) ?? .up).apply(to: image)
     }
 
+    /// `image` resized to `options`' box as a decoded file would be (fitted, or filled and
+    /// centre-cropped); returned as it is when that changes nothing.
+    public static func resize(_ image: RGBAImage, options: ThumbnailOptions) -> RGBAImage {
+        let g = geometry(width: image.width, height: image.height, options: options)
+        guard g.width != image.width || g.height != image.height else { return image }
+        let scaler = StreamingDownscaler(sourceWidth: image.width, sourceHeight: image.height, outputWidth: g.width,
+                                         outputHeight: g.height, crop: g.crop, kernel: options.kernel,
+                                         premultiply: image.hasAlpha, linearLight: options.linearLight)
+        image.pixels.withUnsafeBufferPointer { p in
+            for y in 0..<image.height { scaler.push(p.baseAddress! + y * image.width * 4) }
+        }
+        return scaler.finish()
+    }
+
     // MARK: Geometry
 
     /// Output size in displayed space and the crop (in displayed space) for a displayed source size.

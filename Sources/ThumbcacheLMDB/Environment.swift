@@ -67,6 +67,7 @@ public final class Environment: @unchecked Sendable {
     /// One idle reader kept outside the pool: taken and returned with one atomic exchange, so a
     /// single reader (the common case) never takes the pool's lock. Holds the pointer's bits, 0 if empty.
     private let readSlot = Atomic<UInt>(0)
+    private let readsBegun = Atomic<Int>(0)
     private let databases = Mutex<[String: Database]>([:])
     private static let readPoolLimit = 8
 
@@ -172,8 +173,12 @@ public final class Environment: @unchecked Sendable {
 
     /// Runs `body` in a read-only transaction. Readers never wait for writers.
     public func read<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
-        try withReadHandle(body, commit: false)
+        readsBegun.add(1, ordering: .relaxed)
+        return try withReadHandle(body, commit: false)
     }
+
+    /// How many read transactions this process has run here (tests count a path's reads with it).
+    package var readTransactionCount: Int { readsBegun.load(ordering: .relaxed) }
 
     /// Runs `body` in a write transaction and commits when it returns; aborts if it throws.
     ///

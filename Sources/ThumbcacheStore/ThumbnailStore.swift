@@ -437,4 +437,11 @@ public struct FileIdentity: Sendable, Hashable {
     public var content: ContentHash
     /// True if the hash came from the stat cache, without reading the file.
     public var fromCache: Bool
+
+    public init(path: String, snapshot: FileSnapshot, content: ContentHash, fromCache: Bool) {
+        self.path = path
+        self.snapshot = snapshot
+        self.content = content
+        self.fromCache = fromCache
+    }
 }

@@ -101,6 +101,42 @@ struct GeneratorTests {
         await #expect(throws: CancellationError.self) { try await task.value }
     }
 
+    @Test func cancellationsAreDroppedWhenTheirRequestsEnd() async throws {
+        let f = try GeneratorFixture()
+        let path = try f.png("a.png")
+        let early = ThumbnailRequest(fileAt: path, size: 64, representationTypes: .thumbnail)
+        f.generator.cancel(early)
+        await #expect(throws: CancellationError.self) { try await f.generator.bestRepresentation(for: early) }
+        #expect(f.generator.pendingCancellations == 0)
+        // Requests cancelled after they ended (a UI cancelling cells scrolled away): bounded.
+        for _ in 0..<(RequestStates.maxIdleCancellations + 40) {
+            let request = ThumbnailRequest(fileAt: path, size: 64)
+            _ = try await f.generator.bestRepresentation(for: request)
+            f.generator.cancel(request)
+        }
+        #expect(f.generator.pendingCancellations == RequestStates.maxIdleCancellations)
+    }
+
+    @Test func aProgressiveRequestHashesAnUncachedFileOnce() async throws {
+        let f = try GeneratorFixture()
+        let path = try f.png("new.png", width: 900, height: 600)
+        let (seen, error) = await kinds(f.generator.representations(for: ThumbnailRequest(fileAt: path, size: 128)))
+        #expect(error == nil && seen == [.icon, .thumbnail])
+        #expect(f.generator.filesHashed == 1)
+    }
+
+    @Test func aCacheHitIsOneReadTransaction() async throws {
+        let f = try GeneratorFixture()
+        let path = try f.png("hit.png")
+        _ = try await f.generator.bestRepresentation(for: ThumbnailRequest(fileAt: path, size: 128))
+        try await Task.sleep(for: .seconds(2.1))  // past the stat cache's racy window
+        _ = try await f.generator.bestRepresentation(for: ThumbnailRequest(fileAt: path, size: 128))  // records the settled entry
+        let before = f.store.environment.readTransactionCount
+        let hit = try await f.generator.bestRepresentation(for: ThumbnailRequest(fileAt: path, size: 128, representationTypes: .thumbnail))
+        #expect(hit.fromCache)
+        #expect(f.store.environment.readTransactionCount - before == 1)
+    }
+
     @Test func identicalConcurrentRequestsShareOneGeneration() async throws {
         let f = try GeneratorFixture()
         let path = try f.png("shared.png", width: 1600, height: 1200)
@@ -207,6 +243,20 @@ struct ProviderTests {
         #expect(image.pixels[39 * 4 + 1] == 255 && image.pixels[39 * 4] == 0)  // right: green
     }
 
+    /// A fill request gets a filled, cropped box from every reply form (the mode is in its key).
+    @Test(arguments: ["pixels", "drawing", "imageFile"])
+    func fillRequestsAreFilledInEveryReplyForm(reply: String) async throws {
+        let f = try GeneratorFixture(providers: [StripesProvider(reply: reply)], types: Self.types)
+        let path = try f.dir.write("pattern.stripes", Array("stripes v1".utf8))
+        var request = ThumbnailRequest(fileAt: path, size: 16, representationTypes: .thumbnail)
+        request.mode = .fill
+        let r = try await f.generator.bestRepresentation(for: request)
+        #expect(r.pixelWidth == 16 && r.pixelHeight == 16)
+        let image = try r.image()
+        #expect(image.pixels[0] > 200 && image.pixels[1] < 50)  // the centre crop: red on the left
+        #expect(image.pixels[15 * 4 + 1] > 200 && image.pixels[15 * 4] < 50)  // green on the right
+    }
+
     @Test func providersMatchExactTypesNotConformance() async throws {
         struct AnyImageProvider: ThumbnailProvider {
             var contentTypes: Set<ContentType> { [.image] }
@@ -271,7 +321,7 @@ struct BudgetTests {
     /// With a budget, the cache trims itself in the background.
     @Test func theGeneratorKeepsTheCacheWithinItsBudget() async throws {
         let f = try GeneratorFixture()
-        let one = try ImageEncoder.png(ThumbnailFactory.fit(testPhoto(width: 300, height: 200), into: ThumbnailSpec(size: 128))).count
+        let one = try ImageEncoder.png(ThumbnailFactory.resize(testPhoto(width: 300, height: 200), to: ThumbnailSpec(size: 128))).count
         let generator = ThumbnailGenerator(store: f.store, budget: one * 4)
         for i in 0..<12 {
             let path = try f.png("p\(i).png", width: 300 + i, height: 200)
