@@ -246,6 +246,7 @@ public final class MetadataIndex: Sendable {
                     if name == "postings" { s.postingChunks = st.entries }
                 }
                 s.fileBytes = environment.info().usedBytes
+                s.fileSystemFreeBytes = environment.fileSystemFreeBytes
                 return s
             }
         } catch { throw IndexError.wrapping(error, path: directory) }
@@ -260,6 +261,10 @@ public struct IndexStatistics: Sendable, Hashable, Codable {
     public var databaseBytes: [String: Int] = [:]
     /// Bytes of the data file in use (up to the last page written).
     public var fileBytes = 0
+    /// Bytes still free on the file system holding the index, if known.
+    public var fileSystemFreeBytes: Int?
+    /// True if the file system holding the index has too little room left for a commit.
+    public var fileSystemIsFull: Bool { fileSystemFreeBytes.map { $0 < Environment.fullFileSystemBytes } ?? false }
     /// The search structures only (postings), per item.
     public var indexBytesPerItem: Double { items == 0 ? 0 : Double(databaseBytes["postings"] ?? 0) / Double(items) }
 }

@@ -217,7 +217,7 @@ public final class Environment: @unchecked Sendable {
                 try grow()
                 continue
             }
-            try check(rc)
+            try check(writeFailure(rc))
             return result
         }
     }
@@ -337,7 +337,25 @@ public final class Environment: @unchecked Sendable {
 
     /// Flushes written commits to disk (`fsync`); needed with ``Durability/deferred``.
     public func sync() throws(LMDBError) {
-        try check(mdb_env_sync(handle, 1))
+        try check(writeFailure(mdb_env_sync(handle, 1)))
+    }
+
+    /// LMDB reports a short write as EIO; when the file system is full that is ENOSPC, which
+    /// tells the user what to do.
+    private func writeFailure(_ rc: Int32) -> Int32 {
+        guard rc == EIO, let free = fileSystemFreeBytes else { return rc }
+        return free < Self.fullFileSystemBytes ? ENOSPC : rc
+    }
+
+    /// Below this many free bytes a failed write is put down to a full file system: a commit
+    /// writes whole pages, and one that did not fit leaves less than this behind.
+    public static let fullFileSystemBytes = 1 << 20
+
+    /// Bytes an unprivileged process can still write on the file system holding the environment.
+    public var fileSystemFreeBytes: Int? {
+        var fs = statvfs()
+        guard statvfs(directory, &fs) == 0 else { return nil }
+        return Int(clamping: UInt64(fs.f_bavail) &* UInt64(fs.f_frsize))
     }
 
     private static func makeDirectory(_ path: String, mode: mode_t) throws(EnvironmentError) {

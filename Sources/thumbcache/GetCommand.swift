@@ -8,9 +8,9 @@ struct GetCommand: AsyncParsableCommand {
         commandName: "get",
         abstract: "Write a file's thumbnail, from the cache or made and stored now.",
         discussion: """
-            --kind chooses the representation: icon (the generic icon of the file's type), low \\
-            (a fast low-quality image: the JPEG's embedded EXIF thumbnail or a smaller cached \\
-            one), full (the real thumbnail), or best (the best one available, the default). \\
+            --kind chooses the representation: icon (the generic icon of the file's type), low \
+            (a fast low-quality image: the JPEG's embedded EXIF thumbnail or a smaller cached \
+            one), full (the real thumbnail), or best (the best one available, the default). \
             The output is PNG.
 
             Example:

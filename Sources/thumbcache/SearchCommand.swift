@@ -63,8 +63,12 @@ struct SearchCommand: ParsableCommand {
         for name in results.unknownAttributes {
             FileHandle.standardError.write(Data("thumbcache search: note: no item has the attribute \(name)\n".utf8))
         }
-        if results.count == 0, try index.statistics().items == 0 {
-            FileHandle.standardError.write(Data("thumbcache search: the index at \(index.directory) is empty; run `thumbcache warm DIR` first\n".utf8))
+        if results.count == 0, case let statistics = try index.statistics(), statistics.items == 0 {
+            let why = statistics.fileSystemIsFull
+                ? "is empty, and the file system holding it is full (\(statistics.fileSystemFreeBytes ?? 0) bytes free), so a warm "
+                    + "could not write it: free some space, then run `thumbcache warm DIR` again"
+                : "is empty; run `thumbcache warm DIR` first"
+            FileHandle.standardError.write(Data("thumbcache search: the index at \(index.directory) \(why)\n".utf8))
         }
         if json {
             var object: [String: Any] = ["count": results.count]

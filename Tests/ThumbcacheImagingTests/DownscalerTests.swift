@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ThumbcacheTestSupport
 @testable import ThumbcacheImaging
 
 /// The plain float64 reference: premultiplied, separable, no box pre-reduce.
@@ -73,7 +74,7 @@ struct DownscalerTests {
     /// The SIMD row accumulator equals the scalar reference on odd lengths, byte for byte.
     @Test(arguments: [1, 3, 15, 16, 17, 31, 33, 4 * 1001, 4 * 4001 + 3])
     func simdAccumulateMatchesScalar(count: Int) {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededRandom.forTest()
         let rows = (0..<5).map { _ in (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) } }
         var simd = [UInt16](repeating: 0, count: count)
         var scalar = [UInt16](repeating: 0, count: count)
@@ -140,7 +141,7 @@ struct DownscalerTests {
 struct BoxReduce2x2Tests {
     @Test(arguments: [1, 3, 4, 5, 7, 8, 9, 1001, 2000])
     func simdMatchesScalarByteForByte(pixels: Int) {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededRandom.forTest()
         let top = (0..<pixels * 8).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let bottom = (0..<pixels * 8).map { _ in UInt8.random(in: 0...255, using: &generator) }
         var simd = [UInt8](repeating: 0, count: pixels * 4)
@@ -191,7 +192,7 @@ struct DownscalerRobustnessTests {
     /// Sparse, faint alpha makes the kernel's ringing leave tiny alphas; unpremultiplying by them
     /// must not produce NaN (which once trapped the conversion to bytes, found on /usr/share).
     @Test func faintSparseAlphaNeverTraps() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededRandom.forTest()
         for _ in 0..<200 {
             let w = Int.random(in: 3...90, using: &generator), h = Int.random(in: 3...90, using: &generator)
             var pixels = [UInt8](repeating: 0, count: w * h * 4)

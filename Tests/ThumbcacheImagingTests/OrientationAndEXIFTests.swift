@@ -93,7 +93,7 @@ struct OrientationAndEXIFTests {
         #expect(badOffset.withUnsafeBytes { EXIFData.parse($0) } == nil)
 
         // Random bytes after a valid header never crash.
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededRandom.forTest()
         for _ in 0..<500 {
             var junk: [UInt8] = [0x49, 0x49, 42, 0, 8, 0, 0, 0]
             junk += (0..<200).map { _ in UInt8.random(in: 0...255, using: &generator) }

@@ -24,22 +24,9 @@ struct IndexModelTests {
         var serial: Double
     }
 
-    /// A small deterministic generator (SplitMix64).
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func int(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    }
-
     static let words = ["holiday", "Beach", "café", "report", "IMG", "scan", "Zürich", "draft", "final", "x"]
 
-    static func makeModel(_ r: inout Random) -> Model {
+    static func makeModel(_ r: inout SeededRandom) -> Model {
         let name = (0..<(1 + r.int(3))).map { _ in words[r.int(words.count)] }.joined(separator: r.int(2) == 0 ? "_" : " ")
             + "\(r.int(50)).jpg"
         return Model(size: Double(r.int(100_000)), iso: r.int(3) == 0 ? nil : Double([100, 200, 400, 800, 1600][r.int(5)]),
@@ -118,7 +105,7 @@ struct IndexModelTests {
     @Test func indexAgreesWithBruteForce() throws {
         let dir = TemporaryDirectory()
         let index = try MetadataIndex.open(directory: dir.appending("index"))
-        var r = Random(state: 42)
+        var r = SeededRandom(seed: 42)
         var models: [String: Model] = [:]
         for (batch, size) in [3000, 1000, 1000, 1000].enumerated() {
             var items: [FileItem] = []

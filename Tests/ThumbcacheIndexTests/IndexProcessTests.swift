@@ -10,7 +10,7 @@ struct IndexProcessTests {
         let dir = TemporaryDirectory()
         let path = dir.appending("index")
         var next = 0
-        var random = SystemRandomNumberGenerator()
+        var random = SeededRandom.forTest()
         for round in 0..<6 {
             let child = try ChildProcess(program: "thumbcache-probe", arguments: ["index-batches", path, "\(next)"])
             _ = child.waitForLines(1 + round % 3, timeout: 60)  // at least one batch committed

@@ -87,7 +87,7 @@ struct CompactionTests {
         let dir = TemporaryDirectory()
         let cache = dir.appending("cache")
         try Self.prefill(cache, writer: 5, groups: 200, size: 20_000)
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededRandom.forTest()
         for round in 0..<20 {
             let compactor = try ChildProcess(program: "thumbcache-probe", arguments: ["compact-loop", cache])
             usleep(UInt32.random(in: 0..<150_000, using: &generator))

@@ -52,7 +52,7 @@ struct MultiProcessTests {
     @Test func killedWritersLoseNothingCommittedAndLeaveNoPartialGroup() throws {
         let dir = TemporaryDirectory()
         let cache = dir.appending("cache")
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededRandom.forTest()
         var killedMidRun = 0
         for round in 0..<20 {
             let id = UInt32(100 + round)

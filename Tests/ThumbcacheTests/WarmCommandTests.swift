@@ -27,6 +27,15 @@ struct WarmCommandTests {
         return try JSONDecoder().decode(Summary.self, from: Data(out.utf8))
     }
 
+    /// Help text is prose: a line end escaped twice inside `"""` would print a backslash.
+    @Test(arguments: ["warm", "get", "search", "info", "stats", "compact", "thumbnail"])
+    func helpHasNoStrayBackslashes(command: String) throws {
+        let (end, out, _) = try run([command, "--help"])
+        #expect(end == .exited(0))
+        #expect(out.contains("USAGE"))
+        #expect(!out.contains("\\"), "\(out)")
+    }
+
     @Test func warmMakesThumbnailsOnceAndSeesChanges() throws {
         let dir = TemporaryDirectory()
         let tree = dir.appending("tree")
