@@ -274,7 +274,7 @@ extension MetadataIndex {
             let paths: [String]
             do {
                 paths = try environment.read { txn in
-                    var docs = try itemsUnder(root, universe(txn), txn).0.members
+                    var docs = try QueryExecutor(index: self, universe: universe(txn)).itemsUnder(root, txn).0.members
                     if let own = try lookup(.file, root, txn) { docs.append(own) }
                     return try docs.compactMap { try record($0, txn) }.filter { $0.kind == .file }.map(\.identifier)
                 }

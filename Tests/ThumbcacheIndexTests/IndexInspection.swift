@@ -3,11 +3,11 @@
 /// Reading an index's structures directly, for tests of how something is stored (a search over
 /// a few items checks their records instead of reading these).
 extension MetadataIndex {
-    /// The identifiers (a file's is its path) of the items ``itemsUnder(_:_:_:)`` finds under
+    /// The identifiers (a file's is its path) of the items ``QueryExecutor/itemsUnder(_:_:)`` finds under
     /// `directory`, sorted, and whether that set is exact.
     func identifiersUnder(_ directory: String) throws -> (identifiers: [String], exact: Bool) {
         try environment.read { txn in
-            let (set, exact) = try itemsUnder(directory, universe(txn), txn)
+            let (set, exact) = try QueryExecutor(index: self, universe: universe(txn)).itemsUnder(directory, txn)
             return (try set.members.map { try record($0, txn)!.identifier }.sorted(), exact)
         }
     }

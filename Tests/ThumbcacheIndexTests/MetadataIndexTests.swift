@@ -238,7 +238,7 @@ struct MetadataIndexTests {
     @Test func largeChecksAnswerFromTheSearchSnapshot() throws {
         let dir = TemporaryDirectory()
         let index = try Self.open(dir)
-        let n = 3 * MetadataIndex.parallelVerifyCount / 2
+        let n = 3 * QueryExecutor.parallelVerifyCount / 2
         func files(_ word: String, size: UInt64) -> [FileItem] {
             (0..<n).map { Self.file("/p/\($0).jpg", size: size, [MDItem.fsName: .string("\(word) \($0).jpg")]) }
         }
