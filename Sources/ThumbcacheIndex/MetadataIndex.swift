@@ -83,54 +83,6 @@ public final class MetadataIndex: Sendable {
         do { try environment.sync() } catch { throw IndexError.wrapping(error, path: directory) }
     }
 
-    // MARK: Keys
-
-    enum Namespace: UInt8 { case file = 0x66, app = 0x61 }
-
-    /// A key for an identifier or path: its bytes, or for long ones a prefix and a hash of the
-    /// whole (LMDB keys are at most 511 bytes); records hold the full text to compare.
-    static func textKey(_ text: String) -> [UInt8] {
-        var key: [UInt8] = []
-        appendTextKey(text, to: &key)
-        return key
-    }
-
-    static func appendTextKey(_ text: String, to key: inout [UInt8]) {
-        var text = text
-        text.withUTF8 { bytes in
-            guard bytes.count > maxPlainKeyBytes else { return key.append(contentsOf: bytes) }
-            var high: UInt64 = 0, low: UInt64 = 0
-            cxxh_oneshot(bytes.baseAddress, bytes.count, &high, &low)
-            key.append(contentsOf: bytes[0..<hashedKeyTextBytes])
-            key.append(0xFF)
-            withUnsafeBytes(of: high.bigEndian) { key.append(contentsOf: $0) }
-            withUnsafeBytes(of: low.bigEndian) { key.append(contentsOf: $0) }
-        }
-    }
-
-    /// Longer identifiers and paths have hashed keys: their first ``hashedKeyTextBytes`` bytes,
-    /// 0xFF and the 16-byte XXH3-128 of the whole.
-    static let maxPlainKeyBytes = 400
-    static let hashedKeyTextBytes = 384
-
-    static func idKey(_ ns: Namespace, _ identifier: String) -> [UInt8] {
-        var key: [UInt8] = []
-        key.reserveCapacity(1 + min(identifier.utf8.count, 1 + hashedKeyTextBytes + 16))
-        key.append(ns.rawValue)
-        appendTextKey(identifier, to: &key)
-        return key
-    }
-
-    static func docBytes(_ doc: UInt32) -> [UInt8] {
-        var out: [UInt8] = []
-        Postings.appendBE(&out, doc)
-        return out
-    }
-
-    static func doc(_ value: UnsafeRawBufferPointer) -> UInt32? {
-        value.count >= 4 ? Postings.readBE(value, at: 0) : nil
-    }
-
     // MARK: Reading items
 
     func record(_ doc: UInt32, _ txn: borrowing Transaction) throws -> ItemRecord? {

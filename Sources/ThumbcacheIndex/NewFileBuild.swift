@@ -135,7 +135,7 @@ final class NewFileBuild: Sendable {
                 var count = 0
                 table.forEachAttribute(of: files[index]) { info, value in
                     RecordCoding.attribute(&out.records, info.id, value)
-                    MetadataIndex.valueTerms(info, value, &scratch.folded, &sink)
+                    ItemTerms.valueTerms(info, value, &scratch.folded, &sink)
                     count += 1
                 }
                 if count < 0x80 {
@@ -152,7 +152,7 @@ final class NewFileBuild: Sendable {
         return out
     }
 
-    /// ``MetadataIndex/pathTerms(_:of:_:)``'s directory lists, numbers reused from the previous path.
+    /// ``ItemTerms/pathTerms(_:of:_:)``'s directory lists, numbers reused from the previous path.
     private func directoryTerms(_ path: String, _ postings: inout PostingAccumulator, _ doc: UInt32, _ scratch: inout Scratch) {
         var path = path
         path.withUTF8 { bytes in
@@ -162,13 +162,13 @@ final class NewFileBuild: Sendable {
             }
             scratch.next.removeAll(keepingCapacity: true)
             var k = 0
-            MetadataIndex.forEachDirectory(bytes, of: .file) { i in
+            ItemTerms.forEachDirectory(bytes, of: .file) { i in
                 while k < scratch.directories.count && scratch.directories[k].end < i { k += 1 }
                 let list: Int32
                 if i < common, k < scratch.directories.count, scratch.directories[k].end == i {
                     list = scratch.directories[k].list  // the same directory as the previous path's
                 } else {
-                    list = postings.list(.directory, Schema.pathID, MetadataIndex.directoryTerm(bytes, i))
+                    list = postings.list(.directory, Schema.pathID, ItemTerms.directoryTerm(bytes, i))
                 }
                 postings.add(list: list, doc)
                 scratch.next.append((i, list))

@@ -33,7 +33,7 @@ extension QueryExecutor {
 
     /// The items at any depth under `directory` (absolute, no trailing "/"), and whether exactly
     /// those: its directory list, which holds the items of its subdirectories, and its own files
-    /// from `ids` (see ``listsOwnDirectory(_:pathBytes:)``). "/" has no list of its own: every
+    /// from `ids` (see ``ItemTerms/listsOwnDirectory(_:pathBytes:)``). "/" has no list of its own: every
     /// item with a path is under it. A directory longer than a term shares its cut term's list.
     func itemsUnder(_ directory: String, _ txn: borrowing Transaction) throws -> (DocSet, Bool) {
         if directory == "/" { return (try list(Postings.prefix(.exists, Schema.pathID, []), txn), true) }

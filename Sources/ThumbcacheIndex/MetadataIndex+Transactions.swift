@@ -1,0 +1,96 @@
+import ThumbcacheLMDB
+
+/// Write transactions and what every change runs: attributes numbered, an item's lists taken
+/// before and after, the difference recorded as posting edits.
+extension MetadataIndex {
+    func write<R>(_ body: (borrowing Transaction, inout WriteSession) throws -> R) throws(IndexError) -> R {
+        do {
+            var published: [String: AttributeInfo] = [:]
+            let result = try environment.write { txn in
+                var s = WriteSession(nextDoc: UInt32(try universe(txn)))
+                let r = try body(txn, &s)
+                try applyChanges(s.postings, txn)
+                if s.nextDoc != s.firstNewDoc { try txn.put(meta, key: Self.nextItemKey, value: Self.docBytes(s.nextDoc)) }
+                published = s.pendingAttributes
+                return r
+            }
+            catalog.publish(published)
+            return result
+        } catch {
+            throw IndexError.wrapping(error, path: directory)
+        }
+    }
+
+    /// Attribute `id`, built in, published, or numbered in this transaction (`pending`).
+    func info(_ id: UInt16, _ pending: [String: AttributeInfo]) -> AttributeInfo? {
+        if id < Schema.firstDynamicID { return Schema.builtInTable[Int(id)] }
+        return catalog.info(id: id) ?? pending.values.first { $0.id == id }
+    }
+
+    /// Attributes by number, numbering new app attributes.
+    func resolve(_ attributes: [String: AttributeValue], _ txn: borrowing Transaction,
+                 _ s: inout WriteSession) throws -> [UInt16: AttributeValue] {
+        var out: [UInt16: AttributeValue] = [:]
+        for (name, value) in attributes {
+            let info: AttributeInfo
+            if let builtIn = Schema.byName[name], Schema.compatible(builtIn.type, value.type) {
+                info = builtIn
+            } else {
+                info = try catalog.resolve(name, type: value.type, txn, meta: meta, pending: &s.pendingAttributes, indexPath: directory)
+            }
+            out[info.id] = info.stored(value)
+        }
+        return out
+    }
+
+    /// The posting lists an item is in, as a query should see it: nothing for an app item merged
+    /// into the file it describes.
+    func terms(of doc: UInt32, _ txn: borrowing Transaction, _ s: borrowing WriteSession) throws -> Set<TermKey> {
+        guard let r = try record(doc, txn), try !isMerged(r, txn) else { return [] }
+        return terms(r, s.pendingAttributes)
+    }
+
+    /// Whether `r` is an app item describing an indexed file: merged into the file's item, it
+    /// has no lists of its own.
+    func isMerged(_ r: ItemRecord, _ txn: borrowing Transaction) throws -> Bool {
+        guard r.kind == .app, let url = r.contentURL else { return false }
+        return try lookup(.file, url, txn) != nil
+    }
+
+    func terms(_ r: ItemRecord, _ pending: [String: AttributeInfo]) -> Set<TermKey> {
+        var sink = TermSetSink()
+        forEachTerm(r, pending, &sink)
+        return sink.terms
+    }
+
+    /// Tells `sink` every posting list the item belongs in (a list may come more than once:
+    /// the edits tolerate repeats).
+    func forEachTerm<Sink: TermSink>(_ r: ItemRecord, _ pending: [String: AttributeInfo], _ sink: inout Sink) {
+        sink.exists(Schema.allItemsID)
+        let attributes = r.effectiveAttributes
+        let pathID = Schema.pathID
+        if let path = r.kind == .file ? r.identifier : attributes[pathID]?.stringValues?.first {
+            ItemTerms.pathTerms(path, of: r.kind, &sink)
+        }
+        var folded: [UInt8] = []
+        folded.reserveCapacity(128)
+        for (id, value) in attributes where id != pathID {
+            guard let info = info(id, pending) else { continue }
+            ItemTerms.valueTerms(info, value, &folded, &sink)
+        }
+    }
+
+    func snapshot(_ docs: [UInt32], _ txn: borrowing Transaction, _ s: borrowing WriteSession) throws -> [UInt32: Set<TermKey>] {
+        var out: [UInt32: Set<TermKey>] = [:]
+        for d in docs where out[d] == nil { out[d] = try terms(of: d, txn, s) }
+        return out
+    }
+
+    func recordDiff(_ before: [UInt32: Set<TermKey>], _ txn: borrowing Transaction, _ s: inout WriteSession) throws {
+        for (doc, old) in before { s.record(doc, before: old, after: try terms(of: doc, txn, s)) }
+    }
+
+    func putRecord(_ doc: UInt32, _ r: ItemRecord, _ txn: borrowing Transaction) throws {
+        try txn.put(items, key: Self.docBytes(doc), value: r.encoded())
+    }
+}
