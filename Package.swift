@@ -45,13 +45,7 @@ let package = Package(
         // The command-line tool; its commands only call the library.
         .executableTarget(
             name: "thumbcache",
-            dependencies: [
-                "Thumbcache",
-                "ThumbcacheImaging",
-                "ThumbcacheIndex",
-                "ThumbcacheStore",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            dependencies: ["Thumbcache", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // A small program the multi-process tests start, write into and kill.
         .executableTarget(name: "thumbcache-probe", dependencies: ["ThumbcacheStore", "ThumbcacheIndex", "ThumbcacheTestSupport"]),
@@ -66,6 +60,8 @@ let package = Package(
         ),
         .testTarget(name: "ThumbcacheImagingTests", dependencies: ["ThumbcacheImaging", "ThumbcacheTestSupport"]),
         .testTarget(name: "ThumbcacheTests", dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheTestSupport", "thumbcache", "CFileInfo"]),
+        // An app's view: only `import Thumbcache`, no test support, no internals.
+        .testTarget(name: "ThumbcacheAppTests", dependencies: ["Thumbcache"]),
         .testTarget(
             name: "ThumbcacheStoreTests",
             dependencies: ["ThumbcacheStore", "ThumbcacheTestSupport", "thumbcache-probe", "CXXHash"]

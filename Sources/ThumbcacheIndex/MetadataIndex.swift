@@ -12,7 +12,7 @@ import ThumbcacheLMDB
 public final class MetadataIndex: Sendable {
     /// The directory holding the index's `data.mdb`.
     public let directory: String
-    let environment: Environment
+    package let environment: Environment
     let meta: Database
     let items: Database
     let ids: Database
@@ -22,6 +22,15 @@ public final class MetadataIndex: Sendable {
     let expiry: Database
     let hashes: Database
     let catalog = AttributeCatalog()
+
+    /// How commits reach the disk.
+    public enum Durability: Sendable, Hashable {
+        /// Every commit is flushed before it returns: survives power loss (app items need this).
+        case everyCommit
+        /// Commits reach the OS at once and the disk on ``sync()``: for bulk indexing from files,
+        /// which a later warm can redo.
+        case deferred
+    }
 
     /// The on-disk format this code reads and writes (older ones are upgraded on opening).
     public static let formatVersion = 3
@@ -35,12 +44,12 @@ public final class MetadataIndex: Sendable {
     ///   - durability: `.deferred` for bulk indexing (``sync()`` at the end).
     ///   - upgrading: called with the version found and ``formatVersion`` before an upgrade
     ///     begins, so a caller can say why opening takes a while.
-    public static func open(directory: String, durability: Environment.Durability = .everyCommit,
+    public static func open(directory: String, durability: Durability = .everyCommit,
                             upgrading: (_ from: Int, _ to: Int) -> Void = { _, _ in }) throws(IndexError) -> MetadataIndex {
         do {
             // The map is address space, not memory or disk: 1 GiB spares growing (which re-runs
             // the transaction that hit the end) below about a million items.
-            let env = try Environment.open(directory: directory, options: .init(mapSize: 1 << 30, maxDatabases: 12, durability: durability))
+            let env = try Environment.open(directory: directory, options: .init(mapSize: 1 << 30, maxDatabases: 12, durability: durability == .deferred ? .deferred : .everyCommit))
             return try MetadataIndex(environment: env, upgrading: upgrading)
         } catch {
             throw IndexError.wrapping(error, path: directory)

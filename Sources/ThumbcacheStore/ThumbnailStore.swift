@@ -62,7 +62,7 @@ public final class ThumbnailStore: Sendable {
     static let generationCheckInterval: UInt64 = 100_000_000
 
     /// The environment in use now.
-    public var environment: Environment { handles().environment }
+    package var environment: Environment { handles().environment }
 
     enum Name {
         static let meta = "meta"
@@ -77,8 +77,8 @@ public final class ThumbnailStore: Sendable {
     ///
     /// - Throws: ``StoreError/unsupportedFormat(path:found:supported:)`` for a cache of another
     ///   format version, ``StoreError/notAStore(path:)`` for another program's LMDB files.
-    public static func open(directory: String, options: Environment.Options = .init()) throws(StoreError) -> ThumbnailStore {
-        try ThumbnailStore(directory: directory, options: options)
+    public static func open(directory: String, options: Options = Options()) throws(StoreError) -> ThumbnailStore {
+        try ThumbnailStore(directory: directory, options: options.environment)
     }
 
     /// The default cache directory: `$THUMBCACHE_DIR`, else `$XDG_CACHE_HOME/thumbcache`,

@@ -64,7 +64,7 @@ case "write":
     guard args.count >= 7, let writer = UInt32(args[3]), let groups = UInt32(args[4]), let groupSize = Int(args[5]),
         let size = Int(args[6])
     else { fail("usage: thumbcache-probe write DIR WRITER GROUPS GROUP_SIZE BYTES [MAP_SIZE]", status: 2) }
-    var options = Environment.Options.probe
+    var options = ThumbnailStore.Options.probe
     if args.count >= 8, let mapSize = Int(args[7]) { options.mapSize = mapSize }
     if getenv("PROBE_SYNC") != nil { options.durability = .everyCommit }
     let started = DispatchTime.now().uptimeNanoseconds
@@ -146,7 +146,7 @@ default:
     fail("unknown command \(args[1])", status: 2)
 }
 
-extension Environment.Options {
+extension ThumbnailStore.Options {
     /// A deliberately tiny initial map, so that concurrent processes keep growing it.
-    static var probe: Environment.Options { Environment.Options(mapSize: 1 << 20, durability: .deferred) }
+    static var probe: ThumbnailStore.Options { ThumbnailStore.Options(mapSize: 1 << 20, durability: .deferred) }
 }

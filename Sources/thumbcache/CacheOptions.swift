@@ -1,8 +1,6 @@
 import Foundation
 import ArgumentParser
-import ThumbcacheIndex
-import ThumbcacheLMDB
-import ThumbcacheStore
+import Thumbcache
 
 /// Options every command that opens the cache shares.
 struct CacheOptions: ParsableArguments {
@@ -14,7 +12,7 @@ struct CacheOptions: ParsableArguments {
     var directory: String { cache ?? ThumbnailStore.defaultDirectory }
 
     /// Opens the cache, creating it if needed.
-    func open(durability: Environment.Durability = .everyCommit) throws -> ThumbnailStore {
+    func open(durability: ThumbnailStore.Durability = .everyCommit) throws -> ThumbnailStore {
         try ThumbnailStore.open(directory: directory, options: .init(durability: durability))
     }
 
@@ -23,7 +21,7 @@ struct CacheOptions: ParsableArguments {
 
     /// Opens the metadata index, creating it if needed; says so on standard error when an older
     /// format is upgraded first (the only wait on opening).
-    func openIndex(durability: Environment.Durability = .everyCommit) throws -> MetadataIndex {
+    func openIndex(durability: MetadataIndex.Durability = .everyCommit) throws -> MetadataIndex {
         var started: Date?
         let index = try MetadataIndex.open(directory: indexDirectory, durability: durability) { from, to in
             started = Date()

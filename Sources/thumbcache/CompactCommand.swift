@@ -1,6 +1,6 @@
 import ArgumentParser
+import Thumbcache
 import Foundation
-import ThumbcacheStore
 
 struct CompactCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

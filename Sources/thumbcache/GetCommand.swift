@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Thumbcache
-import ThumbcacheStore
 
 struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,8 +1,6 @@
 import ArgumentParser
 import Foundation
 import Thumbcache
-import ThumbcacheIndex
-import ThumbcacheStore
 
 struct SearchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

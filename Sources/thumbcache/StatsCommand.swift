@@ -1,6 +1,6 @@
 import ArgumentParser
+import Thumbcache
 import Foundation
-import ThumbcacheStore
 
 struct StatsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Thumbcache
 #if canImport(Glibc)
 import Glibc
 #endif

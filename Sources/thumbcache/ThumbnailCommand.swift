@@ -1,6 +1,6 @@
 import ArgumentParser
+import Thumbcache
 import Foundation
-import ThumbcacheImaging
 
 struct ThumbnailCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import Thumbcache
 import Synchronization
-import ThumbcacheStore
 
 struct WarmCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

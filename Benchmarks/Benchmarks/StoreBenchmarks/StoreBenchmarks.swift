@@ -249,7 +249,7 @@ struct InsertFixture {
     let store: ThumbnailStore
     let directory = makeTemporaryDirectory("insert")
 
-    init(durability: Environment.Durability) {
+    init(durability: ThumbnailStore.Durability) {
         store = try! ThumbnailStore.open(directory: directory + "/cache", options: .init(mapSize: 1 << 30, durability: durability))
     }
 

@@ -1,0 +1,5 @@
+// An app needs one `import Thumbcache`: the store, imaging and index types this module's API
+// shows (ThumbnailStore, RGBAImage, MetadataIndex, …) come with it. LMDB does not.
+@_exported import ThumbcacheImaging
+@_exported import ThumbcacheIndex
+@_exported import ThumbcacheStore
