@@ -5,8 +5,9 @@ import Glibc
 import Darwin
 #endif
 
-/// The one writer of a store in this process: many producers hand it groups of writes, and a
-/// dedicated thread commits them in batches (group commit).
+/// Commits a store's writes in batches (group commit): many producers hand it groups of writes,
+/// and a dedicated thread commits them. Each `ThumbnailGenerator` and each warm has its own;
+/// several writers of one store (in one process or many) serialize on LMDB's writer lock.
 ///
 /// A batch closes when it holds ``Policy/maxWrites`` writes or ``Policy/maxBytes`` bytes, when
 /// ``Policy/maxDelay`` has passed since its first group arrived, or at once when a producer is

@@ -1,0 +1,34 @@
+import Foundation
+import Testing
+import ThumbcacheStore
+
+/// The figures Docs/ state for the store's rules, read from the docs and compared with the code,
+/// so a change to one fails until the other follows.
+struct DocumentedConstantsTests {
+    static func doc(_ name: String) throws -> String {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return try String(contentsOf: root.appendingPathComponent("Docs/\(name)"), encoding: .utf8)
+            .replacingOccurrences(of: "\n  ", with: " ").replacingOccurrences(of: "\n", with: " ")
+    }
+
+    @Test func groupCommitLimitsMatchArchitecture() throws {
+        let policy = GroupCommitWriter.Policy()
+        let text = try Self.doc("ARCHITECTURE.md")
+        let batch = "A batch closes at \(policy.maxWrites) writes, \(policy.maxBytes >> 20) MiB, \(policy.maxDelay / 1_000_000) ms after"
+        #expect(text.contains(batch), "ARCHITECTURE.md should say: \(batch)")
+        let queued = "`enqueue` suspends while more than \(policy.queueCapacity >> 20) MiB are queued"
+        #expect(text.contains(queued), "ARCHITECTURE.md should say: \(queued)")
+    }
+
+    @Test func hasherThresholdsMatchArchitecture() throws {
+        let text = try Self.doc("ARCHITECTURE.md")
+        let read = "Files up to \(ContentHasher.mapThreshold >> 10) KiB are read with `read(2)` into one \(ContentHasher.defaultBufferSize >> 10) KiB buffer"
+        #expect(text.contains(read), "ARCHITECTURE.md should say: \(read)")
+        #expect(text.contains("mapped in \(ContentHasher.mapWindow >> 20) MiB windows"))
+    }
+
+    @Test func racyWindowMatchesFormat() throws {
+        let text = try Self.doc("FORMAT.md")
+        #expect(text.contains("within \(StoreWrite.racyWindow / 1_000_000_000) s of the"))
+    }
+}
