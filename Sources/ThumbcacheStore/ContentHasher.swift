@@ -10,8 +10,8 @@ import Darwin
 ///
 /// Files up to ``mapThreshold`` are read with `read(2)` into one reusable buffer. Larger files
 /// are mapped in windows of ``mapWindow`` bytes (`MAP_POPULATE`, so no page faults) and hashed
-/// in place, which skips the copy `read` makes: about 40 ms per GiB in the page cache instead of
-/// about 80. A file truncated while mapped raises `SIGBUS`; the C shim catches it for the
+/// in place, which skips the copy `read` makes (half the time in the page cache; figures in
+/// Docs/PERFORMANCE.md). A file truncated while mapped raises `SIGBUS`; the C shim catches it for the
 /// hashing thread and the file counts as changed while reading. Memory stays bounded: one
 /// buffer, or one window mapped at a time.
 ///

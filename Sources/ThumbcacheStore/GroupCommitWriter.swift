@@ -21,8 +21,7 @@ public final class GroupCommitWriter: Sendable {
         /// Most writes in one transaction.
         public var maxWrites: Int
         /// Most bytes in one transaction. LMDB slows down sharply with large transactions (its
-        /// dirty-page list grows worse than linearly): 50 KB records ran at ~90 000/s in
-        /// transactions of 100, ~15 000/s in transactions of 500 (Docs/PERFORMANCE.md).
+        /// dirty-page list grows worse than linearly; Docs/PERFORMANCE.md has the figures).
         public var maxBytes: Int
         /// Longest a batch waits to fill, in nanoseconds.
         public var maxDelay: UInt64
