@@ -3,8 +3,9 @@ import ThumbcacheLMDB
 /// Why an index operation failed.
 public struct IndexError: Error, Sendable, CustomStringConvertible {
     public enum Reason: Sendable {
-        /// The database failed (LMDB's message).
-        case database(String)
+        /// The database failed; `cause` is the LMDB error as it was (its code and message), so a
+        /// caller can tell a full disk from a damaged file.
+        case database(cause: any Error)
         /// The index was written in a format this code neither reads nor upgrades (a newer one).
         case formatVersion(found: Int, supported: Int)
         /// An app indexed a value whose type differs from the attribute's.
@@ -23,7 +24,7 @@ public struct IndexError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch reason {
-        case .database(let message): "index at \(path): \(message)"
+        case .database(let cause): "index at \(path): \(cause)"
         case .formatVersion(let found, let supported):
             "index at \(path) has format version \(found), which this thumbcache (version \(supported), upgrading older ones) "
                 + "cannot read: use the thumbcache that wrote it, or delete the directory and warm again (app items are lost)"
@@ -35,7 +36,13 @@ public struct IndexError: Error, Sendable, CustomStringConvertible {
 
     static func wrapping(_ error: any Error, path: String) -> IndexError {
         if let e = error as? IndexError { return e }
-        if let e = error as? EnvironmentError { return IndexError(path: path, reason: .database(e.description)) }
-        return IndexError(path: path, reason: .database("\(error)"))
+        if let e = error as? EnvironmentError { return IndexError(path: path, reason: .database(cause: e)) }
+        if let e = error as? LMDBError { return IndexError(path: path, reason: .database(cause: e)) }
+        return IndexError(path: path, reason: .database(cause: DescribedError(description: "\(error)")))
     }
+}
+
+/// An error known only by its description (from code that throws untyped errors).
+struct DescribedError: Error, Sendable, CustomStringConvertible {
+    var description: String
 }

@@ -8,6 +8,10 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case unsupportedFormat(path: String, found: UInt32, supported: UInt32)
     /// The directory holds an LMDB environment that is not a thumbcache store.
     case notAStore(path: String)
+    /// A system call on one of the cache's own files (not LMDB's) failed.
+    case system(path: String, operation: String, Errno)
+    /// Something other than LMDB failed while doing `operation` on the cache at `path`.
+    case other(path: String, operation: String, cause: any Error)
     /// A stored value could not be parsed.
     case corruptRecord(path: String, database: String, key: String)
     /// A write could not be queued: the writer was closed.
@@ -22,6 +26,10 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .unsupportedFormat(let path, let found, let supported):
             "thumbnail cache \(path) has format version \(found); this thumbcache reads version \(supported). "
                 + "Use a matching thumbcache, or remove the directory to start a new cache."
+        case .system(let path, let operation, let errno):
+            "thumbnail cache \(path): \(operation) failed: \(errno)"
+        case .other(let path, let operation, let cause):
+            "thumbnail cache \(path): \(operation) failed: \(cause)"
         case .notAStore(let path):
             "\(path) holds an LMDB database that is not a thumbnail cache; refusing to use it"
         case .corruptRecord(let path, let database, let key):
@@ -41,7 +49,8 @@ extension StoreError {
         switch error {
         case let error as StoreError: error
         case let error as LMDBError: .database(path: path, operation: operation, error)
-        default: .database(path: path, operation: "\(operation) (\(error))", .invalid)
+        case let error as Errno: .system(path: path, operation: operation, error)
+        default: .other(path: path, operation: operation, cause: error)
         }
     }
 }

@@ -33,7 +33,7 @@ extension ThumbnailStore {
     public func compactFile() throws(StoreError) -> CompactionReport {
         let start = MonotonicClock.nanoseconds()
         let fd = Glibc.open(directory + "/" + Generation.lockFile, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .database(path: directory, operation: "open compact.lock: \(String(cString: strerror(errno)))", .invalid) }
+        guard fd >= 0 else { throw .system(path: directory, operation: "open \(Generation.lockFile)", .current) }
         defer { close(fd) }  // releases the flock
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { throw .busy(path: directory) }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ThumbcacheLMDB
 import ThumbcacheTestSupport
 @testable import ThumbcacheIndex
 
@@ -118,6 +119,26 @@ struct FormatUpgradeTests {
         guard case .formatVersion(99, MetadataIndex.formatVersion)? = error?.reason else {
             Issue.record("expected a format version error, got \(String(describing: error))")
             return
+        }
+    }
+}
+
+/// An index error keeps LMDB's error as its cause, so callers can tell what failed.
+struct IndexErrorTests {
+    @Test func aDamagedFileKeepsLMDBsError() throws {
+        let dir = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.appending("index"), withIntermediateDirectories: true)
+        try dir.write("index/data.mdb", [UInt8](repeating: 0x5A, count: 16_384))
+        do {
+            _ = try MetadataIndex.open(directory: dir.appending("index"))
+            Issue.record("a data file of junk should not open")
+        } catch {
+            guard case .database(let cause) = error.reason, let environment = cause as? EnvironmentError else {
+                Issue.record("expected the LMDB error as the cause, got \(error.reason)")
+                return
+            }
+            #expect(environment.code == .invalid)
+            #expect(error.description.contains(dir.appending("index")))
         }
     }
 }

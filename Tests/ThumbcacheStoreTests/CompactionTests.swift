@@ -109,3 +109,19 @@ struct CompactionTests {
         #expect(throws: StoreError.self) { try store.compactFile() }
     }
 }
+
+/// Errors name the file and the system's reason, not a database error they are not.
+struct StoreErrorTests {
+    @Test func anUnopenableLockFileIsNamedWithItsReason() throws {
+        let dir = TemporaryDirectory()
+        let store = try ThumbnailStore.open(directory: dir.appending("cache"))
+        try FileManager.default.createDirectory(atPath: dir.appending("cache/compact.lock"), withIntermediateDirectories: false)
+        do {
+            _ = try store.compactFile()
+            Issue.record("compacting with a directory for compact.lock should fail")
+        } catch {
+            #expect(error.description.contains("open compact.lock failed: Is a directory"), "\(error)")
+            #expect(!error.description.contains("LMDB"), "\(error)")
+        }
+    }
+}
