@@ -190,7 +190,6 @@ public final class ThumbnailGenerator: Sendable {
         let store = factory.store
         return try await blocking { [self] in
             let snapshot = try FileSnapshot.of(path: request.path)
-            guard snapshot.kind == .regular else { throw FileError(path: request.path, reason: .notRegularFile(snapshot.kind)) }
             if let (content, record) = try store.withCachedThumbnail(
                 path: request.path, snapshot: snapshot, boxWidth: UInt32(spec.boxWidth), boxHeight: UInt32(spec.boxHeight),
                 variant: spec.variant(.thumbnail), { ($0, $1.copy()) })
@@ -198,7 +197,8 @@ public final class ThumbnailGenerator: Sendable {
                 return Resolved(identity: FileIdentity(path: request.path, snapshot: snapshot, content: content, fromCache: true),
                                 cached: record)
             }
-            let identity = try store.identify(fileAt: request.path, hasher: ContentHasher())
+            // A miss: the same snapshot, not a second stat (a non-regular file fails here).
+            let identity = try store.identify(fileAt: request.path, snapshot: snapshot, hasher: ContentHasher())
             if !identity.fromCache { hashes.add(1, ordering: .relaxed) }
             // Another path may have had the same bytes thumbnailed.
             return Resolved(identity: identity, cached: try store.thumbnail(spec.key(for: identity.content)))

@@ -36,13 +36,6 @@ public struct IndexError: Error, Sendable, CustomStringConvertible {
 
     static func wrapping(_ error: any Error, path: String) -> IndexError {
         if let e = error as? IndexError { return e }
-        if let e = error as? EnvironmentError { return IndexError(path: path, reason: .database(cause: e)) }
-        if let e = error as? LMDBError { return IndexError(path: path, reason: .database(cause: e)) }
-        return IndexError(path: path, reason: .database(cause: DescribedError(description: "\(error)")))
+        return IndexError(path: path, reason: .database(cause: error))
     }
-}
-
-/// An error known only by its description (from code that throws untyped errors).
-struct DescribedError: Error, Sendable, CustomStringConvertible {
-    var description: String
 }

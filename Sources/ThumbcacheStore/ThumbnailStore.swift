@@ -256,7 +256,11 @@ public final class ThumbnailStore: Sendable {
     /// - Returns: the hash, the snapshot it belongs to, and whether it came from the cache.
     ///   On a miss, record the result with ``StoreWrite/file(path:snapshot:content:)``.
     public func identify(fileAt path: String, hasher: ContentHasher) throws -> FileIdentity {
-        let snapshot = try FileSnapshot.of(path: path)
+        try identify(fileAt: path, snapshot: FileSnapshot.of(path: path), hasher: hasher)
+    }
+
+    /// ``identify(fileAt:hasher:)`` for a caller that has just taken the file's `snapshot`.
+    public func identify(fileAt path: String, snapshot: FileSnapshot, hasher: ContentHasher) throws -> FileIdentity {
         guard snapshot.kind == .regular else { throw FileError(path: path, reason: .notRegularFile(snapshot.kind)) }
         if let hash = try cachedContentHash(path: path, snapshot: snapshot) {
             return FileIdentity(path: path, snapshot: snapshot, content: hash, fromCache: true)
