@@ -86,12 +86,20 @@ public struct ThumbnailRepresentation: Sendable {
     /// Size in points (pixels ÷ scale).
     public var pointSize: (width: Double, height: Double) { (Double(pixelWidth) / scale, Double(pixelHeight) / scale) }
 
-    /// The pixels.
-    public func image() throws -> RGBAImage {
+    /// The pixels, decoded from ``data``.
+    ///
+    /// - Throws: ``ImagingError`` naming the representation (such as "(thumbnail representation)")
+    ///   when its bytes do not decode or do not hold the pixels they claim.
+    public func image() throws(ImagingError) -> RGBAImage {
+        let name = "(\(kind) representation)"
         switch encoding {
-        case .png: return try ImageDecoder.png(data)
-        case .rgba8: return RGBAImage(width: pixelWidth, height: pixelHeight, pixels: data, hasAlpha: true)
-        case .jpeg: throw GenerationError(path: "(representation)", reason: .noProvider(.jpeg))
+        case .png: return try ImageDecoder.png(data, name: name)
+        case .jpeg: return try ImageDecoder.jpeg(data, name: name)
+        case .rgba8:
+            guard pixelWidth > 0, pixelHeight > 0, data.count == pixelWidth * pixelHeight * 4 else {
+                throw ImagingError(path: name, reason: .corrupt("\(data.count) bytes for \(pixelWidth)×\(pixelHeight) RGBA pixels"))
+            }
+            return RGBAImage(width: pixelWidth, height: pixelHeight, pixels: data, hasAlpha: true)
         }
     }
 

@@ -23,4 +23,22 @@ public enum ImageDecoder {
         guard ok else { throw ImagingError(path: name, reason: .corrupt(String(cString: cpng_message(decoder)))) }
         return RGBAImage(width: w, height: h, pixels: pixels, hasAlpha: info.has_alpha != 0)
     }
+
+    /// Decodes JPEG bytes to RGBA8 at full size; refuses images over `maxPixels` before decoding.
+    public static func jpeg(_ bytes: [UInt8], name: String = "(JPEG data)", maxPixels: Int = 16 << 20) throws(ImagingError) -> RGBAImage {
+        let source = try JPEGSource(bytes: bytes, path: name)
+        guard source.width > 0, source.height > 0, source.width * source.height <= maxPixels else {
+            throw ImagingError(path: name, reason: .tooLarge(width: UInt32(source.width), height: UInt32(source.height), limit: maxPixels))
+        }
+        return try whole(source)
+    }
+
+    /// All of `source`'s pixels at full size.
+    static func whole(_ source: JPEGSource) throws(ImagingError) -> RGBAImage {
+        try source.start(denominator: 1)
+        var pixels: [UInt8] = []
+        pixels.reserveCapacity(source.outputWidth * source.outputHeight * 4)
+        try source.readRows { row in pixels.append(contentsOf: UnsafeBufferPointer(start: row, count: source.outputWidth * 4)) }
+        return RGBAImage(width: source.outputWidth, height: source.outputHeight, pixels: pixels, hasAlpha: false)
+    }
 }

@@ -110,11 +110,7 @@ public enum Thumbnailer {
         guard let parsed, let range = parsed.thumbnailRange else { return nil }
         let thumb = try JPEGSource(bytes: Array(exifBytes[range]), path: path + " (EXIF thumbnail)")
         guard thumb.width > 0, thumb.height > 0, thumb.width <= 1024, thumb.height <= 1024 else { return nil }
-        try thumb.start(denominator: 1)
-        var pixels: [UInt8] = []
-        pixels.reserveCapacity(thumb.outputWidth * thumb.outputHeight * 4)
-        try thumb.readRows { row in pixels.append(contentsOf: UnsafeBufferPointer(start: row, count: thumb.outputWidth * 4)) }
-        let image = RGBAImage(width: thumb.outputWidth, height: thumb.outputHeight, pixels: pixels, hasAlpha: false)
+        let image = try ImageDecoder.whole(thumb)
         return (parsed.orientation.flatMap(Orientation.init(rawValue:)) ?? .up).apply(to: image)
     }
 

@@ -29,7 +29,7 @@ enum Generation {
         let temporary = directory + "/" + link + ".tmp"
         unlink(temporary)
         guard symlink("gen-\(n)", temporary) == 0, rename(temporary, directory + "/" + link) == 0 else {
-            throw .database(path: directory, operation: "switch to generation \(n): \(String(cString: strerror(errno)))", .invalid)
+            throw .system("switch to generation \(n)", path: directory)
         }
         syncDirectory(directory)
     }

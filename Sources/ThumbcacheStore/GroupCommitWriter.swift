@@ -163,7 +163,7 @@ private final class WriterCore: @unchecked Sendable {
             return false
         }
         if refused {
-            let error = StoreError.writerClosed(path: store.directory)
+            let error = StoreError(path: store.directory, reason: .writerClosed)
             if let completion { completion(.failure(error)) } else { lock.withLock { deferredFailures.append(error) } }
         }
     }
@@ -174,7 +174,7 @@ private final class WriterCore: @unchecked Sendable {
         if roomNow { return }
         let result = await withCheckedContinuation { (c: CheckedContinuation<Result<Void, StoreError>, Never>) in
             let resumeNow: Result<Void, StoreError>? = lock.withLock {
-                if closing { return .failure(.writerClosed(path: store.directory)) }
+                if closing { return .failure(StoreError(path: store.directory, reason: .writerClosed)) }
                 if queuedBytes < policy.queueCapacity { return .success(()) }
                 roomWaiters.append(c)
                 return nil
@@ -221,7 +221,7 @@ private final class WriterCore: @unchecked Sendable {
             }
             return (roomWaiters, flushWaiters, deferredFailures)
         }
-        for c in rooms { c.resume(returning: .failure(.writerClosed(path: store.directory))) }
+        for c in rooms { c.resume(returning: .failure(StoreError(path: store.directory, reason: .writerClosed))) }
         for f in flushes { f(failures) }
     }
 

@@ -19,7 +19,7 @@ extension ThumbnailStore {
     /// Rewrites the environment compactly (LMDB never shrinks its file) and switches every
     /// process over to it, safely while they read and write:
     ///
-    /// 1. one compactor at a time (`flock` on `compact.lock`; a second one gets ``StoreError/busy(path:)``);
+    /// 1. one compactor at a time (`flock` on `compact.lock`; a second one gets ``StoreError/Reason/busy``);
     /// 2. a write transaction is held on the current generation, so no commit can land after the
     ///    snapshot, while `mdb_env_copy2(MDB_CP_COMPACT)` writes generation N+1 (the compacting copy
     ///    reads through its own read-only transaction);
@@ -33,9 +33,9 @@ extension ThumbnailStore {
     public func compactFile() throws(StoreError) -> CompactionReport {
         let start = MonotonicClock.nanoseconds()
         let fd = Glibc.open(directory + "/" + Generation.lockFile, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .system(path: directory, operation: "open \(Generation.lockFile)", .current) }
+        guard fd >= 0 else { throw .system("open \(Generation.lockFile)", path: directory) }
         defer { close(fd) }  // releases the flock
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { throw .busy(path: directory) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { throw StoreError(path: directory, reason: .busy) }
 
         let h = try refreshIfSwitched()
         let before = Self.fileSize(h.environment.directory)
@@ -43,7 +43,7 @@ extension ThumbnailStore {
         let target = Generation.path(next, in: directory)
         Generation.removeTree(target)  // what a killed compaction left
         guard mkdir(target, 0o700) == 0 else {
-            throw .database(path: target, operation: "create generation directory: \(String(cString: strerror(errno)))", .invalid)
+            throw .system("create generation directory \(target)", path: directory)
         }
         do {
             try h.environment.write { txn in

@@ -75,8 +75,8 @@ public final class ThumbnailStore: Sendable {
 
     /// Opens the store in `directory`, creating it (mode 0700, files 0600) if needed.
     ///
-    /// - Throws: ``StoreError/unsupportedFormat(path:found:supported:)`` for a cache of another
-    ///   format version, ``StoreError/notAStore(path:)`` for another program's LMDB files.
+    /// - Throws: ``StoreError`` with ``StoreError/Reason/unsupportedFormat(found:supported:)`` for a
+    ///   cache of another format version, ``StoreError/Reason/notAStore`` for another program's LMDB files.
     public static func open(directory: String, options: Options = Options()) throws(StoreError) -> ThumbnailStore {
         try ThumbnailStore(directory: directory, options: options.environment)
     }
@@ -118,7 +118,7 @@ public final class ThumbnailStore: Sendable {
                 env = try Environment.open(directory: Generation.path(generation, in: directory), options: options)
             } catch {
                 if attempt < 5 && Generation.current(in: directory) != generation { continue }
-                throw .database(path: directory, operation: error.operation, error.code)
+                throw .wrapping(error, path: directory, operation: "open environment")
             }
             if Generation.current(in: directory) != generation && attempt < 5 { continue }
             let (meta, files, thumbnails, failures, access) = try openDatabases(env)
@@ -161,7 +161,7 @@ public final class ThumbnailStore: Sendable {
             }
         }
         let names = try wrap("list databases") { try env.databaseNames() }
-        if !names.isEmpty && !names.contains(Name.meta) { throw .notAStore(path: path) }
+        if !names.isEmpty && !names.contains(Name.meta) { throw StoreError(path: path, reason: .notAStore) }
         let meta = try wrap("open database 'meta'") { try env.database(Name.meta) }
         func storedVersion() throws(StoreError) -> UInt32? {
             try wrap("read format version") {
@@ -170,7 +170,7 @@ public final class ThumbnailStore: Sendable {
         }
         switch try storedVersion() {
         case Self.formatVersion?: break
-        case let found?: throw .unsupportedFormat(path: path, found: found, supported: Self.formatVersion)
+        case let found?: throw StoreError(path: path, reason: .unsupportedFormat(found: found, supported: Self.formatVersion))
         case nil:
             try wrap("write format version") {
                 try env.write { txn in
@@ -181,7 +181,7 @@ public final class ThumbnailStore: Sendable {
             }
             // Another process may have written a different version first.
             if let now = try storedVersion(), now != Self.formatVersion {
-                throw .unsupportedFormat(path: path, found: now, supported: Self.formatVersion)
+                throw StoreError(path: path, reason: .unsupportedFormat(found: now, supported: Self.formatVersion))
             }
         }
         let files = try wrap("open database 'files'") { try env.database(Name.files) }
@@ -235,7 +235,7 @@ public final class ThumbnailStore: Sendable {
             try withFileKey(path) { key, longPath in
             guard let value = try txn.get(h.files, key: key) else { return nil }
             guard let (entry, trailing) = StatEntry.decode(value) else {
-                throw StoreError.corruptRecord(path: directory, database: Name.files, key: path)
+                throw StoreError(path: directory, reason: .corruptRecord(database: Name.files, key: path))
             }
             if let longPath, !trailing.elementsEqual(longPath) { return nil }
             return entry
@@ -276,7 +276,7 @@ public final class ThumbnailStore: Sendable {
         return try reading("read thumbnail") { h, txn in
             guard let value = try key.withEncoded({ try txn.get(h.thumbnails, key: $0) }) else { return nil }
             guard let (header, data) = ThumbnailHeader.decode(value) else {
-                throw StoreError.corruptRecord(path: directory, database: Name.thumbnails, key: key.description)
+                throw StoreError(path: directory, reason: .corruptRecord(database: Name.thumbnails, key: key.description))
             }
             return try body(ThumbnailRecordView(header: header, data: data))
         }
@@ -339,7 +339,7 @@ public final class ThumbnailStore: Sendable {
             var visited = 0
             try txn.forEach(h.thumbnails) { key, value in
                 guard let k = ThumbnailKey(bytes: key), let (header, data) = ThumbnailHeader.decode(value) else {
-                    throw StoreError.corruptRecord(path: directory, database: Name.thumbnails, key: Array(key).description)
+                    throw StoreError(path: directory, reason: .corruptRecord(database: Name.thumbnails, key: Array(key).description))
                 }
                 visited += 1
                 return try body(k, ThumbnailRecordView(header: header, data: data))
@@ -427,7 +427,7 @@ public final class ThumbnailStore: Sendable {
 
     /// Flushes commits to disk; needed after writing with ``Environment/Durability/deferred``.
     public func sync() throws(StoreError) {
-        do { try handles().environment.sync() } catch { throw .database(path: directory, operation: "sync", error) }
+        do { try handles().environment.sync() } catch { throw .wrapping(error, path: directory, operation: "sync") }
     }
 }
 

@@ -127,11 +127,11 @@ struct ThumbnailStoreTests {
         let meta = try store.environment.database("meta")
         try store.environment.write { txn in try txn.put(meta, key: Array("format".utf8), value: [99, 0, 0, 0]) }
         let error = #expect(throws: StoreError.self) { try ThumbnailStore.open(directory: dir.path) }
-        guard case .unsupportedFormat(let path, 99, ThumbnailStore.formatVersion)? = error else {
+        guard case .unsupportedFormat(99, ThumbnailStore.formatVersion)? = error?.reason else {
             Issue.record("expected unsupportedFormat, got \(String(describing: error))")
             return
         }
-        #expect(path == dir.path)
+        #expect(error?.path == dir.path)
         #expect(error?.description.contains("format version 99") == true)
     }
 

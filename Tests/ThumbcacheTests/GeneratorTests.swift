@@ -186,6 +186,32 @@ struct GeneratorTests {
         #expect(pixels[0] == 255 && pixels[1] == 0)
     }
 
+    /// A representation decodes whatever encoding its record holds; bytes that do not decode
+    /// throw an ``ImagingError`` naming the representation (a JPEG record once threw "no provider").
+    @Test func aRepresentationDecodesItsEncoding() async throws {
+        let f = try GeneratorFixture()
+        let path = try f.png("j.png", width: 64, height: 64)
+        let content = try ContentHasher().hash(fileAt: path).hash
+        let spec = ThumbnailSpec(size: 64)
+        var red = RGBACanvas(width: 64, height: 64)
+        red.fill(x: 0, y: 0, width: 64, height: 64, red: 255, green: 0, blue: 0)
+        func header(_ encoding: ThumbnailEncoding) -> ThumbnailHeader {
+            ThumbnailHeader(encoding: encoding, kind: .thumbnail, hasAlpha: false, pixelWidth: 64, pixelHeight: 64, scale: 1,
+                            created: 0, sourceContentType: "public.png")
+        }
+        try f.store.apply([.thumbnail(spec.key(for: content), header(.jpeg), data: try ImageEncoder.jpeg(red.image))])
+        let got = try await f.generator.bestRepresentation(for: ThumbnailRequest(fileAt: path, size: 64))
+        #expect(got.encoding == .jpeg)
+        let image = try got.image()
+        #expect(image.width == 64 && image.height == 64)
+        #expect(image.pixels[0] > 240 && image.pixels[1] < 16)
+
+        try f.store.apply([.thumbnail(spec.key(for: content), header(.jpeg), data: [0xFF, 0xD8, 0xFF])])
+        let truncated = try await f.generator.bestRepresentation(for: ThumbnailRequest(fileAt: path, size: 64))
+        let error = #expect(throws: ImagingError.self) { try truncated.image() }
+        #expect(error?.path == "(thumbnail representation)")
+    }
+
     @Test func savesPNGAndJPEG() async throws {
         let f = try GeneratorFixture()
         let request = ThumbnailRequest(fileAt: try f.png("s.png"), size: 64)
