@@ -4,7 +4,6 @@ import PackageDescription
 let package = Package(
     name: "thumbcache",
     products: [
-        .library(name: "ThumbcacheLMDB", targets: ["ThumbcacheLMDB"]),
         .library(name: "ThumbcacheStore", targets: ["ThumbcacheStore"]),
         .library(name: "ThumbcacheImaging", targets: ["ThumbcacheImaging"]),
         .library(name: "ThumbcacheIndex", targets: ["ThumbcacheIndex"]),
@@ -28,10 +27,12 @@ let package = Package(
         // Extended attributes and birth times (lgetxattr, statx), which Swift's Glibc does not export.
         .target(name: "CFileInfo"),
 
-        // Locks, guarded state, threads and the monotonic clock the other modules share.
+        // Locks, guarded state, threads, the monotonic clock and system-call helpers (Errno, EINTR) the
+        // other modules share.
         .target(name: "ThumbcacheSync"),
 
-        // A thin, typed wrapper over LMDB: environments, scoped transactions, cursors.
+        // A thin, typed wrapper over LMDB: environments, scoped transactions, cursors. Package API:
+        // apps reach LMDB only through the store and the index.
         .target(name: "ThumbcacheLMDB", dependencies: ["CLMDB"]),
         // The content-addressed thumbnail store: hashing, stat cache, records, group commit.
         .target(name: "ThumbcacheStore", dependencies: ["ThumbcacheLMDB", "CXXHash", "ThumbcacheSync"]),
@@ -51,7 +52,7 @@ let package = Package(
         .executableTarget(name: "thumbcache-probe", dependencies: ["ThumbcacheStore", "ThumbcacheIndex", "ThumbcacheTestSupport"]),
 
         // Fixtures shared by the test targets: temporary directories, child processes.
-        .target(name: "ThumbcacheTestSupport", dependencies: ["ThumbcacheStore"]),
+        .target(name: "ThumbcacheTestSupport", dependencies: ["ThumbcacheStore", "ThumbcacheSync"]),
         .testTarget(name: "ThumbcacheLMDBTests", dependencies: ["ThumbcacheLMDB", "ThumbcacheTestSupport"]),
         .testTarget(
             name: "ThumbcacheIndexTests",

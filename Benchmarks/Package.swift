@@ -32,7 +32,6 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "ThumbcacheStore", package: root),
-                .product(name: "ThumbcacheLMDB", package: root),
             ],
             path: "Benchmarks/StoreBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

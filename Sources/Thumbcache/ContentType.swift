@@ -3,6 +3,7 @@ import ThumbcacheImaging
 #if canImport(Glibc)
 import Glibc
 #endif
+import ThumbcacheSync
 
 /// A type identifier after Apple's Uniform Type Identifiers: `public.png`, `public.image`…
 /// Types form a conformance tree (`public.png` conforms to `public.image`, which conforms to
@@ -159,11 +160,10 @@ public struct ContentTypeRegistry: Sendable {
 
     /// The type of the file at `path` (reads at most 512 bytes).
     public func type(ofFileAt path: String) -> ContentType {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { return .data }
+        guard case .success(let fd) = retryingInterrupts({ open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }) else { return .data }
         defer { close(fd) }
         var head = [UInt8](repeating: 0, count: 512)
-        let n = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        let n = (try? retryingInterrupts { head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }.get()) ?? 0
         let name = path.split(separator: "/").last.map(String.init) ?? path
         return type(of: n > 0 ? Array(head[..<n]) : [], name: name)
     }

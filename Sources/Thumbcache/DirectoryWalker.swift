@@ -11,13 +11,13 @@ import Darwin
 /// It never descends into the excluded directories (the cache itself), never visits a
 /// directory twice (so symbolic-link loops end), and reports unreadable directories and
 /// dangling links as per-path errors instead of stopping.
-public struct DirectoryWalker: Sendable {
-    public enum Entry: Sendable {
+package struct DirectoryWalker: Sendable {
+    package enum Entry: Sendable {
         case file(String)
         case failure(FileError)
     }
 
-    public var followSymbolicLinks: Bool
+    package var followSymbolicLinks: Bool
     /// Directories (by device and inode) not to enter.
     private var excluded: Set<DirectoryID>
 
@@ -26,7 +26,7 @@ public struct DirectoryWalker: Sendable {
         var inode: UInt64
     }
 
-    public init(followSymbolicLinks: Bool = false, excluding excludedPaths: [String] = []) {
+    package init(followSymbolicLinks: Bool = false, excluding excludedPaths: [String] = []) {
         self.followSymbolicLinks = followSymbolicLinks
         excluded = Set(excludedPaths.compactMap { path in
             (try? FileSnapshot.of(path: path)).map { DirectoryID(device: $0.device, inode: $0.inode) }
@@ -34,7 +34,7 @@ public struct DirectoryWalker: Sendable {
     }
 
     /// Visits every regular file under `roots` (a root may itself be a file).
-    public func walk(_ roots: [String], _ visit: (Entry) -> Void) {
+    package func walk(_ roots: [String], _ visit: (Entry) -> Void) {
         var seen = excluded
         var stack: [String] = []
         for root in roots.reversed() {

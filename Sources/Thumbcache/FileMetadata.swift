@@ -6,13 +6,13 @@ import ThumbcacheStore
 
 /// The index item of a file: name, size, dates and type for every file; pixel size and EXIF
 /// for images; tags and comment from extended attributes (as KDE's Dolphin writes them).
-public enum FileMetadata {
+package enum FileMetadata {
     /// Tags, comma-separated (`user.xdg.tags`).
-    public static let tagsAttribute = "user.xdg.tags"
+    package static let tagsAttribute = "user.xdg.tags"
     /// A free-text comment (`user.xdg.comment`), indexed as kMDItemComment.
-    public static let commentAttribute = "user.xdg.comment"
+    package static let commentAttribute = "user.xdg.comment"
 
-    public static func item(path: String, snapshot: FileSnapshot, content: ContentHash?, type: ContentType,
+    package static func item(path: String, snapshot: FileSnapshot, content: ContentHash?, type: ContentType,
                             types: ContentTypeRegistry, imageFormat: ImageFormat?) -> FileItem {
         var a: [String: AttributeValue] = [:]
         a[MDItem.fsSize] = .number(Double(snapshot.size))
@@ -89,7 +89,7 @@ public enum FileMetadata {
 
 extension IndexedFileState {
     /// The state the index keeps of a file, from its stat.
-    public init(_ s: FileSnapshot) {
+    package init(_ s: FileSnapshot) {
         self.init(size: s.size, modificationTime: s.modificationTime, changeTime: s.changeTime, inode: s.inode, device: s.device)
     }
 }

@@ -2,52 +2,15 @@ import Synchronization
 import ThumbcacheImaging
 import ThumbcacheStore
 
-/// Stored in every thumbnail key: bump it when the pixels made for the same input change, and
-/// old thumbnails (and recorded failures) are no longer used.
-public let thumbnailGeneratorVersion: UInt32 = 1
-
-/// One thumbnail to make: the pixel box and what else shapes the pixels.
-public struct ThumbnailSpec: Sendable, Hashable {
-    public var boxWidth: Int
-    public var boxHeight: Int
-    /// Pixels per point.
-    public var scale: Double
-    public var mode: ResizeMode
-    public var linearLight: Bool
-
-    public init(boxWidth: Int, boxHeight: Int, scale: Double = 1, mode: ResizeMode = .fit, linearLight: Bool = false) {
-        self.boxWidth = max(1, boxWidth)
-        self.boxHeight = max(1, boxHeight)
-        self.scale = scale
-        self.mode = mode
-        self.linearLight = linearLight
-    }
-
-    /// A square box of `size` points at `scale`.
-    public init(size: Int, scale: Double = 1) {
-        let side = Int((Double(size) * scale).rounded())
-        self.init(boxWidth: side, boxHeight: side, scale: scale)
-    }
-
-    public func variant(_ kind: RepresentationKind) -> ThumbnailVariant {
-        ThumbnailVariant(kind: kind, fit: mode == .fill ? .fill : .fit, color: linearLight ? .linearLight : .gammaEncoded,
-                         generatorVersion: thumbnailGeneratorVersion)
-    }
-
-    public func key(for content: ContentHash, kind: RepresentationKind = .thumbnail) -> ThumbnailKey {
-        ThumbnailKey(content: content, boxWidth: UInt32(boxWidth), boxHeight: UInt32(boxHeight), variant: variant(kind))
-    }
-}
-
 /// Makes thumbnails synchronously: provider → image fitted to the box → PNG. Shared by the
 /// async ``ThumbnailGenerator`` and by ``Warmer``'s worker threads.
-public final class ThumbnailFactory: Sendable {
-    public let store: ThumbnailStore
-    public let types: ContentTypeRegistry
+package final class ThumbnailFactory: Sendable {
+    package let store: ThumbnailStore
+    package let types: ContentTypeRegistry
     private let providers: [ContentType: any ThumbnailProvider]
     private let icons = Mutex<[String: (ThumbnailHeader, [UInt8])]>([:])
 
-    public init(store: ThumbnailStore, types: ContentTypeRegistry = ContentTypeRegistry(),
+    package init(store: ThumbnailStore, types: ContentTypeRegistry = ContentTypeRegistry(),
                 providers: [any ThumbnailProvider] = [ImageThumbnailProvider()]) {
         self.store = store
         self.types = types
@@ -58,10 +21,10 @@ public final class ThumbnailFactory: Sendable {
     }
 
     /// The provider registered for exactly `type`, if any.
-    public func provider(for type: ContentType) -> (any ThumbnailProvider)? { providers[type] }
+    package func provider(for type: ContentType) -> (any ThumbnailProvider)? { providers[type] }
 
     /// The full thumbnail of the file, fitted to `spec`'s box (not stored).
-    public func render(path: String, type: ContentType, spec: ThumbnailSpec) throws -> RGBAImage {
+    package func render(path: String, type: ContentType, spec: ThumbnailSpec) throws -> RGBAImage {
         guard let provider = providers[type] else { throw GenerationError(path: path, reason: .noProvider(type)) }
         let request = ThumbnailProviderRequest(path: path, contentType: type, maximumWidth: spec.boxWidth,
                                                maximumHeight: spec.boxHeight, scale: spec.scale, mode: spec.mode,
@@ -86,13 +49,13 @@ public final class ThumbnailFactory: Sendable {
 
     /// `image` shrunk (never enlarged) to `spec`'s box: fitted, or filled and centre-cropped, as
     /// its mode says (the mode is part of the key the result is stored under).
-    public static func resize(_ image: RGBAImage, to spec: ThumbnailSpec) -> RGBAImage {
+    package static func resize(_ image: RGBAImage, to spec: ThumbnailSpec) -> RGBAImage {
         Thumbnailer.resize(image, options: ThumbnailOptions(maxWidth: spec.boxWidth, maxHeight: spec.boxHeight, mode: spec.mode,
                                                             linearLight: spec.linearLight))
     }
 
     /// Header and PNG bytes to store for `image`.
-    public func encode(_ image: RGBAImage, kind: RepresentationKind, spec: ThumbnailSpec, sourceType: ContentType) throws -> (ThumbnailHeader, [UInt8]) {
+    package func encode(_ image: RGBAImage, kind: RepresentationKind, spec: ThumbnailSpec, sourceType: ContentType) throws -> (ThumbnailHeader, [UInt8]) {
         let bytes = try ImageEncoder.png(image)
         let header = ThumbnailHeader(encoding: .png, kind: kind, hasAlpha: image.hasAlpha, pixelWidth: UInt32(image.width),
                                      pixelHeight: UInt32(image.height), scale: Float(spec.scale),
@@ -101,7 +64,7 @@ public final class ThumbnailFactory: Sendable {
     }
 
     /// The generic icon for `type` in `spec`'s box (drawn once per family and size, kept in memory).
-    public func icon(for type: ContentType, spec: ThumbnailSpec) -> (ThumbnailHeader, [UInt8]) {
+    package func icon(for type: ContentType, spec: ThumbnailSpec) -> (ThumbnailHeader, [UInt8]) {
         let family = Icons.family(of: type, in: types)
         let side = min(spec.boxWidth, spec.boxHeight)
         let key = "\(family.rawValue)-\(side)"
@@ -114,28 +77,4 @@ public final class ThumbnailFactory: Sendable {
         icons.withLock { $0[key] = made }
         return made
     }
-}
-
-/// Generating a thumbnail failed.
-public struct GenerationError: Error, Sendable, CustomStringConvertible {
-    public enum Reason: Sendable, CustomStringConvertible {
-        /// No provider handles this exact type.
-        case noProvider(ContentType)
-        /// Generation failed before, for the same bytes and generator version (retry with --retry-failed).
-        case failedBefore(String)
-        /// The pixel box is smaller than the provider's (or the request's) minimum dimension.
-        case belowMinimumDimension(Int)
-
-        public var description: String {
-            switch self {
-            case .noProvider(let type): "no thumbnail provider for \(type)"
-            case .failedBefore(let reason): "\(reason) (recorded earlier; not retried)"
-            case .belowMinimumDimension(let minimum): "below the minimum dimension of \(minimum) px"
-            }
-        }
-    }
-
-    public var path: String
-    public var reason: Reason
-    public var description: String { "\(path): \(reason)" }
 }

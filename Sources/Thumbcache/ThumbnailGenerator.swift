@@ -16,7 +16,7 @@ import ThumbcacheStore
 /// Identical requests in flight at once share one generation. Blocking work (reading, decoding)
 /// runs on GCD threads, never on Swift's cooperative pool.
 public final class ThumbnailGenerator: Sendable {
-    public let factory: ThumbnailFactory
+    package let factory: ThumbnailFactory
     public var store: ThumbnailStore { factory.store }
     private let writer: GroupCommitWriter
     private let inFlight = InFlight()

@@ -37,22 +37,25 @@ public final class Warmer: Sendable {
     /// One worker per core.
     public static var defaultJobs: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
-    public let factory: ThumbnailFactory
+    package let factory: ThumbnailFactory
     public var store: ThumbnailStore { factory.store }
 
-    public init(factory: ThumbnailFactory) {
+    package init(factory: ThumbnailFactory) {
         self.factory = factory
     }
 
-    public convenience init(store: ThumbnailStore) {
-        self.init(factory: ThumbnailFactory(store: store))
+    /// A warmer that makes thumbnails with `providers` (later ones win for the same type), as
+    /// ``ThumbnailGenerator`` does.
+    public convenience init(store: ThumbnailStore, providers: [any ThumbnailProvider] = [ImageThumbnailProvider()],
+                            types: ContentTypeRegistry = ContentTypeRegistry()) {
+        self.init(factory: ThumbnailFactory(store: store, types: types, providers: providers))
     }
 
     /// Warms `roots`; `progress` is called from worker threads after each file.
     public func warm(
         _ roots: [String], options: Options = Options(), progress: (@Sendable (WarmProgress) -> Void)? = nil
     ) async -> WarmSummary {
-        let start = StoreClock.nowNanoseconds()
+        let start = MonotonicClock.nanoseconds()
         let store = self.store
         let factory = self.factory
         let writer = GroupCommitWriter(store: store)
@@ -69,7 +72,7 @@ public final class Warmer: Sendable {
         if options.retryFailed { _ = try? store.clearAllFailures() }
         // Absolute, canonical roots: the stat cache (and later the index) is keyed by path, so
         // `warm .` and `warm /home/me/Pictures` must name the same files the same way.
-        let roots = roots.map(Self.absolutePath)
+        let roots = roots.map(FilePaths.resolved)
         threads.enter()
         Thread {
             walker.walk(roots) { entry in
@@ -120,15 +123,8 @@ public final class Warmer: Sendable {
             }
             summary.index = feeder.summary
         }
-        summary.elapsedSeconds = Double(StoreClock.nowNanoseconds() - start) / 1e9
+        summary.elapsedSeconds = Double(MonotonicClock.nanoseconds() - start) / 1e9
         return summary
-    }
-
-    /// `path` resolved to an absolute path without `.`, `..` or symbolic links, if it exists.
-    public static func absolutePath(_ path: String) -> String {
-        guard let resolved = realpath(path, nil) else { return path }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 
     /// Everything one file needs; returns its outcome and the records to commit together.
@@ -246,7 +242,7 @@ final class Tally: Sendable {
         var files: Int { generated + alreadyCached + duplicates + notSupported + failed }
     }
     private let state = ConditionLockedState(State())
-    private let start = StoreClock.nowNanoseconds()
+    private let start = MonotonicClock.nanoseconds()
 
     func found() { state.withLock { $0.found += 1 } }
     func walkFinished() { state.withLock { $0.walkComplete = true } }
@@ -269,7 +265,7 @@ final class Tally: Sendable {
                 s.failures[reason, default: []].append(path)
             }
             return WarmProgress(files: s.files, failed: s.failed, found: s.found, walkComplete: s.walkComplete,
-                                elapsed: StoreClock.nowNanoseconds() - start)
+                                elapsed: Int64(MonotonicClock.nanoseconds() - start))
         }
     }
 

@@ -64,7 +64,7 @@ public func boxReduce2x2(
 }
 
 /// The plain reference for ``boxReduce2x2(top:bottom:into:pixels:)``.
-public func boxReduce2x2Scalar(
+package func boxReduce2x2Scalar(
     top: UnsafePointer<UInt8>, bottom: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, pixels: Int
 ) {
     for p in 0..<pixels {

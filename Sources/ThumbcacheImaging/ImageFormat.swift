@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ThumbcacheSync
 
 /// Image formats thumbcache decodes, told apart by their first bytes, never by file name.
 public enum ImageFormat: String, Sendable, Hashable {
@@ -23,12 +24,18 @@ public enum ImageFormat: String, Sendable, Hashable {
     /// The format of the file at `path`.
     /// - Throws: ``ImagingError`` if it cannot be read, is empty, or is neither PNG nor JPEG.
     public static func detect(fileAt path: String) throws(ImagingError) -> ImageFormat {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { throw ImagingError(path: path, reason: .unreadable(String(cString: strerror(errno)))) }
+        let fd: Int32
+        switch retryingInterrupts({ open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }) {
+        case .success(let opened): fd = opened
+        case .failure(let errno): throw ImagingError(path: path, reason: .unreadable(errno.description))
+        }
         defer { close(fd) }
         var head = [UInt8](repeating: 0, count: 16)
-        let n = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard n >= 0 else { throw ImagingError(path: path, reason: .unreadable(String(cString: strerror(errno)))) }
+        let n: Int
+        switch retryingInterrupts({ head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }) {
+        case .success(let count): n = count
+        case .failure(let errno): throw ImagingError(path: path, reason: .unreadable(errno.description))
+        }
         guard n > 0 else { throw ImagingError(path: path, reason: .empty) }
         guard let format = head.withUnsafeBytes({ detect(UnsafeRawBufferPointer(rebasing: $0[..<n])) }) else {
             throw ImagingError(path: path, reason: .unsupportedFormat)

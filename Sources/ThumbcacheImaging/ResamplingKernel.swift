@@ -17,7 +17,7 @@ public enum ResamplingKernel: String, Sendable, Hashable, CaseIterable {
         }
     }
 
-    public func weight(_ x: Double) -> Double {
+    package func weight(_ x: Double) -> Double {
         let x = abs(x)
         switch self {
         case .lanczos3:

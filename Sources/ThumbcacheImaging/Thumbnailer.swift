@@ -56,7 +56,7 @@ public struct ImageInfo: Sendable, Hashable {
 public enum Thumbnailer {
     /// Bytes of whole-image decode buffers allowed in flight at once in this process. A single
     /// image larger than this decodes alone.
-    public static let bufferedDecodeBudget = 192 << 20
+    package static let bufferedDecodeBudget = 192 << 20
 
     private static let bufferedDecodes = MemoryGate(capacity: bufferedDecodeBudget)
 

@@ -7,10 +7,10 @@ import CLMDB
 ///
 /// A cursor remembers its leaf page: a seek or put near the last position is answered from that
 /// page instead of a search from the root, so batches of writes in key order go through one.
-public struct Cursor: ~Copyable {
+package struct Cursor: ~Copyable {
     let handle: OpaquePointer
 
-    public typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
+    package typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
 
     private func get(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil) throws(LMDBError) -> Entry? {
         var k = MDB_val(mv_size: key?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: key?.baseAddress))
@@ -22,13 +22,13 @@ public struct Cursor: ~Copyable {
     }
 
     /// The first entry whose key is ≥ `key`.
-    public func seek(atLeast key: UnsafeRawBufferPointer) throws(LMDBError) -> Entry? { try get(MDB_SET_RANGE, key: key) }
+    package func seek(atLeast key: UnsafeRawBufferPointer) throws(LMDBError) -> Entry? { try get(MDB_SET_RANGE, key: key) }
     /// The first entry whose key is ≥ `key`.
-    public func seek(atLeast key: [UInt8]) throws(LMDBError) -> Entry? {
+    package func seek(atLeast key: [UInt8]) throws(LMDBError) -> Entry? {
         try withBytes(key) { (k) throws(LMDBError) in try seek(atLeast: k) }
     }
     /// The last entry whose key is ≤ `key`.
-    public func seek(atMost key: [UInt8]) throws(LMDBError) -> Entry? {
+    package func seek(atMost key: [UInt8]) throws(LMDBError) -> Entry? {
         if let found = try seek(atLeast: key) {
             if found.key.elementsEqual(key) { return found }
             return try previous()
@@ -36,18 +36,18 @@ public struct Cursor: ~Copyable {
         return try last()
     }
     /// The entry whose key is `key`.
-    public func seek(exactly key: UnsafeRawBufferPointer) throws(LMDBError) -> Entry? { try get(MDB_SET_KEY, key: key) }
+    package func seek(exactly key: UnsafeRawBufferPointer) throws(LMDBError) -> Entry? { try get(MDB_SET_KEY, key: key) }
     /// The entry whose key is `key`.
-    public func seek(exactly key: [UInt8]) throws(LMDBError) -> Entry? {
+    package func seek(exactly key: [UInt8]) throws(LMDBError) -> Entry? {
         try withBytes(key) { (k) throws(LMDBError) in try seek(exactly: k) }
     }
-    public func next() throws(LMDBError) -> Entry? { try get(MDB_NEXT) }
-    public func previous() throws(LMDBError) -> Entry? { try get(MDB_PREV) }
-    public func last() throws(LMDBError) -> Entry? { try get(MDB_LAST) }
+    package func next() throws(LMDBError) -> Entry? { try get(MDB_NEXT) }
+    package func previous() throws(LMDBError) -> Entry? { try get(MDB_PREV) }
+    package func last() throws(LMDBError) -> Entry? { try get(MDB_LAST) }
 
     /// Stores `value` under `key` (writable transactions), leaving the cursor on it.
     /// - Parameter append: a hint that `key` sorts after every key: no search at all.
-    public func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, append: Bool = false) throws(LMDBError) {
+    package func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, append: Bool = false) throws(LMDBError) {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         var rc = mdb_cursor_put(handle, &k, &v, append ? UInt32(MDB_APPEND) : 0)
@@ -58,7 +58,7 @@ public struct Cursor: ~Copyable {
         try check(rc)
     }
 
-    public func put(_ key: [UInt8], _ value: [UInt8], append: Bool = false) throws(LMDBError) {
+    package func put(_ key: [UInt8], _ value: [UInt8], append: Bool = false) throws(LMDBError) {
         try withBytes(key) { (k) throws(LMDBError) in
             try withBytes(value) { (v) throws(LMDBError) in try put(k, v, append: append) }
         }
@@ -66,7 +66,7 @@ public struct Cursor: ~Copyable {
 
     /// Stores `value` under `key` unless the key is there: then returns the value found (the
     /// cursor on it) and stores nothing. One search where `seek(exactly:)` and `put` take two.
-    public func insert(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
+    package func insert(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         let rc = mdb_cursor_put(handle, &k, &v, UInt32(MDB_NOOVERWRITE))
@@ -76,11 +76,11 @@ public struct Cursor: ~Copyable {
     }
 
     /// Deletes the entry the cursor is on.
-    public func deleteCurrent() throws(LMDBError) { try check(mdb_cursor_del(handle, 0)) }
+    package func deleteCurrent() throws(LMDBError) { try check(mdb_cursor_del(handle, 0)) }
 
     /// Deletes the entry under `key`; returns false if there was none.
     @discardableResult
-    public func delete(_ key: [UInt8]) throws(LMDBError) -> Bool {
+    package func delete(_ key: [UInt8]) throws(LMDBError) -> Bool {
         guard try seek(exactly: key) != nil else { return false }
         try check(mdb_cursor_del(handle, 0))
         return true
@@ -89,7 +89,7 @@ public struct Cursor: ~Copyable {
 
 extension Transaction {
     /// Lends a cursor over `database` to `body`.
-    public func withCursor<R>(_ database: Database, _ body: (borrowing Cursor) throws -> R) throws -> R {
+    package func withCursor<R>(_ database: Database, _ body: (borrowing Cursor) throws -> R) throws -> R {
         var cursor: OpaquePointer?
         try check(mdb_cursor_open(handle, database.dbi, &cursor))
         defer { mdb_cursor_close(cursor) }

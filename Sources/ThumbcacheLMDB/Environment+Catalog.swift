@@ -2,10 +2,10 @@ import CLMDB
 
 extension Environment {
     /// The environment's main database, whose keys are the names of the named databases.
-    public var mainDatabase: Database { Database(name: "", dbi: 1) }  // MAIN_DBI
+    package var mainDatabase: Database { Database(name: "", dbi: 1) }  // MAIN_DBI
 
     /// Names of the named databases that exist.
-    public func databaseNames() throws -> [String] {
+    package func databaseNames() throws -> [String] {
         try read { txn in
             var names: [String] = []
             try txn.forEach(mainDatabase) { key, _ in
@@ -20,7 +20,7 @@ extension Environment {
     ///
     /// Each free-list record holds a page-number list whose first word is its length
     /// (as `mdb_stat -f` reads it).
-    public func freePageCount() throws -> Int {
+    package func freePageCount() throws -> Int {
         try read { txn in
             var pages = 0
             try txn.forEach(Database(name: "(free)", dbi: 0)) { _, value in  // FREE_DBI
@@ -39,7 +39,7 @@ extension Environment {
     /// `directory` (`mdb_env_copy2` with `MDB_CP_COMPACT`). The copy reads one consistent snapshot
     /// through a read-only transaction, so a caller may hold a write transaction meanwhile (with
     /// `MDB_NOTLS`) to keep any commit from landing after the snapshot.
-    public func copyCompacted(to directory: String) throws(LMDBError) {
+    package func copyCompacted(to directory: String) throws(LMDBError) {
         try check(mdb_env_copy2(handle, directory, UInt32(MDB_CP_COMPACT)))
     }
 }

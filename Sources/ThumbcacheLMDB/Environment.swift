@@ -20,9 +20,9 @@ import Darwin
 ///
 /// `@unchecked Sendable`: LMDB documents an `MDB_env` as safe to use from many threads; the
 /// Swift state next to it is immutable or guarded by `Mutex` and ``ResizeLock``.
-public final class Environment: @unchecked Sendable {
+package final class Environment: @unchecked Sendable {
     /// How commits reach the disk.
-    public enum Durability: Sendable, Hashable {
+    package enum Durability: Sendable, Hashable {
         /// Every commit is flushed (`fsync`) before `write` returns: survives power loss.
         case everyCommit
         /// Commits are written to the OS without flushing (`MDB_NOSYNC`); ``sync()`` flushes.
@@ -31,18 +31,18 @@ public final class Environment: @unchecked Sendable {
         case deferred
     }
 
-    public struct Options: Sendable, Hashable {
+    package struct Options: Sendable, Hashable {
         /// Initial map size in bytes; the map grows on demand.
-        public var mapSize: Int
-        public var maxDatabases: Int
-        public var maxReaders: Int
-        public var durability: Durability
+        package var mapSize: Int
+        package var maxDatabases: Int
+        package var maxReaders: Int
+        package var durability: Durability
         /// Permission bits of the directory, if it has to be created.
-        public var directoryMode: mode_t
+        package var directoryMode: mode_t
         /// Permission bits of the data and lock files.
-        public var fileMode: mode_t
+        package var fileMode: mode_t
 
-        public init(
+        package init(
             mapSize: Int = 64 << 20, maxDatabases: Int = 16, maxReaders: Int = 126,
             durability: Durability = .everyCommit, directoryMode: mode_t = 0o700, fileMode: mode_t = 0o600
         ) {
@@ -56,10 +56,10 @@ public final class Environment: @unchecked Sendable {
     }
 
     /// The directory holding `data.mdb` and `lock.mdb`, as given to ``open(directory:options:)``.
-    public let directory: String
-    public let options: Options
+    package let directory: String
+    package let options: Options
     /// Stale reader slots of dead processes cleared when this environment was opened.
-    public let staleReadersCleared: Int
+    package let staleReadersCleared: Int
 
     let handle: OpaquePointer
     private let resizeLock = ResizeLock()
@@ -75,7 +75,7 @@ public final class Environment: @unchecked Sendable {
 
     /// Opens (creating if needed) the environment in `directory`, or returns the one this
     /// process already has open there.
-    public static func open(directory: String, options: Options = Options()) throws(EnvironmentError) -> Environment {
+    package static func open(directory: String, options: Options = Options()) throws(EnvironmentError) -> Environment {
         try makeDirectory(directory, mode: options.directoryMode)
         guard let canonical = realpath(directory, nil) else {
             throw EnvironmentError(path: directory, operation: "resolve path", code: LMDBError(rawValue: errno))
@@ -133,7 +133,7 @@ public final class Environment: @unchecked Sendable {
 
     /// Opens the named database, creating it if `create` is true (which takes a write transaction).
     /// Handles are cached: later calls cost a dictionary lookup.
-    public func database(_ name: String, create: Bool = true) throws(LMDBError) -> Database {
+    package func database(_ name: String, create: Bool = true) throws(LMDBError) -> Database {
         if let known = databases.withLock({ $0[name] }) { return known }
         let open = { (txn: borrowing Transaction, flags: Int32) throws(LMDBError) -> Database in
             var dbi: MDB_dbi = 0
@@ -172,7 +172,7 @@ public final class Environment: @unchecked Sendable {
     // MARK: Transactions
 
     /// Runs `body` in a read-only transaction. Readers never wait for writers.
-    public func read<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
+    package func read<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
         readsBegun.add(1, ordering: .relaxed)
         return try withReadHandle(body, commit: false)
     }
@@ -184,7 +184,7 @@ public final class Environment: @unchecked Sendable {
     ///
     /// `body` may run more than once: if the map is full the transaction is aborted, the map
     /// grows, and `body` runs again. Keep side effects outside the transaction out of it.
-    public func write<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
+    package func write<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
         while true {
             resizeLock.lockShared()
             var txn: OpaquePointer?
@@ -322,7 +322,7 @@ public final class Environment: @unchecked Sendable {
     // MARK: Information
 
     /// Sizes and counters of the environment as this process sees it.
-    public func info() -> EnvironmentInfo {
+    package func info() -> EnvironmentInfo {
         var i = MDB_envinfo()
         var s = MDB_stat()
         mdb_env_info(handle, &i)
@@ -333,10 +333,10 @@ public final class Environment: @unchecked Sendable {
     }
 
     /// Largest key LMDB accepts in this environment.
-    public var maxKeySize: Int { Int(mdb_env_get_maxkeysize(handle)) }
+    package var maxKeySize: Int { Int(mdb_env_get_maxkeysize(handle)) }
 
     /// Flushes written commits to disk (`fsync`); needed with ``Durability/deferred``.
-    public func sync() throws(LMDBError) {
+    package func sync() throws(LMDBError) {
         try check(writeFailure(mdb_env_sync(handle, 1)))
     }
 
@@ -349,10 +349,10 @@ public final class Environment: @unchecked Sendable {
 
     /// Below this many free bytes a failed write is put down to a full file system: a commit
     /// writes whole pages, and one that did not fit leaves less than this behind.
-    public static let fullFileSystemBytes = 1 << 20
+    package static let fullFileSystemBytes = 1 << 20
 
     /// Bytes an unprivileged process can still write on the file system holding the environment.
-    public var fileSystemFreeBytes: Int? {
+    package var fileSystemFreeBytes: Int? {
         var fs = statvfs()
         guard statvfs(directory, &fs) == 0 else { return nil }
         return Int(clamping: UInt64(fs.f_bavail) &* UInt64(fs.f_frsize))
@@ -387,17 +387,17 @@ private struct WeakEnvironment {
 }
 
 /// Sizes and counters of an environment.
-public struct EnvironmentInfo: Sendable, Hashable {
+package struct EnvironmentInfo: Sendable, Hashable {
     /// Size of the memory map, the most the file can currently grow to.
-    public var mapSize: Int
+    package var mapSize: Int
     /// Number of the last page in use.
-    public var lastPage: Int
-    public var pageSize: Int
-    public var lastTransactionID: Int
-    public var maxReaders: Int
-    public var readersUsed: Int
+    package var lastPage: Int
+    package var pageSize: Int
+    package var lastTransactionID: Int
+    package var maxReaders: Int
+    package var readersUsed: Int
     /// Bytes of the file in use (up to the last used page, free pages inside included).
-    public var usedBytes: Int { (lastPage + 1) * pageSize }
+    package var usedBytes: Int { (lastPage + 1) * pageSize }
 }
 
 /// Opening or creating an environment failed.

@@ -1,8 +1,8 @@
 import CLMDB
 
 /// A handle to a named database inside an environment; valid for the environment's lifetime.
-public struct Database: Hashable, Sendable {
-    public let name: String
+package struct Database: Hashable, Sendable {
+    package let name: String
     let dbi: MDB_dbi
 }
 
@@ -10,17 +10,17 @@ public struct Database: Hashable, Sendable {
 ///
 /// It is non-copyable so that it cannot escape its scope. Byte views it returns point into the
 /// memory map and are valid only until the scope ends: copy out what must outlive it.
-public struct Transaction: ~Copyable {
+package struct Transaction: ~Copyable {
     let handle: OpaquePointer
     /// True for transactions lent by ``Environment/write(_:)``.
-    public let isWritable: Bool
+    package let isWritable: Bool
 
     /// The number of the snapshot a read transaction sees (`mdb_txn_id`): two read transactions
     /// with the same number see the same data.
-    public var snapshot: Int { Int(mdb_txn_id(handle)) }
+    package var snapshot: Int { Int(mdb_txn_id(handle)) }
 
     /// The value stored under `key`, as a view into the map, or nil if there is none.
-    public func get(_ database: Database, key: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
+    package func get(_ database: Database, key: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val()
         let rc = mdb_get(handle, database.dbi, &k, &v)
@@ -30,19 +30,19 @@ public struct Transaction: ~Copyable {
     }
 
     /// The value stored under `key`, as a view into the map, or nil if there is none.
-    public func get(_ database: Database, key: [UInt8]) throws(LMDBError) -> UnsafeRawBufferPointer? {
+    package func get(_ database: Database, key: [UInt8]) throws(LMDBError) -> UnsafeRawBufferPointer? {
         try withBytes(key) { (k) throws(LMDBError) in try get(database, key: k) }
     }
 
     /// Stores `value` under `key`, replacing what was there.
-    public func put(_ database: Database, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(LMDBError) {
+    package func put(_ database: Database, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(LMDBError) {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         try check(mdb_put(handle, database.dbi, &k, &v, 0))
     }
 
     /// Stores `value` under `key`, replacing what was there.
-    public func put(_ database: Database, key: [UInt8], value: [UInt8]) throws(LMDBError) {
+    package func put(_ database: Database, key: [UInt8], value: [UInt8]) throws(LMDBError) {
         try withBytes(key) { (k) throws(LMDBError) in
             try withBytes(value) { (v) throws(LMDBError) in try put(database, key: k, value: v) }
         }
@@ -50,7 +50,7 @@ public struct Transaction: ~Copyable {
 
     /// Reserves `count` bytes under `key` and lets `fill` write the value in place,
     /// which saves a copy for large values.
-    public func put(
+    package func put(
         _ database: Database, key: UnsafeRawBufferPointer, reserving count: Int,
         fill: (UnsafeMutableRawBufferPointer) -> Void
     ) throws(LMDBError) {
@@ -62,7 +62,7 @@ public struct Transaction: ~Copyable {
 
     /// Deletes `key`; returns false if it was not there.
     @discardableResult
-    public func delete(_ database: Database, key: UnsafeRawBufferPointer) throws(LMDBError) -> Bool {
+    package func delete(_ database: Database, key: UnsafeRawBufferPointer) throws(LMDBError) -> Bool {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         let rc = mdb_del(handle, database.dbi, &k, nil)
         if rc == MDB_NOTFOUND { return false }
@@ -72,30 +72,30 @@ public struct Transaction: ~Copyable {
 
     /// Deletes `key`; returns false if it was not there.
     @discardableResult
-    public func delete(_ database: Database, key: [UInt8]) throws(LMDBError) -> Bool {
+    package func delete(_ database: Database, key: [UInt8]) throws(LMDBError) -> Bool {
         try withBytes(key) { (k) throws(LMDBError) in try delete(database, key: k) }
     }
 
     /// Number of entries in `database` as of this transaction.
-    public func count(_ database: Database) throws(LMDBError) -> Int {
+    package func count(_ database: Database) throws(LMDBError) -> Int {
         try statistics(database).entries
     }
 
     /// B-tree statistics of `database` as of this transaction.
-    public func statistics(_ database: Database) throws(LMDBError) -> DatabaseStatistics {
+    package func statistics(_ database: Database) throws(LMDBError) -> DatabaseStatistics {
         var s = MDB_stat()
         try check(mdb_stat(handle, database.dbi, &s))
         return DatabaseStatistics(s)
     }
 
     /// Removes every entry of `database`, keeping the database itself.
-    public func removeAll(_ database: Database) throws(LMDBError) {
+    package func removeAll(_ database: Database) throws(LMDBError) {
         try check(mdb_drop(handle, database.dbi, 0))
     }
 
     /// Visits entries in key order starting at the first key ≥ `start` (or the first key),
     /// until `body` returns false. Views are valid only inside `body`.
-    public func forEach(
+    package func forEach(
         _ database: Database, from start: UnsafeRawBufferPointer? = nil,
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
@@ -123,16 +123,16 @@ public struct Transaction: ~Copyable {
 }
 
 /// B-tree statistics of one database (`mdb_stat`).
-public struct DatabaseStatistics: Sendable, Hashable {
-    public var entries: Int
-    public var depth: Int
-    public var branchPages: Int
-    public var leafPages: Int
-    public var overflowPages: Int
-    public var pageSize: Int
+package struct DatabaseStatistics: Sendable, Hashable {
+    package var entries: Int
+    package var depth: Int
+    package var branchPages: Int
+    package var leafPages: Int
+    package var overflowPages: Int
+    package var pageSize: Int
 
     /// Pages the database occupies, all kinds together.
-    public var pages: Int { branchPages + leafPages + overflowPages }
+    package var pages: Int { branchPages + leafPages + overflowPages }
 
     init(_ s: MDB_stat) {
         entries = s.ms_entries

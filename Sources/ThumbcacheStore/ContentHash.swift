@@ -49,7 +49,7 @@ public struct ContentHash: Hashable, Sendable, Comparable, CustomStringConvertib
     }
 
     /// Writes the 16-byte canonical form at the start of `buffer`.
-    public func write(to buffer: UnsafeMutableRawBufferPointer) {
+    package func write(to buffer: UnsafeMutableRawBufferPointer) {
         buffer.storeBytes(of: high.bigEndian, toByteOffset: 0, as: UInt64.self)
         buffer.storeBytes(of: low.bigEndian, toByteOffset: 8, as: UInt64.self)
     }

@@ -1,4 +1,5 @@
 import CXXHash
+import ThumbcacheSync
 
 #if canImport(Glibc)
 import Glibc
@@ -23,7 +24,7 @@ public final class ContentHasher {
     /// Files larger than this are mapped rather than read.
     public static let mapThreshold = 256 << 10
     /// Bytes mapped at a time, which bounds the resident memory a large file adds.
-    public static let mapWindow = 64 << 20
+    package static let mapWindow = 64 << 20
 
     private let buffer: UnsafeMutableRawBufferPointer
     private let state: OpaquePointer

@@ -3,26 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-/// A POSIX error number, with the C library's message as its description.
-public struct Errno: RawRepresentable, Error, Hashable, Sendable, CustomStringConvertible {
-    public let rawValue: Int32
-    public init(rawValue: Int32) { self.rawValue = rawValue }
-
-    /// The calling thread's current `errno`.
-    public static var current: Errno { Errno(rawValue: errno) }
-
-    public var description: String { String(cString: strerror(rawValue)) }
-
-    public static let noSuchFileOrDirectory = Errno(rawValue: ENOENT)
-    public static let permissionDenied = Errno(rawValue: EACCES)
-    public static let interrupted = Errno(rawValue: EINTR)
-    public static let isDirectory = Errno(rawValue: EISDIR)
-    public static let tooManySymbolicLinks = Errno(rawValue: ELOOP)
-    public static let ioError = Errno(rawValue: EIO)
-
-    public static func ~= (pattern: Errno, value: any Error) -> Bool { (value as? Errno) == pattern }
-}
+import ThumbcacheSync
 
 /// What kind of file system object a path names.
 public enum FileKind: String, Sendable, Hashable {
@@ -85,21 +66,11 @@ public struct FileError: Error, Sendable, Hashable, CustomStringConvertible {
 extension FileError {
     /// The error for `operation` failing with `errno` on `path`. A path that is a symbolic link to
     /// nothing (`ENOENT`, yet `lstat` finds a link) is reported as a dangling link.
-    public static func failure(_ operation: String, _ errno: Errno, path: String) -> FileError {
+    package static func failure(_ operation: String, _ errno: Errno, path: String) -> FileError {
         var s = stat()
         if errno == .noSuchFileOrDirectory, lstat(path, &s) == 0, FileKind(mode: s.st_mode) == .symbolicLink {
             return FileError(path: path, reason: .danglingSymbolicLink)
         }
         return FileError(path: path, reason: .system(operation: operation, errno))
-    }
-}
-
-/// Calls `body` until it does not fail with `EINTR`; returns its result or throws the errno.
-@inline(__always)
-func retryingInterrupts<T: FixedWidthInteger>(_ body: () -> T) -> Result<T, Errno> {
-    while true {
-        let r = body()
-        if r >= 0 { return .success(r) }
-        if errno != EINTR { return .failure(.current) }
     }
 }

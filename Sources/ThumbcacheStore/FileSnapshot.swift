@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ThumbcacheSync
 
 /// What `stat` says of a file: enough to tell whether its bytes may have changed.
 public struct FileSnapshot: Sendable, Hashable {

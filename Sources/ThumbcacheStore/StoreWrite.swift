@@ -21,7 +21,7 @@ public enum StoreWrite: Sendable, Hashable {
 
     /// How recent a file's modification or change time may be before its stat entry is not
     /// trusted: 2 s, coarser than the timestamp tick of any file system Linux mounts.
-    public static let racyWindow: Int64 = 2_000_000_000
+    package static let racyWindow: Int64 = 2_000_000_000
 
     /// A stat-cache entry for a file just hashed; marked racy if its times are within
     /// ``racyWindow`` of `now`, since a write in the same timestamp tick would go unseen.

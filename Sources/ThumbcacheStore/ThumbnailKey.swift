@@ -55,7 +55,7 @@ public struct ThumbnailVariant: Sendable, Hashable {
         UInt64(kind.rawValue) << 56 | UInt64(fit.rawValue) << 48 | UInt64(color.rawValue) << 40 | UInt64(generatorVersion)
     }
 
-    public init?(fingerprint f: UInt64) {
+    package init?(fingerprint f: UInt64) {
         guard let kind = RepresentationKind(rawValue: UInt8(f >> 56)),
             let fit = FitMode(rawValue: UInt8(truncatingIfNeeded: f >> 48)),
             let color = ColorHandling(rawValue: UInt8(truncatingIfNeeded: f >> 40))
@@ -76,7 +76,7 @@ public struct ThumbnailKey: Sendable, Hashable, CustomStringConvertible {
     public var boxHeight: UInt32
     public var variant: ThumbnailVariant
 
-    public static let encodedSize = 32
+    @usableFromInline package static let encodedSize = 32
 
     public init(content: ContentHash, boxWidth: UInt32, boxHeight: UInt32, variant: ThumbnailVariant) {
         self.content = content
@@ -91,7 +91,7 @@ public struct ThumbnailKey: Sendable, Hashable, CustomStringConvertible {
 
     /// Calls `body` with the 32-byte encoding in a stack buffer (no allocation).
     @inlinable
-    public func withEncoded<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    package func withEncoded<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try withUnsafeTemporaryAllocation(byteCount: Self.encodedSize, alignment: 8) { buffer in
             buffer.storeBytes(of: content.high.bigEndian, toByteOffset: 0, as: UInt64.self)
             buffer.storeBytes(of: content.low.bigEndian, toByteOffset: 8, as: UInt64.self)
@@ -102,7 +102,7 @@ public struct ThumbnailKey: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public init?(bytes: UnsafeRawBufferPointer) {
+    package init?(bytes: UnsafeRawBufferPointer) {
         guard bytes.count == Self.encodedSize else { return nil }
         var r = ByteReader(bytes)
         guard let content = r.hash(), let w = r.u32BE(), let h = r.u32BE(), let f = r.u64BE(),

@@ -20,7 +20,7 @@ public enum ThumbnailEncoding: UInt8, Sendable, Hashable, CustomStringConvertibl
 /// pixel height u32, scale f32, created (ns since 1970) i64, content-type length u16,
 /// content type (UTF-8), then the encoded image.
 public struct ThumbnailHeader: Sendable, Hashable {
-    public static let currentVersion: UInt8 = 1
+    package static let currentVersion: UInt8 = 1
 
     public var encoding: ThumbnailEncoding
     public var kind: RepresentationKind

@@ -21,7 +21,7 @@ public struct MaintenanceReport: Sendable, Hashable, Codable {
 }
 
 /// Minutes since 1970: the granularity of access stamps.
-public func currentMinute() -> UInt32 {
+package func currentMinute() -> UInt32 {
     UInt32(clamping: StoreClock.nowNanoseconds() / 60_000_000_000)
 }
 

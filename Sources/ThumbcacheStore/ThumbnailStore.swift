@@ -230,7 +230,7 @@ public final class ThumbnailStore: Sendable {
     }
 
     /// The stat-cache entry for `path`, whatever its state.
-    public func fileEntry(path: String) throws(StoreError) -> StatEntry? {
+    package func fileEntry(path: String) throws(StoreError) -> StatEntry? {
         return try reading("read stat cache") { h, txn in
             try withFileKey(path) { key, longPath in
             guard let value = try txn.get(h.files, key: key) else { return nil }
@@ -245,7 +245,7 @@ public final class ThumbnailStore: Sendable {
 
     /// The content hash of `path` if the stat cache knows it and `snapshot` shows the file
     /// unchanged since; nil otherwise (unknown, changed, or recorded while racy).
-    public func cachedContentHash(path: String, snapshot: FileSnapshot) throws(StoreError) -> ContentHash? {
+    package func cachedContentHash(path: String, snapshot: FileSnapshot) throws(StoreError) -> ContentHash? {
         guard let entry = try fileEntry(path: path), !entry.isRacy, entry.snapshot.sameContentAs(snapshot) else { return nil }
         return entry.content
     }
@@ -334,7 +334,7 @@ public final class ThumbnailStore: Sendable {
     /// Visits every stored thumbnail in key order, viewed in place, until `body` returns false.
     /// - Returns: how many were visited.
     @discardableResult
-    public func forEachThumbnail(_ body: (ThumbnailKey, ThumbnailRecordView) throws -> Bool) throws -> Int {
+    package func forEachThumbnail(_ body: (ThumbnailKey, ThumbnailRecordView) throws -> Bool) throws -> Int {
         try reading("list thumbnails") { h, txn in
             var visited = 0
             try txn.forEach(h.thumbnails) { key, value in

@@ -1,10 +1,11 @@
 import Foundation
+import ThumbcacheSync
 
 /// A child process started with `posix_spawn` from a program built beside the test binary.
 /// Its standard output is read line by line as it arrives; it is reaped with `waitpid`.
-public final class ChildProcess: @unchecked Sendable {
+package final class ChildProcess: @unchecked Sendable {
     // @unchecked Sendable: the mutable state below is guarded by `condition`.
-    public let processIdentifier: pid_t
+    package let processIdentifier: pid_t
     private let condition = NSCondition()
     private var lines: [String] = []
     private var stdoutDone = false
@@ -13,13 +14,13 @@ public final class ChildProcess: @unchecked Sendable {
     private var exitStatus: Termination?
 
     /// How a child ended.
-    public enum Termination: Equatable, Sendable {
+    package enum Termination: Equatable, Sendable {
         case exited(Int32)
         case signaled(Int32)
     }
 
     /// The directory holding the built products (`.build/debug`), found from this process's binary.
-    public static var productsDirectory: String {
+    package static var productsDirectory: String {
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var url = URL(fileURLWithPath: exe).deletingLastPathComponent()
         // On Linux the test binary is `.build/debug/<name>.xctest`; on macOS it sits inside a bundle.
@@ -28,7 +29,7 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Starts `program` (a product name, or an absolute path) with `arguments`.
-    public init(program: String, arguments: [String], environment: [String: String]? = nil) throws {
+    package init(program: String, arguments: [String], environment: [String: String]? = nil) throws {
         let path = program.hasPrefix("/") ? program : Self.productsDirectory + "/" + program
         var out: [Int32] = [0, 0]
         var err: [Int32] = [0, 0]
@@ -69,8 +70,7 @@ public final class ChildProcess: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 65536)
         var partial = Data()
         while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = (try? retryingInterrupts { buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }.get()) ?? -1
             condition.lock()
             if n <= 0 {
                 if isStdout { stdoutDone = true } else { stderrDone = true }
@@ -94,7 +94,7 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Lines printed so far.
-    public var output: [String] {
+    package var output: [String] {
         condition.lock()
         defer { condition.unlock() }
         return lines
@@ -102,7 +102,7 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Waits until at least `count` lines have arrived, output ended, or `timeout` seconds pass.
     @discardableResult
-    public func waitForLines(_ count: Int, timeout: Double = 60) -> [String] {
+    package func waitForLines(_ count: Int, timeout: Double = 60) -> [String] {
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
         defer { condition.unlock() }
@@ -113,12 +113,12 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Sends `signal` to the child.
-    public func kill(_ signal: Int32 = SIGKILL) {
+    package func kill(_ signal: Int32 = SIGKILL) {
         _ = Foundation.kill(processIdentifier, signal)
     }
 
     /// Waits (at most `timeout` seconds, then kills it) for the child to end and its output to close.
-    public func wait(timeout: Double = 120) -> (termination: Termination, stderr: String) {
+    package func wait(timeout: Double = 120) -> (termination: Termination, stderr: String) {
         if let exitStatus { return (exitStatus, stderr) }
         let deadline = Date(timeIntervalSinceNow: timeout)
         var status: Int32 = 0

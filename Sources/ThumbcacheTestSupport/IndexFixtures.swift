@@ -2,11 +2,11 @@ import Foundation
 
 /// Metadata indexes written by older format versions (Tests/ThumbcacheIndexTests/Fixtures,
 /// each with a README saying which commit wrote it), for upgrade tests in any test target.
-public enum IndexFixtures {
+package enum IndexFixtures {
     /// Copies the version-`version` index into `directory` (created if needed) as its
     /// `data.mdb`, and returns `directory`.
     @discardableResult
-    public static func copy(version: Int, into directory: String) throws -> String {
+    package static func copy(version: Int, into directory: String) throws -> String {
         let fixture = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Tests/ThumbcacheIndexTests/Fixtures/index-v\(version)/data.mdb")

@@ -5,15 +5,15 @@ import ThumbcacheStore
 /// Record `(writer, group, index)` has key content `ContentHash(high: writer, low: group << 16 | index)`
 /// and data = 16-byte header (writer, group, index, payload length; u32 LE) + payload
 /// (deterministic bytes) + the 16-byte XXH3-128 of header and payload.
-public enum ProbeRecords {
-    public static let variant = ThumbnailVariant(generatorVersion: 1)
+package enum ProbeRecords {
+    package static let variant = ThumbnailVariant(generatorVersion: 1)
 
-    public static func key(writer: UInt32, group: UInt32, index: UInt32) -> ThumbnailKey {
+    package static func key(writer: UInt32, group: UInt32, index: UInt32) -> ThumbnailKey {
         ThumbnailKey(content: ContentHash(high: UInt64(writer), low: UInt64(group) << 16 | UInt64(index)),
                      boxWidth: 256, boxHeight: 256, variant: variant)
     }
 
-    public static func data(writer: UInt32, group: UInt32, index: UInt32, size: Int) -> [UInt8] {
+    package static func data(writer: UInt32, group: UInt32, index: UInt32, size: Int) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(size + 32)
         for v in [writer, group, index, UInt32(size)] { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
@@ -28,16 +28,16 @@ public enum ProbeRecords {
         return bytes
     }
 
-    public static func writes(writer: UInt32, group: UInt32, groupSize: Int, size: Int) -> [StoreWrite] {
+    package static func writes(writer: UInt32, group: UInt32, groupSize: Int, size: Int) -> [StoreWrite] {
         (0..<UInt32(groupSize)).map { i in
             let header = ThumbnailHeader(encoding: .png, kind: .thumbnail, hasAlpha: false, pixelWidth: 256, pixelHeight: 192,
-                                         scale: 1, created: 0, sourceContentType: "public.data")
+                                         scale: 1, created: 0, sourceContentType: "package.data")
             return .thumbnail(key(writer: writer, group: group, index: i), header, data: data(writer: writer, group: group, index: i, size: size))
         }
     }
 
     /// True if `data` is intact for the record under `key`.
-    public static func verify(key: ThumbnailKey, data: UnsafeRawBufferPointer) -> Bool {
+    package static func verify(key: ThumbnailKey, data: UnsafeRawBufferPointer) -> Bool {
         guard data.count >= 32 else { return false }
         let body = UnsafeRawBufferPointer(rebasing: data[..<(data.count - 16)])
         guard ContentHash(bytes: UnsafeRawBufferPointer(rebasing: data[(data.count - 16)...])) == ContentHash.of(body) else { return false }

@@ -2,10 +2,10 @@ import Foundation
 
 /// A fresh directory under the system's temporary directory, removed with everything in it
 /// when the value is released.
-public final class TemporaryDirectory: Sendable {
-    public let path: String
+package final class TemporaryDirectory: Sendable {
+    package let path: String
 
-    public init(prefix: String = "thumbcache-test") {
+    package init(prefix: String = "thumbcache-test") {
         var base = NSTemporaryDirectory()
         while base.count > 1 && base.hasSuffix("/") { base.removeLast() }
         var template = Array((base + "/\(prefix)-XXXXXX").utf8CString)
@@ -20,11 +20,11 @@ public final class TemporaryDirectory: Sendable {
     }
 
     /// `path/name`.
-    public func appending(_ name: String) -> String { path + "/" + name }
+    package func appending(_ name: String) -> String { path + "/" + name }
 
     /// Writes `bytes` to `path/name` and returns the full path.
     @discardableResult
-    public func write(_ name: String, _ bytes: [UInt8]) throws -> String {
+    package func write(_ name: String, _ bytes: [UInt8]) throws -> String {
         let full = appending(name)
         try Data(bytes).write(to: URL(fileURLWithPath: full))
         return full

@@ -56,7 +56,7 @@ struct GetCommand: AsyncParsableCommand {
             case .full: .thumbnail
             case .best: .all
             }
-        let request = ThumbnailRequest(fileAt: Warmer.absolutePath(file), size: Double(size), scale: scale, representationTypes: types)
+        let request = ThumbnailRequest(fileAt: FilePaths.resolved(file), size: Double(size), scale: scale, representationTypes: types)
         let representation = try await generator.bestRepresentation(for: request)
         try Data(representation.pngData()).write(to: URL(fileURLWithPath: output))
         if json {

@@ -49,7 +49,7 @@ struct SearchCommand: ParsableCommand {
 
     func run() throws {
         let index = try cacheOptions.openIndex()
-        let options = SearchOptions(onlyIn: onlyIn.map(Warmer.absolutePath), limit: count ? 0 : limit,
+        let options = SearchOptions(onlyIn: onlyIn.map(FilePaths.resolved), limit: count ? 0 : limit,
                                     attributes: attributes.isEmpty ? nil : attributes)
         let results: SearchResults
         do {
@@ -86,94 +86,4 @@ struct SearchCommand: ParsableCommand {
             print(line)
         }
     }
-}
-
-struct InfoCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "info",
-        abstract: "List every indexed attribute of a file, like mdls.",
-        discussion: """
-            Shows the file as search sees it: its own attributes and those of app items whose \
-            contentURL is the file (the app's win where both set one).
-
-              thumbcache info ~/Pictures/IMG_4821.JPG
-              thumbcache info photo.jpg --json
-            """
-    )
-
-    @Argument(help: ArgumentHelp("An indexed file.", valueName: "file"))
-    var file: String
-
-    @OptionGroup var cacheOptions: CacheOptions
-
-    @Flag(name: .long, help: "Print the attributes as JSON.")
-    var json = false
-
-    func run() throws {
-        let path = Warmer.absolutePath(file)
-        let index = try cacheOptions.openIndex()
-        guard let item = try index.item(path: path) else {
-            let why = FileManager.default.fileExists(atPath: path) ? "not in the index (run `thumbcache warm` on its directory)" : "no such file, and not in the index"
-            throw CommandFailure("\(path): \(why)")
-        }
-        if json {
-            print(try AttributeFormat.jsonText(AttributeFormat.json(item)))
-            return
-        }
-        let width = item.attributes.keys.map(\.count).max() ?? 0
-        for (name, value) in item.attributes.sorted(by: { $0.key < $1.key }) {
-            print(name.padding(toLength: width, withPad: " ", startingAt: 0) + " = " + AttributeFormat.text(value))
-        }
-        if let id = item.identifier { print("(app item \(id)" + (item.domainIdentifier.map { " in domain \($0)" } ?? "") + ")") }
-    }
-}
-
-/// How attribute values print: mdls-like text, or JSON.
-enum AttributeFormat {
-    static func date(_ seconds: Double) -> String {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime]
-        return f.string(from: Date(timeIntervalSince1970: seconds))
-    }
-
-    static func number(_ n: Double) -> String {
-        n == n.rounded() && abs(n) < 1e15 ? String(Int64(n)) : String(n)
-    }
-
-    static func text(_ v: AttributeValue) -> String {
-        switch v {
-        case .string(let s): return "\"\(s)\""
-        case .strings(let list): return "(" + list.map { "\"\($0)\"" }.joined(separator: ", ") + ")"
-        case .number(let n): return number(n)
-        case .date(let d): return date(d)
-        }
-    }
-
-    static func jsonValue(_ v: AttributeValue) -> Any {
-        switch v {
-        case .string(let s): return s
-        case .strings(let list): return list
-        case .number(let n): return n == n.rounded() && abs(n) < 1e15 ? Int64(n) as Any : n as Any
-        case .date(let d): return date(d)
-        }
-    }
-
-    static func json(_ r: SearchResult) -> [String: Any] {
-        var o: [String: Any] = ["attributes": r.attributes.mapValues(jsonValue)]
-        if let p = r.path { o["path"] = p }
-        if let i = r.identifier { o["identifier"] = i }
-        if let d = r.domainIdentifier { o["domain"] = d }
-        if let h = r.contentHash.flatMap({ h in h.withUnsafeBytes { ContentHash(bytes: $0) } }) { o["contentHash"] = h.hex }
-        return o
-    }
-
-    static func jsonText(_ object: Any) throws -> String {
-        String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]), as: UTF8.self)
-    }
-}
-
-/// A failure to report as "Error: …" without the usage text (which ValidationError adds).
-struct CommandFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

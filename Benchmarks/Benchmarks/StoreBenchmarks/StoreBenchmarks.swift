@@ -6,7 +6,6 @@
 // beside the cache-hit lookup, and `xxhsum` on the same page-cached 1 GiB file beside our hasher.
 import Benchmark
 import Foundation
-import ThumbcacheLMDB
 import ThumbcacheStore
 
 #if canImport(Glibc)

@@ -1,0 +1,23 @@
+/// Generating a thumbnail failed.
+public struct GenerationError: Error, Sendable, CustomStringConvertible {
+    public enum Reason: Sendable, CustomStringConvertible {
+        /// No provider handles this exact type.
+        case noProvider(ContentType)
+        /// Generation failed before, for the same bytes and generator version (retry with --retry-failed).
+        case failedBefore(String)
+        /// The pixel box is smaller than the provider's (or the request's) minimum dimension.
+        case belowMinimumDimension(Int)
+
+        public var description: String {
+            switch self {
+            case .noProvider(let type): "no thumbnail provider for \(type)"
+            case .failedBefore(let reason): "\(reason) (recorded earlier; not retried)"
+            case .belowMinimumDimension(let minimum): "below the minimum dimension of \(minimum) px"
+            }
+        }
+    }
+
+    public var path: String
+    public var reason: Reason
+    public var description: String { "\(path): \(reason)" }
+}

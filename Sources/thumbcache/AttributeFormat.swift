@@ -1,0 +1,46 @@
+import Foundation
+import Thumbcache
+
+/// How attribute values print: mdls-like text, or JSON.
+enum AttributeFormat {
+    static func date(_ seconds: Double) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        return f.string(from: Date(timeIntervalSince1970: seconds))
+    }
+
+    static func number(_ n: Double) -> String {
+        n == n.rounded() && abs(n) < 1e15 ? String(Int64(n)) : String(n)
+    }
+
+    static func text(_ v: AttributeValue) -> String {
+        switch v {
+        case .string(let s): return "\"\(s)\""
+        case .strings(let list): return "(" + list.map { "\"\($0)\"" }.joined(separator: ", ") + ")"
+        case .number(let n): return number(n)
+        case .date(let d): return date(d)
+        }
+    }
+
+    static func jsonValue(_ v: AttributeValue) -> Any {
+        switch v {
+        case .string(let s): return s
+        case .strings(let list): return list
+        case .number(let n): return n == n.rounded() && abs(n) < 1e15 ? Int64(n) as Any : n as Any
+        case .date(let d): return date(d)
+        }
+    }
+
+    static func json(_ r: SearchResult) -> [String: Any] {
+        var o: [String: Any] = ["attributes": r.attributes.mapValues(jsonValue)]
+        if let p = r.path { o["path"] = p }
+        if let i = r.identifier { o["identifier"] = i }
+        if let d = r.domainIdentifier { o["domain"] = d }
+        if let h = r.contentHash.flatMap({ h in h.withUnsafeBytes { ContentHash(bytes: $0) } }) { o["contentHash"] = h.hex }
+        return o
+    }
+
+    static func jsonText(_ object: Any) throws -> String {
+        String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]), as: UTF8.self)
+    }
+}
