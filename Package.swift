@@ -12,6 +12,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // FilePath, which public API accepts beside String and URL.
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
     ],
     targets: [
         // C libraries from Debian, bound through module maps only.
@@ -29,7 +31,7 @@ let package = Package(
 
         // Locks, guarded state, threads, the monotonic clock and system-call helpers (Errno, EINTR) the
         // other modules share.
-        .target(name: "ThumbcacheSync"),
+        .target(name: "ThumbcacheSync", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
 
         // A thin, typed wrapper over LMDB: environments, scoped transactions, cursors. Package API:
         // apps reach LMDB only through the store and the index.
@@ -62,7 +64,10 @@ let package = Package(
         .testTarget(name: "ThumbcacheImagingTests", dependencies: ["ThumbcacheImaging", "ThumbcacheTestSupport"]),
         .testTarget(name: "ThumbcacheTests", dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheTestSupport", "thumbcache", "CFileInfo"]),
         // An app's view: only `import Thumbcache`, no test support, no internals.
-        .testTarget(name: "ThumbcacheAppTests", dependencies: ["Thumbcache"]),
+        .testTarget(
+            name: "ThumbcacheAppTests",
+            dependencies: ["Thumbcache", .product(name: "SystemPackage", package: "swift-system")]
+        ),
         .testTarget(
             name: "ThumbcacheStoreTests",
             dependencies: ["ThumbcacheStore", "ThumbcacheTestSupport", "thumbcache-probe", "CXXHash"]

@@ -159,7 +159,8 @@ public struct ContentTypeRegistry: Sendable {
     }
 
     /// The type of the file at `path` (reads at most 512 bytes).
-    public func type(ofFileAt path: String) -> ContentType {
+    public func type(ofFileAt path: some FileLocation) -> ContentType {
+        let path = path.fileSystemPath
         guard case .success(let fd) = retryingInterrupts({ open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }) else { return .data }
         defer { close(fd) }
         var head = [UInt8](repeating: 0, count: 512)

@@ -125,7 +125,8 @@ public final class ThumbnailGenerator: Sendable {
     }
 
     /// Writes the best representation to `destination` as PNG (`.png`) or JPEG (`.jpeg`).
-    public func saveBestRepresentation(for request: ThumbnailRequest, to destination: String, contentType: ContentType = .png) async throws {
+    public func saveBestRepresentation(for request: ThumbnailRequest, to destination: some FileLocation, contentType: ContentType = .png) async throws {
+        let destination = destination.fileSystemPath
         let best = try await bestRepresentation(for: request)
         let bytes: [UInt8]
         switch contentType {
@@ -147,7 +148,8 @@ public final class ThumbnailGenerator: Sendable {
 
     /// Stores a thumbnail an app made itself for the file's current content (as `UIDocument`'s
     /// thumbnail dictionary does): requests for that content then get it without generating.
-    public func setThumbnail(_ image: RGBAImage, forFileAt path: String, spec: ThumbnailSpec) async throws {
+    public func setThumbnail(_ image: RGBAImage, forFileAt path: some FileLocation, spec: ThumbnailSpec) async throws {
+        let path = path.fileSystemPath
         let factory = self.factory
         let (id, header, bytes) = try await blocking {
             let id = try factory.store.identify(fileAt: path, hasher: ContentHasher())

@@ -34,14 +34,14 @@ public struct ThumbnailRequest: Sendable, Hashable, Identifiable {
     public var contentType: ContentType?
     public var mode: ResizeMode
 
-    public init(fileAt path: String, size: Double, scale: Double = 1, representationTypes: RepresentationTypes = .all) {
+    public init(fileAt path: some FileLocation, size: Double, scale: Double = 1, representationTypes: RepresentationTypes = .all) {
         self.init(fileAt: path, width: size, height: size, scale: scale, representationTypes: representationTypes)
     }
 
-    public init(fileAt path: String, width: Double, height: Double, scale: Double = 1,
+    public init(fileAt path: some FileLocation, width: Double, height: Double, scale: Double = 1,
                 representationTypes: RepresentationTypes = .all) {
         id = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
-        self.path = path
+        self.path = path.fileSystemPath
         self.width = width
         self.height = height
         self.scale = scale

@@ -53,7 +53,7 @@ public final class Warmer: Sendable {
 
     /// Warms `roots`; `progress` is called from worker threads after each file.
     public func warm(
-        _ roots: [String], options: Options = Options(), progress: (@Sendable (WarmProgress) -> Void)? = nil
+        _ roots: [some FileLocation], options: Options = Options(), progress: (@Sendable (WarmProgress) -> Void)? = nil
     ) async -> WarmSummary {
         let start = MonotonicClock.nanoseconds()
         let store = self.store
@@ -72,7 +72,7 @@ public final class Warmer: Sendable {
         if options.retryFailed { _ = try? store.clearAllFailures() }
         // Absolute, canonical roots: the stat cache (and later the index) is keyed by path, so
         // `warm .` and `warm /home/me/Pictures` must name the same files the same way.
-        let roots = roots.map(FilePaths.resolved)
+        let roots = roots.map { FilePaths.resolved($0.fileSystemPath) }
         threads.enter()
         Thread {
             walker.walk(roots) { entry in

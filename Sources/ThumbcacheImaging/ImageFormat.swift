@@ -23,7 +23,8 @@ public enum ImageFormat: String, Sendable, Hashable {
 
     /// The format of the file at `path`.
     /// - Throws: ``ImagingError`` if it cannot be read, is empty, or is neither PNG nor JPEG.
-    public static func detect(fileAt path: String) throws(ImagingError) -> ImageFormat {
+    public static func detect(fileAt path: some FileLocation) throws(ImagingError) -> ImageFormat {
+        let path = path.fileSystemPath
         let fd: Int32
         switch retryingInterrupts({ open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }) {
         case .success(let opened): fd = opened

@@ -71,8 +71,9 @@ public enum Thumbnailer {
     /// - Parameter format: the format if the caller already knows it from the file's bytes (saves
     ///   reading them again); the decoders check the signature anyway.
     public static func thumbnail(
-        ofFileAt path: String, options: ThumbnailOptions, format: ImageFormat? = nil
+        ofFileAt path: some FileLocation, options: ThumbnailOptions, format: ImageFormat? = nil
     ) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
+        let path = path.fileSystemPath
         let resolved: ImageFormat
         if let format { resolved = format } else { resolved = try ImageFormat.detect(fileAt: path) }
         return switch resolved {
@@ -82,7 +83,8 @@ public enum Thumbnailer {
     }
 
     /// Size, orientation and EXIF of the image at `path`, from its header only (no pixels decoded).
-    public static func info(ofFileAt path: String, format: ImageFormat? = nil) throws(ImagingError) -> ImageInfo {
+    public static func info(ofFileAt path: some FileLocation, format: ImageFormat? = nil) throws(ImagingError) -> ImageInfo {
+        let path = path.fileSystemPath
         let resolved: ImageFormat
         if let format { resolved = format } else { resolved = try ImageFormat.detect(fileAt: path) }
         let width: Int, height: Int, exifBytes: [UInt8]?, alpha: Bool
@@ -102,7 +104,8 @@ public enum Thumbnailer {
 
     /// The embedded EXIF (IFD1) thumbnail of a JPEG, upright, or nil if it has none. Fast, but
     /// low quality and possibly stale: a caller must not treat it as the real thumbnail.
-    public static func embeddedThumbnail(ofFileAt path: String) throws(ImagingError) -> RGBAImage? {
+    public static func embeddedThumbnail(ofFileAt path: some FileLocation) throws(ImagingError) -> RGBAImage? {
+        let path = path.fileSystemPath
         guard try ImageFormat.detect(fileAt: path) == .jpeg else { return nil }
         let source = try JPEGSource(path: path)
         guard let exifBytes = source.exif else { return nil }

@@ -1,2 +1,3 @@
-// An index error's cause (an LMDB error with its code) can be named by an app that imports the index alone.
+// An index error's cause (an `LMDBError`) and `FileLocation` come with the index (see the store's Exports.swift).
 @_exported import struct ThumbcacheLMDB.LMDBError
+@_exported import ThumbcacheSync

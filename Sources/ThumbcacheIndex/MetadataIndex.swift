@@ -44,8 +44,9 @@ public final class MetadataIndex: Sendable {
     ///   - durability: `.deferred` for bulk indexing (``sync()`` at the end).
     ///   - upgrading: called with the version found and ``formatVersion`` before an upgrade
     ///     begins, so a caller can say why opening takes a while.
-    public static func open(directory: String, durability: Durability = .everyCommit,
+    public static func open(directory: some FileLocation, durability: Durability = .everyCommit,
                             upgrading: (_ from: Int, _ to: Int) -> Void = { _, _ in }) throws(IndexError) -> MetadataIndex {
+        let directory = directory.fileSystemPath
         do {
             // The map is address space, not memory or disk: 1 GiB spares growing (which re-runs
             // the transaction that hit the end) below about a million items.

@@ -77,8 +77,8 @@ public final class ThumbnailStore: Sendable {
     ///
     /// - Throws: ``StoreError`` with ``StoreError/Reason/unsupportedFormat(found:supported:)`` for a
     ///   cache of another format version, ``StoreError/Reason/notAStore`` for another program's LMDB files.
-    public static func open(directory: String, options: Options = Options()) throws(StoreError) -> ThumbnailStore {
-        try ThumbnailStore(directory: directory, options: options.environment)
+    public static func open(directory: some FileLocation, options: Options = Options()) throws(StoreError) -> ThumbnailStore {
+        try ThumbnailStore(directory: directory.fileSystemPath, options: options.environment)
     }
 
     /// The default cache directory: `$THUMBCACHE_DIR`, else `$XDG_CACHE_HOME/thumbcache`,
