@@ -121,12 +121,12 @@ struct TermSetSink: TermSink {
 /// Adds a new item straight to the accumulator (the bulk path: nothing to diff against).
 struct AccumulatorSink: TermSink {
     var postings: PostingAccumulator
-    var doc: UInt32
+    var itemNumber: UInt32
 
-    mutating func exists(_ attribute: UInt16) { postings.addExists(attribute, doc) }
-    mutating func trigram(_ attribute: UInt16, _ a: UInt8, _ b: UInt8, _ c: UInt8) { postings.addTrigram(attribute, a, b, c, doc) }
-    mutating func number(_ attribute: UInt16, _ bucket: UInt32) { postings.addNumber(attribute, bucket, doc) }
+    mutating func exists(_ attribute: UInt16) { postings.addExists(attribute, itemNumber) }
+    mutating func trigram(_ attribute: UInt16, _ a: UInt8, _ b: UInt8, _ c: UInt8) { postings.addTrigram(attribute, a, b, c, itemNumber) }
+    mutating func number(_ attribute: UInt16, _ bucket: UInt32) { postings.addNumber(attribute, bucket, itemNumber) }
     mutating func term(_ kind: PostingKind, _ attribute: UInt16, _ term: some Collection<UInt8>) {
-        postings.add(kind, attribute, term, doc)
+        postings.add(kind, attribute, term, itemNumber)
     }
 }

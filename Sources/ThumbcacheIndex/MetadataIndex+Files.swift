@@ -10,7 +10,7 @@ extension MetadataIndex {
     /// their records and lists built by ``NewFileBuild`` (on two threads for large batches); the
     /// rest (updates, renames, a path given twice, files apps describe) go one at a time after.
     public func indexFiles(_ files: [FileItem]) throws(IndexError) -> [FileIndexOutcome] {
-        try write { txn, s in
+        try write { txn, session in
             // Large batches look up known contents on a helper (a read transaction begun now sees
             // what this one does) while this thread orders the paths and numbers attributes.
             let known = files.count < NewFileBuild.minimumBatch ? nil : HelperWork { [self] in
@@ -21,13 +21,13 @@ extension MetadataIndex {
             let keys = files.withUnsafeBufferPointer { f in f.indices.map { Self.idKey(.file, f[$0].path) } }
             let order = files.indices.sorted { ByteString.less(keys[$0], keys[$1]) || ($0 < $1 && keys[$0] == keys[$1]) }
             let table: AttributeTable
-            do { table = try attributeTable(files, txn, &s) } catch { _ = try? known?.result(); throw error }
+            do { table = try attributeTable(files, txn, &session) } catch { _ = try? known?.result(); throw error }
             let knownContent = try known?.result() ?? knownHashes(files, txn)
             var outcomes = [FileIndexOutcome](repeating: .unchanged, count: files.count)
             let build = NewFileBuild(files: files, table: table)
             let pass = Result { () throws -> [Int] in
                 try findNewFiles(in: files, keys: keys, order: order, knownContent: knownContent, handingTo: build,
-                                 outcomes: &outcomes, txn, &s)
+                                 outcomes: &outcomes, txn, &session)
             }
             let (groups, postings) = build.finish()
             let rest = try pass.get()
@@ -35,13 +35,13 @@ extension MetadataIndex {
             // planning them while this thread writes records and hashes. Else after the rest's edits.
             let early = rest.isEmpty && postings.listCount >= Self.parallelApplyLists ? PostingApplication(postings, self, early: true) : nil
             defer { early?.cancel() }
-            if early == nil { s.postings = postings }
+            if early == nil { session.postings = postings }
             try appendRecords(of: groups, txn)
             // After the new files' records: a path given twice updates the record just added.
             try txn.withCursor(ids) { idc in
-                for i in rest { outcomes[i] = try upsertFile(files[i], table, idKey: keys[i], txn, &s, idc) }
+                for i in rest { outcomes[i] = try upsertFile(files[i], table, idKey: keys[i], txn, &session, idc) }
             }
-            try applyHashEdits(&s, txn)
+            try applyHashEdits(&session, txn)
             try early?.finish(txn)
             return outcomes
         }
@@ -51,10 +51,10 @@ extension MetadataIndex {
     /// nothing links to it, its path not given before in the batch), records its identifier and
     /// content hash, and hands it to `build`. Returns the files left to ``upsertFile``, in order.
     private func findNewFiles(in files: [FileItem], keys: [[UInt8]], order: [Int], knownContent: [Bool], handingTo build: NewFileBuild,
-                              outcomes: inout [FileIndexOutcome], _ txn: borrowing Transaction, _ s: inout WriteSession) throws -> [Int] {
-        if s.links == .unknown { s.links = try txn.count(links) == 0 ? .none : .some }
+                              outcomes: inout [FileIndexOutcome], _ txn: borrowing Transaction, _ session: inout WriteSession) throws -> [Int] {
+        if session.links == .unknown { session.links = try txn.count(links) == 0 ? .none : .some }
         var rest: [Int] = []
-        var group: [(index: Int, doc: UInt32)] = []
+        var group: [(index: Int, itemNumber: UInt32)] = []
         try txn.withCursor(ids) { c in
             var previous: Int?
             for i in order {
@@ -63,11 +63,11 @@ extension MetadataIndex {
                 }
                 defer { previous = i }
                 if let p = previous, keys[p] == keys[i] { rest.append(i); continue }
-                if try knownContent[i] || (s.links == .some && !linkedApps(files[i].path, txn).isEmpty) { rest.append(i); continue }
+                if try knownContent[i] || (session.links == .some && !linkedApps(files[i].path, txn).isEmpty) { rest.append(i); continue }
                 // Numbered if new: stored unless the path is indexed (one search for both).
-                let doc = s.nextDoc
+                let itemNumber = session.nextItemNumber
                 let isNew = try keys[i].withUnsafeBytes { key in
-                    try withUnsafeBytes(of: doc.bigEndian) { value in
+                    try withUnsafeBytes(of: itemNumber.bigEndian) { value in
                         guard let existing = try c.insert(key, value) else { return true }
                         if try verified(existing, files[i].path, txn) != nil { return false }
                         try c.put(key, value)  // a hashed key another path had (see `verified`): this one takes it
@@ -75,10 +75,10 @@ extension MetadataIndex {
                     }
                 }
                 guard isNew else { rest.append(i); continue }
-                _ = s.allocate()
-                if let h = files[i].contentHash { s.hashEdits.append((Self.hashKey(h, doc), true)) }
+                _ = session.allocate()
+                if let h = files[i].contentHash { session.hashEdits.append((Self.hashKey(h, itemNumber), true)) }
                 outcomes[i] = .added
-                group.append((i, doc))
+                group.append((i, itemNumber))
                 if group.count == NewFileBuild.groupSize {
                     build.submit(group)
                     group.removeAll(keepingCapacity: true)
@@ -93,17 +93,17 @@ extension MetadataIndex {
     private func appendRecords(of groups: [NewFileBuild.Group], _ txn: borrowing Transaction) throws {
         try txn.withCursor(items) { c in
             for g in groups {
-                try g.forEachRecord { doc, record in
-                    try withUnsafeBytes(of: doc.bigEndian) { key in try c.put(key, record, append: true) }
+                try g.forEachRecord { itemNumber, record in
+                    try withUnsafeBytes(of: itemNumber.bigEndian) { key in try c.put(key, record, append: true) }
                 }
             }
         }
     }
 
     /// Adds and removes the session's `hashes` keys in key order, through one cursor.
-    private func applyHashEdits(_ s: inout WriteSession, _ txn: borrowing Transaction) throws {
-        let edits = s.hashEdits
-        s.hashEdits = []
+    private func applyHashEdits(_ session: inout WriteSession, _ txn: borrowing Transaction) throws {
+        let edits = session.hashEdits
+        session.hashEdits = []
         // On the hashes' first eight bytes (random: almost never equal), then in the order made.
         let heads = edits.map { ByteString.head($0.key) }
         let order = edits.indices.sorted { a, b in
@@ -118,13 +118,13 @@ extension MetadataIndex {
 
     /// The batch's attributes: built in, and app attributes (numbered now if new). Throws where a
     /// value's type does not fit its attribute.
-    private func attributeTable(_ files: [FileItem], _ txn: borrowing Transaction, _ s: inout WriteSession) throws -> AttributeTable {
+    private func attributeTable(_ files: [FileItem], _ txn: borrowing Transaction, _ session: inout WriteSession) throws -> AttributeTable {
         var table = AttributeTable()
         try files.withUnsafeBufferPointer { files in  // items read in place, not copied
             for i in files.indices {
                 for (name, value) in files[i].attributes {
                     if let info = table.info(name), Schema.compatible(info.type, value.type) || info.id == Schema.pathID { continue }
-                    table.add(try catalog.resolve(name, type: value.type, txn, meta: meta, pending: &s.pendingAttributes, indexPath: directory))
+                    table.add(try catalog.resolve(name, type: value.type, txn, meta: meta, pending: &session.pendingAttributes, indexPath: directory))
                 }
             }
         }
@@ -158,9 +158,9 @@ extension MetadataIndex {
     /// Removes the files at `paths` from the index; returns how many were indexed.
     @discardableResult
     public func removeFiles(paths: [String]) throws(IndexError) -> Int {
-        try write { txn, s in
+        try write { txn, session in
             var n = 0
-            for path in paths { if let doc = try lookup(.file, path, txn) { try deleteFile(doc, txn, &s); n += 1 } }
+            for path in paths { if let itemNumber = try lookup(.file, path, txn) { try deleteFile(itemNumber, txn, &session); n += 1 } }
             return n
         }
     }
@@ -173,9 +173,9 @@ extension MetadataIndex {
             let paths: [String]
             do {
                 paths = try environment.read { txn in
-                    var docs = try QueryExecutor(index: self, universe: universe(txn)).itemsUnder(root, txn).0.members
-                    if let own = try lookup(.file, root, txn) { docs.append(own) }
-                    return try docs.compactMap { try record($0, txn) }.filter { $0.kind == .file }.map(\.identifier)
+                    var itemNumbers = try QueryExecutor(index: self, universe: universe(txn)).itemsUnder(root, txn).0.members
+                    if let own = try lookup(.file, root, txn) { itemNumbers.append(own) }
+                    return try itemNumbers.compactMap { try record($0, txn) }.filter { $0.kind == .file }.map(\.identifier)
                 }
             } catch { throw IndexError.wrapping(error, path: directory) }
             missing += paths.filter(Self.isGone)
@@ -185,48 +185,48 @@ extension MetadataIndex {
     }
 
     /// Adds, updates or moves one file (the cases ``findNewFiles`` leaves).
-    func upsertFile(_ f: FileItem, _ table: AttributeTable, idKey: [UInt8], _ txn: borrowing Transaction, _ s: inout WriteSession,
+    func upsertFile(_ f: FileItem, _ table: AttributeTable, idKey: [UInt8], _ txn: borrowing Transaction, _ session: inout WriteSession,
                     _ idc: borrowing Cursor) throws -> FileIndexOutcome {
         let attributes = table.attributes(of: f)
-        if let doc = try verified(idc.seek(exactly: idKey)?.value, f.path, txn), var r = try record(doc, txn) {
+        if let itemNumber = try verified(idc.seek(exactly: idKey)?.value, f.path, txn), var r = try record(itemNumber, txn) {
             if r.fileState == f.state && r.attributes == attributes && r.contentHash == f.contentHash { return .unchanged }
-            let before = try snapshot([doc], txn, s)
+            let before = try snapshot([itemNumber], txn, session)
             if r.contentHash != f.contentHash {
-                if let h = r.contentHash { s.hashEdits.append((Self.hashKey(h, doc), false)) }
-                if let h = f.contentHash { s.hashEdits.append((Self.hashKey(h, doc), true)) }
+                if let h = r.contentHash { session.hashEdits.append((Self.hashKey(h, itemNumber), false)) }
+                if let h = f.contentHash { session.hashEdits.append((Self.hashKey(h, itemNumber), true)) }
             }
             r.fileState = f.state
             r.attributes = attributes
             r.contentHash = f.contentHash
-            try putRecord(doc, r, txn)
-            try recordDiff(before, txn, &s)
+            try putRecord(itemNumber, r, txn)
+            try recordDiff(before, txn, &session)
             return .updated
         }
         // A file with the same bytes whose path is gone: the same file, renamed.
-        if let h = f.contentHash, let (doc, old) = try renamedFile(hash: h, txn) {
-            let affected = [doc] + (try linkedApps(old.identifier, txn)) + (try linkedApps(f.path, txn))
-            let before = try snapshot(affected, txn, s)
+        if let h = f.contentHash, let (itemNumber, old) = try renamedFile(hash: h, txn) {
+            let affected = [itemNumber] + (try linkedApps(old.identifier, txn)) + (try linkedApps(f.path, txn))
+            let before = try snapshot(affected, txn, session)
             try txn.delete(ids, key: Self.idKey(.file, old.identifier))
-            try txn.put(ids, key: Self.idKey(.file, f.path), value: Self.docBytes(doc))
+            try txn.put(ids, key: Self.idKey(.file, f.path), value: Self.itemNumberBytes(itemNumber))
             let r = ItemRecord(kind: .file, identifier: f.path, contentHash: h, fileState: f.state, attributes: attributes)
-            try putRecord(doc, r, txn)
+            try putRecord(itemNumber, r, txn)
             try refreshOverlay(f.path, txn)
-            try recordDiff(before, txn, &s)
+            try recordDiff(before, txn, &session)
             return .moved(from: old.identifier)
         }
-        let doc = s.allocate()
-        let apps = s.links == .none ? [] : try linkedApps(f.path, txn)
-        let before = apps.isEmpty ? [:] : try snapshot(apps, txn, s)
-        try idc.put(idKey, Self.docBytes(doc))
-        if let h = f.contentHash { s.hashEdits.append((Self.hashKey(h, doc), true)) }
+        let itemNumber = session.allocate()
+        let apps = session.links == .none ? [] : try linkedApps(f.path, txn)
+        let before = apps.isEmpty ? [:] : try snapshot(apps, txn, session)
+        try idc.put(idKey, Self.itemNumberBytes(itemNumber))
+        if let h = f.contentHash { session.hashEdits.append((Self.hashKey(h, itemNumber), true)) }
         let r = ItemRecord(kind: .file, identifier: f.path, contentHash: f.contentHash, fileState: f.state, attributes: attributes)
-        try putRecord(doc, r, txn)
+        try putRecord(itemNumber, r, txn)
         if apps.isEmpty {
-            s.add(doc, r, self)
+            session.add(itemNumber, r, self)
         } else {
             try refreshOverlay(f.path, txn)
-            try recordDiff(before, txn, &s)
-            s.record(doc, before: [], after: try terms(of: doc, txn, s))
+            try recordDiff(before, txn, &session)
+            session.record(itemNumber, before: [], after: try terms(of: itemNumber, txn, session))
         }
         return .added
     }
@@ -242,9 +242,9 @@ extension MetadataIndex {
                 return true
             }
         }
-        for doc in candidates {
-            guard let r = try record(doc, txn), r.kind == .file else { continue }
-            if Self.isGone(r.identifier) { return (doc, r) }
+        for itemNumber in candidates {
+            guard let r = try record(itemNumber, txn), r.kind == .file else { continue }
+            if Self.isGone(r.identifier) { return (itemNumber, r) }
         }
         return nil
     }
@@ -255,12 +255,12 @@ extension MetadataIndex {
         return lstat(path, &st) != 0 && (errno == ENOENT || errno == ENOTDIR)
     }
 
-    func deleteFile(_ doc: UInt32, _ txn: borrowing Transaction, _ s: inout WriteSession) throws {
-        guard let r = try record(doc, txn), r.kind == .file else { return }
-        let before = try snapshot([doc] + (try linkedApps(r.identifier, txn)), txn, s)
+    func deleteFile(_ itemNumber: UInt32, _ txn: borrowing Transaction, _ session: inout WriteSession) throws {
+        guard let r = try record(itemNumber, txn), r.kind == .file else { return }
+        let before = try snapshot([itemNumber] + (try linkedApps(r.identifier, txn)), txn, session)
         try txn.delete(ids, key: Self.idKey(.file, r.identifier))
-        if let h = r.contentHash { try txn.delete(hashes, key: Self.hashKey(h, doc)) }
-        try txn.delete(items, key: Self.docBytes(doc))
-        try recordDiff(before, txn, &s)
+        if let h = r.contentHash { try txn.delete(hashes, key: Self.hashKey(h, itemNumber)) }
+        try txn.delete(items, key: Self.itemNumberBytes(itemNumber))
+        try recordDiff(before, txn, &session)
     }
 }

@@ -38,27 +38,27 @@ extension MetadataIndex {
         return key
     }
 
-    static func docBytes(_ doc: UInt32) -> [UInt8] {
+    static func itemNumberBytes(_ itemNumber: UInt32) -> [UInt8] {
         var out: [UInt8] = []
-        Postings.appendBE(&out, doc)
+        Postings.appendBE(&out, itemNumber)
         return out
     }
 
-    static func doc(_ value: UnsafeRawBufferPointer) -> UInt32? {
+    static func itemNumber(_ value: UnsafeRawBufferPointer) -> UInt32? {
         value.count >= 4 ? Postings.readBE(value, at: 0) : nil
     }
 
-    static func linkKey(_ path: String, _ doc: UInt32) -> [UInt8] { textKey(path) + [0] + docBytes(doc) }
-    static func domainKey(_ domain: String, _ doc: UInt32) -> [UInt8] { Array(domain.utf8.prefix(400)) + [0] + docBytes(doc) }
-    static func expiryKey(_ date: Double, _ doc: UInt32) -> [UInt8] {
+    static func linkKey(_ path: String, _ itemNumber: UInt32) -> [UInt8] { textKey(path) + [0] + itemNumberBytes(itemNumber) }
+    static func domainKey(_ domain: String, _ itemNumber: UInt32) -> [UInt8] { Array(domain.utf8.prefix(400)) + [0] + itemNumberBytes(itemNumber) }
+    static func expiryKey(_ date: Double, _ itemNumber: UInt32) -> [UInt8] {
         let k = NumericKey.key(date)
-        return docBytes(UInt32(k >> 32)) + docBytes(UInt32(k & 0xFFFF_FFFF)) + docBytes(doc)
+        return itemNumberBytes(UInt32(k >> 32)) + itemNumberBytes(UInt32(k & 0xFFFF_FFFF)) + itemNumberBytes(itemNumber)
     }
-    static func hashKey(_ hash: [UInt8], _ doc: UInt32) -> [UInt8] {
+    static func hashKey(_ hash: [UInt8], _ itemNumber: UInt32) -> [UInt8] {
         var key: [UInt8] = []
         key.reserveCapacity(20)
         key.append(contentsOf: hash.prefix(16))
-        withUnsafeBytes(of: doc.bigEndian) { key.append(contentsOf: $0) }
+        withUnsafeBytes(of: itemNumber.bigEndian) { key.append(contentsOf: $0) }
         return key
     }
 }

@@ -14,9 +14,9 @@ extension MetadataIndex {
                 var unknown: [String] = []
                 let (set, _) = try run(expression, query: query, onlyIn: options.onlyIn, unknown: &unknown, txn)
                 var results: [SearchResult] = []
-                for doc in set.prefix(options.limit ?? Int.max) {
-                    guard let r = try record(doc, txn) else { continue }
-                    results.append(try result(doc, r, attributes: options.attributes ?? [], txn))
+                for itemNumber in set.prefix(options.limit ?? Int.max) {
+                    guard let r = try record(itemNumber, txn) else { continue }
+                    results.append(try result(itemNumber, r, attributes: options.attributes ?? [], txn))
                 }
                 return SearchResults(count: set.count, results: results, unknownAttributes: unknown)
             }
@@ -38,7 +38,7 @@ extension MetadataIndex {
     /// Compiles and runs `expression` in `txn`; the attributes it names that no item has are
     /// added to `unknown`.
     func run(_ expression: QueryExpression, query: String, onlyIn: [String], unknown: inout [String],
-             _ txn: borrowing Transaction) throws -> (DocSet, QueryPlan) {
+             _ txn: borrowing Transaction) throws -> (ItemSet, QueryPlan) {
         var compiler = QueryCompiler(catalog: catalog, meta: meta, query: query)
         var plan = try compiler.compile(expression, txn)
         unknown += compiler.unknownAttributes

@@ -7,12 +7,14 @@ extension MetadataIndex {
         do {
             var published: [String: AttributeInfo] = [:]
             let result = try environment.write { txn in
-                var s = WriteSession(nextDoc: UInt32(try universe(txn)))
-                let r = try body(txn, &s)
-                try applyChanges(s.postings, txn)
-                if s.nextDoc != s.firstNewDoc { try txn.put(meta, key: Self.nextItemKey, value: Self.docBytes(s.nextDoc)) }
-                published = s.pendingAttributes
-                return r
+                var session = WriteSession(nextItemNumber: UInt32(try universe(txn)))
+                let result = try body(txn, &session)
+                try applyChanges(session.postings, txn)
+                if session.nextItemNumber != session.firstNewItemNumber {
+                    try txn.put(meta, key: Self.nextItemKey, value: Self.itemNumberBytes(session.nextItemNumber))
+                }
+                published = session.pendingAttributes
+                return result
             }
             catalog.publish(published)
             return result
@@ -29,14 +31,14 @@ extension MetadataIndex {
 
     /// Attributes by number, numbering new app attributes.
     func resolve(_ attributes: [String: AttributeValue], _ txn: borrowing Transaction,
-                 _ s: inout WriteSession) throws -> [UInt16: AttributeValue] {
+                 _ session: inout WriteSession) throws -> [UInt16: AttributeValue] {
         var out: [UInt16: AttributeValue] = [:]
         for (name, value) in attributes {
             let info: AttributeInfo
             if let builtIn = Schema.byName[name], Schema.compatible(builtIn.type, value.type) {
                 info = builtIn
             } else {
-                info = try catalog.resolve(name, type: value.type, txn, meta: meta, pending: &s.pendingAttributes, indexPath: directory)
+                info = try catalog.resolve(name, type: value.type, txn, meta: meta, pending: &session.pendingAttributes, indexPath: directory)
             }
             out[info.id] = info.stored(value)
         }
@@ -45,9 +47,9 @@ extension MetadataIndex {
 
     /// The posting lists an item is in, as a query should see it: nothing for an app item merged
     /// into the file it describes.
-    func terms(of doc: UInt32, _ txn: borrowing Transaction, _ s: borrowing WriteSession) throws -> Set<TermKey> {
-        guard let r = try record(doc, txn), try !isMerged(r, txn) else { return [] }
-        return terms(r, s.pendingAttributes)
+    func terms(of itemNumber: UInt32, _ txn: borrowing Transaction, _ session: borrowing WriteSession) throws -> Set<TermKey> {
+        guard let r = try record(itemNumber, txn), try !isMerged(r, txn) else { return [] }
+        return terms(r, session.pendingAttributes)
     }
 
     /// Whether `r` is an app item describing an indexed file: merged into the file's item, it
@@ -80,17 +82,17 @@ extension MetadataIndex {
         }
     }
 
-    func snapshot(_ docs: [UInt32], _ txn: borrowing Transaction, _ s: borrowing WriteSession) throws -> [UInt32: Set<TermKey>] {
+    func snapshot(_ itemNumbers: [UInt32], _ txn: borrowing Transaction, _ session: borrowing WriteSession) throws -> [UInt32: Set<TermKey>] {
         var out: [UInt32: Set<TermKey>] = [:]
-        for d in docs where out[d] == nil { out[d] = try terms(of: d, txn, s) }
+        for d in itemNumbers where out[d] == nil { out[d] = try terms(of: d, txn, session) }
         return out
     }
 
-    func recordDiff(_ before: [UInt32: Set<TermKey>], _ txn: borrowing Transaction, _ s: inout WriteSession) throws {
-        for (doc, old) in before { s.record(doc, before: old, after: try terms(of: doc, txn, s)) }
+    func recordDiff(_ before: [UInt32: Set<TermKey>], _ txn: borrowing Transaction, _ session: inout WriteSession) throws {
+        for (itemNumber, old) in before { session.record(itemNumber, before: old, after: try terms(of: itemNumber, txn, session)) }
     }
 
-    func putRecord(_ doc: UInt32, _ r: ItemRecord, _ txn: borrowing Transaction) throws {
-        try txn.put(items, key: Self.docBytes(doc), value: r.encoded())
+    func putRecord(_ itemNumber: UInt32, _ r: ItemRecord, _ txn: borrowing Transaction) throws {
+        try txn.put(items, key: Self.itemNumberBytes(itemNumber), value: r.encoded())
     }
 }

@@ -20,8 +20,8 @@ extension MetadataIndex {
         try txn.removeAll(postings)
         var start: [UInt8] = []
         while true {
-            var sink = AccumulatorSink(postings: PostingAccumulator(), doc: 0)
-            var items: [(doc: UInt32, record: ItemRecord)] = []
+            var sink = AccumulatorSink(postings: PostingAccumulator(), itemNumber: 0)
+            var items: [(itemNumber: UInt32, record: ItemRecord)] = []
             try start.withUnsafeBytes { from in
                 try txn.forEach(self.items, from: start.isEmpty ? nil : from) { key, value in
                     guard key.count == 4, let record = ItemRecord(value) else { return true }
@@ -30,14 +30,14 @@ extension MetadataIndex {
                 }
             }
             guard let last = items.last else { break }
-            for (doc, record) in items {
+            for (itemNumber, record) in items {
                 if try isMerged(record, txn) { continue }
-                sink.doc = doc
+                sink.itemNumber = itemNumber
                 forEachTerm(record, [:], &sink)
             }
             // Not on two threads: a helper's read transaction would not see the lists written so far.
             try applyChanges(sink.postings, txn, helper: false)
-            start = Self.docBytes(last.doc + 1)
+            start = Self.itemNumberBytes(last.itemNumber + 1)
             if items.count < Self.rebuildBatch { break }
         }
         try txn.put(meta, key: Self.versionKey, value: [UInt8(Self.formatVersion)])

@@ -95,8 +95,8 @@ public final class MetadataIndex: Sendable {
 
     // MARK: Reading items
 
-    func record(_ doc: UInt32, _ txn: borrowing Transaction) throws -> ItemRecord? {
-        try txn.get(items, key: Self.docBytes(doc)).flatMap { ItemRecord($0) }
+    func record(_ itemNumber: UInt32, _ txn: borrowing Transaction) throws -> ItemRecord? {
+        try txn.get(items, key: Self.itemNumberBytes(itemNumber)).flatMap { ItemRecord($0) }
     }
 
     func lookup(_ ns: Namespace, _ identifier: String, _ txn: borrowing Transaction) throws -> UInt32? {
@@ -105,24 +105,24 @@ public final class MetadataIndex: Sendable {
 
     /// The item number in an `ids` value found under `identifier`'s key, if it is that identifier's.
     func verified(_ value: UnsafeRawBufferPointer?, _ identifier: String, _ txn: borrowing Transaction) throws -> UInt32? {
-        guard let doc = value.flatMap(Self.doc) else { return nil }
+        guard let itemNumber = value.flatMap(Self.itemNumber) else { return nil }
         // A long identifier's key is a hash: make sure the record names this one.
-        if identifier.utf8.count > Self.maxPlainKeyBytes, try record(doc, txn)?.identifier != identifier { return nil }
-        return doc
+        if identifier.utf8.count > Self.maxPlainKeyBytes, try record(itemNumber, txn)?.identifier != identifier { return nil }
+        return itemNumber
     }
 
     /// App items whose contentURL is `path`.
     func linkedApps(_ path: String, _ txn: borrowing Transaction) throws -> [UInt32] {
         let prefix = Self.textKey(path) + [0]
-        var docs: [UInt32] = []
+        var itemNumbers: [UInt32] = []
         try prefix.withUnsafeBytes { start in
             try txn.forEach(links, from: start) { key, _ in
                 guard key.count == prefix.count + 4, key.starts(with: prefix) else { return false }
-                docs.append(Postings.readBE(key, at: prefix.count))
+                itemNumbers.append(Postings.readBE(key, at: prefix.count))
                 return true
             }
         }
-        return docs
+        return itemNumbers
     }
 
     func universe(_ txn: borrowing Transaction) throws -> Int {
@@ -144,7 +144,7 @@ public final class MetadataIndex: Sendable {
         record.kind == .file ? record.identifier : record.contentURL
     }
 
-    func result(_ doc: UInt32, _ record: ItemRecord, attributes wanted: [String]?, _ txn: borrowing Transaction) throws -> SearchResult {
+    func result(_ itemNumber: UInt32, _ record: ItemRecord, attributes wanted: [String]?, _ txn: borrowing Transaction) throws -> SearchResult {
         var all = try attributeNames(record.effectiveAttributes, txn)
         if record.kind == .file { all[MDItem.path] = .string(record.identifier) }
         let attributes = wanted.map { names in all.filter { names.contains($0.key) } } ?? all
@@ -155,7 +155,7 @@ public final class MetadataIndex: Sendable {
             identifier = app.identifier
             domain = app.domain
         }
-        return SearchResult(itemNumber: doc, path: Self.path(of: record), identifier: identifier, domainIdentifier: domain,
+        return SearchResult(itemNumber: itemNumber, path: Self.path(of: record), identifier: identifier, domainIdentifier: domain,
                             contentHash: record.contentHash, attributes: attributes)
     }
 
@@ -169,8 +169,8 @@ public final class MetadataIndex: Sendable {
     private func item(_ ns: Namespace, _ key: String) throws(IndexError) -> SearchResult? {
         do {
             return try environment.read { txn in
-                guard let doc = try lookup(ns, key, txn), let record = try record(doc, txn) else { return nil }
-                return try result(doc, record, attributes: nil, txn)
+                guard let itemNumber = try lookup(ns, key, txn), let record = try record(itemNumber, txn) else { return nil }
+                return try result(itemNumber, record, attributes: nil, txn)
             }
         } catch { throw IndexError.wrapping(error, path: directory) }
     }
@@ -180,8 +180,8 @@ public final class MetadataIndex: Sendable {
     public func indexedState(path: String) throws(IndexError) -> IndexedFileState? {
         do {
             return try environment.read { txn in
-                guard let doc = try lookup(.file, path, txn) else { return nil }
-                return try txn.get(items, key: Self.docBytes(doc)).flatMap(RecordView.init)?.fileState
+                guard let itemNumber = try lookup(.file, path, txn) else { return nil }
+                return try txn.get(items, key: Self.itemNumberBytes(itemNumber)).flatMap(RecordView.init)?.fileState
             }
         } catch { throw IndexError.wrapping(error, path: directory) }
     }

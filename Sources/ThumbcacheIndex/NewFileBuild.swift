@@ -17,7 +17,7 @@ final class NewFileBuild: Sendable {
 
     /// A group's files (index in the batch, item number) and, once built, their records.
     struct Group: Sendable {
-        var files: [(index: Int, doc: UInt32)] = []
+        var files: [(index: Int, itemNumber: UInt32)] = []
         /// Record `k` is `records[ends[k - 1] ..< ends[k]]` (`ends[-1]` = 0).
         var records: [UInt8] = []
         var ends: [Int] = []
@@ -26,7 +26,7 @@ final class NewFileBuild: Sendable {
         func forEachRecord(_ body: (UInt32, UnsafeRawBufferPointer) throws -> Void) rethrows {
             try records.withUnsafeBytes { all in
                 for (k, file) in files.enumerated() {
-                    try body(file.doc, UnsafeRawBufferPointer(rebasing: all[(k == 0 ? 0 : ends[k - 1])..<ends[k]]))
+                    try body(file.itemNumber, UnsafeRawBufferPointer(rebasing: all[(k == 0 ? 0 : ends[k - 1])..<ends[k]]))
                 }
             }
         }
@@ -55,7 +55,7 @@ final class NewFileBuild: Sendable {
     }
 
     /// Queues new files (index in the batch, item number), in item order.
-    func submit(_ files: [(index: Int, doc: UInt32)]) {
+    func submit(_ files: [(index: Int, itemNumber: UInt32)]) {
         guard !files.isEmpty else { return }
         state.withLock { $0.groups.append(Group(files: files)) }
     }
@@ -69,7 +69,7 @@ final class NewFileBuild: Sendable {
             s.limit = split
             return (Array(s.groups[split...]), split)
         }
-        var sink = AccumulatorSink(postings: PostingAccumulator(), doc: 0)
+        var sink = AccumulatorSink(postings: PostingAccumulator(), itemNumber: 0)
         var scratch = Scratch()
         let built = mine.map { build($0, &sink, &scratch) }
         return state.withLock(waitingUntil: { !threaded || $0.helperPostings != nil }) { s in
@@ -81,7 +81,7 @@ final class NewFileBuild: Sendable {
     }
 
     private func helper() {
-        var sink = AccumulatorSink(postings: PostingAccumulator(), doc: 0)
+        var sink = AccumulatorSink(postings: PostingAccumulator(), itemNumber: 0)
         var scratch = Scratch()
         while true {
             enum Step { case build(Int, Group), stop }
@@ -121,13 +121,13 @@ final class NewFileBuild: Sendable {
         out.ends.reserveCapacity(group.files.count)
         // Items and attributes read in place (a copy of an item is a retain per field, per file).
         files.withUnsafeBufferPointer { files in
-            for (index, doc) in group.files {
+            for (index, itemNumber) in group.files {
                 RecordCoding.header(&out.records, kind: .file, identifier: files[index].path, contentHash: files[index].contentHash,
                                     fileState: files[index].state)
-                sink.doc = doc
+                sink.itemNumber = itemNumber
                 sink.exists(Schema.allItemsID)
                 sink.exists(Schema.pathID)
-                directoryTerms(files[index].path, &sink.postings, doc, &scratch)
+                directoryTerms(files[index].path, &sink.postings, itemNumber, &scratch)
                 // Each attribute goes straight into the record and the lists (copying it into a
                 // scratch array first cost a retain per string); the count is written after.
                 let countAt = out.records.count
@@ -153,7 +153,7 @@ final class NewFileBuild: Sendable {
     }
 
     /// ``ItemTerms/pathTerms(_:of:_:)``'s directory lists, numbers reused from the previous path.
-    private func directoryTerms(_ path: String, _ postings: inout PostingAccumulator, _ doc: UInt32, _ scratch: inout Scratch) {
+    private func directoryTerms(_ path: String, _ postings: inout PostingAccumulator, _ itemNumber: UInt32, _ scratch: inout Scratch) {
         var path = path
         path.withUTF8 { bytes in
             var common = 0
@@ -170,7 +170,7 @@ final class NewFileBuild: Sendable {
                 } else {
                     list = postings.list(.directory, Schema.pathID, ItemTerms.directoryTerm(bytes, i))
                 }
-                postings.add(list: list, doc)
+                postings.add(list: list, itemNumber)
                 scratch.next.append((i, list))
             }
             scratch.path.removeAll(keepingCapacity: true)

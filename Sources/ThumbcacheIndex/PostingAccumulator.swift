@@ -20,8 +20,8 @@ struct PostingAccumulator {
     private var edits: [UInt64] = []
     private var scratch: [UInt8] = []
 
-    @inline(__always) private mutating func append(_ list: Int32, _ doc: UInt32, add: Bool = true) {
-        edits.append(UInt64(UInt32(list)) << 32 | UInt64(doc) << 1 | (add ? 1 : 0))
+    @inline(__always) private mutating func append(_ list: Int32, _ itemNumber: UInt32, add: Bool = true) {
+        edits.append(UInt64(UInt32(list)) << 32 | UInt64(itemNumber) << 1 | (add ? 1 : 0))
     }
 
     /// The list number of a key prefix; lists the fast paths know get the same number here.
@@ -41,27 +41,27 @@ struct PostingAccumulator {
     /// Lists with edits (or that had some).
     var listCount: Int { table.count }
 
-    mutating func add(_ prefix: UnsafeRawBufferPointer, _ doc: UInt32) { append(list(prefix), doc) }
-    mutating func remove(_ prefix: UnsafeRawBufferPointer, _ doc: UInt32) { append(list(prefix), doc, add: false) }
+    mutating func add(_ prefix: UnsafeRawBufferPointer, _ itemNumber: UInt32) { append(list(prefix), itemNumber) }
+    mutating func remove(_ prefix: UnsafeRawBufferPointer, _ itemNumber: UInt32) { append(list(prefix), itemNumber, add: false) }
 
-    mutating func addExists(_ attribute: UInt16, _ doc: UInt32) { append(existsList(attribute), doc) }
+    mutating func addExists(_ attribute: UInt16, _ itemNumber: UInt32) { append(existsList(attribute), itemNumber) }
 
     /// An ASCII trigram (each byte < 0x80).
-    mutating func addTrigram(_ attribute: UInt16, _ a: UInt8, _ b: UInt8, _ c: UInt8, _ doc: UInt32) {
-        append(trigramList(attribute, a, b, c), doc)
+    mutating func addTrigram(_ attribute: UInt16, _ a: UInt8, _ b: UInt8, _ c: UInt8, _ itemNumber: UInt32) {
+        append(trigramList(attribute, a, b, c), itemNumber)
     }
 
-    mutating func addNumber(_ attribute: UInt16, _ bucket: UInt32, _ doc: UInt32) {
-        withUnsafeBytes(of: bucket.bigEndian) { add(.number, attribute, $0[1...], doc) }  // the 3-byte bucket term
+    mutating func addNumber(_ attribute: UInt16, _ bucket: UInt32, _ itemNumber: UInt32) {
+        withUnsafeBytes(of: bucket.bigEndian) { add(.number, attribute, $0[1...], itemNumber) }  // the 3-byte bucket term
     }
 
     /// Adds a term of `kind` for `attribute`.
-    mutating func add(_ kind: PostingKind, _ attribute: UInt16, _ term: some Collection<UInt8>, _ doc: UInt32) {
-        append(list(kind, attribute, term), doc)
+    mutating func add(_ kind: PostingKind, _ attribute: UInt16, _ term: some Collection<UInt8>, _ itemNumber: UInt32) {
+        append(list(kind, attribute, term), itemNumber)
     }
 
     /// Adds an edit to list number `list` (from ``list(_:_:_:)``).
-    mutating func add(list: Int32, _ doc: UInt32) { append(list, doc) }
+    mutating func add(list: Int32, _ itemNumber: UInt32) { append(list, itemNumber) }
 
     /// The number of the list of a term of `kind` for `attribute` (the key prefix is built here,
     /// in a reused buffer). A caller that meets the same term often can keep the number.

@@ -132,7 +132,7 @@ struct PostingWriter {
     private var changes: [UInt64] = []
     private var last: [UInt32: Bool] = [:]
     private var key: [UInt8] = []
-    private var docs: [UInt32] = []
+    private var itemNumbers: [UInt32] = []
     private var merged: [UInt32] = []
     private var value: [UInt8] = []
     /// Planning (see ``WritePlan``): writes and deletions are recorded, not made.
@@ -186,7 +186,7 @@ struct PostingWriter {
         }
         last.removeAll(keepingCapacity: true)
         for op in ops { last[op >> 1] = op & 1 == 1 }
-        for (doc, add) in last.sorted(by: { $0.key < $1.key }) { changes.append(UInt64(doc) << 1 | (add ? 1 : 0)) }
+        for (itemNumber, add) in last.sorted(by: { $0.key < $1.key }) { changes.append(UInt64(itemNumber) << 1 | (add ? 1 : 0)) }
     }
 
     private mutating func setKey(_ prefix: UnsafeRawBufferPointer, _ first: UInt32) {
@@ -195,10 +195,10 @@ struct PostingWriter {
         Postings.appendBE(&key, first)
     }
 
-    /// Finds the chunk `d` belongs in, decodes it into `docs`, and returns its first item and
-    /// the first item of the list's next chunk (nil: none). A new list: (nil, nil), `docs` empty.
+    /// Finds the chunk `d` belongs in, decodes it into `itemNumbers`, and returns its first item and
+    /// the first item of the list's next chunk (nil: none). A new list: (nil, nil), `itemNumbers` empty.
     private mutating func chunk(containing d: UInt32, _ prefix: UnsafeRawBufferPointer, _ c: borrowing Cursor) throws -> (UInt32?, UInt32?) {
-        docs.removeAll(keepingCapacity: true)
+        itemNumbers.removeAll(keepingCapacity: true)
         setKey(prefix, d)
         func start(_ e: Cursor.Entry?) -> UInt32? {
             guard let e, e.key.count == prefix.count + 4, memcmp(e.key.baseAddress!, prefix.baseAddress!, prefix.count) == 0 else { return nil }
@@ -207,19 +207,19 @@ struct PostingWriter {
         let atLeast = try key.withUnsafeBytes { try c.seek(atLeast: $0) }
         let following = start(atLeast)
         if following == d {
-            Postings.forEach(atLeast!.value) { docs.append($0) }
+            Postings.forEach(atLeast!.value) { itemNumbers.append($0) }
             return (d, start(try c.next()))
         }
         let before = atLeast == nil ? try c.last() : try c.previous()
         if let s = start(before) {
-            Postings.forEach(before!.value) { docs.append($0) }
+            Postings.forEach(before!.value) { itemNumbers.append($0) }
             return (s, following)
         }
         guard let first = following else { return (nil, nil) }
         // `d` comes before the list's first chunk: it joins that chunk.
         setKey(prefix, first)
         let e = try key.withUnsafeBytes { try c.seek(exactly: $0) }
-        if let e { Postings.forEach(e.value) { docs.append($0) } }
+        if let e { Postings.forEach(e.value) { itemNumbers.append($0) } }
         return (first, start(try c.next()))
     }
 
@@ -227,12 +227,12 @@ struct PostingWriter {
         merged.removeAll(keepingCapacity: true)
         var i = 0
         for change in changes[range] {
-            let doc = UInt32(change >> 1)
-            while i < docs.count && docs[i] < doc { merged.append(docs[i]); i += 1 }
-            if i < docs.count && docs[i] == doc { i += 1 }
-            if change & 1 == 1 { merged.append(doc) }
+            let itemNumber = UInt32(change >> 1)
+            while i < itemNumbers.count && itemNumbers[i] < itemNumber { merged.append(itemNumbers[i]); i += 1 }
+            if i < itemNumbers.count && itemNumbers[i] == itemNumber { i += 1 }
+            if change & 1 == 1 { merged.append(itemNumber) }
         }
-        merged.append(contentsOf: docs[i...])
+        merged.append(contentsOf: itemNumbers[i...])
     }
 
     /// Writes `merged` as chunks of at most ``Postings/chunkBytes``, each in the form that
@@ -269,13 +269,13 @@ struct PostingWriter {
         }
     }
 
-    /// Whether the bitmap form of `docs` takes fewer bytes than the gaps form.
-    static func bitmapIsSmaller(_ docs: ArraySlice<UInt32>) -> Bool {
-        let header = Varint.size(UInt64(docs.count)) + Varint.size(UInt64(docs.first!))
-        let bitmap = 1 + header + Int(docs.last! - docs.first!) / 8 + 1
+    /// Whether the bitmap form of `itemNumbers` takes fewer bytes than the gaps form.
+    static func bitmapIsSmaller(_ itemNumbers: ArraySlice<UInt32>) -> Bool {
+        let header = Varint.size(UInt64(itemNumbers.count)) + Varint.size(UInt64(itemNumbers.first!))
+        let bitmap = 1 + header + Int(itemNumbers.last! - itemNumbers.first!) / 8 + 1
         var gaps = header
-        var previous = docs.first!
-        for d in docs.dropFirst() {
+        var previous = itemNumbers.first!
+        for d in itemNumbers.dropFirst() {
             gaps += Varint.size(UInt64(d - previous))
             if gaps > bitmap { return true }
             previous = d

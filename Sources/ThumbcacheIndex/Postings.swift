@@ -104,7 +104,7 @@ enum Postings {
     @inline(__always)
     static func decodeGaps(_ chunk: UnsafeRawBufferPointer, from offset: Int, count: Int, _ body: (UInt32) -> Void) {
         var offset = offset
-        var doc: UInt32 = 0
+        var itemNumber: UInt32 = 0
         for i in 0..<count {
             let gap: UInt32
             if offset < chunk.count, chunk[offset] < 0x80 {
@@ -114,8 +114,8 @@ enum Postings {
                 guard let g = Varint.read(chunk, &offset) else { return }
                 gap = UInt32(truncatingIfNeeded: g)
             }
-            doc = i == 0 ? gap : doc &+ gap
-            body(doc)
+            itemNumber = i == 0 ? gap : itemNumber &+ gap
+            body(itemNumber)
         }
     }
 
@@ -134,26 +134,26 @@ enum Postings {
         }
     }
 
-    /// Appends `docs` (ascending, non-empty) to `out` in the gaps form.
-    static func encodeGaps(_ docs: ArraySlice<UInt32>, into out: inout [UInt8]) {
-        Varint.append(&out, UInt64(docs.count))
+    /// Appends `itemNumbers` (ascending, non-empty) to `out` in the gaps form.
+    static func encodeGaps(_ itemNumbers: ArraySlice<UInt32>, into out: inout [UInt8]) {
+        Varint.append(&out, UInt64(itemNumbers.count))
         var previous: UInt32?
-        for d in docs {
+        for d in itemNumbers {
             Varint.append(&out, UInt64(previous.map { d - $0 } ?? d))
             previous = d
         }
     }
 
-    /// Appends `docs` (ascending, non-empty, spanning less than ``bitmapSpan``) to `out` in the
+    /// Appends `itemNumbers` (ascending, non-empty, spanning less than ``bitmapSpan``) to `out` in the
     /// bitmap form.
-    static func encodeBitmap(_ docs: ArraySlice<UInt32>, into out: inout [UInt8]) {
-        let first = docs.first!
+    static func encodeBitmap(_ itemNumbers: ArraySlice<UInt32>, into out: inout [UInt8]) {
+        let first = itemNumbers.first!
         out.append(bitmapMark)
-        Varint.append(&out, UInt64(docs.count))
+        Varint.append(&out, UInt64(itemNumbers.count))
         Varint.append(&out, UInt64(first))
         let start = out.count
-        out.append(contentsOf: repeatElement(0, count: Int(docs.last! - first) / 8 + 1))
-        for d in docs {
+        out.append(contentsOf: repeatElement(0, count: Int(itemNumbers.last! - first) / 8 + 1))
+        for d in itemNumbers {
             let bit = Int(d - first)
             out[start + (bit >> 3)] |= 1 << UInt8(bit & 7)
         }

@@ -15,13 +15,13 @@ extension QueryExecutor {
         return n
     }
 
-    func list(_ prefix: [UInt8], _ txn: borrowing Transaction) throws -> DocSet {
-        var builder = DocSetBuilder(universe: universe)
+    func list(_ prefix: [UInt8], _ txn: borrowing Transaction) throws -> ItemSet {
+        var builder = ItemSetBuilder(universe: universe)
         try collect(prefix, into: &builder, txn)
         return builder.build()
     }
 
-    func collect(_ prefix: [UInt8], into builder: inout DocSetBuilder, _ txn: borrowing Transaction) throws {
+    func collect(_ prefix: [UInt8], into builder: inout ItemSetBuilder, _ txn: borrowing Transaction) throws {
         try prefix.withUnsafeBytes { start in
             try txn.forEach(index.postings, from: start) { key, value in
                 guard key.count == prefix.count + 4, key.starts(with: prefix) else { return false }
@@ -35,10 +35,10 @@ extension QueryExecutor {
     /// those: its directory list, which holds the items of its subdirectories, and its own files
     /// from `ids` (see ``ItemTerms/listsOwnDirectory(_:pathBytes:)``). "/" has no list of its own: every
     /// item with a path is under it. A directory longer than a term shares its cut term's list.
-    func itemsUnder(_ directory: String, _ txn: borrowing Transaction) throws -> (DocSet, Bool) {
+    func itemsUnder(_ directory: String, _ txn: borrowing Transaction) throws -> (ItemSet, Bool) {
         if directory == "/" { return (try list(Postings.prefix(.exists, Schema.pathID, []), txn), true) }
         let term = TextFolding.term(directory)
-        var builder = DocSetBuilder(universe: universe)
+        var builder = ItemSetBuilder(universe: universe)
         try collect(Postings.prefix(.directory, Schema.pathID, term.bytes), into: &builder, txn)
         try forEachFile(directlyIn: directory, txn) { builder.insert($0) }
         return (builder.build(), !term.truncated)
@@ -60,7 +60,7 @@ extension QueryExecutor {
                     entry = try c.seek(atLeast: Array(e.key[..<next]) + [slash + 1])
                     continue
                 }
-                if plain == e.key.count, let doc = MetadataIndex.doc(e.value) { body(doc) }
+                if plain == e.key.count, let itemNumber = MetadataIndex.itemNumber(e.value) { body(itemNumber) }
                 entry = try c.next()
             }
         }
@@ -81,7 +81,7 @@ extension QueryExecutor {
 
     /// Candidates for `attribute == pattern` from whole-value or word terms (`kind`).
     func termCandidates(_ kind: PostingKind, _ info: AttributeInfo, _ pattern: WildcardPattern,
-                        _ txn: borrowing Transaction) throws -> (DocSet, Bool) {
+                        _ txn: borrowing Transaction) throws -> (ItemSet, Bool) {
         let foldExact = pattern.matchesFoldedTermsExactly
         if let literal = pattern.literalText {
             let term = TextFolding.term(TextFolding.fold(literal))
@@ -93,7 +93,7 @@ extension QueryExecutor {
                 }
                 // Written as folded: the folded matches minus those written otherwise, plus lists
                 // that hold both spellings (marked with an exact term of their own).
-                var variants = DocSetBuilder(universe: universe)
+                var variants = ItemSetBuilder(universe: universe)
                 try scanTerms(.exactValue, info.id, startingWith: term.bytes + [1], txn) { _, chunk in
                     variants.insert(chunk: chunk)
                     return true
@@ -104,7 +104,7 @@ extension QueryExecutor {
             return (folded, foldExact && !term.truncated)
         }
         let prefix = TextFolding.term(TextFolding.fold(pattern.prefix)).bytes
-        var builder = DocSetBuilder(universe: universe)
+        var builder = ItemSetBuilder(universe: universe)
         var lastTerm: [UInt8] = []
         var lastMatched = false
         let everyTerm = pattern.isPrefixPattern
@@ -119,7 +119,7 @@ extension QueryExecutor {
         return (builder.build(), foldExact)
     }
 
-    func stringCandidates(_ info: AttributeInfo, _ pattern: WildcardPattern, _ txn: borrowing Transaction) throws -> (DocSet, Bool) {
+    func stringCandidates(_ info: AttributeInfo, _ pattern: WildcardPattern, _ txn: borrowing Transaction) throws -> (ItemSet, Bool) {
         if pattern.wordBased, info.policy.contains(.words) { return try termCandidates(.word, info, pattern, txn) }
         if !pattern.wordBased, info.policy.contains(.values) { return try termCandidates(.value, info, pattern, txn) }
         if !pattern.wordBased, info.policy.contains(.trigrams) {
@@ -139,7 +139,7 @@ extension QueryExecutor {
         return (try list(Postings.prefix(.exists, info.id, []), txn), false)
     }
 
-    func pathCandidates(_ pattern: WildcardPattern, _ txn: borrowing Transaction) throws -> (DocSet, Bool) {
+    func pathCandidates(_ pattern: WildcardPattern, _ txn: borrowing Transaction) throws -> (ItemSet, Bool) {
         let pathID = Schema.pathID
         if !pattern.ignoresCase && !pattern.ignoresDiacritics && !pattern.wordBased {
             let prefix = pattern.prefix
@@ -151,12 +151,12 @@ extension QueryExecutor {
         return (try list(Postings.prefix(.exists, pathID, []), txn), false)
     }
 
-    func textCandidates(_ word: String, _ txn: borrowing Transaction) throws -> (DocSet, Bool) {
+    func textCandidates(_ word: String, _ txn: borrowing Transaction) throws -> (ItemSet, Bool) {
         let words = TextFolding.words(word)
         guard !words.isEmpty else { return (.empty(universe: universe), true) }
-        var result: DocSet?
+        var result: ItemSet?
         for w in words {
-            var builder = DocSetBuilder(universe: universe)
+            var builder = ItemSetBuilder(universe: universe)
             for info in Schema.textAttributes {
                 try scanTerms(.word, info.id, startingWith: TextFolding.term(w).bytes, txn) { _, chunk in
                     builder.insert(chunk: chunk)
@@ -192,8 +192,8 @@ extension QueryExecutor {
     /// has narrowed them down).
     func numeric(_ info: AttributeInfo, _ interval: NumericInterval, _ txn: borrowing Transaction) throws -> Candidates {
         guard !interval.low.isNaN, !interval.high.isNaN, interval.low <= interval.high else { return Candidates(.empty(universe: universe)) }
-        var builder = DocSetBuilder(universe: universe)
-        var unsure = DocSetBuilder(universe: universe)
+        var builder = ItemSetBuilder(universe: universe)
+        var unsure = ItemSetBuilder(universe: universe)
         var anyUnsure = false
         try numericBuckets(info, interval, txn) { bucket, chunk in
             let range = info.buckets.range(bucket)

@@ -15,7 +15,7 @@ struct QueryExecutor {
     /// Checking one item against a predicate costs about this many decoded postings.
     static let verifyCost = 100
 
-    func exact(_ plan: QueryPlan, _ txn: borrowing Transaction) throws -> DocSet {
+    func exact(_ plan: QueryPlan, _ txn: borrowing Transaction) throws -> ItemSet {
         let c = try candidates(plan, txn)
         switch c.unsure {
         case .none: return c.set
@@ -33,10 +33,10 @@ struct QueryExecutor {
     /// The members of `set` whose records match `plan` (or, `keeping: false`, those that do not).
     /// A large set is checked in two halves, the second by a helper in a read transaction of its
     /// own, used only if it sees the same snapshot as `txn` (else this thread checks it too).
-    func verify(_ set: DocSet, _ plan: QueryPlan, _ txn: borrowing Transaction, keeping: Bool = true) throws -> DocSet {
+    func verify(_ set: ItemSet, _ plan: QueryPlan, _ txn: borrowing Transaction, keeping: Bool = true) throws -> ItemSet {
         let members = set.members
         guard members.count >= Self.parallelVerifyCount else {
-            return DocSet(sorted: try check(members[...], plan, keeping, txn), universe: set.universe)
+            return ItemSet(sorted: try check(members[...], plan, keeping, txn), universe: set.universe)
         }
         let half = members.count / 2
         let snapshot = txn.snapshot
@@ -53,12 +53,12 @@ struct QueryExecutor {
             throw error
         }
         let second = try helper.result() ?? check(members[half...], plan, keeping, txn)
-        return DocSet(sorted: first + second, universe: set.universe)
+        return ItemSet(sorted: first + second, universe: set.universe)
     }
 
-    private func check(_ docs: ArraySlice<UInt32>, _ plan: QueryPlan, _ keeping: Bool, _ txn: borrowing Transaction) throws -> [UInt32] {
-        try docs.filter { doc in
-            guard let bytes = try txn.get(index.items, key: MetadataIndex.docBytes(doc)), let view = RecordView(bytes) else { return !keeping }
+    private func check(_ itemNumbers: ArraySlice<UInt32>, _ plan: QueryPlan, _ keeping: Bool, _ txn: borrowing Transaction) throws -> [UInt32] {
+        try itemNumbers.filter { itemNumber in
+            guard let bytes = try txn.get(index.items, key: MetadataIndex.itemNumberBytes(itemNumber)), let view = RecordView(bytes) else { return !keeping }
             return RecordMatcher.matches(plan, view) == keeping
         }
     }
@@ -68,7 +68,7 @@ struct QueryExecutor {
         case .nothing: return Candidates(.empty(universe: universe))
         case .exists(let id): return Candidates(try list(Postings.prefix(.exists, id, []), txn))
         case .scope(let dirs):
-            var set = DocSet.empty(universe: universe)
+            var set = ItemSet.empty(universe: universe)
             var isExact = true
             for dir in dirs {
                 let (s, exact) = try itemsUnder(dir, txn)

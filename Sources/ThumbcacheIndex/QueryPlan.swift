@@ -36,22 +36,22 @@ struct Candidates {
         /// Every member matches.
         case none
         /// These members (a subset of the set, or more) may not match.
-        case some(DocSet)
+        case some(ItemSet)
         /// Any member may not match.
         case all
     }
 
-    var set: DocSet
+    var set: ItemSet
     var unsure: Unsure
 
-    init(_ set: DocSet, unsure: Unsure = .none) {
+    init(_ set: ItemSet, unsure: Unsure = .none) {
         self.set = set
         self.unsure = unsure
     }
 
-    init(_ set: DocSet, exact: Bool) { self.init(set, unsure: exact ? .none : .all) }
+    init(_ set: ItemSet, exact: Bool) { self.init(set, unsure: exact ? .none : .all) }
 
-    init(_ pair: (DocSet, Bool)) { self.init(pair.0, exact: pair.1) }
+    init(_ pair: (ItemSet, Bool)) { self.init(pair.0, exact: pair.1) }
 
     /// Members of both; a member is unsure if either side was unsure of it.
     mutating func formIntersection(_ other: Candidates) {

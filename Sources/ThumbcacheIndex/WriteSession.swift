@@ -11,8 +11,8 @@ struct TermKey: Hashable {
 struct WriteSession {
     var postings = PostingAccumulator()
     var pendingAttributes: [String: AttributeInfo] = [:]
-    var nextDoc: UInt32
-    let firstNewDoc: UInt32
+    var nextItemNumber: UInt32
+    let firstNewItemNumber: UInt32
     /// Whether app items point at files (checked once per transaction): with none, new files
     /// need no link lookup.
     var links = LinkState.unknown
@@ -21,26 +21,26 @@ struct WriteSession {
 
     enum LinkState { case unknown, none, some }
 
-    init(nextDoc: UInt32) {
-        self.nextDoc = max(1, nextDoc)
-        firstNewDoc = self.nextDoc
+    init(nextItemNumber: UInt32) {
+        self.nextItemNumber = max(1, nextItemNumber)
+        firstNewItemNumber = self.nextItemNumber
     }
 
     mutating func allocate() -> UInt32 {
-        defer { nextDoc += 1 }
-        return nextDoc
+        defer { nextItemNumber += 1 }
+        return nextItemNumber
     }
 
     /// Adds the lists of a new item nothing links to (nothing to take away).
-    mutating func add(_ doc: UInt32, _ r: ItemRecord, _ index: MetadataIndex) {
-        var sink = AccumulatorSink(postings: postings, doc: doc)
+    mutating func add(_ itemNumber: UInt32, _ r: ItemRecord, _ index: MetadataIndex) {
+        var sink = AccumulatorSink(postings: postings, itemNumber: itemNumber)
         postings = PostingAccumulator()
         index.forEachTerm(r, pendingAttributes, &sink)
         postings = sink.postings
     }
 
-    mutating func record(_ doc: UInt32, before: Set<TermKey>, after: Set<TermKey>) {
-        for t in after where !before.contains(t) { t.bytes.withUnsafeBytes { postings.add($0, doc) } }
-        for t in before where !after.contains(t) { t.bytes.withUnsafeBytes { postings.remove($0, doc) } }
+    mutating func record(_ itemNumber: UInt32, before: Set<TermKey>, after: Set<TermKey>) {
+        for t in after where !before.contains(t) { t.bytes.withUnsafeBytes { postings.add($0, itemNumber) } }
+        for t in before where !after.contains(t) { t.bytes.withUnsafeBytes { postings.remove($0, itemNumber) } }
     }
 }

@@ -15,38 +15,38 @@ struct PostingChunkTests {
         Array(0..<7_912),
     ]
 
-    static func encoded(_ docs: [UInt32], bitmap: Bool) -> [UInt8] {
+    static func encoded(_ itemNumbers: [UInt32], bitmap: Bool) -> [UInt8] {
         var out: [UInt8] = []
-        if bitmap { Postings.encodeBitmap(docs[...], into: &out) } else { Postings.encodeGaps(docs[...], into: &out) }
+        if bitmap { Postings.encodeBitmap(itemNumbers[...], into: &out) } else { Postings.encodeGaps(itemNumbers[...], into: &out) }
         return out
     }
 
     static func decoded(_ chunk: [UInt8]) -> [UInt32] {
-        var docs: [UInt32] = []
-        chunk.withUnsafeBytes { c in Postings.forEach(c) { docs.append($0) } }
-        return docs
+        var itemNumbers: [UInt32] = []
+        chunk.withUnsafeBytes { c in Postings.forEach(c) { itemNumbers.append($0) } }
+        return itemNumbers
     }
 
     /// What a query's set builder collects from `chunks`, in its array or its bitmap storage.
-    static func collected(_ chunks: [[UInt8]], universe: Int) -> DocSet {
-        var builder = DocSetBuilder(universe: universe)
+    static func collected(_ chunks: [[UInt8]], universe: Int) -> ItemSet {
+        var builder = ItemSetBuilder(universe: universe)
         for chunk in chunks { chunk.withUnsafeBytes { builder.insert(chunk: $0) } }
         return builder.build()
     }
 
     @Test(arguments: shapes)
-    func bothFormsReadBackTheSameItems(_ docs: [UInt32]) {
-        let universe = Int(docs.last!) + 1
-        for bitmap in [false, true] where !bitmap || docs.last! - docs.first! < Postings.bitmapSpan {
-            let chunk = Self.encoded(docs, bitmap: bitmap)
+    func bothFormsReadBackTheSameItems(_ itemNumbers: [UInt32]) {
+        let universe = Int(itemNumbers.last!) + 1
+        for bitmap in [false, true] where !bitmap || itemNumbers.last! - itemNumbers.first! < Postings.bitmapSpan {
+            let chunk = Self.encoded(itemNumbers, bitmap: bitmap)
             #expect(chunk.count <= Postings.chunkBytes || !bitmap)
             // Compared as Bools: a failure prints the form, not thousands of numbers.
-            let read = Self.decoded(chunk) == docs
+            let read = Self.decoded(chunk) == itemNumbers
             #expect(read, "bitmap: \(bitmap)")
-            #expect(chunk.withUnsafeBytes { Postings.count($0) } == docs.count)
+            #expect(chunk.withUnsafeBytes { Postings.count($0) } == itemNumbers.count)
             // Into an array (a universe large enough that the set stays sparse) and into a bitmap.
-            let intoArray = Self.collected([chunk], universe: universe * 64).members == docs
-            let intoBitmap = Self.collected([chunk], universe: universe).members == docs
+            let intoArray = Self.collected([chunk], universe: universe * 64).members == itemNumbers
+            let intoBitmap = Self.collected([chunk], universe: universe).members == itemNumbers
             #expect(intoArray, "bitmap: \(bitmap)")
             #expect(intoBitmap, "bitmap: \(bitmap)")
         }

@@ -2,7 +2,7 @@
 ///
 /// Query evaluation intersects, unites and subtracts these. Lists read from postings arrive
 /// sorted; unions of many lists (a date range is hundreds of buckets) go straight into a bitmap.
-struct DocSet: Sendable {
+struct ItemSet: Sendable {
     enum Storage: Sendable {
         case sorted([UInt32])
         case bitmap([UInt64])
@@ -21,7 +21,7 @@ struct DocSet: Sendable {
         self.universe = universe
     }
 
-    static func empty(universe: Int) -> DocSet { DocSet(sorted: [], universe: universe) }
+    static func empty(universe: Int) -> ItemSet { ItemSet(sorted: [], universe: universe) }
 
     /// Above this many members a set is kept as a bitmap (1/32 of the universe: where the bitmap
     /// becomes smaller than the array).
@@ -75,18 +75,18 @@ struct DocSet: Sendable {
         }
     }
 
-    func contains(_ doc: UInt32) -> Bool {
+    func contains(_ itemNumber: UInt32) -> Bool {
         switch storage {
         case .sorted(let a):
             var lo = 0, hi = a.count
             while lo < hi {
                 let mid = (lo + hi) / 2
-                if a[mid] < doc { lo = mid + 1 } else { hi = mid }
+                if a[mid] < itemNumber { lo = mid + 1 } else { hi = mid }
             }
-            return lo < a.count && a[lo] == doc
+            return lo < a.count && a[lo] == itemNumber
         case .bitmap(let words):
-            let i = Int(doc) >> 6
-            return i < words.count && words[i] & (1 << UInt64(doc & 63)) != 0
+            let i = Int(itemNumber) >> 6
+            return i < words.count && words[i] & (1 << UInt64(itemNumber & 63)) != 0
         }
     }
 
@@ -100,48 +100,48 @@ struct DocSet: Sendable {
         }
     }
 
-    func intersection(_ other: DocSet) -> DocSet {
+    func intersection(_ other: ItemSet) -> ItemSet {
         switch (storage, other.storage) {
         case (.sorted(let a), .sorted(let b)):
-            return DocSet(sorted: Self.intersect(a, b), universe: universe)
+            return ItemSet(sorted: Self.intersect(a, b), universe: universe)
         case (.sorted(let a), .bitmap), (.bitmap, .sorted(let a)):
             let bits = isBitmap ? self : other
-            return DocSet(sorted: a.filter { bits.contains($0) }, universe: universe)
+            return ItemSet(sorted: a.filter { bits.contains($0) }, universe: universe)
         case (.bitmap(let x), .bitmap(let y)):
-            return DocSet(bitmap: zip(x, y).map { $0 & $1 }, universe: universe).compacted()
+            return ItemSet(bitmap: zip(x, y).map { $0 & $1 }, universe: universe).compacted()
         }
     }
 
-    func union(_ other: DocSet) -> DocSet {
+    func union(_ other: ItemSet) -> ItemSet {
         if case .sorted(let a) = storage, case .sorted(let b) = other.storage,
            !Self.prefersBitmap(count: a.count + b.count, universe: universe) {
-            return DocSet(sorted: Self.merge(a, b), universe: universe)
+            return ItemSet(sorted: Self.merge(a, b), universe: universe)
         }
         let x = bitmapWords(), y = other.bitmapWords()
-        return DocSet(bitmap: zip(x, y).map { $0 | $1 }, universe: universe)
+        return ItemSet(bitmap: zip(x, y).map { $0 | $1 }, universe: universe)
     }
 
-    func subtracting(_ other: DocSet) -> DocSet {
+    func subtracting(_ other: ItemSet) -> ItemSet {
         switch (storage, other.storage) {
         case (.sorted(let a), .sorted(let b)):
-            return DocSet(sorted: Self.difference(a, b), universe: universe)
+            return ItemSet(sorted: Self.difference(a, b), universe: universe)
         case (.sorted(let a), .bitmap):
-            return DocSet(sorted: a.filter { !other.contains($0) }, universe: universe)
+            return ItemSet(sorted: a.filter { !other.contains($0) }, universe: universe)
         case (.bitmap(var x), .sorted(let b)):
             for d in b where Int(d) >> 6 < x.count { x[Int(d) >> 6] &= ~(1 << UInt64(d & 63)) }
-            return DocSet(bitmap: x, universe: universe).compacted()
+            return ItemSet(bitmap: x, universe: universe).compacted()
         case (.bitmap(let x), .bitmap(let y)):
-            return DocSet(bitmap: zip(x, y).map { $0 & ~$1 }, universe: universe).compacted()
+            return ItemSet(bitmap: zip(x, y).map { $0 & ~$1 }, universe: universe).compacted()
         }
     }
 
     private var isBitmap: Bool { if case .bitmap = storage { true } else { false } }
 
     /// A bitmap that became sparse turns back into an array.
-    fileprivate func compacted() -> DocSet {
+    fileprivate func compacted() -> ItemSet {
         guard case .bitmap = storage else { return self }
         let n = count
-        return Self.prefersBitmap(count: n, universe: universe) ? self : DocSet(sorted: members, universe: universe)
+        return Self.prefersBitmap(count: n, universe: universe) ? self : ItemSet(sorted: members, universe: universe)
     }
 
     /// Intersection of sorted arrays, galloping through the longer one.
@@ -200,7 +200,7 @@ struct DocSet: Sendable {
 /// when the count passes the density threshold and the items arrive out of order (many lists)
 /// or in bitmap chunks; one list read in order stays an array up to 1/8 of the universe, as
 /// setting and reading back bits would cost more than appending.
-struct DocSetBuilder {
+struct ItemSetBuilder {
     let universe: Int
     private var array: [UInt32] = []
     private var words: [UInt64]?
@@ -209,18 +209,18 @@ struct DocSetBuilder {
     init(universe: Int) { self.universe = universe }
 
     @inline(__always)
-    mutating func insert(_ doc: UInt32) {
+    mutating func insert(_ itemNumber: UInt32) {
         if words != nil {
-            if Int(doc) < universe { words![Int(doc) >> 6] |= 1 << UInt64(doc & 63) }
+            if Int(itemNumber) < universe { words![Int(itemNumber) >> 6] |= 1 << UInt64(itemNumber & 63) }
             return
         }
-        if let last = array.last, doc <= last { sortedSoFar = false }
-        array.append(doc)
+        if let last = array.last, itemNumber <= last { sortedSoFar = false }
+        array.append(itemNumber)
         if array.count > 4096 && shouldSwitch { switchToBitmap() }
     }
 
     private var shouldSwitch: Bool {
-        DocSet.prefersBitmap(count: array.count, universe: universe) && (!sortedSoFar || array.count > universe / 8)
+        ItemSet.prefersBitmap(count: array.count, universe: universe) && (!sortedSoFar || array.count > universe / 8)
     }
 
     /// Adds every item of a posting chunk (see ``Postings``), with one check of the storage per
@@ -228,7 +228,7 @@ struct DocSetBuilder {
     /// Items past the universe (a damaged chunk) are dropped; a malformed chunk ends early.
     mutating func insert(chunk: UnsafeRawBufferPointer) {
         guard let h = Postings.header(chunk) else { return }
-        if words == nil, h.bitmap, array.count + h.count > 4096, DocSet.prefersBitmap(count: array.count + h.count, universe: universe) {
+        if words == nil, h.bitmap, array.count + h.count > 4096, ItemSet.prefersBitmap(count: array.count + h.count, universe: universe) {
             switchToBitmap()
         }
         let limit = UInt32(clamping: universe)
@@ -237,8 +237,8 @@ struct DocSetBuilder {
                 if h.bitmap {
                     Self.or(chunk, from: h.body, first: h.first, into: w, limit: limit)
                 } else {
-                    Postings.decodeGaps(chunk, from: h.body, count: h.count) { doc in
-                        if doc < limit { w[Int(doc) >> 6] |= 1 << UInt64(doc & 63) }
+                    Postings.decodeGaps(chunk, from: h.body, count: h.count) { itemNumber in
+                        if itemNumber < limit { w[Int(itemNumber) >> 6] |= 1 << UInt64(itemNumber & 63) }
                     }
                 }
             }
@@ -252,11 +252,11 @@ struct DocSetBuilder {
                 var i = before
                 let end = p.count
                 if h.bitmap {
-                    Postings.forEachBit(chunk, from: h.body, first: h.first) { doc in
-                        if i < end { p[i] = doc; i += 1 }
+                    Postings.forEachBit(chunk, from: h.body, first: h.first) { itemNumber in
+                        if i < end { p[i] = itemNumber; i += 1 }
                     }
                 } else {
-                    Postings.decodeGaps(chunk, from: h.body, count: h.count) { doc in p[i] = doc; i += 1 }
+                    Postings.decodeGaps(chunk, from: h.body, count: h.count) { itemNumber in p[i] = itemNumber; i += 1 }
                 }
                 return i
             }
@@ -283,8 +283,8 @@ struct DocSetBuilder {
             j += 8
         }
         let rest = UnsafeRawBufferPointer(rebasing: chunk[j...])
-        Postings.forEachBit(rest, from: 0, first: first &+ UInt32(j - offset) &* 8) { doc in
-            if doc < limit { words[Int(doc) >> 6] |= 1 << UInt64(doc & 63) }
+        Postings.forEachBit(rest, from: 0, first: first &+ UInt32(j - offset) &* 8) { itemNumber in
+            if itemNumber < limit { words[Int(itemNumber) >> 6] |= 1 << UInt64(itemNumber & 63) }
         }
     }
 
@@ -295,14 +295,14 @@ struct DocSetBuilder {
         array = []
     }
 
-    consuming func build() -> DocSet {
-        if let words { return DocSet(bitmap: words, universe: universe) }
+    consuming func build() -> ItemSet {
+        if let words { return ItemSet(bitmap: words, universe: universe) }
         if !sortedSoFar {
             // Many short runs (a range's buckets): setting bits and reading them back in order
             // beats sorting once the items are more than an eighth of the bitmap's words.
             if universe / 64 <= array.count * 8 {
                 switchToBitmap()
-                return DocSet(bitmap: words!, universe: universe).compacted()
+                return ItemSet(bitmap: words!, universe: universe).compacted()
             }
             array.sort()
             var out: [UInt32] = []
@@ -310,6 +310,6 @@ struct DocSetBuilder {
             for d in array where out.last != d { out.append(d) }
             array = out
         }
-        return DocSet(sorted: array, universe: universe)
+        return ItemSet(sorted: array, universe: universe)
     }
 }
