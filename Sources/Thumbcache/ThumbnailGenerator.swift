@@ -30,8 +30,12 @@ public final class ThumbnailGenerator: Sendable {
     /// Keeps the store within its budget, if one was given.
     public let budget: CacheBudget?
 
-    /// - Parameter budget: bytes of thumbnails to keep at most; past it, garbage collection and
-    ///   least-recently-used eviction run by themselves in the background.
+    /// - Parameters:
+    ///   - store: the cache the thumbnails are read from and written to.
+    ///   - providers: who makes thumbnails of which exact content types; later ones win.
+    ///   - types: the content types the files are detected as (add an app's own here).
+    ///   - budget: bytes of thumbnails to keep at most; past it, garbage collection and
+    ///     least-recently-used eviction run by themselves in the background.
     public init(store: ThumbnailStore, providers: [any ThumbnailProvider] = [ImageThumbnailProvider()],
                 types: ContentTypeRegistry = ContentTypeRegistry(), budget: Int? = nil) {
         factory = ThumbnailFactory(store: store, types: types, providers: providers)

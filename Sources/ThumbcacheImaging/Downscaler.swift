@@ -48,8 +48,14 @@ public final class StreamingDownscaler {
     private var output: [UInt8]
 
     /// - Parameters:
+    ///   - sourceWidth: width of the rows that will be pushed, in pixels.
+    ///   - sourceHeight: how many rows will be pushed.
+    ///   - outputWidth: width of the result.
+    ///   - outputHeight: height of the result.
     ///   - crop: the source rectangle to resize (default: all of it).
+    ///   - kernel: the windowed filter after the box pre-reduce.
     ///   - premultiply: true if the source has meaningful alpha.
+    ///   - linearLight: resample in linear light instead of gamma-encoded values.
     public init(
         sourceWidth: Int, sourceHeight: Int, outputWidth: Int, outputHeight: Int,
         crop: (x: Int, y: Int, width: Int, height: Int)? = nil, kernel: ResamplingKernel = .lanczos3, premultiply: Bool,

@@ -50,7 +50,7 @@ public struct ImageInfo: Sendable, Hashable {
 ///
 /// Images that must be held whole while decoding (progressive JPEG: libjpeg keeps every
 /// coefficient, up to 6 bytes per pixel; Adam7 PNG: 4 bytes per pixel) reserve their estimated
-/// bytes against a process-wide budget, ``bufferedDecodeBudget``, so parallel workers cannot stack
+/// bytes against a process-wide budget, 192 MiB, so parallel workers cannot stack
 /// several such buffers (two 30 MP progressive JPEGs at once took a warm to 288 MB), while smaller
 /// ones still decode side by side. Streamed images reserve nothing.
 public enum Thumbnailer {
@@ -68,8 +68,11 @@ public enum Thumbnailer {
     }
 
     /// A thumbnail of the image at `path`, upright, within (or filling) the box.
-    /// - Parameter format: the format if the caller already knows it from the file's bytes (saves
-    ///   reading them again); the decoders check the signature anyway.
+    /// - Parameters:
+    ///   - path: the image file (a `String`, file `URL` or `FilePath`).
+    ///   - options: the box, how to fit it, the kernel and the decode limits.
+    ///   - format: the format if the caller already knows it from the file's bytes (saves
+    ///     reading them again); the decoders check the signature anyway.
     public static func thumbnail(
         ofFileAt path: some FileLocation, options: ThumbnailOptions, format: ImageFormat? = nil
     ) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {

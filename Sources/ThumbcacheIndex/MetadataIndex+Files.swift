@@ -7,7 +7,7 @@ extension MetadataIndex {
     /// Adds or updates files, recognising renamed ones by content (see ``FileIndexOutcome``).
     ///
     /// New files — most of a bulk load — are found in one pass over `ids` in path order and
-    /// their records and lists built by ``NewFileBuild`` (on two threads for large batches); the
+    /// their records and lists built by `NewFileBuild` (on two threads for large batches); the
     /// rest (updates, renames, a path given twice, files apps describe) go one at a time after.
     public func indexFiles(_ files: [FileItem]) throws(IndexError) -> [FileIndexOutcome] {
         try write { txn, session in

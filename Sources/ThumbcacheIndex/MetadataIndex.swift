@@ -6,7 +6,7 @@ import ThumbcacheLMDB
 /// typed attributes, and the structures that answer queries (Docs/QUERY.md, Docs/FORMAT.md).
 ///
 /// Databases: `meta` (version, counters, app attribute numbers, client states), `items`
-/// (number → record), `ids` (identifier or path → number), `postings` (see ``Postings``),
+/// (number → record), `ids` (identifier or path → number), `postings` (see `Postings`),
 /// `links` (contentURL path → app items), `domains`, `expiry`, `hashes` (content → files).
 /// Many processes may read and write one index; each change is one LMDB transaction.
 public final class MetadataIndex: Sendable {
@@ -41,6 +41,7 @@ public final class MetadataIndex: Sendable {
     /// Opens (creating if needed) the index in `directory`. An index of an older format is
     /// upgraded first (Docs/FORMAT.md, "Versions"), which takes seconds per million items.
     /// - Parameters:
+    ///   - directory: where the index lives (created, mode 0700, if missing).
     ///   - durability: `.deferred` for bulk indexing (``sync()`` at the end).
     ///   - upgrading: called with the version found and ``formatVersion`` before an upgrade
     ///     begins, so a caller can say why opening takes a while.

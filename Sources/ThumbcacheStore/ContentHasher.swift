@@ -10,7 +10,7 @@ import Darwin
 /// Hashes files with XXH3-128.
 ///
 /// Files up to ``mapThreshold`` are read with `read(2)` into one reusable buffer. Larger files
-/// are mapped in windows of ``mapWindow`` bytes (`MAP_POPULATE`, so no page faults) and hashed
+/// are mapped in windows of 64 MiB (`MAP_POPULATE`, so no page faults) and hashed
 /// in place, which skips the copy `read` makes (half the time in the page cache; figures in
 /// Docs/PERFORMANCE.md). A file truncated while mapped raises `SIGBUS`; the C shim catches it for the
 /// hashing thread and the file counts as changed while reading. Memory stays bounded: one
@@ -106,7 +106,7 @@ public final class ContentHasher {
         return total == size
     }
 
-    /// Hashes the file through mappings of at most ``mapWindow`` bytes. Returns nil if the file
+    /// Hashes the file through mappings of at most `mapWindow` bytes. Returns nil if the file
     /// cannot be mapped at all (some file systems), false if it shrank while being hashed.
     private func hashMapped(fd: Int32, path: String, size: Int) throws(FileError) -> Bool? {
         var offset = 0

@@ -24,7 +24,7 @@ public enum StoreWrite: Sendable, Hashable {
     package static let racyWindow: Int64 = 2_000_000_000
 
     /// A stat-cache entry for a file just hashed; marked racy if its times are within
-    /// ``racyWindow`` of `now`, since a write in the same timestamp tick would go unseen.
+    /// two seconds of `now`, since a write in the same timestamp tick would go unseen.
     public static func file(
         path: String, snapshot: FileSnapshot, content: ContentHash, now: Int64 = StoreClock.nowNanoseconds()
     ) -> StoreWrite {

@@ -254,7 +254,7 @@ public final class ThumbnailStore: Sendable {
     /// read of the whole file through `hasher`.
     ///
     /// - Returns: the hash, the snapshot it belongs to, and whether it came from the cache.
-    ///   On a miss, record the result with ``StoreWrite/file(path:snapshot:content:)``.
+    ///   On a miss, record the result with ``StoreWrite/file(path:snapshot:content:now:)``.
     public func identify(fileAt path: String, hasher: ContentHasher) throws -> FileIdentity {
         try identify(fileAt: path, snapshot: FileSnapshot.of(path: path), hasher: hasher)
     }
@@ -425,7 +425,7 @@ public final class ThumbnailStore: Sendable {
         }
     }
 
-    /// Flushes commits to disk; needed after writing with ``Environment/Durability/deferred``.
+    /// Flushes commits to disk; needed after writing with ``Durability/deferred``.
     public func sync() throws(StoreError) {
         do { try handles().environment.sync() } catch { throw .wrapping(error, path: directory, operation: "sync") }
     }
