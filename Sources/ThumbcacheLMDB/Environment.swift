@@ -319,22 +319,6 @@ package final class Environment: @unchecked Sendable {
         return (size + page - 1) / page * page
     }
 
-    // MARK: Information
-
-    /// Sizes and counters of the environment as this process sees it.
-    package func info() -> EnvironmentInfo {
-        var i = MDB_envinfo()
-        var s = MDB_stat()
-        mdb_env_info(handle, &i)
-        mdb_env_stat(handle, &s)
-        return EnvironmentInfo(
-            mapSize: i.me_mapsize, lastPage: i.me_last_pgno, pageSize: Int(s.ms_psize),
-            lastTransactionID: i.me_last_txnid, maxReaders: Int(i.me_maxreaders), readersUsed: Int(i.me_numreaders))
-    }
-
-    /// Largest key LMDB accepts in this environment.
-    package var maxKeySize: Int { Int(mdb_env_get_maxkeysize(handle)) }
-
     /// Flushes written commits to disk (`fsync`); needed with ``Durability/deferred``.
     package func sync() throws(LMDBError) {
         try check(writeFailure(mdb_env_sync(handle, 1)))
@@ -384,29 +368,4 @@ private struct IdleReader: @unchecked Sendable {
 
 private struct WeakEnvironment {
     weak var environment: Environment?
-}
-
-/// Sizes and counters of an environment.
-package struct EnvironmentInfo: Sendable, Hashable {
-    /// Size of the memory map, the most the file can currently grow to.
-    package var mapSize: Int
-    /// Number of the last page in use.
-    package var lastPage: Int
-    package var pageSize: Int
-    package var lastTransactionID: Int
-    package var maxReaders: Int
-    package var readersUsed: Int
-    /// Bytes of the file in use (up to the last used page, free pages inside included).
-    package var usedBytes: Int { (lastPage + 1) * pageSize }
-}
-
-/// Opening or creating an environment failed.
-public struct EnvironmentError: Error, Sendable, CustomStringConvertible {
-    /// The environment's directory.
-    public var path: String
-    /// What was being done, such as "open environment".
-    public var operation: String
-    public var code: LMDBError
-
-    public var description: String { "cannot \(operation) at \(path): \(code)" }
 }

@@ -41,3 +41,14 @@ public struct LMDBError: Error, RawRepresentable, Hashable, Sendable, CustomStri
 func check(_ code: Int32) throws(LMDBError) {
     if code != MDB_SUCCESS { throw LMDBError(rawValue: code) }
 }
+
+/// Opening or creating an environment failed.
+public struct EnvironmentError: Error, Sendable, CustomStringConvertible {
+    /// The environment's directory.
+    public var path: String
+    /// What was being done, such as "open environment".
+    public var operation: String
+    public var code: LMDBError
+
+    public var description: String { "cannot \(operation) at \(path): \(code)" }
+}

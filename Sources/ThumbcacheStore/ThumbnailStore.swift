@@ -209,66 +209,6 @@ public final class ThumbnailStore: Sendable {
         }
     }
 
-    // MARK: Stat cache
-
-    /// The key of `path` in the `files` database: its UTF-8 bytes, or for a path longer than
-    /// LMDB's key limit, a zero byte and the XXH3-128 of the path (the path then follows the value).
-    ///
-    /// Calls `body` with the key of `path` and, for a long path, its bytes; no allocation for
-    /// ordinary paths (the key is a view of the string's own UTF-8 storage).
-    func withFileKey<R>(_ path: String, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
-        var path = path
-        return try path.withUTF8 { utf8 in
-            let raw = UnsafeRawBufferPointer(utf8)
-            if raw.count <= maxStatKeySize && raw.first != 0 { return try body(raw, nil) }
-            return try withUnsafeTemporaryAllocation(byteCount: 17, alignment: 8) { key in
-                key[0] = 0
-                ContentHash.of(raw).write(to: UnsafeMutableRawBufferPointer(rebasing: key[1...]))
-                return try body(UnsafeRawBufferPointer(key), raw)
-            }
-        }
-    }
-
-    /// The stat-cache entry for `path`, whatever its state.
-    package func fileEntry(path: String) throws(StoreError) -> StatEntry? {
-        return try reading("read stat cache") { h, txn in
-            try withFileKey(path) { key, longPath in
-            guard let value = try txn.get(h.files, key: key) else { return nil }
-            guard let (entry, trailing) = StatEntry.decode(value) else {
-                throw StoreError(path: directory, reason: .corruptRecord(database: Name.files, key: path))
-            }
-            if let longPath, !trailing.elementsEqual(longPath) { return nil }
-            return entry
-            }
-        }
-    }
-
-    /// The content hash of `path` if the stat cache knows it and `snapshot` shows the file
-    /// unchanged since; nil otherwise (unknown, changed, or recorded while racy).
-    package func cachedContentHash(path: String, snapshot: FileSnapshot) throws(StoreError) -> ContentHash? {
-        guard let entry = try fileEntry(path: path), !entry.isRacy, entry.snapshot.sameContentAs(snapshot) else { return nil }
-        return entry.content
-    }
-
-    /// Identifies the file at `path`: one `stat`, then the stat cache, and only on a miss a
-    /// read of the whole file through `hasher`.
-    ///
-    /// - Returns: the hash, the snapshot it belongs to, and whether it came from the cache.
-    ///   On a miss, record the result with ``StoreWrite/file(path:snapshot:content:now:)``.
-    public func identify(fileAt path: String, hasher: ContentHasher) throws -> FileIdentity {
-        try identify(fileAt: path, snapshot: FileSnapshot.of(path: path), hasher: hasher)
-    }
-
-    /// ``identify(fileAt:hasher:)`` for a caller that has just taken the file's `snapshot`.
-    public func identify(fileAt path: String, snapshot: FileSnapshot, hasher: ContentHasher) throws -> FileIdentity {
-        guard snapshot.kind == .regular else { throw FileError(path: path, reason: .notRegularFile(snapshot.kind)) }
-        if let hash = try cachedContentHash(path: path, snapshot: snapshot) {
-            return FileIdentity(path: path, snapshot: snapshot, content: hash, fromCache: true)
-        }
-        let (hash, hashed) = try hasher.hash(fileAt: path)
-        return FileIdentity(path: path, snapshot: hashed, content: hash, fromCache: false)
-    }
-
     // MARK: Thumbnails
 
     /// Calls `body` with the stored thumbnail viewed in place, or returns nil if there is none.
@@ -366,68 +306,6 @@ public final class ThumbnailStore: Sendable {
             try txn.removeAll(h.failures)
             return n
         }
-    }
-
-    // MARK: Writes
-
-    /// Applies `writes` in one transaction: all of them or, if it throws, none.
-    public func apply(_ writes: [StoreWrite]) throws(StoreError) {
-        try writing("commit \(writes.count) writes") { h, txn in
-            for write in writes { try apply(write, handles: h, in: txn) }
-        }
-    }
-
-    /// Runs `body` in a write transaction of the current generation. After LMDB's writer lock is
-    /// taken, the generation is compared with the directory's: if a compaction switched it, the
-    /// transaction is abandoned, the store reopens, and `body` runs again there, so no commit
-    /// lands in a generation nobody reads any more.
-    func writing<R>(_ operation: String, _ body: (Handles, borrowing Transaction) throws -> R) throws(StoreError) -> R {
-        do {
-            while true {
-                let h = handles()
-                do {
-                    return try h.environment.write { txn in
-                        guard Generation.current(in: directory) == h.generation else { throw StaleGeneration() }
-                        return try body(h, txn)
-                    }
-                } catch is StaleGeneration {
-                    try refresh(from: h.generation)
-                }
-            }
-        } catch {
-            throw .wrapping(error, path: directory, operation: operation)
-        }
-    }
-
-    private func apply(_ write: StoreWrite, handles h: Handles, in txn: borrowing Transaction) throws {
-        switch write {
-        case .file(let path, let entry):
-            try withFileKey(path) { key, longPath in
-                try entry.encoded(longPath: longPath.map { Array($0) }).withUnsafeBytes { try txn.put(h.files, key: key, value: $0) }
-            }
-        case .removeFile(let path):
-            _ = try withFileKey(path) { key, _ in try txn.delete(h.files, key: key) }
-        case .thumbnail(let key, let header, let data):
-            let head = header.encoded
-            try key.withEncoded { k in
-                try txn.put(h.thumbnails, key: k, reserving: head.count + data.count) { out in
-                    head.withUnsafeBytes { out.copyMemory(from: $0) }
-                    data.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[head.count...]).copyMemory(from: $0) }
-                }
-            }
-        case .failure(let content, let version, let record):
-            try txn.put(h.failures, key: FailureRecord.key(content: content, generatorVersion: version), value: record.encoded)
-        case .clearFailure(let content, let version):
-            try txn.delete(h.failures, key: FailureRecord.key(content: content, generatorVersion: version))
-        case .accessed(let key, let minute):
-            var stamp = minute.littleEndian
-            try key.withEncoded { k in try withUnsafeBytes(of: &stamp) { try txn.put(h.access, key: k, value: $0) } }
-        }
-    }
-
-    /// Flushes commits to disk; needed after writing with ``Durability/deferred``.
-    public func sync() throws(StoreError) {
-        do { try handles().environment.sync() } catch { throw .wrapping(error, path: directory, operation: "sync") }
     }
 }
 

@@ -1,0 +1,69 @@
+import Synchronization
+import ThumbcacheSync
+import ThumbcacheLMDB
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The stat cache: path → (device, inode, size, times) → content hash (Docs/FORMAT.md).
+extension ThumbnailStore {
+    /// The key of `path` in the `files` database: its UTF-8 bytes, or for a path longer than
+    /// LMDB's key limit, a zero byte and the XXH3-128 of the path (the path then follows the value).
+    ///
+    /// Calls `body` with the key of `path` and, for a long path, its bytes; no allocation for
+    /// ordinary paths (the key is a view of the string's own UTF-8 storage).
+    func withFileKey<R>(_ path: String, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        var path = path
+        return try path.withUTF8 { utf8 in
+            let raw = UnsafeRawBufferPointer(utf8)
+            if raw.count <= maxStatKeySize && raw.first != 0 { return try body(raw, nil) }
+            return try withUnsafeTemporaryAllocation(byteCount: 17, alignment: 8) { key in
+                key[0] = 0
+                ContentHash.of(raw).write(to: UnsafeMutableRawBufferPointer(rebasing: key[1...]))
+                return try body(UnsafeRawBufferPointer(key), raw)
+            }
+        }
+    }
+
+    /// The stat-cache entry for `path`, whatever its state.
+    package func fileEntry(path: String) throws(StoreError) -> StatEntry? {
+        return try reading("read stat cache") { h, txn in
+            try withFileKey(path) { key, longPath in
+            guard let value = try txn.get(h.files, key: key) else { return nil }
+            guard let (entry, trailing) = StatEntry.decode(value) else {
+                throw StoreError(path: directory, reason: .corruptRecord(database: Name.files, key: path))
+            }
+            if let longPath, !trailing.elementsEqual(longPath) { return nil }
+            return entry
+            }
+        }
+    }
+
+    /// The content hash of `path` if the stat cache knows it and `snapshot` shows the file
+    /// unchanged since; nil otherwise (unknown, changed, or recorded while racy).
+    package func cachedContentHash(path: String, snapshot: FileSnapshot) throws(StoreError) -> ContentHash? {
+        guard let entry = try fileEntry(path: path), !entry.isRacy, entry.snapshot.sameContentAs(snapshot) else { return nil }
+        return entry.content
+    }
+
+    /// Identifies the file at `path`: one `stat`, then the stat cache, and only on a miss a
+    /// read of the whole file through `hasher`.
+    ///
+    /// - Returns: the hash, the snapshot it belongs to, and whether it came from the cache.
+    ///   On a miss, record the result with ``StoreWrite/file(path:snapshot:content:now:)``.
+    public func identify(fileAt path: String, hasher: ContentHasher) throws -> FileIdentity {
+        try identify(fileAt: path, snapshot: FileSnapshot.of(path: path), hasher: hasher)
+    }
+
+    /// ``identify(fileAt:hasher:)`` for a caller that has just taken the file's `snapshot`.
+    public func identify(fileAt path: String, snapshot: FileSnapshot, hasher: ContentHasher) throws -> FileIdentity {
+        guard snapshot.kind == .regular else { throw FileError(path: path, reason: .notRegularFile(snapshot.kind)) }
+        if let hash = try cachedContentHash(path: path, snapshot: snapshot) {
+            return FileIdentity(path: path, snapshot: snapshot, content: hash, fromCache: true)
+        }
+        let (hash, hashed) = try hasher.hash(fileAt: path)
+        return FileIdentity(path: path, snapshot: hashed, content: hash, fromCache: false)
+    }
+}
