@@ -108,10 +108,10 @@ extension MetadataIndex {
         try recordDiff(before, txn, &session)
     }
 
-    private func removeAppKeys(_ itemNumber: UInt32, _ r: ItemRecord, _ txn: borrowing Transaction) throws {
-        if let d = r.domain { try txn.delete(domains, key: Self.domainKey(d, itemNumber)) }
-        if let e = r.expiration { try txn.delete(expiry, key: Self.expiryKey(e, itemNumber)) }
-        if let url = r.contentURL { try txn.delete(links, key: Self.linkKey(url, itemNumber)) }
+    private func removeAppKeys(_ itemNumber: UInt32, _ record: ItemRecord, _ txn: borrowing Transaction) throws {
+        if let d = record.domain { try txn.delete(domains, key: Self.domainKey(d, itemNumber)) }
+        if let e = record.expiration { try txn.delete(expiry, key: Self.expiryKey(e, itemNumber)) }
+        if let url = record.contentURL { try txn.delete(links, key: Self.linkKey(url, itemNumber)) }
     }
 
     func deleteApp(_ itemNumber: UInt32, _ txn: borrowing Transaction, _ session: inout WriteSession) throws {

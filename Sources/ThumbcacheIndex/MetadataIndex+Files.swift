@@ -185,46 +185,46 @@ extension MetadataIndex {
     }
 
     /// Adds, updates or moves one file (the cases ``findNewFiles`` leaves).
-    func upsertFile(_ f: FileItem, _ table: AttributeTable, idKey: [UInt8], _ txn: borrowing Transaction, _ session: inout WriteSession,
+    func upsertFile(_ file: FileItem, _ table: AttributeTable, idKey: [UInt8], _ txn: borrowing Transaction, _ session: inout WriteSession,
                     _ idc: borrowing Cursor) throws -> FileIndexOutcome {
-        let attributes = table.attributes(of: f)
-        if let itemNumber = try verified(idc.seek(exactly: idKey)?.value, f.path, txn), var r = try record(itemNumber, txn) {
-            if r.fileState == f.state && r.attributes == attributes && r.contentHash == f.contentHash { return .unchanged }
+        let attributes = table.attributes(of: file)
+        if let itemNumber = try verified(idc.seek(exactly: idKey)?.value, file.path, txn), var r = try record(itemNumber, txn) {
+            if r.fileState == file.state && r.attributes == attributes && r.contentHash == file.contentHash { return .unchanged }
             let before = try snapshot([itemNumber], txn, session)
-            if r.contentHash != f.contentHash {
+            if r.contentHash != file.contentHash {
                 if let h = r.contentHash { session.hashEdits.append((Self.hashKey(h, itemNumber), false)) }
-                if let h = f.contentHash { session.hashEdits.append((Self.hashKey(h, itemNumber), true)) }
+                if let h = file.contentHash { session.hashEdits.append((Self.hashKey(h, itemNumber), true)) }
             }
-            r.fileState = f.state
+            r.fileState = file.state
             r.attributes = attributes
-            r.contentHash = f.contentHash
+            r.contentHash = file.contentHash
             try putRecord(itemNumber, r, txn)
             try recordDiff(before, txn, &session)
             return .updated
         }
         // A file with the same bytes whose path is gone: the same file, renamed.
-        if let h = f.contentHash, let (itemNumber, old) = try renamedFile(hash: h, txn) {
-            let affected = [itemNumber] + (try linkedApps(old.identifier, txn)) + (try linkedApps(f.path, txn))
+        if let h = file.contentHash, let (itemNumber, old) = try renamedFile(hash: h, txn) {
+            let affected = [itemNumber] + (try linkedApps(old.identifier, txn)) + (try linkedApps(file.path, txn))
             let before = try snapshot(affected, txn, session)
             try txn.delete(ids, key: Self.idKey(.file, old.identifier))
-            try txn.put(ids, key: Self.idKey(.file, f.path), value: Self.itemNumberBytes(itemNumber))
-            let r = ItemRecord(kind: .file, identifier: f.path, contentHash: h, fileState: f.state, attributes: attributes)
+            try txn.put(ids, key: Self.idKey(.file, file.path), value: Self.itemNumberBytes(itemNumber))
+            let r = ItemRecord(kind: .file, identifier: file.path, contentHash: h, fileState: file.state, attributes: attributes)
             try putRecord(itemNumber, r, txn)
-            try refreshOverlay(f.path, txn)
+            try refreshOverlay(file.path, txn)
             try recordDiff(before, txn, &session)
             return .moved(from: old.identifier)
         }
         let itemNumber = session.allocate()
-        let apps = session.links == .none ? [] : try linkedApps(f.path, txn)
+        let apps = session.links == .none ? [] : try linkedApps(file.path, txn)
         let before = apps.isEmpty ? [:] : try snapshot(apps, txn, session)
         try idc.put(idKey, Self.itemNumberBytes(itemNumber))
-        if let h = f.contentHash { session.hashEdits.append((Self.hashKey(h, itemNumber), true)) }
-        let r = ItemRecord(kind: .file, identifier: f.path, contentHash: f.contentHash, fileState: f.state, attributes: attributes)
+        if let h = file.contentHash { session.hashEdits.append((Self.hashKey(h, itemNumber), true)) }
+        let r = ItemRecord(kind: .file, identifier: file.path, contentHash: file.contentHash, fileState: file.state, attributes: attributes)
         try putRecord(itemNumber, r, txn)
         if apps.isEmpty {
             session.add(itemNumber, r, self)
         } else {
-            try refreshOverlay(f.path, txn)
+            try refreshOverlay(file.path, txn)
             try recordDiff(before, txn, &session)
             session.record(itemNumber, before: [], after: try terms(of: itemNumber, txn, session))
         }

@@ -54,25 +54,25 @@ extension MetadataIndex {
 
     /// Whether `r` is an app item describing an indexed file: merged into the file's item, it
     /// has no lists of its own.
-    func isMerged(_ r: ItemRecord, _ txn: borrowing Transaction) throws -> Bool {
-        guard r.kind == .app, let url = r.contentURL else { return false }
+    func isMerged(_ record: ItemRecord, _ txn: borrowing Transaction) throws -> Bool {
+        guard record.kind == .app, let url = record.contentURL else { return false }
         return try lookup(.file, url, txn) != nil
     }
 
-    func terms(_ r: ItemRecord, _ pending: [String: AttributeInfo]) -> Set<TermKey> {
+    func terms(_ record: ItemRecord, _ pending: [String: AttributeInfo]) -> Set<TermKey> {
         var sink = TermSetSink()
-        forEachTerm(r, pending, &sink)
+        forEachTerm(record, pending, &sink)
         return sink.terms
     }
 
     /// Tells `sink` every posting list the item belongs in (a list may come more than once:
     /// the edits tolerate repeats).
-    func forEachTerm<Sink: TermSink>(_ r: ItemRecord, _ pending: [String: AttributeInfo], _ sink: inout Sink) {
+    func forEachTerm<Sink: TermSink>(_ record: ItemRecord, _ pending: [String: AttributeInfo], _ sink: inout Sink) {
         sink.exists(Schema.allItemsID)
-        let attributes = r.effectiveAttributes
+        let attributes = record.effectiveAttributes
         let pathID = Schema.pathID
-        if let path = r.kind == .file ? r.identifier : attributes[pathID]?.stringValues?.first {
-            ItemTerms.pathTerms(path, of: r.kind, &sink)
+        if let path = record.kind == .file ? record.identifier : attributes[pathID]?.stringValues?.first {
+            ItemTerms.pathTerms(path, of: record.kind, &sink)
         }
         var folded: [UInt8] = []
         folded.reserveCapacity(128)
@@ -92,7 +92,7 @@ extension MetadataIndex {
         for (itemNumber, old) in before { session.record(itemNumber, before: old, after: try terms(of: itemNumber, txn, session)) }
     }
 
-    func putRecord(_ itemNumber: UInt32, _ r: ItemRecord, _ txn: borrowing Transaction) throws {
-        try txn.put(items, key: Self.itemNumberBytes(itemNumber), value: r.encoded())
+    func putRecord(_ itemNumber: UInt32, _ record: ItemRecord, _ txn: borrowing Transaction) throws {
+        try txn.put(items, key: Self.itemNumberBytes(itemNumber), value: record.encoded())
     }
 }

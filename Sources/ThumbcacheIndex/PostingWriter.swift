@@ -107,16 +107,16 @@ struct WritePlan: Sendable {
     }
 
     /// Carries the plan out through `c`, a cursor over `postings` in a write transaction.
-    func write(_ c: borrowing Cursor) throws {
+    func write(_ cursor: borrowing Cursor) throws {
         try bytes.withUnsafeBytes { b in
             var start = 0
             for (keyEnd, valueEnd) in entries {
                 let key = UnsafeRawBufferPointer(rebasing: b[start..<keyEnd])
                 if valueEnd < 0 {
-                    if try c.seek(exactly: key) != nil { try c.deleteCurrent() }
+                    if try cursor.seek(exactly: key) != nil { try cursor.deleteCurrent() }
                     start = keyEnd
                 } else {
-                    try c.put(key, UnsafeRawBufferPointer(rebasing: b[keyEnd..<valueEnd]))
+                    try cursor.put(key, UnsafeRawBufferPointer(rebasing: b[keyEnd..<valueEnd]))
                     start = valueEnd
                 }
             }
@@ -143,12 +143,12 @@ struct PostingWriter {
 
     /// Applies `ops` (item << 1 | add, in the order made; the last op per item wins) to the list
     /// whose key prefix is `prefix`.
-    mutating func apply(_ prefix: UnsafeRawBufferPointer, _ ops: ArraySlice<UInt32>, _ c: borrowing Cursor) throws {
+    mutating func apply(_ prefix: UnsafeRawBufferPointer, _ ops: ArraySlice<UInt32>, _ cursor: borrowing Cursor) throws {
         netChanges(ops)
         var k = 0
         while k < changes.count {
             let d = UInt32(changes[k] >> 1)
-            let (start, next) = try chunk(containing: d, prefix, c)
+            let (start, next) = try chunk(containing: d, prefix, cursor)
             var end = k
             while end < changes.count && (next == nil || UInt32(changes[end] >> 1) < next!) { end += 1 }
             mergeChanges(k..<end)
@@ -158,11 +158,11 @@ struct PostingWriter {
                     plan.delete(key)
                 } else {
                     try key.withUnsafeBytes { k in
-                        if try c.seek(exactly: k) != nil { try c.deleteCurrent() }
+                        if try cursor.seek(exactly: k) != nil { try cursor.deleteCurrent() }
                     }
                 }
             }
-            try writeRuns(prefix, c)
+            try writeRuns(prefix, cursor)
             k = end
         }
     }
@@ -197,20 +197,20 @@ struct PostingWriter {
 
     /// Finds the chunk `d` belongs in, decodes it into `itemNumbers`, and returns its first item and
     /// the first item of the list's next chunk (nil: none). A new list: (nil, nil), `itemNumbers` empty.
-    private mutating func chunk(containing d: UInt32, _ prefix: UnsafeRawBufferPointer, _ c: borrowing Cursor) throws -> (UInt32?, UInt32?) {
+    private mutating func chunk(containing d: UInt32, _ prefix: UnsafeRawBufferPointer, _ cursor: borrowing Cursor) throws -> (UInt32?, UInt32?) {
         itemNumbers.removeAll(keepingCapacity: true)
         setKey(prefix, d)
         func start(_ e: Cursor.Entry?) -> UInt32? {
             guard let e, e.key.count == prefix.count + 4, memcmp(e.key.baseAddress!, prefix.baseAddress!, prefix.count) == 0 else { return nil }
             return Postings.readBE(e.key, at: prefix.count)
         }
-        let atLeast = try key.withUnsafeBytes { try c.seek(atLeast: $0) }
+        let atLeast = try key.withUnsafeBytes { try cursor.seek(atLeast: $0) }
         let following = start(atLeast)
         if following == d {
             Postings.forEach(atLeast!.value) { itemNumbers.append($0) }
-            return (d, start(try c.next()))
+            return (d, start(try cursor.next()))
         }
-        let before = atLeast == nil ? try c.last() : try c.previous()
+        let before = atLeast == nil ? try cursor.last() : try cursor.previous()
         if let s = start(before) {
             Postings.forEach(before!.value) { itemNumbers.append($0) }
             return (s, following)
@@ -218,9 +218,9 @@ struct PostingWriter {
         guard let first = following else { return (nil, nil) }
         // `d` comes before the list's first chunk: it joins that chunk.
         setKey(prefix, first)
-        let e = try key.withUnsafeBytes { try c.seek(exactly: $0) }
+        let e = try key.withUnsafeBytes { try cursor.seek(exactly: $0) }
         if let e { Postings.forEach(e.value) { itemNumbers.append($0) } }
-        return (first, start(try c.next()))
+        return (first, start(try cursor.next()))
     }
 
     private mutating func mergeChanges(_ range: Range<Int>) {
@@ -238,7 +238,7 @@ struct PostingWriter {
     /// Writes `merged` as chunks of at most ``Postings/chunkBytes``, each in the form that
     /// holds more items from where it starts (the bitmap form once items are denser than about
     /// one in eight numbers).
-    private mutating func writeRuns(_ prefix: UnsafeRawBufferPointer, _ c: borrowing Cursor) throws {
+    private mutating func writeRuns(_ prefix: UnsafeRawBufferPointer, _ cursor: borrowing Cursor) throws {
         var start = 0
         while start < merged.count {
             // The gaps form grows while it fits (a count varint of at most 3 bytes, then the gaps).
@@ -263,7 +263,7 @@ struct PostingWriter {
             if planning {
                 plan.put(key, value)
             } else {
-                try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try c.put(k, v) } }
+                try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try cursor.put(k, v) } }
             }
             start = end
         }

@@ -32,10 +32,10 @@ struct WriteSession {
     }
 
     /// Adds the lists of a new item nothing links to (nothing to take away).
-    mutating func add(_ itemNumber: UInt32, _ r: ItemRecord, _ index: MetadataIndex) {
+    mutating func add(_ itemNumber: UInt32, _ record: ItemRecord, _ index: MetadataIndex) {
         var sink = AccumulatorSink(postings: postings, itemNumber: itemNumber)
         postings = PostingAccumulator()
-        index.forEachTerm(r, pendingAttributes, &sink)
+        index.forEachTerm(record, pendingAttributes, &sink)
         postings = sink.postings
     }
 
