@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <unistd.h>
 #include <setjmp.h>
 #include <jpeglib.h>
 #include <jerror.h>
@@ -105,6 +106,8 @@ static cjpeg_decoder *open_source(FILE *file, const uint8_t *bytes, size_t lengt
     return d;
 }
 
+static cjpeg_decoder *open_file(FILE *file, cjpeg_info *info, cjpeg_status *status, char *message, size_t message_size);
+
 cjpeg_decoder *cjpeg_open(const char *path, cjpeg_info *info, cjpeg_status *status, char *message, size_t message_size) {
     FILE *file = fopen(path, "rb");
     if (!file) {
@@ -112,6 +115,22 @@ cjpeg_decoder *cjpeg_open(const char *path, cjpeg_info *info, cjpeg_status *stat
         set_message(message, message_size, strerror(errno));
         return NULL;
     }
+    return open_file(file, info, status, message, message_size);
+}
+
+cjpeg_decoder *cjpeg_open_fd(int fd, cjpeg_info *info, cjpeg_status *status, char *message, size_t message_size) {
+    int own = dup(fd);
+    FILE *file = own >= 0 ? fdopen(own, "rb") : NULL;
+    if (!file || fseek(file, 0, SEEK_SET) != 0) {
+        *status = CJPEG_IO;
+        set_message(message, message_size, strerror(errno));
+        if (file) fclose(file); else if (own >= 0) close(own);
+        return NULL;
+    }
+    return open_file(file, info, status, message, message_size);
+}
+
+static cjpeg_decoder *open_file(FILE *file, cjpeg_info *info, cjpeg_status *status, char *message, size_t message_size) {
     unsigned char soi[2];
     if (fread(soi, 1, 2, file) != 2 || soi[0] != 0xFF || soi[1] != 0xD8) {
         fclose(file);

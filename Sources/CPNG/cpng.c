@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <unistd.h>
 
 #include "cpng.h"
 
@@ -87,6 +88,18 @@ cpng_decoder *cpng_open(const char *path, cpng_info *info, cpng_status *status, 
     if (!file) {
         *status = CPNG_IO;
         set_message(message, message_size, strerror(errno));
+        return NULL;
+    }
+    return open_file(file, info, status, message, message_size);
+}
+
+cpng_decoder *cpng_open_fd(int fd, cpng_info *info, cpng_status *status, char *message, size_t message_size) {
+    int own = dup(fd);
+    FILE *file = own >= 0 ? fdopen(own, "rb") : NULL;
+    if (!file || fseek(file, 0, SEEK_SET) != 0) {
+        *status = CPNG_IO;
+        set_message(message, message_size, strerror(errno));
+        if (file) fclose(file); else if (own >= 0) close(own);
         return NULL;
     }
     return open_file(file, info, status, message, message_size);

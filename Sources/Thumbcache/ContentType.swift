@@ -52,10 +52,10 @@ public struct ContentTypeDeclaration: Sendable, Hashable {
     public var conformsTo: [ContentType]
     public var mimeType: String?
     public var extensions: [String]
-    /// Leading bytes that identify the type, if any.
-    public var magic: [UInt8]?
+    /// Bytes that identify the type (any one of them), at offsets from the file's start.
+    public var magic: [Magic]
 
-    public init(_ type: ContentType, conformsTo: [ContentType], mimeType: String? = nil, extensions: [String] = [], magic: [UInt8]? = nil) {
+    public init(_ type: ContentType, conformsTo: [ContentType], mimeType: String? = nil, extensions: [String] = [], magic: [Magic] = []) {
         self.type = type
         self.conformsTo = conformsTo
         self.mimeType = mimeType
@@ -68,7 +68,7 @@ public struct ContentTypeDeclaration: Sendable, Hashable {
 public struct ContentTypeRegistry: Sendable {
     private var declarations: [ContentType: ContentTypeDeclaration] = [:]
     private var byExtension: [String: ContentType] = [:]
-    private var magics: [(bytes: [UInt8], type: ContentType)] = []
+    private var magics: [(magic: Magic, type: ContentType)] = []
 
     public init() {
         for d in Self.builtins { declare(d) }
@@ -79,31 +79,32 @@ public struct ContentTypeRegistry: Sendable {
         .init(.data, conformsTo: [.item], mimeType: "application/octet-stream"),
         .init(.folder, conformsTo: [.item], mimeType: "inode/directory"),
         .init(.image, conformsTo: [.data, .content]),
-        .init(.png, conformsTo: [.image], mimeType: "image/png", extensions: ["png"], magic: ImageFormat.png.signature),
-        .init(.jpeg, conformsTo: [.image], mimeType: "image/jpeg", extensions: ["jpg", "jpeg", "jpe"], magic: ImageFormat.jpeg.signature),
-        .init(.gif, conformsTo: [.image], mimeType: "image/gif", extensions: ["gif"], magic: Array("GIF8".utf8)),
-        .init(.webP, conformsTo: [.image], mimeType: "image/webp", extensions: ["webp"]),
-        .init(.tiff, conformsTo: [.image], mimeType: "image/tiff", extensions: ["tif", "tiff"]),
-        .init(.heic, conformsTo: [.image], mimeType: "image/heic", extensions: ["heic", "heif"]),
+        .init(.png, conformsTo: [.image], mimeType: "image/png", extensions: ["png"], magic: ImageFormat.png.magic),
+        .init(.jpeg, conformsTo: [.image], mimeType: "image/jpeg", extensions: ["jpg", "jpeg", "jpe"], magic: ImageFormat.jpeg.magic),
+        .init(.gif, conformsTo: [.image], mimeType: "image/gif", extensions: ["gif"], magic: [Magic("GIF8")]),
+        .init(.webP, conformsTo: [.image], mimeType: "image/webp", extensions: ["webp"], magic: [Magic("RIFF").and("WEBP", at: 8)]),
+        .init(.tiff, conformsTo: [.image], mimeType: "image/tiff", extensions: ["tif", "tiff"],
+              magic: [Magic([0x49, 0x49, 0x2A, 0x00]), Magic([0x4D, 0x4D, 0x00, 0x2A])]),
+        // ISO-BMFF: a box size, then `ftyp` at 4 and the major brand at 8.
+        .init(.heic, conformsTo: [.image], mimeType: "image/heic", extensions: ["heic", "heif"],
+              magic: ["heic", "heix", "heim", "heis", "mif1"].map { Magic("ftyp", at: 4).and($0, at: 8) }),
         .init(.svg, conformsTo: [.image, .text], mimeType: "image/svg+xml", extensions: ["svg"]),
         .init(.text, conformsTo: [.data, .content], mimeType: "text/plain"),
         .init(.plainText, conformsTo: [.text], mimeType: "text/plain", extensions: ["txt", "text", "md", "log"]),
-        .init(.pdf, conformsTo: [.data, .content], mimeType: "application/pdf", extensions: ["pdf"], magic: Array("%PDF-".utf8)),
+        .init(.pdf, conformsTo: [.data, .content], mimeType: "application/pdf", extensions: ["pdf"], magic: [Magic("%PDF-")]),
         .init(.audio, conformsTo: [.data, .content]),
         .init(.movie, conformsTo: [.data, .content]),
         .init(.archive, conformsTo: [.data]),
-        .init(.zip, conformsTo: [.archive], mimeType: "application/zip", extensions: ["zip"], magic: [0x50, 0x4B, 0x03, 0x04]),
+        .init(.zip, conformsTo: [.archive], mimeType: "application/zip", extensions: ["zip"], magic: [Magic([0x50, 0x4B, 0x03, 0x04])]),
     ]
 
     /// Adds (or replaces) a type.
     public mutating func declare(_ d: ContentTypeDeclaration) {
         declarations[d.type] = d
         for e in d.extensions { byExtension[e.lowercased()] = d.type }
-        if let magic = d.magic {
-            magics.removeAll { $0.type == d.type }
-            magics.append((magic, d.type))
-            magics.sort { $0.bytes.count > $1.bytes.count }  // longest match first
-        }
+        magics.removeAll { $0.type == d.type }
+        magics += d.magic.map { ($0, d.type) }
+        magics.sort { $0.magic.weight > $1.magic.weight }  // the most specific match first
     }
 
     public func declaration(of type: ContentType) -> ContentTypeDeclaration? { declarations[type] }
@@ -138,13 +139,11 @@ public struct ContentTypeRegistry: Sendable {
     /// The type of a file: by its first bytes, then by its name's extension, then plain text if
     /// the bytes are valid UTF-8 without NULs, else `public.data`.
     public func type(of head: [UInt8], name: String) -> ContentType {
-        for (magic, type) in magics where head.starts(with: magic) { return type }
-        if head.count >= 12, head.starts(with: Array("RIFF".utf8)), Array(head[8..<12]) == Array("WEBP".utf8) { return .webP }
-        if head.starts(with: [0x49, 0x49, 0x2A, 0x00]) || head.starts(with: [0x4D, 0x4D, 0x00, 0x2A]) { return .tiff }
+        for (magic, type) in magics where magic.matches(head) { return type }
         if let dot = name.lastIndex(of: "."), let type = byExtension[name[name.index(after: dot)...].lowercased()] {
             // A name says "image" but the bytes are not one of the image formats we detect by
             // magic: trust the name only for types without magic of their own.
-            if declarations[type]?.magic == nil { return type }
+            if declarations[type]?.magic.isEmpty ?? true { return type }
         }
         if !head.isEmpty, !head.contains(0), String(validating: head, as: UTF8.self) != nil || Self.isUTF8Prefix(head) {
             return .plainText

@@ -87,18 +87,22 @@ public struct RGBACanvas: Sendable {
     }
 }
 
-/// The built-in provider for PNG and JPEG: streaming decode, shrink-on-load, orientation; the
-/// request's mode and colour handling.
+/// The built-in provider for every format ``ImageDecoders`` has a decoder for (PNG and JPEG as
+/// standard): streaming decode, shrink-on-load, orientation; the request's mode and colour handling.
 public struct ImageThumbnailProvider: ThumbnailProvider {
-    public var contentTypes: Set<ContentType> { [.png, .jpeg] }
+    public let decoders: ImageDecoders
 
-    public init() {}
+    public var contentTypes: Set<ContentType> { Set(decoders.registrations.map { ContentType($0.typeIdentifier) }) }
+
+    public init(decoders: ImageDecoders = .standard) {
+        self.decoders = decoders
+    }
 
     public func provideThumbnail(for request: ThumbnailProviderRequest) throws -> ThumbnailReply {
         let options = ThumbnailOptions(maxWidth: request.maximumWidth, maxHeight: request.maximumHeight, mode: request.mode,
                                        linearLight: request.linearLight)
         // The content type came from the file's first bytes already: no need to read them again.
-        let format: ImageFormat? = request.contentType == .png ? .png : request.contentType == .jpeg ? .jpeg : nil
-        return .pixels(try Thumbnailer.thumbnail(ofFileAt: request.path, options: options, format: format).image)
+        let format = decoders.format(ofType: request.contentType.identifier)
+        return .pixels(try Thumbnailer.thumbnail(ofFileAt: request.path, options: options, format: format, decoders: decoders).image)
     }
 }

@@ -324,7 +324,7 @@ final class IndexFeeder: Sendable {
             counts.withLock { $0.unchanged += 1 }
             return
         }
-        let format: ImageFormat? = type == .png ? .png : type == .jpeg ? .jpeg : nil
+        let format = ImageDecoders.standard.format(ofType: type.identifier)
         let item = FileMetadata.item(path: path, snapshot: s, content: id.content, type: type, types: types, imageFormat: format)
         let batch = pending.withLock { list -> [FileItem]? in
             list.append(item)

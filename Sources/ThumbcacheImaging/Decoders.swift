@@ -2,22 +2,22 @@ import CJPEG
 import CPNG
 
 /// A PNG being decoded: header first, then rows.
-final class PNGSource {
+final class PNGSource: RowSource {
     let path: String
     let decoder: OpaquePointer
     let info: cpng_info
     let exif: [UInt8]?
 
-    init(path: String) throws(ImagingError) {
-        self.path = path
+    init(descriptor: Int32, name: String) throws(ImagingError) {
+        path = name
         var info = cpng_info()
         var status = CPNG_OK
         var message = [CChar](repeating: 0, count: 256)
-        guard let d = cpng_open(path, &info, &status, &message, message.count) else {
+        guard let d = cpng_open_fd(descriptor, &info, &status, &message, message.count) else {
             let text = cText(message)
             switch status {
-            case CPNG_IO: throw ImagingError(path: path, reason: .unreadable(text))
-            default: throw ImagingError(path: path, reason: .corrupt(text))
+            case CPNG_IO: throw ImagingError(path: name, reason: .unreadable(text))
+            default: throw ImagingError(path: name, reason: .corrupt(text))
             }
         }
         decoder = d
@@ -32,12 +32,19 @@ final class PNGSource {
     var hasAlpha: Bool { info.has_alpha != 0 }
     var interlaced: Bool { info.interlaced != 0 }
 
+    var header: RowSourceHeader {
+        RowSourceHeader(width: width, height: height, hasAlpha: hasAlpha, exif: exif, maxShrink: 1, buffered: interlaced,
+                        bufferedBytes: interlaced ? width * height * 4 : 0)
+    }
+
     private func fail() -> ImagingError {
         ImagingError(path: path, reason: .corrupt(String(cString: cpng_message(decoder))))
     }
 
-    func start() throws(ImagingError) {
+    /// libpng cannot shrink on load: rows come at full size whatever `shrink` says.
+    func start(shrink: Int, fast: Bool) throws(ImagingError) -> (width: Int, height: Int) {
         guard cpng_start(decoder) == CPNG_OK else { throw fail() }
+        return (width, height)
     }
 
     /// Feeds every row, in order, to `sink`. Interlaced images are decoded whole first.
@@ -65,7 +72,7 @@ final class PNGSource {
 }
 
 /// A JPEG being decoded: header first, then (scaled) rows.
-final class JPEGSource {
+final class JPEGSource: RowSource {
     let path: String
     let decoder: OpaquePointer
     let info: cjpeg_info
@@ -75,17 +82,17 @@ final class JPEGSource {
     /// Keeps in-memory bytes alive for a decoder reading from memory.
     private let bytes: [UInt8]?
 
-    init(path: String) throws(ImagingError) {
-        self.path = path
+    init(descriptor: Int32, name: String) throws(ImagingError) {
+        path = name
         bytes = nil
         var info = cjpeg_info()
         var status = CJPEG_OK
         var message = [CChar](repeating: 0, count: 256)
-        guard let d = cjpeg_open(path, &info, &status, &message, message.count) else {
+        guard let d = cjpeg_open_fd(descriptor, &info, &status, &message, message.count) else {
             let text = cText(message)
             switch status {
-            case CJPEG_IO: throw ImagingError(path: path, reason: .unreadable(text))
-            default: throw ImagingError(path: path, reason: .corrupt(text))
+            case CJPEG_IO: throw ImagingError(path: name, reason: .unreadable(text))
+            default: throw ImagingError(path: name, reason: .corrupt(text))
             }
         }
         decoder = d
@@ -113,17 +120,25 @@ final class JPEGSource {
     var height: Int { Int(info.height) }
     var progressive: Bool { info.progressive != 0 }
 
+    /// Progressive JPEG: libjpeg keeps every coefficient, up to 6 bytes per pixel.
+    var header: RowSourceHeader {
+        RowSourceHeader(width: width, height: height, hasAlpha: false, exif: exif, maxShrink: 8, buffered: progressive,
+                        bufferedBytes: progressive ? width * height * 6 : 0)
+    }
+
     private func fail() -> ImagingError {
         ImagingError(path: path, reason: .corrupt(String(cString: cjpeg_message(decoder))))
     }
 
-    /// Starts decoding at 1/`denominator` scale (1, 2, 4 or 8); `fast` when the result will be
-    /// shrunk at least 2× more.
-    func start(denominator: Int, fast: Bool = false) throws(ImagingError) {
+    /// Starts decoding at 1/`shrink` scale (1, 2, 4 or 8: libjpeg's DCT scaling); `fast` when the
+    /// result will be shrunk at least 2× more (fast IDCT, merged upsampling).
+    @discardableResult
+    func start(shrink: Int, fast: Bool = false) throws(ImagingError) -> (width: Int, height: Int) {
         var w: UInt32 = 0, h: UInt32 = 0
-        guard cjpeg_start(decoder, Int32(denominator), fast ? 1 : 0, &w, &h) == CJPEG_OK else { throw fail() }
+        guard cjpeg_start(decoder, Int32(shrink), fast ? 1 : 0, &w, &h) == CJPEG_OK else { throw fail() }
         outputWidth = Int(w)
         outputHeight = Int(h)
+        return (outputWidth, outputHeight)
     }
 
     func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {

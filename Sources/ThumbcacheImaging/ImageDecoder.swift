@@ -35,7 +35,7 @@ public enum ImageDecoder {
 
     /// All of `source`'s pixels at full size.
     static func whole(_ source: JPEGSource) throws(ImagingError) -> RGBAImage {
-        try source.start(denominator: 1)
+        try source.start(shrink: 1)
         var pixels: [UInt8] = []
         pixels.reserveCapacity(source.outputWidth * source.outputHeight * 4)
         try source.readRows { row in pixels.append(contentsOf: UnsafeBufferPointer(start: row, count: source.outputWidth * 4)) }

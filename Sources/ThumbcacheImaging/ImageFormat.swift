@@ -3,50 +3,35 @@ import Glibc
 #endif
 import ThumbcacheSync
 
-/// Image formats thumbcache decodes, told apart by their first bytes, never by file name.
-public enum ImageFormat: String, Sendable, Hashable {
-    case png
-    case jpeg
+/// An image format a decoder is registered for, told apart by its bytes, never by file name.
+///
+/// A struct, not an enum: formats come from ``ImageDecoders`` registrations, so adding one is a
+/// registration and a decoder, not an edit of every switch.
+public struct ImageFormat: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
 
-    /// The leading bytes that identify the format.
-    public var signature: [UInt8] {
-        switch self {
-        case .png: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-        case .jpeg: [0xFF, 0xD8, 0xFF]
-        }
-    }
+    public static let png = ImageFormat(rawValue: "png")
+    public static let jpeg = ImageFormat(rawValue: "jpeg")
 
-    /// The format of `bytes` (the start of a file), or nil.
+    public var description: String { rawValue }
+
+    /// The format of `bytes` (the start of a file) among the standard decoders, or nil.
     public static func detect(_ bytes: UnsafeRawBufferPointer) -> ImageFormat? {
-        [ImageFormat.png, .jpeg].first { bytes.starts(with: $0.signature) }
+        ImageDecoders.standard.format(of: bytes)
     }
 
-    /// The format of the file at `path`.
-    /// - Throws: ``ImagingError`` if it cannot be read, is empty, or is neither PNG nor JPEG.
+    /// The format of the file at `path` among the standard decoders.
+    /// - Throws: ``ImagingError`` if it cannot be read, is empty, or no decoder takes it.
     public static func detect(fileAt path: some FileLocation) throws(ImagingError) -> ImageFormat {
         let path = path.fileSystemPath
-        let fd: Int32
-        switch retryingInterrupts({ open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }) {
-        case .success(let opened): fd = opened
-        case .failure(let errno): throw ImagingError(path: path, reason: .unreadable(errno.description))
-        }
-        defer { close(fd) }
-        var head = [UInt8](repeating: 0, count: 16)
-        let n: Int
-        switch retryingInterrupts({ head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }) {
-        case .success(let count): n = count
-        case .failure(let errno): throw ImagingError(path: path, reason: .unreadable(errno.description))
-        }
-        guard n > 0 else { throw ImagingError(path: path, reason: .empty) }
-        guard let format = head.withUnsafeBytes({ detect(UnsafeRawBufferPointer(rebasing: $0[..<n])) }) else {
-            throw ImagingError(path: path, reason: .unsupportedFormat)
-        }
-        return format
+        let file = try ImageFile(path: path)
+        return try ImageDecoders.standard.registration(for: file.descriptor, name: path).format
     }
 }
 
 /// How many pixels a decoder may take on, checked from the header before any pixel memory exists.
-public struct DecodeLimits: Sendable, Hashable {
+public struct DecodeLimits: Sendable, Hashable, Codable {
     /// Most pixels (width × height) of an image decoded row by row. Memory for those grows with
     /// the width, not the height, so the default is generous: 512 MP (a 20000×20000 PNG streams;
     /// 65000×65000 is refused).
@@ -60,4 +45,18 @@ public struct DecodeLimits: Sendable, Hashable {
         self.maxPixels = maxPixels
         self.maxBufferedPixels = maxBufferedPixels
     }
+}
+
+/// A file opened read-only for decoding; closed when released.
+final class ImageFile {
+    let descriptor: Int32
+
+    init(path: String) throws(ImagingError) {
+        switch retryingInterrupts({ open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }) {
+        case .success(let fd): descriptor = fd
+        case .failure(let errno): throw ImagingError(path: path, reason: .unreadable(errno.description))
+        }
+    }
+
+    deinit { close(descriptor) }
 }

@@ -73,48 +73,64 @@ public enum Thumbnailer {
     ///   - options: the box, how to fit it, the kernel and the decode limits.
     ///   - format: the format if the caller already knows it from the file's bytes (saves
     ///     reading them again); the decoders check the signature anyway.
+    ///   - decoders: the formats to recognise and how to decode them.
     public static func thumbnail(
-        ofFileAt path: some FileLocation, options: ThumbnailOptions, format: ImageFormat? = nil
+        ofFileAt path: some FileLocation, options: ThumbnailOptions, format: ImageFormat? = nil,
+        decoders: ImageDecoders = .standard
     ) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
         let path = path.fileSystemPath
-        let resolved: ImageFormat
-        if let format { resolved = format } else { resolved = try ImageFormat.detect(fileAt: path) }
-        return switch resolved {
-        case .png: try pngThumbnail(path, options)
-        case .jpeg: try jpegThumbnail(path, options)
-        }
+        let file = try ImageFile(path: path)
+        return try thumbnail(ofDescriptor: file.descriptor, name: path, options: options, format: format, decoders: decoders)
+    }
+
+    /// A thumbnail of the image on `descriptor` (read from its start; the caller keeps it open):
+    /// what a worker that is handed descriptors, never paths, calls. `name` is for errors.
+    public static func thumbnail(
+        ofDescriptor descriptor: Int32, name: String, options: ThumbnailOptions, format: ImageFormat? = nil,
+        decoders: ImageDecoders = .standard
+    ) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
+        let (format, source) = try decoders.open(descriptor, name: name, format: format)
+        return try thumbnail(of: source, format: format, name: name, options: options)
     }
 
     /// Size, orientation and EXIF of the image at `path`, from its header only (no pixels decoded).
-    public static func info(ofFileAt path: some FileLocation, format: ImageFormat? = nil) throws(ImagingError) -> ImageInfo {
+    public static func info(
+        ofFileAt path: some FileLocation, format: ImageFormat? = nil, decoders: ImageDecoders = .standard
+    ) throws(ImagingError) -> ImageInfo {
         let path = path.fileSystemPath
-        let resolved: ImageFormat
-        if let format { resolved = format } else { resolved = try ImageFormat.detect(fileAt: path) }
-        let width: Int, height: Int, exifBytes: [UInt8]?, alpha: Bool
-        switch resolved {
-        case .png:
-            let source = try PNGSource(path: path)
-            (width, height, exifBytes, alpha) = (source.width, source.height, source.exif, source.hasAlpha)
-        case .jpeg:
-            let source = try JPEGSource(path: path)
-            (width, height, exifBytes, alpha) = (source.width, source.height, source.exif, false)
-        }
-        let exif = exifBytes.flatMap { bytes in bytes.withUnsafeBytes { EXIFData.parse($0) } }
+        let file = try ImageFile(path: path)
+        return try info(ofDescriptor: file.descriptor, name: path, format: format, decoders: decoders)
+    }
+
+    /// ``info(ofFileAt:format:decoders:)`` for an open descriptor.
+    public static func info(
+        ofDescriptor descriptor: Int32, name: String, format: ImageFormat? = nil, decoders: ImageDecoders = .standard
+    ) throws(ImagingError) -> ImageInfo {
+        let (format, source) = try decoders.open(descriptor, name: name, format: format)
+        let header = source.header
+        let exif = header.exif.flatMap { bytes in bytes.withUnsafeBytes { EXIFData.parse($0) } }
         let turn = orientation(exif)
-        return ImageInfo(format: resolved, pixelWidth: turn.swapsDimensions ? height : width, pixelHeight: turn.swapsDimensions ? width : height,
-                         orientation: turn, hasAlpha: alpha, exif: exif)
+        return ImageInfo(format: format, pixelWidth: turn.swapsDimensions ? header.height : header.width,
+                         pixelHeight: turn.swapsDimensions ? header.width : header.height,
+                         orientation: turn, hasAlpha: header.hasAlpha, exif: exif)
     }
 
     /// The embedded EXIF (IFD1) thumbnail of a JPEG, upright, or nil if it has none. Fast, but
     /// low quality and possibly stale: a caller must not treat it as the real thumbnail.
     public static func embeddedThumbnail(ofFileAt path: some FileLocation) throws(ImagingError) -> RGBAImage? {
         let path = path.fileSystemPath
-        guard try ImageFormat.detect(fileAt: path) == .jpeg else { return nil }
-        let source = try JPEGSource(path: path)
+        let file = try ImageFile(path: path)
+        return try embeddedThumbnail(ofDescriptor: file.descriptor, name: path)
+    }
+
+    /// ``embeddedThumbnail(ofFileAt:)`` for an open descriptor.
+    public static func embeddedThumbnail(ofDescriptor descriptor: Int32, name: String) throws(ImagingError) -> RGBAImage? {
+        guard try ImageDecoders.standard.registration(for: descriptor, name: name).format == .jpeg else { return nil }
+        let source = try JPEGSource(descriptor: descriptor, name: name)
         guard let exifBytes = source.exif else { return nil }
         let parsed = exifBytes.withUnsafeBytes { EXIFData.parse($0) }
         guard let parsed, let range = parsed.thumbnailRange else { return nil }
-        let thumb = try JPEGSource(bytes: Array(exifBytes[range]), path: path + " (EXIF thumbnail)")
+        let thumb = try JPEGSource(bytes: Array(exifBytes[range]), path: name + " (EXIF thumbnail)")
         guard thumb.width > 0, thumb.height > 0, thumb.width <= 1024, thumb.height <= 1024 else { return nil }
         let image = try ImageDecoder.whole(thumb)
         return (parsed.orientation.flatMap(Orientation.init(rawValue:)) ?? .up).apply(to: image)
@@ -158,11 +174,11 @@ public enum Thumbnailer {
         }
     }
 
-    /// The largest DCT scale denominator (8, 4, 2 or 1) that still leaves at least 2× for the
-    /// final filter on both axes.
-    static func jpegDenominator(width: Int, height: Int, outputWidth: Int, outputHeight: Int) -> Int {
+    /// The largest shrink-on-load factor (8, 4, 2 or 1, at most `maxShrink`) that still leaves
+    /// at least 2× for the final filter on both axes (libvips's rule).
+    static func shrinkFactor(width: Int, height: Int, outputWidth: Int, outputHeight: Int, maxShrink: Int = 8) -> Int {
         let ratio = min(Double(width) / Double(outputWidth), Double(height) / Double(outputHeight))
-        for d in [8, 4, 2] where ratio / Double(d) >= 2 { return d }
+        for d in [8, 4, 2] where d <= maxShrink && ratio / Double(d) >= 2 { return d }
         return 1
     }
 
@@ -205,55 +221,39 @@ public enum Thumbnailer {
         var output: (width: Int, height: Int, crop: (x: Int, y: Int, width: Int, height: Int))
     }
 
-    // MARK: PNG
+    // MARK: Decoding
 
-    private static func pngThumbnail(_ path: String, _ options: ThumbnailOptions) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
-        let source = try PNGSource(path: path)
-        try checkLimits(path, width: source.width, height: source.height, buffered: source.interlaced, options.limits)
-        let p = plan(width: source.width, height: source.height, exifBytes: source.exif, options: options)
+    /// Any format: the header plans the output and the shrink-on-load, then rows stream through
+    /// the downscaler; orientation is applied to the small result.
+    static func thumbnail(of source: any RowSource, format: ImageFormat, name: String,
+                          options: ThumbnailOptions) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
+        let header = source.header
+        try checkLimits(name, width: header.width, height: header.height, buffered: header.buffered, options.limits)
+        let p = plan(width: header.width, height: header.height, exifBytes: header.exif, options: options)
         let g = p.output
-        let scaler = StreamingDownscaler(
-            sourceWidth: source.width, sourceHeight: source.height, outputWidth: g.width, outputHeight: g.height, crop: g.crop,
-            kernel: options.kernel, premultiply: source.hasAlpha, linearLight: options.linearLight)
-        // The interlaced image buffer lives inside readRows.
-        try whileBuffering(source.interlaced ? source.width * source.height * 4 : 0) { () throws(ImagingError) in
-            try source.start()
-            try source.readRows { scaler.push($0) }
-        }
-        let image = p.orientation.apply(to: scaler.finish())
-        return (image, ImageInfo(format: .png, pixelWidth: p.displayedWidth, pixelHeight: p.displayedHeight,
-                                 orientation: p.orientation, hasAlpha: source.hasAlpha, exif: p.exif))
-    }
-
-    // MARK: JPEG
-
-    private static func jpegThumbnail(_ path: String, _ options: ThumbnailOptions) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
-        let source = try JPEGSource(path: path)
-        try checkLimits(path, width: source.width, height: source.height, buffered: source.progressive, options.limits)
-        let p = plan(width: source.width, height: source.height, exifBytes: source.exif, options: options)
-        let g = p.output
-        // Shrink-on-load: the DCT scale is chosen on the crop, which is what gets resized.
-        let d = jpegDenominator(width: g.crop.width, height: g.crop.height, outputWidth: g.width, outputHeight: g.height)
-        // The fast IDCT and merged upsampling only where at least 2× of shrinking follows.
+        // The shrink is chosen on the crop, which is what gets resized.
+        let d = shrinkFactor(width: g.crop.width, height: g.crop.height, outputWidth: g.width, outputHeight: g.height,
+                             maxShrink: header.maxShrink)
+        // The fast decode only where at least 2× of shrinking follows.
         let remaining = min(Double(g.crop.width) / Double(d * g.width), Double(g.crop.height) / Double(d * g.height))
-        // Coefficient memory is allocated in start and released when readRows finishes decompression.
-        let scaler = try whileBuffering(source.progressive ? source.width * source.height * 6 : 0) { () throws(ImagingError) -> StreamingDownscaler in
-            try source.start(denominator: d, fast: remaining >= 2)
-            // libjpeg rounds scaled sizes up (ceil(width / d)); scale the crop the same way.
-            let sw = source.outputWidth, sh = source.outputHeight
-            let crop = (
-                x: min(g.crop.x / d, sw - 1), y: min(g.crop.y / d, sh - 1),
-                width: max(1, min((g.crop.width + d - 1) / d, sw - min(g.crop.x / d, sw - 1))),
-                height: max(1, min((g.crop.height + d - 1) / d, sh - min(g.crop.y / d, sh - 1))))
+        // A buffered decode's memory is taken in start and given back when readRows ends.
+        let scaler = try whileBuffering(header.bufferedBytes) { () throws(ImagingError) -> StreamingDownscaler in
+            let (sw, sh) = try source.start(shrink: d, fast: remaining >= 2)
+            // Decoders round scaled sizes up (ceil(width / d)); scale the crop the same way. A
+            // decoder that did not shrink delivers the stored size.
+            let k = sw == header.width && sh == header.height ? 1 : d
+            let x = min(g.crop.x / k, sw - 1), y = min(g.crop.y / k, sh - 1)
+            let crop = (x: x, y: y, width: max(1, min((g.crop.width + k - 1) / k, sw - x)),
+                        height: max(1, min((g.crop.height + k - 1) / k, sh - y)))
             let scaler = StreamingDownscaler(
                 sourceWidth: sw, sourceHeight: sh, outputWidth: g.width, outputHeight: g.height, crop: crop, kernel: options.kernel,
-                premultiply: false, linearLight: options.linearLight)
+                premultiply: header.hasAlpha, linearLight: options.linearLight)
             try source.readRows { scaler.push($0) }
             return scaler
         }
         let image = p.orientation.apply(to: scaler.finish())
-        return (image, ImageInfo(format: .jpeg, pixelWidth: p.displayedWidth, pixelHeight: p.displayedHeight,
-                                 orientation: p.orientation, hasAlpha: false, exif: p.exif))
+        return (image, ImageInfo(format: format, pixelWidth: p.displayedWidth, pixelHeight: p.displayedHeight,
+                                 orientation: p.orientation, hasAlpha: header.hasAlpha, exif: p.exif))
     }
 }
 

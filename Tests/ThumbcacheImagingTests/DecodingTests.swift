@@ -119,10 +119,10 @@ struct DecodingTests {
     }
 
     @Test func shrinkOnLeavesAtLeastTwiceForTheFilter() {
-        #expect(Thumbnailer.jpegDenominator(width: 4000, height: 3000, outputWidth: 256, outputHeight: 192) == 4)
-        #expect(Thumbnailer.jpegDenominator(width: 8000, height: 6000, outputWidth: 256, outputHeight: 192) == 8)
-        #expect(Thumbnailer.jpegDenominator(width: 1000, height: 750, outputWidth: 256, outputHeight: 192) == 1)
-        #expect(Thumbnailer.jpegDenominator(width: 1024, height: 768, outputWidth: 256, outputHeight: 192) == 2)
+        #expect(Thumbnailer.shrinkFactor(width: 4000, height: 3000, outputWidth: 256, outputHeight: 192) == 4)
+        #expect(Thumbnailer.shrinkFactor(width: 8000, height: 6000, outputWidth: 256, outputHeight: 192) == 8)
+        #expect(Thumbnailer.shrinkFactor(width: 1000, height: 750, outputWidth: 256, outputHeight: 192) == 1)
+        #expect(Thumbnailer.shrinkFactor(width: 1024, height: 768, outputWidth: 256, outputHeight: 192) == 2)
     }
 
     @Test func largeJPEGUsesShrinkOnLoadAndFitsTheBox() throws {

@@ -309,6 +309,9 @@ struct ProviderTests {
         #expect(t.type(of: Array("hello".utf8), name: "readme") == .plainText)
         #expect(t.type(of: [0, 1, 2, 3], name: "blob") == .data)
         #expect(t.type(of: Array("RIFF\u{0}\u{0}\u{0}\u{0}WEBPVP8 ".utf8), name: "x") == .webP)
+        // ISO-BMFF: `ftyp` at offset 4, the brand at 8; a name alone no longer makes a HEIC.
+        #expect(t.type(of: [0, 0, 0, 24] + Array("ftypheic".utf8) + [0, 0, 0, 0], name: "IMG_1.bin") == .heic)
+        #expect(t.type(of: [0, 0, 0, 24] + Array("ftypisom".utf8) + [0, 0, 0, 0], name: "IMG_1.heic") != .heic)
         #expect(t.conforms(.png, to: .image) && t.conforms(.png, to: .data) && !t.conforms(.png, to: .text))
         #expect(t.tree(of: .png).starts(with: [.png, .image]))
         #expect(t.mimeType(of: .jpeg) == "image/jpeg")

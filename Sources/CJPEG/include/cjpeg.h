@@ -28,6 +28,10 @@ typedef struct cjpeg_decoder cjpeg_decoder;
 
 cjpeg_decoder *cjpeg_open(const char *path, cjpeg_info *info, cjpeg_status *status, char *message, size_t message_size);
 
+/// Like cjpeg_open, for an open descriptor (read from its start; the decoder reads a duplicate, the
+/// caller keeps and closes `fd`).
+cjpeg_decoder *cjpeg_open_fd(int fd, cjpeg_info *info, cjpeg_status *status, char *message, size_t message_size);
+
 /// Like cjpeg_open, for a JPEG held in memory (such as an EXIF thumbnail); `bytes` must outlive the decoder.
 cjpeg_decoder *cjpeg_open_memory(const uint8_t *bytes, size_t length, cjpeg_info *info, cjpeg_status *status,
                                  char *message, size_t message_size);

@@ -29,6 +29,10 @@ typedef struct cpng_decoder cpng_decoder;
 /// Opens `path` and reads the header. On failure returns NULL with a message in `message`.
 cpng_decoder *cpng_open(const char *path, cpng_info *info, cpng_status *status, char *message, size_t message_size);
 
+/// Like cpng_open, for an open descriptor (read from its start; the decoder reads a duplicate, the
+/// caller keeps and closes `fd`). What a sandboxed worker uses: it is handed descriptors, never paths.
+cpng_decoder *cpng_open_fd(int fd, cpng_info *info, cpng_status *status, char *message, size_t message_size);
+
 /// Like cpng_open, for a PNG held in memory; `bytes` must outlive the decoder.
 cpng_decoder *cpng_open_memory(const uint8_t *bytes, size_t length, cpng_info *info, cpng_status *status, char *message,
                                size_t message_size);

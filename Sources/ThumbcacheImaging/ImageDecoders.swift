@@ -1,0 +1,154 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ThumbcacheSync
+
+/// A decoder's view of one image: the header, read when it was opened (cheap), then rows.
+///
+/// The split follows libvips's loaders: the planner picks the shrink from the header before a
+/// pixel is decoded, and peak memory stays at a few rows unless the format must be held whole.
+public protocol RowSource: AnyObject {
+    /// What the header says: stored size, alpha, metadata, how far it can shrink on load.
+    var header: RowSourceHeader { get }
+    /// Starts decoding at 1/`shrink` of the stored size, rounded up (`shrink` is at most the
+    /// header's ``RowSourceHeader/maxShrink``); `fast` allows a cheaper decode where the result
+    /// is shrunk at least 2× more. Returns the size of the rows that follow.
+    func start(shrink: Int, fast: Bool) throws(ImagingError) -> (width: Int, height: Int)
+    /// Feeds every row, top to bottom, as straight-alpha RGBA8 (`width × 4` bytes each).
+    func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError)
+}
+
+/// What a decoder knows after reading an image's header.
+public struct RowSourceHeader: Sendable, Hashable {
+    /// Stored size in pixels (before orientation).
+    public var width: Int
+    public var height: Int
+    public var hasAlpha: Bool
+    /// The raw EXIF block, if the file has one before its pixels.
+    public var exif: [UInt8]?
+    /// The largest shrink-on-load factor (1: none; JPEG's DCT scaling: 8).
+    public var maxShrink: Int
+    /// True if the decoder holds the whole image while decoding (interlaced PNG, progressive JPEG).
+    public var buffered: Bool
+    /// Bytes a buffered decode holds (estimated); 0 when it streams.
+    public var bufferedBytes: Int
+
+    public init(width: Int, height: Int, hasAlpha: Bool, exif: [UInt8]? = nil, maxShrink: Int = 1,
+                buffered: Bool = false, bufferedBytes: Int = 0) {
+        self.width = width
+        self.height = height
+        self.hasAlpha = hasAlpha
+        self.exif = exif
+        self.maxShrink = maxShrink
+        self.buffered = buffered
+        self.bufferedBytes = bufferedBytes
+    }
+}
+
+/// One format's decoder: how its files are recognised and how one is opened.
+public struct ImageDecoderRegistration: Sendable {
+    public var format: ImageFormat
+    /// The content type its files are (a uniform type identifier such as `public.png`).
+    public var typeIdentifier: String
+    /// Any one of these identifies the format.
+    public var magic: [Magic]
+    /// Opens the image on `descriptor` (read from its start; the caller keeps the descriptor);
+    /// `name` says which file it is, in errors.
+    public var open: @Sendable (_ descriptor: Int32, _ name: String) throws(ImagingError) -> any RowSource
+
+    public init(format: ImageFormat, typeIdentifier: String, magic: [Magic],
+                open: @escaping @Sendable (_ descriptor: Int32, _ name: String) throws(ImagingError) -> any RowSource) {
+        self.format = format
+        self.typeIdentifier = typeIdentifier
+        self.magic = magic
+        self.open = open
+    }
+}
+
+/// The decoders in use: a format is one registration and one file that implements ``RowSource``.
+public struct ImageDecoders: Sendable {
+    public private(set) var registrations: [ImageDecoderRegistration]
+    /// Bytes of a file's start that detection reads: enough for every registered magic.
+    public private(set) var headLength: Int
+
+    public init(_ registrations: [ImageDecoderRegistration]) {
+        self.registrations = []
+        headLength = 16
+        for r in registrations { register(r) }
+    }
+
+    /// PNG (libpng) and JPEG (libjpeg-turbo).
+    public static let standard = ImageDecoders([.png, .jpeg])
+
+    /// Adds `registration`; it is tried before those already registered (so it may claim files
+    /// another format's magic also matches).
+    public mutating func register(_ registration: ImageDecoderRegistration) {
+        registrations.removeAll { $0.format == registration.format }
+        registrations.insert(registration, at: 0)
+        headLength = max(headLength, registration.magic.map(\.span).max() ?? 0)
+    }
+
+    public func registration(of format: ImageFormat) -> ImageDecoderRegistration? {
+        registrations.first { $0.format == format }
+    }
+
+    /// The format whose files are of the content type `typeIdentifier`, if one is registered.
+    public func format(ofType typeIdentifier: String) -> ImageFormat? {
+        registrations.first { $0.typeIdentifier == typeIdentifier }?.format
+    }
+
+    /// The format whose magic `head` (a file's first bytes) has; the most specific magic wins.
+    public func format(of head: UnsafeRawBufferPointer) -> ImageFormat? {
+        var best: (format: ImageFormat, weight: Int)?
+        for r in registrations {
+            for m in r.magic where m.weight > (best?.weight ?? 0) && m.matches(head) { best = (r.format, m.weight) }
+        }
+        return best?.format
+    }
+
+    /// The registration for the file on `descriptor`, from its first bytes.
+    /// - Throws: ``ImagingError`` if it cannot be read, is empty, or no decoder takes it.
+    public func registration(for descriptor: Int32, name: String) throws(ImagingError) -> ImageDecoderRegistration {
+        var head = [UInt8](repeating: 0, count: headLength)
+        let n: Int
+        switch retryingInterrupts({ head.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) } }) {
+        case .success(let count): n = count
+        case .failure(let errno): throw ImagingError(path: name, reason: .unreadable(errno.description))
+        }
+        guard n > 0 else { throw ImagingError(path: name, reason: .empty) }
+        let format = head.withUnsafeBytes { self.format(of: UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+        guard let format, let registration = registration(of: format) else {
+            throw ImagingError(path: name, reason: .unsupportedFormat)
+        }
+        return registration
+    }
+
+    /// Opens the image on `descriptor` with the decoder its bytes call for, or `format`'s if given.
+    public func open(_ descriptor: Int32, name: String, format: ImageFormat? = nil) throws(ImagingError) -> (ImageFormat, any RowSource) {
+        let registration: ImageDecoderRegistration
+        if let format, let known = self.registration(of: format) { registration = known } else {
+            registration = try self.registration(for: descriptor, name: name)
+        }
+        return (registration.format, try registration.open(descriptor, name))
+    }
+}
+
+extension ImageDecoderRegistration {
+    static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+    static let jpegSignature: [UInt8] = [0xFF, 0xD8, 0xFF]
+
+    /// PNG through libpng: streamed row by row unless interlaced.
+    public static let png = ImageDecoderRegistration(format: .png, typeIdentifier: "public.png", magic: [Magic(pngSignature)]) { (fd, name) throws(ImagingError) in
+        try PNGSource(descriptor: fd, name: name)
+    }
+
+    /// JPEG through libjpeg-turbo: DCT-scaled on load (1/2 … 1/8), streamed unless progressive.
+    public static let jpeg = ImageDecoderRegistration(format: .jpeg, typeIdentifier: "public.jpeg", magic: [Magic(jpegSignature)]) { (fd, name) throws(ImagingError) in
+        try JPEGSource(descriptor: fd, name: name)
+    }
+}
+
+extension ImageFormat {
+    /// The magic of a standard format (for content-type declarations).
+    public var magic: [Magic] { ImageDecoders.standard.registration(of: self)?.magic ?? [] }
+}
