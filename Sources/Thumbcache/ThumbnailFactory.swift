@@ -9,6 +9,10 @@ package final class ThumbnailFactory: Sendable {
     package let types: ContentTypeRegistry
     private let providers: [ContentType: any ThumbnailProvider]
     private let icons = Mutex<[String: (ThumbnailHeader, [UInt8])]>([:])
+    private let renders = Atomic<Int>(0)
+
+    /// How many thumbnails were rendered from files (not from a larger image) by this factory.
+    package var renderCount: Int { renders.load(ordering: .relaxed) }
 
     package init(store: ThumbnailStore, types: ContentTypeRegistry = ContentTypeRegistry(),
                 providers: [any ThumbnailProvider] = [ImageThumbnailProvider()]) {
@@ -26,6 +30,7 @@ package final class ThumbnailFactory: Sendable {
     /// The full thumbnail of the file, fitted to `spec`'s box (not stored).
     package func render(path: String, type: ContentType, spec: ThumbnailSpec) throws -> RGBAImage {
         guard let provider = providers[type] else { throw GenerationError(path: path, reason: .noProvider(type)) }
+        renders.add(1, ordering: .relaxed)
         let request = ThumbnailProviderRequest(path: path, contentType: type, maximumWidth: spec.boxWidth,
                                                maximumHeight: spec.boxHeight, scale: spec.scale, mode: spec.mode,
                                                linearLight: spec.linearLight)

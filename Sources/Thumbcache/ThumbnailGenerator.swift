@@ -21,7 +21,6 @@ public final class ThumbnailGenerator: Sendable {
     private let writer: GroupCommitWriter
     private let inFlight = InFlight()
     private let requests = Mutex(RequestStates())
-    private let renders = Atomic<Int>(0)
     private let hashes = Atomic<Int>(0)
     /// Cache hits not yet written: recorded off the hit path, committed in batches.
     private let pendingAccesses = Mutex<[ThumbnailKey: UInt32]>([:])
@@ -68,7 +67,7 @@ public final class ThumbnailGenerator: Sendable {
     }
 
     /// How many thumbnails this generator has rendered from source files (not served from the cache).
-    public var generationCount: Int { renders.load(ordering: .relaxed) }
+    public var generationCount: Int { factory.renderCount }
 
     /// How many files this generator has read to hash (stat-cache misses).
     package var filesHashed: Int { hashes.load(ordering: .relaxed) }
@@ -253,45 +252,26 @@ public final class ThumbnailGenerator: Sendable {
     /// Makes, stores and returns the thumbnail under `key` (one caller at a time per key).
     private func generate(_ request: ThumbnailRequest, id: FileIdentity, key: ThumbnailKey) async throws -> ThumbnailRepresentation {
         let spec = request.spec
-        let factory = self.factory
+        let pipeline = ThumbnailPipeline(factory: factory)
         let type = request.contentType ?? factory.types.type(ofFileAt: request.path)
+        switch pipeline.plan(type: type, specs: [spec]) {
+        case .failure(.noProvider(let type)): throw GenerationError(path: request.path, reason: .noProvider(type))
+        case .failure(.belowMinimumDimension(let minimum)): throw GenerationError(path: request.path, reason: .belowMinimumDimension(minimum))
+        case .success: break
+        }
+        let minimumSide = Int((request.minimumDimension * request.scale).rounded(.up))
+        let made = try await blocking { pipeline.make([spec], path: request.path, content: id.content, type: type, minimumSide: minimumSide) }
+        if let reason = made.failedBefore { throw GenerationError(path: request.path, reason: .failedBefore(reason)) }
         let fileEntry = StoreWrite.file(path: request.path, snapshot: id.snapshot, content: id.content)
-        guard let provider = factory.provider(for: type) else { throw GenerationError(path: request.path, reason: .noProvider(type)) }
-        if min(spec.boxWidth, spec.boxHeight) < provider.minimumDimension {
-            throw GenerationError(path: request.path, reason: .belowMinimumDimension(provider.minimumDimension))
+        if let failure = made.failure {
+            // Remembered when the bytes are at fault, so they are not tried again.
+            if let record = made.failureRecord { try? await writer.submit([fileEntry, record]) }
+            throw failure
         }
-        if let failure = try factory.store.failure(content: id.content, generatorVersion: thumbnailGeneratorVersion) {
-            throw GenerationError(path: request.path, reason: .failedBefore(failure.reason))
-        }
-        let header: ThumbnailHeader
-        let bytes: [UInt8]
-        do {
-            (header, bytes) = try await blocking { [self] in
-                // The size ladder: a larger cached thumbnail of the same content and variant is
-                // shrunk instead of decoding the source again.
-                let variant = spec.variant(.thumbnail)
-                if let larger = try factory.store.thumbnails(of: id.content).first(where: {
-                    $0.key.variant == variant && $0.key.boxWidth >= UInt32(spec.boxWidth) && $0.key.boxHeight >= UInt32(spec.boxHeight)
-                }), let record = try factory.store.thumbnail(larger.key), record.header.encoding == .png {
-                    let image = ThumbnailFactory.resize(try ImageDecoder.png(record.data), to: spec)
-                    return try factory.encode(image, kind: .thumbnail, spec: spec, sourceType: type)
-                }
-                renders.add(1, ordering: .relaxed)
-                let image = try factory.render(path: request.path, type: type, spec: spec)
-                if Double(min(image.width, image.height)) < request.minimumDimension * request.scale {
-                    throw GenerationError(path: request.path, reason: .belowMinimumDimension(Int(request.minimumDimension)))
-                }
-                return try factory.encode(image, kind: .thumbnail, spec: spec, sourceType: type)
-            }
-        } catch let error as ImagingError {
-            // The bytes cannot be decoded: remember it, so they are not tried again.
-            try? await writer.submit([fileEntry, .failure(content: id.content, generatorVersion: thumbnailGeneratorVersion,
-                                                          FailureRecord(reason: error.reason.description, created: StoreClock.nowNanoseconds()))])
-            throw error
-        }
-        try await writer.submit([fileEntry, .thumbnail(key, header, data: bytes)])
-        budget?.added(bytes.count)
-        return ThumbnailRepresentation(kind: .thumbnail, header: header, data: bytes, box: spec, fromCache: false)
+        guard let thumbnail = made.thumbnails.first else { throw GenerationError(path: request.path, reason: .noProvider(type)) }
+        try await writer.submit([fileEntry] + made.writes(content: id.content))
+        budget?.added(thumbnail.data.count)
+        return ThumbnailRepresentation(kind: .thumbnail, header: thumbnail.header, data: thumbnail.data, box: spec, fromCache: false)
     }
 }
 

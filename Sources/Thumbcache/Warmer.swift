@@ -142,7 +142,12 @@ public final class Warmer: Sendable {
         var writes: [StoreWrite] = id.fromCache ? [] : [.file(path: path, snapshot: id.snapshot, content: id.content)]
         let type = factory.types.type(ofFileAt: path)
         feeder?.submit(path: path, id: id, type: type, types: factory.types)
-        guard let provider = factory.provider(for: type) else {
+        let pipeline = ThumbnailPipeline(factory: factory)
+        let specs: [ThumbnailSpec]
+        switch pipeline.plan(type: type, specs: options.specs) {
+        case .success(let served): specs = served
+        case .failure(.belowMinimumDimension): return (.notSupported, writes)
+        case .failure(.noProvider):
             // The name promises an image we make thumbnails of, but the bytes are not one.
             let name = path.split(separator: "/").last.map(String.init) ?? path
             if let named = factory.types.type(forFilename: name), factory.provider(for: named) != nil {
@@ -151,32 +156,15 @@ public final class Warmer: Sendable {
             }
             return (.notSupported, writes)
         }
-        let specs = options.specs.filter { min($0.boxWidth, $0.boxHeight) >= provider.minimumDimension }
-        guard !specs.isEmpty else { return (.notSupported, writes) }
         // Another path with the same bytes is (or was) handled in this run: nothing more to make.
         guard tally.claim(id.content) else { return (.sameContentAsAnother, writes) }
         let missing = specs.filter { (try? store.containsThumbnail($0.key(for: id.content))) != true }
         if missing.isEmpty { return (.alreadyCached, writes) }
-        if let failure = try? store.failure(content: id.content, generatorVersion: thumbnailGeneratorVersion) {
-            return (.failed(path, failure.reason + " (recorded earlier; --retry-failed tries again)"), writes)
-        }
-        do {
-            // The largest box from the file; smaller ones from that image (the size ladder).
-            var largest: RGBAImage?
-            for spec in missing {
-                let image = try largest.map { ThumbnailFactory.resize($0, to: spec) }
-                    ?? factory.render(path: path, type: type, spec: spec)
-                if largest == nil && spec.mode == .fit { largest = image }
-                let (header, bytes) = try factory.encode(image, kind: .thumbnail, spec: spec, sourceType: type)
-                writes.append(.thumbnail(spec.key(for: id.content), header, data: bytes))
-            }
-            return (.generated, writes)
-        } catch {
-            let reason = (error as? ImagingError)?.reason.description ?? "\(error)"
-            writes.append(.failure(content: id.content, generatorVersion: thumbnailGeneratorVersion,
-                                   FailureRecord(reason: reason, created: StoreClock.nowNanoseconds())))
-            return (.failed(path, reason), writes)
-        }
+        let made = pipeline.make(missing, path: path, content: id.content, type: type)
+        if let reason = made.failedBefore { return (.failed(path, reason + " (recorded earlier; --retry-failed tries again)"), writes) }
+        writes += made.writes(content: id.content)
+        if let failure = made.failure { return (.failed(path, ThumbnailPipeline.reason(failure)), writes) }
+        return (.generated, writes)
     }
 
     enum Outcome {

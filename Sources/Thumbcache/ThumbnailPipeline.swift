@@ -1,0 +1,123 @@
+import ThumbcacheImaging
+import ThumbcacheStore
+
+/// The one path from an identified file to the records that store its thumbnails: provider →
+/// minimum dimension → recorded failure → size ladder → render → encode. ``ThumbnailGenerator``
+/// and ``Warmer`` both run it, so a rule (which failures are remembered, where a smaller
+/// thumbnail comes from) holds for both; the worker boundary of sandboxed decoding sits inside
+/// ``ThumbnailFactory/render(path:type:spec:)``.
+package struct ThumbnailPipeline: Sendable {
+    package let factory: ThumbnailFactory
+
+    package init(factory: ThumbnailFactory) {
+        self.factory = factory
+    }
+
+    /// Why nothing is made for a file.
+    package enum Refusal: Error, Equatable {
+        /// No provider handles the file's exact type.
+        case noProvider(ContentType)
+        /// Every box is below the provider's minimum dimension.
+        case belowMinimumDimension(Int)
+    }
+
+    /// The boxes of `specs` the provider for `type` makes real thumbnails for, largest first.
+    package func plan(type: ContentType, specs: [ThumbnailSpec]) -> Result<[ThumbnailSpec], Refusal> {
+        guard let provider = factory.provider(for: type) else { return .failure(.noProvider(type)) }
+        let served = specs.filter { min($0.boxWidth, $0.boxHeight) >= provider.minimumDimension }
+        guard !served.isEmpty else { return .failure(.belowMinimumDimension(provider.minimumDimension)) }
+        return .success(served.sorted { $0.boxWidth * $0.boxHeight > $1.boxWidth * $1.boxHeight })
+    }
+
+    /// What ``make(_:path:content:type:minimumSide:)`` produced.
+    package struct Made: Sendable {
+        /// One `.thumbnail` write per box made (with the spec it was made for).
+        package var thumbnails: [(spec: ThumbnailSpec, header: ThumbnailHeader, data: [UInt8])] = []
+        /// Why the file failed, if it did; ``failureRecord`` is set when the content is at fault.
+        package var failure: (any Error)?
+        /// The record that keeps the same bytes from being tried again (until `--retry-failed` or
+        /// a new generator version).
+        package var failureRecord: StoreWrite?
+        /// A failure recorded for these bytes by an earlier run: nothing was tried.
+        package var failedBefore: String?
+
+        /// The records to commit: thumbnails, or the failure record.
+        package func writes(content: ContentHash) -> [StoreWrite] {
+            thumbnails.map { .thumbnail($0.spec.key(for: content), $0.header, data: $0.data) } + (failureRecord.map { [$0] } ?? [])
+        }
+    }
+
+    /// Makes the thumbnails of `specs` (which ``plan(type:specs:)`` returned) for the file at
+    /// `path` whose bytes hash to `content`. Each box comes from a larger image already in hand —
+    /// one made in this call, or a larger thumbnail of the same content in the cache — and only
+    /// otherwise from the file.
+    /// - Parameter minimumSide: pixels; a thumbnail whose smaller side comes out below this is a
+    ///   failure of this request (``GenerationError/Reason/belowMinimumDimension(_:)``), not of the content.
+    package func make(_ specs: [ThumbnailSpec], path: String, content: ContentHash, type: ContentType, minimumSide: Int = 0) -> Made {
+        var made = Made()
+        if let earlier = try? factory.store.failure(content: content, generatorVersion: thumbnailGeneratorVersion) {
+            made.failedBefore = earlier.reason
+            return made
+        }
+        var images: [(spec: ThumbnailSpec, image: RGBAImage)] = []
+        do {
+            for spec in specs {
+                let image = try images.first(where: { Self.canServe(spec, from: $0.spec) }).map { ThumbnailFactory.resize($0.image, to: spec) }
+                    ?? cachedLarger(spec, content: content)
+                    ?? factory.render(path: path, type: type, spec: spec)
+                if min(image.width, image.height) < minimumSide {
+                    throw GenerationError(path: path, reason: .belowMinimumDimension(minimumSide))
+                }
+                images.append((spec, image))
+                let (header, bytes) = try factory.encode(image, kind: .thumbnail, spec: spec, sourceType: type)
+                made.thumbnails.append((spec, header, bytes))
+            }
+        } catch {
+            made.thumbnails = []
+            made.failure = error
+            if Self.isContentFault(error) {
+                made.failureRecord = .failure(content: content, generatorVersion: thumbnailGeneratorVersion,
+                                              FailureRecord(reason: Self.reason(error), created: StoreClock.nowNanoseconds()))
+            }
+        }
+        return made
+    }
+
+    /// A larger cached thumbnail of the same content and variant, shrunk to `spec`.
+    private func cachedLarger(_ spec: ThumbnailSpec, content: ContentHash) throws -> RGBAImage? {
+        let variant = spec.variant(.thumbnail)
+        guard let larger = try factory.store.thumbnails(of: content).first(where: {
+            $0.key.variant == variant && $0.key.boxWidth >= UInt32(spec.boxWidth) && $0.key.boxHeight >= UInt32(spec.boxHeight)
+        }), let record = try factory.store.thumbnail(larger.key), record.header.encoding == .png else { return nil }
+        return ThumbnailFactory.resize(try ImageDecoder.png(record.data), to: spec)
+    }
+
+    /// An image made for `larger` can be shrunk into `spec`: same variant, a box at least as large.
+    /// A filled image is cropped to its box, so only fitted ones serve other boxes.
+    static func canServe(_ spec: ThumbnailSpec, from larger: ThumbnailSpec) -> Bool {
+        larger.mode == .fit && spec.mode == .fit && larger.linearLight == spec.linearLight
+            && larger.boxWidth >= spec.boxWidth && larger.boxHeight >= spec.boxHeight
+    }
+
+    /// True if `error` says something about the bytes (they would fail the same way again), not
+    /// about this read of the file or this request: then the failure is recorded.
+    package static func isContentFault(_ error: any Error) -> Bool {
+        switch error {
+        case let error as ImagingError:
+            if case .unreadable = error.reason { return false }
+            return true
+        case is FileError, is GenerationError, is CancellationError, is StoreError: return false
+        default: return true  // a provider's own error about this file
+        }
+    }
+
+    /// The reason a warm lists and a failure record keeps: without the path, which the list adds.
+    package static func reason(_ error: any Error) -> String {
+        switch error {
+        case let error as ImagingError: error.reason.description
+        case let error as GenerationError: error.reason.description
+        case let error as FileError: error.reason.description
+        default: "\(error)"
+        }
+    }
+}
