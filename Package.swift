@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "ThumbcacheIndex", targets: ["ThumbcacheIndex"]),
         .library(name: "Thumbcache", targets: ["Thumbcache"]),
         .executable(name: "thumbcache", targets: ["thumbcache"]),
+        .executable(name: "thumbcache-worker", targets: ["thumbcache-worker"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -28,6 +29,11 @@ let package = Package(
 
         // Extended attributes and birth times (lgetxattr, statx), which Swift's Glibc does not export.
         .target(name: "CFileInfo"),
+        // Descriptor passing over Unix sockets (SCM_RIGHTS), whose cmsg macros Swift cannot call.
+        .target(name: "CDescriptors"),
+        // The worker's confinement: no_new_privs, rlimits, namespaces, a seccomp allow-list
+        // (libseccomp). Linked into the worker executables only, never into the library.
+        .target(name: "CSandbox", linkerSettings: [.linkedLibrary("seccomp")]),
 
         // Locks, guarded state, threads, the monotonic clock and system-call helpers (Errno, EINTR) the
         // other modules share.
@@ -42,14 +48,27 @@ let package = Package(
         .target(name: "ThumbcacheIndex", dependencies: ["ThumbcacheLMDB", "ThumbcacheSync", "CXXHash"]),
         // Decoding, EXIF, resizing and encoding images; independent of the store.
         .target(name: "ThumbcacheImaging", dependencies: ["CPNG", "CJPEG", "ThumbcacheSync"]),
+        // Decoding in a pool of sandboxed worker processes: the protocol, the pool, the worker's loop.
+        .target(name: "ThumbcacheWorker", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CDescriptors"]),
+        // The worker executables' entry: confine (CSandbox), then serve.
+        .target(name: "ThumbcacheSandbox", dependencies: ["CSandbox", "ThumbcacheWorker", "ThumbcacheImaging"]),
         // Thumbnail generation after QuickLook: content types, providers, the generator, warming.
-        .target(name: "Thumbcache", dependencies: ["ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheIndex", "ThumbcacheSync", "CFileInfo"]),
+        .target(
+            name: "Thumbcache",
+            dependencies: ["ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheIndex", "ThumbcacheSync", "ThumbcacheWorker", "CFileInfo"]
+        ),
 
-        // The command-line tool; its commands only call the library.
+        // The command-line tool; its commands only call the library. It starts thumbcache-worker
+        // (built with it) to decode.
         .executableTarget(
             name: "thumbcache",
-            dependencies: ["Thumbcache", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Thumbcache", "thumbcache-worker", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        // The sandboxed decoder process (GPL-licensed decoders will link here only: Docs/LICENSES.md).
+        .executableTarget(name: "thumbcache-worker", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging"]),
+        // A worker with hostile test decoders (crash, hang, allocate, create files, connect, exec);
+        // built for the tests only, never a product.
+        .executableTarget(name: "thumbcache-test-worker", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging"]),
         // A small program the multi-process tests start, write into and kill.
         .executableTarget(name: "thumbcache-probe", dependencies: ["ThumbcacheStore", "ThumbcacheIndex", "ThumbcacheTestSupport"]),
 
@@ -62,7 +81,11 @@ let package = Package(
             exclude: ["Fixtures"]  // an index written by an older format version (see its README)
         ),
         .testTarget(name: "ThumbcacheImagingTests", dependencies: ["ThumbcacheImaging", "ThumbcacheTestSupport"]),
-        .testTarget(name: "ThumbcacheTests", dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheTestSupport", "thumbcache", "CFileInfo"]),
+        .testTarget(
+            name: "ThumbcacheTests",
+            dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheWorker", "ThumbcacheTestSupport", "thumbcache", "thumbcache-worker",
+                           "thumbcache-test-worker", "CFileInfo"]
+        ),
         // An app's view: only `import Thumbcache`, no test support, no internals.
         .testTarget(
             name: "ThumbcacheAppTests",

@@ -3,3 +3,5 @@
 @_exported import ThumbcacheImaging
 @_exported import ThumbcacheIndex
 @_exported import ThumbcacheStore
+// A file whose sandboxed decoder failed throws this: it names the path and how the worker ended.
+@_exported import struct ThumbcacheWorker.WorkerFailure

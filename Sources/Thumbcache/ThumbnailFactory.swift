@@ -1,6 +1,7 @@
 import Synchronization
 import ThumbcacheImaging
 import ThumbcacheStore
+import ThumbcacheWorker
 
 /// Makes thumbnails synchronously: provider → image fitted to the box → PNG. Shared by the
 /// async ``ThumbnailGenerator`` and by ``Warmer``'s worker threads.
@@ -28,12 +29,13 @@ package final class ThumbnailFactory: Sendable {
     package func provider(for type: ContentType) -> (any ThumbnailProvider)? { providers[type] }
 
     /// The full thumbnail of the file, fitted to `spec`'s box (not stored).
-    package func render(path: String, type: ContentType, spec: ThumbnailSpec) throws -> RGBAImage {
+    package func render(path: String, type: ContentType, spec: ThumbnailSpec, decoding: (any ImageDecoding)? = nil) throws -> RGBAImage {
         guard let provider = providers[type] else { throw GenerationError(path: path, reason: .noProvider(type)) }
         renders.add(1, ordering: .relaxed)
-        let request = ThumbnailProviderRequest(path: path, contentType: type, maximumWidth: spec.boxWidth,
+        var request = ThumbnailProviderRequest(path: path, contentType: type, maximumWidth: spec.boxWidth,
                                                maximumHeight: spec.boxHeight, scale: spec.scale, mode: spec.mode,
                                                linearLight: spec.linearLight)
+        request.decoding = decoding
         let image: RGBAImage
         switch try provider.provideThumbnail(for: request) {
         case .pixels(let pixels):

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import ThumbcacheImaging
 import ThumbcacheStore
+import ThumbcacheWorker
 
 /// Makes, caches and serves thumbnails, after `QLThumbnailGenerator`, bound to one store.
 ///
@@ -14,9 +15,12 @@ import ThumbcacheStore
 /// ```
 ///
 /// Identical requests in flight at once share one generation. Blocking work (reading, decoding)
-/// runs on GCD threads, never on Swift's cooperative pool.
+/// runs on GCD threads, never on Swift's cooperative pool; decoding itself runs in sandboxed
+/// worker processes unless ``DecoderIsolation/inProcess`` is asked for.
 public final class ThumbnailGenerator: Sendable {
     package let factory: ThumbnailFactory
+    /// Where the built-in decoders run (a pool of workers, started on first use).
+    package let decoding: any ImageDecoding
     public var store: ThumbnailStore { factory.store }
     private let writer: GroupCommitWriter
     private let inFlight = InFlight()
@@ -35,9 +39,12 @@ public final class ThumbnailGenerator: Sendable {
     ///   - types: the content types the files are detected as (add an app's own here).
     ///   - budget: bytes of thumbnails to keep at most; past it, garbage collection and
     ///     least-recently-used eviction run by themselves in the background.
+    ///   - isolation: where the built-in decoders run: sandboxed worker processes (the default,
+    ///     one per core at most) or this process.
     public init(store: ThumbnailStore, providers: [any ThumbnailProvider] = [ImageThumbnailProvider()],
-                types: ContentTypeRegistry = ContentTypeRegistry(), budget: Int? = nil) {
+                types: ContentTypeRegistry = ContentTypeRegistry(), budget: Int? = nil, isolation: DecoderIsolation = .sandboxed) {
         factory = ThumbnailFactory(store: store, types: types, providers: providers)
+        decoding = isolation.makeDecoding(defaultWorkers: ProcessInfo.processInfo.activeProcessorCount)
         writer = GroupCommitWriter(store: store)
         self.budget = budget.map { CacheBudget(store: store, budget: $0) }
     }
@@ -214,7 +221,7 @@ public final class ThumbnailGenerator: Sendable {
         try checkCancelled(request)
         let spec = request.spec
         let content = resolved.identity.content
-        return try await blocking { [factory] () -> ThumbnailRepresentation? in
+        return try await blocking { [factory, decoding] () -> ThumbnailRepresentation? in
             let store = factory.store
             // A smaller cached thumbnail of the same content, the largest of them.
             let variant = spec.variant(.thumbnail)
@@ -225,7 +232,7 @@ public final class ThumbnailGenerator: Sendable {
                 return ThumbnailRepresentation(kind: .lowQuality, header: record.header, data: record.data, box: spec, fromCache: true)
             }
             // The JPEG's embedded EXIF thumbnail.
-            if let embedded = try? Thumbnailer.embeddedThumbnail(ofFileAt: request.path) {
+            if let embedded = try? decoding.embeddedThumbnail(ofFileAt: request.path) {
                 let fitted = ThumbnailFactory.resize(embedded, to: spec)
                 let (header, bytes) = try factory.encode(fitted, kind: .lowQuality, spec: spec, sourceType: .jpeg)
                 return ThumbnailRepresentation(kind: .lowQuality, header: header, data: bytes, box: spec, fromCache: false)
@@ -252,7 +259,7 @@ public final class ThumbnailGenerator: Sendable {
     /// Makes, stores and returns the thumbnail under `key` (one caller at a time per key).
     private func generate(_ request: ThumbnailRequest, id: FileIdentity, key: ThumbnailKey) async throws -> ThumbnailRepresentation {
         let spec = request.spec
-        let pipeline = ThumbnailPipeline(factory: factory)
+        let pipeline = ThumbnailPipeline(factory: factory, decoding: decoding)
         let type = request.contentType ?? factory.types.type(ofFileAt: request.path)
         switch pipeline.plan(type: type, specs: [spec]) {
         case .failure(.noProvider(let type)): throw GenerationError(path: request.path, reason: .noProvider(type))

@@ -1,5 +1,6 @@
 import ThumbcacheImaging
 import ThumbcacheStore
+import ThumbcacheWorker
 
 /// The one path from an identified file to the records that store its thumbnails: provider →
 /// minimum dimension → recorded failure → size ladder → render → encode. ``ThumbnailGenerator``
@@ -8,9 +9,12 @@ import ThumbcacheStore
 /// ``ThumbnailFactory/render(path:type:spec:)``.
 package struct ThumbnailPipeline: Sendable {
     package let factory: ThumbnailFactory
+    /// Where the built-in decoders run.
+    package let decoding: any ImageDecoding
 
-    package init(factory: ThumbnailFactory) {
+    package init(factory: ThumbnailFactory, decoding: any ImageDecoding) {
         self.factory = factory
+        self.decoding = decoding
     }
 
     /// Why nothing is made for a file.
@@ -64,7 +68,7 @@ package struct ThumbnailPipeline: Sendable {
             for spec in specs {
                 let image = try images.first(where: { Self.canServe(spec, from: $0.spec) }).map { ThumbnailFactory.resize($0.image, to: spec) }
                     ?? cachedLarger(spec, content: content)
-                    ?? factory.render(path: path, type: type, spec: spec)
+                    ?? factory.render(path: path, type: type, spec: spec, decoding: decoding)
                 if min(image.width, image.height) < minimumSide {
                     throw GenerationError(path: path, reason: .belowMinimumDimension(minimumSide))
                 }
@@ -106,6 +110,7 @@ package struct ThumbnailPipeline: Sendable {
         case let error as ImagingError:
             if case .unreadable = error.reason { return false }
             return true
+        case let error as WorkerFailure: return error.isContentFault
         case is FileError, is GenerationError, is CancellationError, is StoreError: return false
         default: return true  // a provider's own error about this file
         }
@@ -117,6 +122,7 @@ package struct ThumbnailPipeline: Sendable {
         case let error as ImagingError: error.reason.description
         case let error as GenerationError: error.reason.description
         case let error as FileError: error.reason.description
+        case let error as WorkerFailure: error.reason.description
         default: "\(error)"
         }
     }

@@ -1,5 +1,6 @@
 import ThumbcacheImaging
 import ThumbcacheStore
+import ThumbcacheWorker
 
 /// Makes thumbnails for some content types, after QuickLook's `QLThumbnailProvider`.
 ///
@@ -31,6 +32,8 @@ public struct ThumbnailProviderRequest: Sendable {
     public var mode: ResizeMode
     /// Resample in linear light.
     public var linearLight: Bool
+    /// Where the built-in decoders run for this request (set by the generator or the warmer).
+    package var decoding: (any ImageDecoding)?
 
     public init(path: String, contentType: ContentType, maximumWidth: Int, maximumHeight: Int, scale: Double,
                 mode: ResizeMode = .fit, linearLight: Bool = false) {
@@ -103,6 +106,11 @@ public struct ImageThumbnailProvider: ThumbnailProvider {
                                        linearLight: request.linearLight)
         // The content type came from the file's first bytes already: no need to read them again.
         let format = decoders.format(ofType: request.contentType.identifier)
+        // A standard format goes where the request says (a sandboxed worker, as a rule); a format
+        // only this provider's decoders know is decoded here.
+        if let decoding = request.decoding, let format, ImageDecoders.standard.registration(of: format) != nil {
+            return .pixels(try decoding.thumbnail(ofFileAt: request.path, options: options, format: format).image)
+        }
         return .pixels(try Thumbnailer.thumbnail(ofFileAt: request.path, options: options, format: format, decoders: decoders).image)
     }
 }

@@ -4,6 +4,7 @@ import ThumbcacheImaging
 import ThumbcacheIndex
 import ThumbcacheStore
 import ThumbcacheSync
+import ThumbcacheWorker
 
 /// Precomputes the cache for every file under some directories.
 ///
@@ -23,9 +24,13 @@ public final class Warmer: Sendable {
         /// Index every file walked (all types) into this metadata index, and drop indexed files
         /// under the roots that no longer exist.
         public var index: MetadataIndex?
+        /// Where the built-in decoders run: sandboxed workers (the default, one per job) or this process.
+        public var isolation: DecoderIsolation
 
         public init(jobs: Int = Warmer.defaultJobs, followSymbolicLinks: Bool = false,
-                    specs: [ThumbnailSpec] = [ThumbnailSpec(size: 256)], retryFailed: Bool = false, index: MetadataIndex? = nil) {
+                    specs: [ThumbnailSpec] = [ThumbnailSpec(size: 256)], retryFailed: Bool = false, index: MetadataIndex? = nil,
+                    isolation: DecoderIsolation = .sandboxed) {
+            self.isolation = isolation
             self.jobs = max(1, jobs)
             self.followSymbolicLinks = followSymbolicLinks
             self.specs = specs.sorted { $0.boxWidth * $0.boxHeight > $1.boxWidth * $1.boxHeight }
@@ -61,7 +66,8 @@ public final class Warmer: Sendable {
         let writer = GroupCommitWriter(store: store)
         let walker = DirectoryWalker(followSymbolicLinks: options.followSymbolicLinks,
                                      excluding: [store.directory] + (options.index.map { [$0.directory] } ?? []))
-        let feeder = options.index.map { IndexFeeder(index: $0) }
+        let decoding = options.isolation.makeDecoding(defaultWorkers: options.jobs)
+        let feeder = options.index.map { IndexFeeder(index: $0, decoding: decoding) }
         // Deep enough (a few MB of paths) that the walk of a typical tree finishes early, so the
         // progress line can show a total and an ETA; bounded, so a huge tree cannot grow it without end.
         let queue = WorkQueue<String>(capacity: 65_536)
@@ -92,7 +98,8 @@ public final class Warmer: Sendable {
             Thread {
                 let hasher = ContentHasher()
                 while let path = queue.pop() {
-                    let (outcome, writes) = Self.process(path, factory: factory, hasher: hasher, options: options, tally: tally, feeder: feeder)
+                    let (outcome, writes) = Self.process(path, factory: factory, decoding: decoding, hasher: hasher, options: options,
+                                                         tally: tally, feeder: feeder)
                     // Counted before its records are queued, so that a failed commit can move it to
                     // "failed" instead of counting the file twice.
                     let counts = tally.record(outcome)  // always: `progress?(…)` would skip it when nil
@@ -128,7 +135,8 @@ public final class Warmer: Sendable {
     }
 
     /// Everything one file needs; returns its outcome and the records to commit together.
-    static func process(_ path: String, factory: ThumbnailFactory, hasher: ContentHasher, options: Options, tally: Tally,
+    static func process(_ path: String, factory: ThumbnailFactory, decoding: any ImageDecoding, hasher: ContentHasher, options: Options,
+                        tally: Tally,
                         feeder: IndexFeeder? = nil) -> (Outcome, [StoreWrite]) {
         let store = factory.store
         let id: FileIdentity
@@ -142,7 +150,7 @@ public final class Warmer: Sendable {
         var writes: [StoreWrite] = id.fromCache ? [] : [.file(path: path, snapshot: id.snapshot, content: id.content)]
         let type = factory.types.type(ofFileAt: path)
         feeder?.submit(path: path, id: id, type: type, types: factory.types)
-        let pipeline = ThumbnailPipeline(factory: factory)
+        let pipeline = ThumbnailPipeline(factory: factory, decoding: decoding)
         let specs: [ThumbnailSpec]
         switch pipeline.plan(type: type, specs: options.specs) {
         case .success(let served): specs = served
@@ -299,11 +307,16 @@ public struct IndexSummary: Sendable, Codable, Hashable {
 /// Collects file items from the workers and indexes them in batches, one transaction each.
 final class IndexFeeder: Sendable {
     let index: MetadataIndex
+    /// Image headers and EXIF are read where the decoders run (a sandboxed worker, as a rule).
+    let decoding: any ImageDecoding
     private let pending = Mutex<[FileItem]>([])
     private let counts = Mutex(IndexSummary())
     static let batchSize = 256
 
-    init(index: MetadataIndex) { self.index = index }
+    init(index: MetadataIndex, decoding: any ImageDecoding) {
+        self.index = index
+        self.decoding = decoding
+    }
 
     /// Queues the file's item unless the index has it in the same state.
     func submit(path: String, id: FileIdentity, type: ContentType, types: ContentTypeRegistry) {
@@ -313,7 +326,8 @@ final class IndexFeeder: Sendable {
             return
         }
         let format = ImageDecoders.standard.format(ofType: type.identifier)
-        let item = FileMetadata.item(path: path, snapshot: s, content: id.content, type: type, types: types, imageFormat: format)
+        let item = FileMetadata.item(path: path, snapshot: s, content: id.content, type: type, types: types, imageFormat: format,
+                                     decoding: decoding)
         let batch = pending.withLock { list -> [FileItem]? in
             list.append(item)
             guard list.count >= Self.batchSize else { return nil }

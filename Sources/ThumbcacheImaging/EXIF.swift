@@ -4,7 +4,7 @@
 /// A small Swift reader rather than libexif: thumbcache needs a dozen tags, the reader must never
 /// trust an offset, and it runs on every image, so it reads the TIFF structure in place with no
 /// allocation beyond the strings it returns (see Docs/IMAGING.md).
-public struct EXIFData: Sendable, Hashable {
+public struct EXIFData: Sendable, Hashable, Codable {
     /// 1…8 as in TIFF/EXIF; nil when absent or out of range.
     public var orientation: Int?
     public var make: String?

@@ -1,6 +1,6 @@
 /// An image could not be made into a thumbnail: which file, and why.
-public struct ImagingError: Error, Sendable, Hashable, CustomStringConvertible {
-    public enum Reason: Sendable, Hashable, CustomStringConvertible {
+public struct ImagingError: Error, Sendable, Hashable, Codable, CustomStringConvertible {
+    public enum Reason: Sendable, Hashable, Codable, CustomStringConvertible {
         /// The file could not be opened or read.
         case unreadable(String)
         /// The file is empty.

@@ -1,5 +1,5 @@
 /// EXIF orientation: how the stored pixels must be turned to be displayed upright.
-public enum Orientation: Int, Sendable, Hashable, CaseIterable {
+public enum Orientation: Int, Sendable, Hashable, Codable, CaseIterable {
     case up = 1, upMirrored, down, downMirrored, leftMirrored, right, rightMirrored, left
 
     /// True for 5…8, where displayed width and height are the stored height and width.

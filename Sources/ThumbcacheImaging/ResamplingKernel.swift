@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// The windowed kernel of the final resampling step.
-public enum ResamplingKernel: String, Sendable, Hashable, CaseIterable {
+public enum ResamplingKernel: String, Sendable, Hashable, Codable, CaseIterable {
     /// Lanczos with 3 lobes: sharp, the default.
     case lanczos3
     /// Mitchell–Netravali cubic (B = C = 1/3): softer, no ringing.

@@ -1,7 +1,7 @@
 import ThumbcacheSync
 
 /// How the image fills the pixel box.
-public enum ResizeMode: String, Sendable, Hashable {
+public enum ResizeMode: String, Sendable, Hashable, Codable {
     /// The whole image inside the box, aspect ratio kept.
     case fit
     /// The box filled, the image centred and cropped.
@@ -9,7 +9,7 @@ public enum ResizeMode: String, Sendable, Hashable {
 }
 
 /// What a thumbnail should be.
-public struct ThumbnailOptions: Sendable, Hashable {
+public struct ThumbnailOptions: Sendable, Hashable, Codable {
     /// The pixel box (size × scale).
     public var maxWidth: Int
     public var maxHeight: Int
@@ -36,7 +36,7 @@ public struct ThumbnailOptions: Sendable, Hashable {
 }
 
 /// What is known of a source image.
-public struct ImageInfo: Sendable, Hashable {
+public struct ImageInfo: Sendable, Hashable, Codable {
     public var format: ImageFormat
     /// Displayed size (after orientation).
     public var pixelWidth: Int

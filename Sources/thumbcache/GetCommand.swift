@@ -37,6 +37,8 @@ struct GetCommand: AsyncParsableCommand {
 
     @OptionGroup var cacheOptions: CacheOptions
 
+    @OptionGroup var decoderOptions: DecoderOptions
+
     enum Kind: String, ExpressibleByArgument, CaseIterable {
         case icon, low, full, best
     }
@@ -48,7 +50,7 @@ struct GetCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let generator = ThumbnailGenerator(store: try cacheOptions.open())
+        let generator = ThumbnailGenerator(store: try cacheOptions.open(), isolation: decoderOptions.isolation(workers: 1))
         let types: ThumbnailRequest.RepresentationTypes =
             switch kind {
             case .icon: .icon

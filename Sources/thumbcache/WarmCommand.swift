@@ -21,6 +21,11 @@ struct WarmCommand: AsyncParsableCommand {
             files are re-indexed, files gone from under the warmed paths are dropped, and a \
             file moved to a new path keeps its index entry. --no-index skips all of that.
 
+            Files are decoded in sandboxed worker processes (one per job, reused across files, \
+            each confined with seccomp before it reads a byte; see Docs/SECURITY.md): a decoder \
+            that crashes, hangs past --timeout or uses more than --memory-limit costs only the \
+            file it was decoding, and its worker is replaced.
+
             A file that cannot be read or decoded is reported with its path and reason, and \
             remembered so that later warms do not retry it (--retry-failed does); the warm goes \
             on. The exit status is 0 unless --strict is given and a file failed.
@@ -31,6 +36,8 @@ struct WarmCommand: AsyncParsableCommand {
     var paths: [String]
 
     @OptionGroup var cacheOptions: CacheOptions
+
+    @OptionGroup var decoderOptions: DecoderOptions
 
     @Option(name: .shortAndLong, help: "Thumbnail size in points (the largest side).")
     var size: Int = 256
@@ -80,7 +87,8 @@ struct WarmCommand: AsyncParsableCommand {
         let progress = ProgressLine()
         let specs = Set(scales).sorted().map { ThumbnailSpec(size: size, scale: $0) }
         let index = noIndex ? nil : try cacheOptions.openIndex(durability: .deferred)
-        let options = Warmer.Options(jobs: jobs, followSymbolicLinks: followSymlinks, specs: specs, retryFailed: retryFailed, index: index)
+        let options = Warmer.Options(jobs: jobs, followSymbolicLinks: followSymlinks, specs: specs, retryFailed: retryFailed, index: index,
+                                     isolation: decoderOptions.isolation())
         var report: (@Sendable (WarmProgress) -> Void)?
         if progress.isEnabled { report = { progress.update($0) } }
         let summary = await warmer.warm(paths, options: options, progress: report)

@@ -1,0 +1,18 @@
+#ifndef CDESCRIPTORS_H
+#define CDESCRIPTORS_H
+// Passing file descriptors over a Unix socket (SCM_RIGHTS), whose cmsg macros Swift cannot call.
+#include <stddef.h>
+#include <sys/types.h>
+
+/// Sends `length` bytes with `fd` attached (none if `fd` < 0), retrying EINTR.
+/// Returns the bytes sent, or -1 with errno set.
+ssize_t cdesc_send(int socket, const void *bytes, size_t length, int fd);
+
+/// Receives up to `capacity` bytes, retrying EINTR; a descriptor that came with them is stored in
+/// `*fd` (close-on-exec), else -1. Returns the bytes received (0 at end of stream), or -1 with errno.
+ssize_t cdesc_receive(int socket, void *bytes, size_t capacity, int *fd);
+
+/// pipe2(fds, O_CLOEXEC), which Swift's Glibc module does not export.
+int cdesc_pipe(int fds[2]);
+
+#endif

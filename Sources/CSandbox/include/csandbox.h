@@ -1,0 +1,31 @@
+#ifndef CSANDBOX_H
+#define CSANDBOX_H
+// Confines a thumbcache worker process before it reads a byte of a file (Docs/SECURITY.md):
+// no new privileges, resource limits, private user/mount/network namespaces where the kernel
+// lets an unprivileged process have them, and a seccomp allow-list (libseccomp).
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    uint64_t address_space;   // RLIMIT_AS in bytes (0: leave as it is)
+    uint64_t cpu_seconds;     // RLIMIT_CPU, a backstop behind the parent's wall-clock limit (0: leave)
+    int channel;              // the socket to the parent: the only descriptor kept besides 0, 1, 2
+} csandbox_limits;
+
+// Layers, as a bit set in csandbox_confine's result.
+enum {
+    CSANDBOX_NO_NEW_PRIVS = 1,
+    CSANDBOX_RLIMITS = 2,
+    CSANDBOX_USER_NAMESPACE = 4,
+    CSANDBOX_NETWORK_NAMESPACE = 8,
+    CSANDBOX_MOUNT_NAMESPACE = 16,
+    CSANDBOX_SECCOMP = 32,
+    CSANDBOX_DESCRIPTORS_CLOSED = 64,
+};
+
+/// Applies every layer it can to the calling process, which must be single-threaded. Namespaces
+/// are skipped where the kernel refuses them (containers); the other layers are required.
+/// Returns the layers applied, or -1 with a message in `message` when a required one failed.
+int csandbox_confine(const csandbox_limits *limits, char *message, size_t message_size);
+
+#endif

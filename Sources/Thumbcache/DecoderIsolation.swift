@@ -1,0 +1,42 @@
+import Foundation
+import ThumbcacheImaging
+import ThumbcacheWorker
+
+/// Where the built-in image decoders run.
+///
+/// ``sandboxed`` (the default, and the CLI's) decodes in long-lived `thumbcache-worker` processes
+/// that confine themselves before reading a byte (Docs/SECURITY.md): a crash, a hang, a memory
+/// blow-up or an exploit in a decoder costs the file it was decoding, and the worker is replaced.
+/// ``inProcess`` decodes in the calling process: for trusted files and the lowest latency. Both
+/// give the same pixels and metadata.
+public struct DecoderIsolation: Sendable, Hashable {
+    /// True for worker processes, false for this process.
+    public var isSandboxed: Bool
+    /// Wall-clock seconds a file may take before its worker is killed.
+    public var timeout: Double
+    /// Address space per worker, in bytes.
+    public var memoryLimit: Int
+    /// Workers at most; nil: one per job (``Warmer``) or per core (``ThumbnailGenerator``).
+    public var workers: Int?
+    /// The worker program; nil: `$THUMBCACHE_WORKER`, else `thumbcache-worker` beside this
+    /// process's executable, else on `PATH`.
+    public var workerExecutable: String?
+
+    /// Sandboxed workers with the default limits: 20 s and 1 GiB per file.
+    public static let sandboxed = DecoderIsolation.sandboxed()
+
+    /// Sandboxed workers with these limits.
+    public static func sandboxed(timeout: Double = 20, memoryLimit: Int = 1 << 30, workers: Int? = nil,
+                                 workerExecutable: String? = nil) -> DecoderIsolation {
+        DecoderIsolation(isSandboxed: true, timeout: timeout, memoryLimit: memoryLimit, workers: workers, workerExecutable: workerExecutable)
+    }
+
+    /// Decoding in this process.
+    public static let inProcess = DecoderIsolation(isSandboxed: false, timeout: 0, memoryLimit: 0, workers: nil, workerExecutable: nil)
+
+    /// The decoding service this describes, with `defaultWorkers` workers unless ``workers`` says.
+    package func makeDecoding(defaultWorkers: Int) -> any ImageDecoding {
+        guard isSandboxed else { return InProcessDecoding() }
+        return WorkerPool(.init(executable: workerExecutable, workers: workers ?? defaultWorkers, timeout: timeout, memoryLimit: memoryLimit))
+    }
+}

@@ -1,0 +1,33 @@
+import ThumbcacheImaging
+
+/// Where the built-in image decoders run: in this process, or in sandboxed worker processes
+/// (``WorkerPool``). Both give the same pixels and metadata for the same file.
+package protocol ImageDecoding: Sendable {
+    /// The thumbnail of the image at `path` within `options`' box, and what its header said.
+    func thumbnail(ofFileAt path: String, options: ThumbnailOptions, format: ImageFormat?) throws -> (image: RGBAImage, info: ImageInfo)
+    /// Size, orientation and EXIF of the image at `path`, from its header.
+    func info(ofFileAt path: String, format: ImageFormat?) throws -> ImageInfo
+    /// The JPEG's embedded EXIF thumbnail, upright, or nil.
+    func embeddedThumbnail(ofFileAt path: String) throws -> RGBAImage?
+}
+
+/// Decoding in this process: for trusted input and the lowest latency.
+package struct InProcessDecoding: ImageDecoding {
+    package let decoders: ImageDecoders
+
+    package init(decoders: ImageDecoders = .standard) {
+        self.decoders = decoders
+    }
+
+    package func thumbnail(ofFileAt path: String, options: ThumbnailOptions, format: ImageFormat?) throws -> (image: RGBAImage, info: ImageInfo) {
+        try Thumbnailer.thumbnail(ofFileAt: path, options: options, format: format, decoders: decoders)
+    }
+
+    package func info(ofFileAt path: String, format: ImageFormat?) throws -> ImageInfo {
+        try Thumbnailer.info(ofFileAt: path, format: format, decoders: decoders)
+    }
+
+    package func embeddedThumbnail(ofFileAt path: String) throws -> RGBAImage? {
+        try Thumbnailer.embeddedThumbnail(ofFileAt: path)
+    }
+}

@@ -1,0 +1,79 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import ThumbcacheImaging
+
+/// The worker protocol, version 1 (Docs/SECURITY.md): the parent sends a request frame with the
+/// file's descriptor attached; the worker answers with a reply frame. Frames are a little-endian
+/// header of lengths, a JSON document, and for images the raw RGBA pixels.
+package enum WorkerProtocol {
+    package static let version = 1
+    /// Largest JSON document either side accepts: a reply's metadata is a few hundred bytes.
+    package static let maxDocumentBytes = 1 << 20
+    /// The file descriptor the worker finds its channel on.
+    package static let channelDescriptor: Int32 = 3
+
+    static func encoder() -> JSONEncoder {
+        let e = JSONEncoder()
+        // EXIF rationals can divide by zero; JSON has no infinities.
+        e.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        return e
+    }
+
+    static func decoder() -> JSONDecoder {
+        let d = JSONDecoder()
+        d.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        return d
+    }
+}
+
+/// What the parent asks of a worker for one file.
+package struct WorkerRequest: Codable, Sendable {
+    package enum Kind: String, Codable, Sendable {
+        case thumbnail
+        case info
+        case embeddedThumbnail
+    }
+
+    package var kind: Kind
+    /// The file's path, for the worker's error messages only: it never opens paths.
+    package var name: String
+    package var options: ThumbnailOptions?
+    package var format: ImageFormat?
+}
+
+/// A worker's answer. `image` describes the pixels that follow the document.
+package struct WorkerReply: Codable, Sendable {
+    package struct Hello: Codable, Sendable {
+        package var version: Int
+        /// The confinement layers the worker applied (Docs/SECURITY.md), or why it could not.
+        package var layers: [String]
+        package var error: String?
+
+        package init(version: Int, layers: [String], error: String?) {
+            self.version = version
+            self.layers = layers
+            self.error = error
+        }
+    }
+
+    package struct Image: Codable, Sendable {
+        package var width: Int
+        package var height: Int
+        package var hasAlpha: Bool
+    }
+
+    package var hello: Hello?
+    package var image: Image?
+    package var info: ImageInfo?
+    package var error: ImagingError?
+
+    package init(hello: Hello? = nil, image: Image? = nil, info: ImageInfo? = nil, error: ImagingError? = nil) {
+        self.hello = hello
+        self.image = image
+        self.info = info
+        self.error = error
+    }
+}

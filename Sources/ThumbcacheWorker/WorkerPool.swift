@@ -1,0 +1,207 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ThumbcacheImaging
+import ThumbcacheSync
+
+/// Long-lived, confined worker processes that decode files for this process: a crash, a hang
+/// or an exploit in a decoder costs the file it was decoding, never the caller.
+///
+/// Workers start on first use, up to ``Configuration/workers`` at once, and are reused across
+/// files (no process per file). The parent opens each file and passes the descriptor; the
+/// worker answers with the downscaled pixels and the header's metadata, which the parent checks
+/// against the box before it allocates for them. A worker that fails is killed and replaced.
+package final class WorkerPool: ImageDecoding {
+    package struct Configuration: Sendable, Hashable {
+        /// The worker program; nil: `$THUMBCACHE_WORKER`, else `thumbcache-worker` beside this
+        /// process's executable, else on `PATH`.
+        package var executable: String?
+        package var workers: Int
+        /// Wall-clock seconds per file before its worker is killed.
+        package var timeout: Double
+        /// Address space per worker, in bytes.
+        package var memoryLimit: Int
+        /// CPU seconds per worker before the kernel stops it: a backstop behind `timeout`.
+        package var cpuSeconds: Int
+        /// Files a worker decodes before it is replaced (bounds what a leak can grow to).
+        package var filesPerWorker: Int
+
+        package init(executable: String? = nil, workers: Int, timeout: Double = 20, memoryLimit: Int = 1 << 30,
+                     cpuSeconds: Int = 3600, filesPerWorker: Int = 10_000) {
+            self.executable = executable
+            self.workers = max(1, workers)
+            self.timeout = timeout
+            self.memoryLimit = memoryLimit
+            self.cpuSeconds = cpuSeconds
+            self.filesPerWorker = filesPerWorker
+        }
+    }
+
+    package let configuration: Configuration
+    private struct State {
+        var idle: [WorkerProcess] = []
+        var running = 0
+        var closed = false
+        var started = 0
+    }
+    private let state = ConditionLockedState(State())
+
+    package init(_ configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    deinit { close() }
+
+    /// Ends every idle worker (each exits when its channel closes); later calls start new ones.
+    package func close() {
+        let idle = state.withLock { s in
+            defer { s.idle = [] }
+            return s.idle
+        }
+        for worker in idle { worker.finish(kill: false) }
+    }
+
+    /// How many worker processes this pool has started.
+    package var workersStarted: Int { state.withLock { $0.started } }
+
+    /// The process ids of the idle workers (for tests and diagnostics).
+    package var idleWorkerIDs: [pid_t] { state.withLock { $0.idle.map(\.pid) } }
+
+    // MARK: ImageDecoding
+
+    package func thumbnail(ofFileAt path: String, options: ThumbnailOptions, format: ImageFormat?) throws -> (image: RGBAImage, info: ImageInfo) {
+        let request = WorkerRequest(kind: .thumbnail, name: path, options: options, format: format)
+        let (reply, pixels) = try run(request, maxPixelBytes: options.maxWidth * options.maxHeight * 4)
+        guard let image = reply.image, let info = reply.info, image.width <= options.maxWidth, image.height <= options.maxHeight else {
+            throw WorkerFailure(path: path, reason: .protocolViolation("a thumbnail larger than its box, or without its header"))
+        }
+        return (RGBAImage(width: image.width, height: image.height, pixels: pixels, hasAlpha: image.hasAlpha), info)
+    }
+
+    package func info(ofFileAt path: String, format: ImageFormat?) throws -> ImageInfo {
+        let (reply, _) = try run(WorkerRequest(kind: .info, name: path, format: format), maxPixelBytes: 0)
+        guard let info = reply.info else { throw WorkerFailure(path: path, reason: .protocolViolation("no header in an info reply")) }
+        return info
+    }
+
+    package func embeddedThumbnail(ofFileAt path: String) throws -> RGBAImage? {
+        let (reply, pixels) = try run(WorkerRequest(kind: .embeddedThumbnail, name: path), maxPixelBytes: 1024 * 1024 * 4)
+        return reply.image.map { RGBAImage(width: $0.width, height: $0.height, pixels: pixels, hasAlpha: $0.hasAlpha) }
+    }
+
+    // MARK: Running a request
+
+    /// Opens the file, has a worker decode it, and turns every way that can fail into an error
+    /// naming the path: the decoder's own (``ImagingError``) or the worker's (``WorkerFailure``).
+    private func run(_ request: WorkerRequest, maxPixelBytes: Int) throws -> (WorkerReply, [UInt8]) {
+        var request = request
+        // The worker's decoders choose from the bytes themselves; the parent's guess is not trusted
+        // to pick a decoder for a file it has not parsed.
+        request.format = nil
+        let path = request.name
+        let fd: Int32
+        switch retryingInterrupts({ open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }) {
+        case .success(let opened): fd = opened
+        case .failure(let errno): throw ImagingError(path: path, reason: .unreadable(errno.description))
+        }
+        defer { Glibc.close(fd) }
+        let worker = try checkOut(path: path)
+        let deadline = MonotonicClock.nanoseconds() + UInt64(configuration.timeout * 1e9)
+        do {
+            let (reply, pixels) = try worker.call(request, file: fd, deadline: deadline, maxPixelBytes: maxPixelBytes)
+            worker.served += 1
+            checkIn(worker)
+            if let error = reply.error { throw ImagingError(path: path, reason: error.reason) }
+            return (reply, pixels)
+        } catch let error as ImagingError {
+            throw error
+        } catch {
+            throw WorkerFailure(path: path, reason: discard(worker, after: error))
+        }
+    }
+
+    /// Ends a worker that failed and says why, from how it ended.
+    private func discard(_ worker: WorkerProcess, after error: any Error) -> WorkerFailure.Reason {
+        defer { state.withLock { $0.running -= 1 } }
+        switch error {
+        case WorkerChannel.Failure.timedOut:
+            worker.finish(kill: true)
+            return .timedOut(seconds: configuration.timeout)
+        case let reason as WorkerFailure.Reason:
+            worker.finish(kill: true)
+            return reason
+        case is WorkerChannel.Failure:
+            let status = worker.reapAfterBreak()
+            return Self.reason(status: status, standardError: worker.standardError(), memoryLimit: configuration.memoryLimit)
+        default:
+            worker.finish(kill: true)
+            return .protocolViolation("\(error)")
+        }
+    }
+
+    /// How a worker that died while decoding ended, in words.
+    static func reason(status: Int32, standardError: String, memoryLimit: Int) -> WorkerFailure.Reason {
+        let signal = status & 0x7F
+        if signal == 0 { return .exited(status: (status >> 8) & 0xFF) }
+        // The pool sends SIGKILL only after a timeout, which is reported as such.
+        if signal == SIGKILL { return .killed(signal: signal) }
+        // An allocation past RLIMIT_AS fails, and the runtime or the C library says so as it aborts.
+        let text = standardError.lowercased()
+        if text.contains("allocate") || text.contains("out of memory") { return .exceededMemory(bytes: memoryLimit) }
+        return .crashed(signal: signal)
+    }
+
+    private func checkOut(path: String) throws -> WorkerProcess {
+        let reuse: WorkerProcess? = state.withLock(waitingUntil: { !$0.idle.isEmpty || $0.running < self.configuration.workers }) { s in
+            s.running += 1
+            return s.idle.popLast()
+        }
+        if let reuse { return reuse }
+        do {
+            let worker = try WorkerProcess.spawn(configuration, executable: try locateExecutable())
+            state.withLock { $0.started += 1 }
+            return worker
+        } catch {
+            state.withLock { $0.running -= 1 }
+            throw WorkerFailure(path: path, reason: error)
+        }
+    }
+
+    private func checkIn(_ worker: WorkerProcess) {
+        if worker.served >= configuration.filesPerWorker {
+            state.withLock { $0.running -= 1 }
+            worker.finish(kill: false)
+            return
+        }
+        state.withLock { s in
+            s.running -= 1
+            s.idle.append(worker)
+        }
+    }
+
+    /// The worker program to start.
+    private func locateExecutable() throws(WorkerFailure.Reason) -> String {
+        if let explicit = configuration.executable { return explicit }
+        if let value = getenv("THUMBCACHE_WORKER"), value.pointee != 0 { return String(cString: value) }
+        var candidates: [String] = []
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        if n > 0 {
+            let exe = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if let slash = exe.lastIndex(of: "/") {
+                let dir = String(exe[..<slash])
+                candidates.append(dir + "/thumbcache-worker")
+                // `swift test` may run an .xctest bundle below the products' directory.
+                if let bundle = dir.split(separator: "/").firstIndex(where: { $0.hasSuffix(".xctest") }) {
+                    candidates.append("/" + dir.split(separator: "/")[..<bundle].joined(separator: "/") + "/thumbcache-worker")
+                }
+            }
+        }
+        if let path = getenv("PATH") {
+            candidates += String(cString: path).split(separator: ":").map { $0 + "/thumbcache-worker" }
+        }
+        if let found = candidates.first(where: { access($0, X_OK) == 0 }) { return found }
+        throw .unavailable("thumbcache-worker was not found beside \(n > 0 ? "this program" : "the executable") or on PATH "
+            + "(set THUMBCACHE_WORKER to its path, or decode in-process)")
+    }
+}

@@ -1,0 +1,68 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import ThumbcacheImaging
+
+/// The worker's side: answers requests on its channel until the parent closes it.
+///
+/// It runs confined (the executable applies the sandbox before calling ``serve(decoders:hello:)``),
+/// so it only reads the descriptors it is handed and writes to its channel.
+package enum WorkerServer {
+    /// Says hello (the protocol version and the confinement layers, or why confinement failed),
+    /// then serves. Returns when the parent closes the channel.
+    package static func serve(decoders: ImageDecoders, hello: WorkerReply.Hello) {
+        let channel = WorkerChannel(descriptor: WorkerProtocol.channelDescriptor)
+        guard (try? send(WorkerReply(hello: hello), pixels: [], on: channel)) != nil, hello.error == nil else { return }
+        while true {
+            let file: Int32
+            let request: WorkerRequest
+            do {
+                var head = [UInt8](repeating: 0, count: 4)
+                file = try head.withUnsafeMutableBytes { b throws(WorkerChannel.Failure) in try channel.receive(into: b, deadline: nil) }
+                let length = WorkerChannel.readLE32(head, at: 0)
+                guard length <= WorkerProtocol.maxDocumentBytes else { return }
+                let document = try channel.receive(count: length, deadline: nil)
+                guard let decoded = try? WorkerProtocol.decoder().decode(WorkerRequest.self, from: Data(document)) else { return }
+                request = decoded
+            } catch {
+                return  // the parent is gone
+            }
+            let (reply, pixels) = answer(request, file: file, decoders: decoders)
+            if file >= 0 { close(file) }
+            guard (try? send(reply, pixels: pixels, on: channel)) != nil else { return }
+        }
+    }
+
+    static func answer(_ request: WorkerRequest, file: Int32, decoders: ImageDecoders) -> (WorkerReply, [UInt8]) {
+        guard file >= 0 else {
+            return (WorkerReply(error: ImagingError(path: request.name, reason: .unreadable("no descriptor came with the request"))), [])
+        }
+        do throws(ImagingError) {
+            switch request.kind {
+            case .thumbnail:
+                let options = request.options ?? ThumbnailOptions(maxWidth: 256, maxHeight: 256)
+                let (image, info) = try Thumbnailer.thumbnail(ofDescriptor: file, name: request.name, options: options,
+                                                              format: request.format, decoders: decoders)
+                return (WorkerReply(image: .init(width: image.width, height: image.height, hasAlpha: image.hasAlpha), info: info), image.pixels)
+            case .info:
+                return (WorkerReply(info: try Thumbnailer.info(ofDescriptor: file, name: request.name, format: request.format, decoders: decoders)), [])
+            case .embeddedThumbnail:
+                guard let image = try Thumbnailer.embeddedThumbnail(ofDescriptor: file, name: request.name) else { return (WorkerReply(), []) }
+                return (WorkerReply(image: .init(width: image.width, height: image.height, hasAlpha: image.hasAlpha)), image.pixels)
+            }
+        } catch {
+            return (WorkerReply(error: error), [])
+        }
+    }
+
+    static func send(_ reply: WorkerReply, pixels: [UInt8], on channel: WorkerChannel) throws {
+        let document = try WorkerProtocol.encoder().encode(reply)
+        try channel.send(WorkerChannel.le32(document.count) + WorkerChannel.le32(pixels.count) + Array(document))
+        if !pixels.isEmpty { try channel.send(pixels) }
+    }
+}

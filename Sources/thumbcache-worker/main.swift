@@ -1,0 +1,6 @@
+// The sandboxed decoder process: started by thumbcache (WorkerPool), one per job, reused across
+// files. It confines itself before it reads a byte, then decodes the descriptors it is handed.
+import ThumbcacheImaging
+import ThumbcacheSandbox
+
+WorkerMain.run(decoders: .standard)

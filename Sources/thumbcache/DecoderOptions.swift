@@ -1,0 +1,28 @@
+import ArgumentParser
+import Thumbcache
+
+/// Where and under which limits the decoders run; shared by the commands that decode files.
+struct DecoderOptions: ParsableArguments {
+    @Flag(name: .long, help: ArgumentHelp(
+        "Decode in this process instead of sandboxed worker processes. Slightly faster to start, but a decoder crash ends the command and a hostile file's exploit runs as you: for trusted files only."))
+    var inProcess = false
+
+    @Option(name: .long, help: ArgumentHelp("Seconds a file may take to decode before its worker is stopped and the file fails.", valueName: "seconds"))
+    var timeout: Double = 20
+
+    @Option(name: .long, help: ArgumentHelp("Memory each decoder worker may use, like 512M or 2G.", valueName: "size"))
+    var memoryLimit: String = "1G"
+
+    func validate() throws {
+        guard timeout > 0 else { throw ValidationError("--timeout must be more than 0 seconds") }
+        guard let bytes = CompactCommand.parseSize(memoryLimit), bytes >= 64 << 20 else {
+            throw ValidationError("--memory-limit takes a size of at least 64M, like 512M or 2G, got '\(memoryLimit)'")
+        }
+    }
+
+    /// The isolation these options describe.
+    func isolation(workers: Int? = nil) -> DecoderIsolation {
+        if inProcess { return .inProcess }
+        return .sandboxed(timeout: timeout, memoryLimit: CompactCommand.parseSize(memoryLimit) ?? 1 << 30, workers: workers)
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import Testing
+import ThumbcacheImaging
+import ThumbcacheTestSupport
+@testable import Thumbcache
+@testable import ThumbcacheWorker
+
+/// Hostile files against the real `thumbcache warm` with the test build's worker
+/// (`thumbcache-test-worker`, whose extra decoders crash, hang, allocate, create files, connect
+/// and exec): each costs exactly its file, with a clear reason, and nothing it tried happened.
+@Suite(.serialized)
+struct SandboxTests {
+    struct Summary: Decodable {
+        var generated: Int
+        var failures: [String: [String]]
+
+        /// The reason each failed path is listed under.
+        var reasons: [String: String] {
+            var out: [String: String] = [:]
+            for (reason, paths) in failures { for p in paths { out[p] = reason } }
+            return out
+        }
+    }
+
+    /// A file the content sniffer takes for a PNG and the test worker's hostile decoder claims.
+    static func hostile(_ action: String, _ argument: String = "") -> [UInt8] {
+        [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array("TCHOSTILE:\(action):\(argument)\n".utf8)
+    }
+
+    static var testWorker: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["THUMBCACHE_WORKER"] = ChildProcess.productsDirectory + "/thumbcache-test-worker"
+        return environment
+    }
+
+    static func warm(_ arguments: [String]) throws -> Summary {
+        let child = try ChildProcess(program: "thumbcache", arguments: ["warm", "--json"] + arguments, environment: testWorker)
+        let (end, stderr) = child.wait()
+        #expect(end == .exited(0), "warm failed: \(stderr)")
+        return try JSONDecoder().decode(Summary.self, from: Data(child.output.joined(separator: "\n").utf8))
+    }
+
+    /// A TCP listener on loopback that nobody should reach.
+    final class Listener {
+        let fd: Int32
+        let port: UInt16
+
+        init() throws {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            self.fd = fd
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) { a in
+                a.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            }
+            guard bound, listen(fd, 8) == 0 else { throw POSIXError(.EADDRINUSE) }
+            port = UInt16(bigEndian: address.sin_port)
+            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+        }
+
+        deinit { close(fd) }
+
+        /// True if a connection is waiting.
+        var wasReached: Bool {
+            let c = accept(fd, nil, nil)
+            if c >= 0 { close(c) }
+            return c >= 0
+        }
+    }
+
+    @Test func eachHostileFileCostsOnlyItselfAndNothingItTriedHappens() throws {
+        let dir = TemporaryDirectory()
+        let tree = dir.appending("tree")
+        try FileManager.default.createDirectory(atPath: tree, withIntermediateDirectories: true)
+        let good = [try dir.write("tree/one.png", ImageEncoder.png(testPhoto(width: 300, height: 200))),
+                    try dir.write("tree/two.jpg", ImageEncoder.jpeg(testPhoto(width: 320, height: 240)))]
+        let listener = try Listener()
+        let created = dir.appending("created-by-a-worker")
+        let executed = dir.appending("touched-by-a-shell")
+        let files = [
+            "segv": try dir.write("tree/segv.png", Self.hostile("segv")),
+            "spin": try dir.write("tree/spin.png", Self.hostile("spin")),
+            "alloc": try dir.write("tree/alloc.png", Self.hostile("alloc")),
+            "create": try dir.write("tree/create.png", Self.hostile("create", created)),
+            "connect": try dir.write("tree/connect.png", Self.hostile("connect", String(listener.port))),
+            "exec": try dir.write("tree/exec.png", Self.hostile("exec", executed)),
+        ]
+        let summary = try Self.warm([tree, "--cache", dir.appending("cache"), "--jobs", "2", "--timeout", "3", "--memory-limit", "512M"])
+
+        #expect(summary.generated == good.count, "\(summary.failures)")
+        let reasons = summary.reasons
+        #expect(Set(reasons.keys) == Set(files.values), "\(summary.failures)")
+        #expect(reasons[files["segv"]!] == "decoder crashed (SIGSEGV)")
+        #expect(reasons[files["spin"]!] == "timed out after 3 s")
+        #expect(reasons[files["alloc"]!] == "exceeded the decoder's memory limit of 512 MiB")
+        #expect(reasons[files["create"]!]?.hasSuffix("creating \(created): Permission denied") == true, "\(reasons)")
+        #expect(reasons[files["connect"]!]?.hasSuffix("opening a socket: Permission denied") == true, "\(reasons)")
+        #expect(reasons[files["exec"]!] == "decoder tried a forbidden system call and was stopped (SIGSYS)")
+        #expect(!FileManager.default.fileExists(atPath: created))
+        #expect(!FileManager.default.fileExists(atPath: executed))
+        #expect(!listener.wasReached)
+
+        // The failures are remembered: a second warm does not start a decoder on them again.
+        let again = try Self.warm([tree, "--cache", dir.appending("cache"), "--timeout", "3"])
+        #expect(again.generated == 0)
+        #expect(again.reasons.values.allSatisfy { $0.hasSuffix("(recorded earlier; --retry-failed tries again)") }, "\(again.failures)")
+    }
+
+    /// While a warm runs, every worker is confined; a worker killed from outside mid-file costs
+    /// that file only, is not remembered as the file's fault, and a second warm makes it.
+    @Test func workersAreConfinedAndAKilledWorkerCostsOnlyItsFile() throws {
+        let dir = TemporaryDirectory()
+        let slow = try dir.write("slow.png", Self.hostile("sleep", "2000"))
+        let a = try dir.write("a.png", ImageEncoder.png(testPhoto(width: 200, height: 100)))
+        let b = try dir.write("b.png", ImageEncoder.png(testPhoto(width: 100, height: 200)))
+        let cache = dir.appending("cache")
+        let child = try ChildProcess(program: "thumbcache", arguments: ["warm", "--json", "--jobs", "1", "--cache", cache, slow, a, b],
+                                     environment: Self.testWorker)
+        var workers: [pid_t] = []
+        let deadline = Date().addingTimeInterval(10)
+        while workers.isEmpty && Date() < deadline {
+            workers = Self.children(of: child.processIdentifier)
+            if workers.isEmpty { usleep(5_000) }
+        }
+        #expect(!workers.isEmpty, "no worker process appeared")
+        for worker in workers {
+            // A worker confines itself first thing after it starts; give it that moment.
+            var status = ""
+            let confined = Date().addingTimeInterval(5)
+            repeat {
+                status = (try? String(contentsOfFile: "/proc/\(worker)/status", encoding: .utf8)) ?? ""
+                if !status.contains("Seccomp:\t2") { usleep(2_000) }
+            } while !status.contains("Seccomp:\t2") && Date() < confined
+            #expect(status.contains("Seccomp:\t2"), "\(status)")
+            #expect(status.contains("NoNewPrivs:\t1"), "\(status)")
+        }
+        // The worker first reads slow.png's header for the index (quick), then sleeps 2 s in its
+        // decoder: kill it in the middle of that.
+        usleep(700_000)
+        for worker in workers { kill(worker, SIGKILL) }
+        let (end, stderr) = child.wait()
+        #expect(end == .exited(0), "\(stderr)")
+        let summary = try JSONDecoder().decode(Summary.self, from: Data(child.output.joined(separator: "\n").utf8))
+        #expect(summary.generated == 2)
+        #expect(summary.reasons == [slow: "decoder worker was killed from outside (SIGKILL)"])
+
+        let second = try Self.warm(["--cache", cache, slow])
+        #expect(second.generated == 1, "\(second.failures)")
+    }
+
+    /// The process ids whose parent is `pid`.
+    static func children(of pid: pid_t) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { name -> pid_t? in
+            guard let child = pid_t(name), let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return nil }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && pid_t(fields[1]) == pid ? child : nil
+        }
+    }
+
+    /// Sandboxed and in-process decoding give the same thumbnails and metadata.
+    @Test(arguments: ["png", "jpeg"])
+    func sandboxedAndInProcessDecodingAgree(format: String) throws {
+        let dir = TemporaryDirectory()
+        let photo = testPhoto(width: 640, height: 480)
+        let path = try dir.write("p." + format, format == "png" ? ImageEncoder.png(photo) : ImageEncoder.jpeg(photo))
+        let pool = WorkerPool(.init(workers: 1))
+        let local = InProcessDecoding()
+        let options = ThumbnailOptions(maxWidth: 128, maxHeight: 128)
+        let sandboxed = try pool.thumbnail(ofFileAt: path, options: options, format: nil)
+        let inProcess = try local.thumbnail(ofFileAt: path, options: options, format: nil)
+        #expect(sandboxed.image == inProcess.image)
+        #expect(sandboxed.info == inProcess.info)
+        #expect(try pool.info(ofFileAt: path, format: nil) == local.info(ofFileAt: path, format: nil))
+        #expect(pool.workersStarted == 1)
+        let broken = try dir.write("broken.png", Array(ImageEncoder.png(photo).prefix(200)))
+        let error = #expect(throws: ImagingError.self) { try pool.thumbnail(ofFileAt: broken, options: options, format: nil) }
+        #expect(error?.path == broken)
+        #expect(pool.workersStarted == 1)  // a decoder error is an answer, not a failed worker
+    }
+
+    @Test func aWorkersEndIsPutIntoWords() {
+        let abort = Int32(SIGABRT)
+        #expect(WorkerPool.reason(status: abort, standardError: "Fatal error: could not allocate memory", memoryLimit: 1 << 30)
+                == .exceededMemory(bytes: 1 << 30))
+        #expect(WorkerPool.reason(status: abort, standardError: "", memoryLimit: 1 << 30) == .crashed(signal: abort))
+        #expect(WorkerPool.reason(status: Int32(SIGKILL), standardError: "", memoryLimit: 1 << 30) == .killed(signal: Int32(SIGKILL)))
+        #expect(WorkerPool.reason(status: 3 << 8, standardError: "", memoryLimit: 1 << 30) == .exited(status: 3))
+        #expect(!WorkerFailure(path: "p", reason: .killed(signal: Int32(SIGKILL))).isContentFault)
+        #expect(WorkerFailure(path: "p", reason: .timedOut(seconds: 20)).isContentFault)
+    }
+}
