@@ -51,7 +51,7 @@ let package = Package(
         // Decoding in a pool of sandboxed worker processes: the protocol, the pool, the worker's loop.
         .target(name: "ThumbcacheWorker", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CDescriptors"]),
         // The worker executables' entry: confine (CSandbox), then serve.
-        .target(name: "ThumbcacheSandbox", dependencies: ["CSandbox", "ThumbcacheWorker", "ThumbcacheImaging"]),
+        .target(name: "ThumbcacheSandbox", dependencies: ["CSandbox", "ThumbcacheWorker", "ThumbcacheImaging", "ThumbcacheSync"]),
         // Thumbnail generation after QuickLook: content types, providers, the generator, warming.
         .target(
             name: "Thumbcache",

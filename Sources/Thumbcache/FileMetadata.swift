@@ -14,7 +14,8 @@ package enum FileMetadata {
     package static let commentAttribute = "user.xdg.comment"
 
     package static func item(path: String, snapshot: FileSnapshot, content: ContentHash?, type: ContentType,
-                            types: ContentTypeRegistry, imageFormat: ImageFormat?, decoding: any ImageDecoding) -> FileItem {
+                            types: ContentTypeRegistry, imageFormat: ImageFormat?, decoding: any ImageDecoding,
+                            decoded: ImageInfo? = nil) -> FileItem {
         var a: [String: AttributeValue] = [:]
         a[MDItem.fsSize] = .number(Double(snapshot.size))
         a[MDItem.contentType] = .string(type.identifier)
@@ -22,7 +23,7 @@ package enum FileMetadata {
         a[MDItem.contentModificationDate] = .date(Double(snapshot.modificationTime) / 1e9)
         var born: Int64 = 0
         if cfi_birthtime(path, &born) == 0 { a[MDItem.contentCreationDate] = .date(Double(born) / 1e9) }
-        if let imageFormat, let info = try? decoding.info(ofFileAt: path, format: imageFormat) {
+        if let imageFormat, let info = decoded ?? (try? decoding.info(ofFileAt: path, format: imageFormat)) {
             a[MDItem.pixelWidth] = .number(Double(info.pixelWidth))
             a[MDItem.pixelHeight] = .number(Double(info.pixelHeight))
             a[MDItem.orientation] = .number(Double(info.orientation.rawValue))

@@ -29,13 +29,15 @@ package final class ThumbnailFactory: Sendable {
     package func provider(for type: ContentType) -> (any ThumbnailProvider)? { providers[type] }
 
     /// The full thumbnail of the file, fitted to `spec`'s box (not stored).
-    package func render(path: String, type: ContentType, spec: ThumbnailSpec, decoding: (any ImageDecoding)? = nil) throws -> RGBAImage {
+    package func render(path: String, type: ContentType, spec: ThumbnailSpec, decoding: (any ImageDecoding)? = nil,
+                        header: DecodedHeader? = nil) throws -> RGBAImage {
         guard let provider = providers[type] else { throw GenerationError(path: path, reason: .noProvider(type)) }
         renders.add(1, ordering: .relaxed)
         var request = ThumbnailProviderRequest(path: path, contentType: type, maximumWidth: spec.boxWidth,
                                                maximumHeight: spec.boxHeight, scale: spec.scale, mode: spec.mode,
                                                linearLight: spec.linearLight)
         request.decoding = decoding
+        request.decodedHeader = header
         let image: RGBAImage
         switch try provider.provideThumbnail(for: request) {
         case .pixels(let pixels):

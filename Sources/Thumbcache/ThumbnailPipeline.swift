@@ -11,10 +11,13 @@ package struct ThumbnailPipeline: Sendable {
     package let factory: ThumbnailFactory
     /// Where the built-in decoders run.
     package let decoding: any ImageDecoding
+    /// Receives the image header a decode reads, for the caller to index.
+    package let header: DecodedHeader?
 
-    package init(factory: ThumbnailFactory, decoding: any ImageDecoding) {
+    package init(factory: ThumbnailFactory, decoding: any ImageDecoding, header: DecodedHeader? = nil) {
         self.factory = factory
         self.decoding = decoding
+        self.header = header
     }
 
     /// Why nothing is made for a file.
@@ -68,7 +71,7 @@ package struct ThumbnailPipeline: Sendable {
             for spec in specs {
                 let image = try images.first(where: { Self.canServe(spec, from: $0.spec) }).map { ThumbnailFactory.resize($0.image, to: spec) }
                     ?? cachedLarger(spec, content: content)
-                    ?? factory.render(path: path, type: type, spec: spec, decoding: decoding)
+                    ?? factory.render(path: path, type: type, spec: spec, decoding: decoding, header: header)
                 if min(image.width, image.height) < minimumSide {
                     throw GenerationError(path: path, reason: .belowMinimumDimension(minimumSide))
                 }

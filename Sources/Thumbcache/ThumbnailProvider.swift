@@ -1,3 +1,4 @@
+import Synchronization
 import ThumbcacheImaging
 import ThumbcacheStore
 import ThumbcacheWorker
@@ -34,6 +35,8 @@ public struct ThumbnailProviderRequest: Sendable {
     public var linearLight: Bool
     /// Where the built-in decoders run for this request (set by the generator or the warmer).
     package var decoding: (any ImageDecoding)?
+    /// Where the built-in provider leaves the header it decoded, for the index.
+    package var decodedHeader: DecodedHeader?
 
     public init(path: String, contentType: ContentType, maximumWidth: Int, maximumHeight: Int, scale: Double,
                 mode: ResizeMode = .fit, linearLight: Bool = false) {
@@ -108,9 +111,24 @@ public struct ImageThumbnailProvider: ThumbnailProvider {
         let format = decoders.format(ofType: request.contentType.identifier)
         // A standard format goes where the request says (a sandboxed worker, as a rule); a format
         // only this provider's decoders know is decoded here.
-        if let decoding = request.decoding, let format, ImageDecoders.standard.registration(of: format) != nil {
-            return .pixels(try decoding.thumbnail(ofFileAt: request.path, options: options, format: format).image)
+        let made = if let decoding = request.decoding, let format, ImageDecoders.standard.registration(of: format) != nil {
+            try decoding.thumbnail(ofFileAt: request.path, options: options, format: format)
+        } else {
+            try Thumbnailer.thumbnail(ofFileAt: request.path, options: options, format: format, decoders: decoders)
         }
-        return .pixels(try Thumbnailer.thumbnail(ofFileAt: request.path, options: options, format: format, decoders: decoders).image)
+        request.decodedHeader?.info = made.info
+        return .pixels(made.image)
+    }
+}
+
+/// The header of the image a provider decoded, passed back to whoever indexes the file.
+package final class DecodedHeader: Sendable {
+    private let value = Mutex<ImageInfo?>(nil)
+
+    package init() {}
+
+    package var info: ImageInfo? {
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
     }
 }

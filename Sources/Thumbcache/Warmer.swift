@@ -136,12 +136,10 @@ public final class Warmer: Sendable {
 
     /// Everything one file needs; returns its outcome and the records to commit together.
     static func process(_ path: String, factory: ThumbnailFactory, decoding: any ImageDecoding, hasher: ContentHasher, options: Options,
-                        tally: Tally,
-                        feeder: IndexFeeder? = nil) -> (Outcome, [StoreWrite]) {
-        let store = factory.store
+                        tally: Tally, feeder: IndexFeeder? = nil) -> (Outcome, [StoreWrite]) {
         let id: FileIdentity
         do {
-            id = try store.identify(fileAt: path, hasher: hasher)
+            id = try factory.store.identify(fileAt: path, hasher: hasher)
         } catch let error as FileError {
             return (.failed(error.path, error.reason.description), [])
         } catch {
@@ -149,30 +147,40 @@ public final class Warmer: Sendable {
         }
         var writes: [StoreWrite] = id.fromCache ? [] : [.file(path: path, snapshot: id.snapshot, content: id.content)]
         let type = factory.types.type(ofFileAt: path)
-        feeder?.submit(path: path, id: id, type: type, types: factory.types)
-        let pipeline = ThumbnailPipeline(factory: factory, decoding: decoding)
+        // The index is fed after the thumbnails, with the header their decode read (no second
+        // request to a worker for it).
+        let header = DecodedHeader()
+        let outcome = makeThumbnails(path, id: id, type: type, factory: factory, decoding: decoding, header: header, options: options,
+                                     tally: tally, writes: &writes)
+        feeder?.submit(path: path, id: id, type: type, types: factory.types, decoded: header.info)
+        return (outcome, writes)
+    }
+
+    private static func makeThumbnails(_ path: String, id: FileIdentity, type: ContentType, factory: ThumbnailFactory,
+                                       decoding: any ImageDecoding, header: DecodedHeader, options: Options, tally: Tally,
+                                       writes: inout [StoreWrite]) -> Outcome {
+        let pipeline = ThumbnailPipeline(factory: factory, decoding: decoding, header: header)
         let specs: [ThumbnailSpec]
         switch pipeline.plan(type: type, specs: options.specs) {
         case .success(let served): specs = served
-        case .failure(.belowMinimumDimension): return (.notSupported, writes)
+        case .failure(.belowMinimumDimension): return .notSupported
         case .failure(.noProvider):
             // The name promises an image we make thumbnails of, but the bytes are not one.
             let name = path.split(separator: "/").last.map(String.init) ?? path
             if let named = factory.types.type(forFilename: name), factory.provider(for: named) != nil {
-                let reason = id.snapshot.size == 0 ? "empty file" : "not a valid \(named.displayName) (its content is \(type))"
-                return (.failed(path, reason), writes)
+                return .failed(path, id.snapshot.size == 0 ? "empty file" : "not a valid \(named.displayName) (its content is \(type))")
             }
-            return (.notSupported, writes)
+            return .notSupported
         }
         // Another path with the same bytes is (or was) handled in this run: nothing more to make.
-        guard tally.claim(id.content) else { return (.sameContentAsAnother, writes) }
-        let missing = specs.filter { (try? store.containsThumbnail($0.key(for: id.content))) != true }
-        if missing.isEmpty { return (.alreadyCached, writes) }
+        guard tally.claim(id.content) else { return .sameContentAsAnother }
+        let missing = specs.filter { (try? factory.store.containsThumbnail($0.key(for: id.content))) != true }
+        if missing.isEmpty { return .alreadyCached }
         let made = pipeline.make(missing, path: path, content: id.content, type: type)
-        if let reason = made.failedBefore { return (.failed(path, reason + " (recorded earlier; --retry-failed tries again)"), writes) }
+        if let reason = made.failedBefore { return .failed(path, reason + " (recorded earlier; --retry-failed tries again)") }
         writes += made.writes(content: id.content)
-        if let failure = made.failure { return (.failed(path, ThumbnailPipeline.reason(failure)), writes) }
-        return (.generated, writes)
+        if let failure = made.failure { return .failed(path, ThumbnailPipeline.reason(failure)) }
+        return .generated
     }
 
     enum Outcome {
@@ -319,7 +327,8 @@ final class IndexFeeder: Sendable {
     }
 
     /// Queues the file's item unless the index has it in the same state.
-    func submit(path: String, id: FileIdentity, type: ContentType, types: ContentTypeRegistry) {
+    /// - Parameter decoded: the image header a decode of this file already read, if any.
+    func submit(path: String, id: FileIdentity, type: ContentType, types: ContentTypeRegistry, decoded: ImageInfo? = nil) {
         let s = id.snapshot
         if let known = try? index.indexedState(path: path), known == IndexedFileState(s) {
             counts.withLock { $0.unchanged += 1 }
@@ -327,7 +336,7 @@ final class IndexFeeder: Sendable {
         }
         let format = ImageDecoders.standard.format(ofType: type.identifier)
         let item = FileMetadata.item(path: path, snapshot: s, content: id.content, type: type, types: types, imageFormat: format,
-                                     decoding: decoding)
+                                     decoding: decoding, decoded: decoded)
         let batch = pending.withLock { list -> [FileItem]? in
             list.append(item)
             guard list.count >= Self.batchSize else { return nil }

@@ -1,5 +1,6 @@
 import CSandbox
 import ThumbcacheImaging
+import ThumbcacheSync
 import ThumbcacheWorker
 
 /// A worker executable's whole life: read its limits, confine itself, serve.
@@ -11,6 +12,7 @@ public enum WorkerMain {
             guard let i = arguments.firstIndex(of: flag), i + 1 < arguments.count else { return 0 }
             return UInt64(arguments[i + 1]) ?? 0
         }
+        keepDecoderBuffersInHeap()
         var limits = csandbox_limits(address_space: value("--memory"), cpu_seconds: value("--cpu"),
                                      channel: WorkerProtocol.channelDescriptor)
         var message = [CChar](repeating: 0, count: 256)
