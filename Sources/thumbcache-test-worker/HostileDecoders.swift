@@ -7,7 +7,7 @@ import ThumbcacheImaging
 /// `TCHOSTILE:<action>:<argument>\n`; the content sniffer sees a PNG, so the parent sends it to
 /// a worker, whose registry picks the hostile decoder by its longer magic.
 enum HostileDecoders {
-    static let actions = ["segv", "spin", "alloc", "create", "connect", "exec", "sleep"]
+    static let actions = ["segv", "spin", "alloc", "create", "connect", "exec", "signal", "sleep"]
 
     static var registrations: [ImageDecoderRegistration] {
         actions.map { action in
@@ -73,6 +73,10 @@ final class HostileSource: RowSource {
             let argv: [UnsafeMutablePointer<CChar>?] = [strdup("sh"), strdup("-c"), strdup("touch \(argument)"), nil]
             execv("/bin/sh", argv)
             throw ImagingError(path: name, reason: .corrupt("exec failed: \(String(cString: strerror(errno)))"))
+        case "signal":
+            // Another process of the same user: the kernel would allow it; the filter must not.
+            let sent = kill(pid_t(argument) ?? 1, SIGWINCH)
+            throw ImagingError(path: name, reason: .corrupt("signalling \(argument): \(sent == 0 ? "succeeded" : String(cString: strerror(errno)))"))
         case "sleep":
             usleep(UInt32((Int(argument) ?? 1000) * 1000))
         default:

@@ -11,8 +11,9 @@ struct ThumbnailCommand: ParsableCommand {
             load, resizes with a streaming filter whose memory does not grow with the image's \
             height, turns it upright from its EXIF orientation, and writes PNG (or JPEG).
 
-            A file that cannot be made into a thumbnail is reported with its path and reason; \
-            the others are still written, and the exit status is 1.
+            Files are decoded in a sandboxed worker process (see `thumbcache warm --help`) unless \
+            --in-process is given. A file that cannot be made into a thumbnail is reported with \
+            its path and reason; the others are still written, and the exit status is 1.
 
             Examples:
               thumbcache thumbnail photo.jpg -o photo-256.png
@@ -22,6 +23,8 @@ struct ThumbnailCommand: ParsableCommand {
 
     @Argument(help: ArgumentHelp("Image files.", valueName: "file"))
     var files: [String]
+
+    @OptionGroup var decoderOptions: DecoderOptions
 
     @Option(name: .shortAndLong, help: "Largest width and height of the thumbnail, in pixels.")
     var size: Int = 256
@@ -58,9 +61,10 @@ struct ThumbnailCommand: ParsableCommand {
         let options = ThumbnailOptions(maxWidth: size, maxHeight: size, mode: fill ? .fill : .fit, kernel: kernel, linearLight: linear)
         if let outputDir { try FileManager.default.createDirectory(atPath: outputDir, withIntermediateDirectories: true) }
         var failed = 0
+        let decoding = decoderOptions.isolation().makeDecoding(defaultWorkers: 1)
         for file in files {
             do {
-                let (image, _) = try Thumbnailer.thumbnail(ofFileAt: file, options: options)
+                let (image, _) = try decoding.thumbnail(ofFileAt: file, options: options, format: nil)
                 let bytes = format == .png ? try ImageEncoder.png(image) : try ImageEncoder.jpeg(image)
                 try Data(bytes).write(to: URL(fileURLWithPath: destination(for: file)))
             } catch {

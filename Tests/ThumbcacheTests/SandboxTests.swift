@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import ThumbcacheImaging
 import ThumbcacheTestSupport
@@ -86,7 +87,9 @@ struct SandboxTests {
             "create": try dir.write("tree/create.png", Self.hostile("create", created)),
             "connect": try dir.write("tree/connect.png", Self.hostile("connect", String(listener.port))),
             "exec": try dir.write("tree/exec.png", Self.hostile("exec", executed)),
+            "signal": try dir.write("tree/signal.png", Self.hostile("signal", String(getpid()))),
         ]
+        Self.watchForSignal()
         let summary = try Self.warm([tree, "--cache", dir.appending("cache"), "--jobs", "2", "--timeout", "3", "--memory-limit", "512M"])
 
         #expect(summary.generated == good.count, "\(summary.failures)")
@@ -101,6 +104,8 @@ struct SandboxTests {
         #expect(!FileManager.default.fileExists(atPath: created))
         #expect(!FileManager.default.fileExists(atPath: executed))
         #expect(!listener.wasReached)
+        #expect(reasons[files["signal"]!] == "decoder tried a forbidden system call and was stopped (SIGSYS)")
+        #expect(Self.signalled.load(ordering: .relaxed) == 0, "a worker signalled the test process")
 
         // The failures are remembered: a second warm does not start a decoder on them again.
         let again = try Self.warm([tree, "--cache", dir.appending("cache"), "--timeout", "3"])
@@ -148,6 +153,15 @@ struct SandboxTests {
 
         let second = try Self.warm(["--cache", cache, slow])
         #expect(second.generated == 1, "\(second.failures)")
+    }
+
+    /// Set by a SIGWINCH to this process (which only a hostile decoder sends here).
+    static let signalled = Atomic<Int>(0)
+
+    static func watchForSignal() {
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in SandboxTests.signalled.add(1, ordering: .relaxed) }
+        sigaction(SIGWINCH, &action, nil)
     }
 
     /// The process ids whose parent is `pid`.

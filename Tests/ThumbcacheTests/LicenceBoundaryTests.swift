@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+import ThumbcacheTestSupport
+
+/// Docs/LICENSES.md: what only the worker executables may link (libseccomp now; GPL-licensed
+/// decoders as they come) never reaches a library product an app embeds.
+struct LicenceBoundaryTests {
+    /// Targets that link what must stay out of the library products.
+    static let workerOnly: Set<String> = ["CSandbox", "ThumbcacheSandbox"]
+
+    struct Manifest: Decodable {
+        struct Product: Decodable {
+            var name: String
+            var targets: [String]
+            var type: [String: AnyCodable]
+        }
+        struct Target: Decodable {
+            var name: String
+            var dependencies: [[String: [String?]]]
+        }
+        var products: [Product]
+        var targets: [Target]
+    }
+
+    /// Decodes any JSON value and keeps nothing.
+    struct AnyCodable: Decodable {
+        init(from decoder: any Decoder) throws {}
+    }
+
+    @Test func theLibraryProductsNeverReachWorkerOnlyTargets() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let scratch = TemporaryDirectory()
+        let child = try ChildProcess(program: "/usr/bin/env",
+                                     arguments: ["swift", "package", "--package-path", root.path, "--scratch-path", scratch.path, "dump-package"])
+        let (end, stderr) = child.wait(timeout: 300)
+        try #require(end == .exited(0), "swift package dump-package failed: \(stderr)")
+        let manifest = try JSONDecoder().decode(Manifest.self, from: Data(child.output.joined(separator: "\n").utf8))
+        let dependencies = Dictionary(uniqueKeysWithValues: manifest.targets.map { target in
+            (target.name, target.dependencies.flatMap { $0.values.compactMap { $0.first ?? nil } })
+        })
+        func closure(_ start: [String]) -> Set<String> {
+            var seen = Set<String>(), queue = start
+            while let next = queue.popLast() {
+                if seen.insert(next).inserted { queue += dependencies[next] ?? [] }
+            }
+            return seen
+        }
+        let libraries = manifest.products.filter { $0.type["library"] != nil }
+        #expect(Set(libraries.map(\.name)).isSuperset(of: ["Thumbcache", "ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheIndex"]))
+        for product in libraries {
+            let reached = closure(product.targets).intersection(Self.workerOnly)
+            #expect(reached.isEmpty, "library product \(product.name) links \(reached.sorted())")
+        }
+        #expect(closure(["thumbcache-worker"]).contains("CSandbox"))
+    }
+}
