@@ -84,7 +84,8 @@ let package = Package(
         .testTarget(
             name: "ThumbcacheTests",
             dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheWorker", "ThumbcacheTestSupport", "thumbcache", "thumbcache-worker",
-                           "thumbcache-test-worker", "CFileInfo"]
+                           "thumbcache-test-worker", "CFileInfo"],
+            exclude: ["FuzzRegressions"]  // inputs FuzzRegressionTests reads from the source tree
         ),
         // An app's view: only `import Thumbcache`, no test support, no internals.
         .testTarget(

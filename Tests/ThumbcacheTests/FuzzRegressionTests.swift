@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+import ThumbcacheImaging
+import ThumbcacheIndex
+import ThumbcacheTestSupport
+@testable import Thumbcache
+
+/// Every fuzz seed and every input that once crashed a harness (FuzzRegressions/), through the
+/// same calls as the harness (Fuzz/Sources/fuzz-*/Harness.swift), in an ordinary test run: each
+/// must end in a value or a typed error, never a crash.
+struct FuzzRegressionTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+
+    static func inputs(_ harness: String) -> [URL] {
+        let folders = [root.appendingPathComponent("FuzzRegressions/\(harness)"),
+                       root.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fuzz/Seeds/\(harness)")]
+        return folders.flatMap { folder in
+            ((try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)) ?? [])
+                .filter { !$0.lastPathComponent.hasPrefix(".") && $0.pathExtension != "md" }
+        }
+    }
+
+    static let options = ThumbnailOptions(maxWidth: 32, maxHeight: 32, limits: DecodeLimits(maxPixels: 1 << 22, maxBufferedPixels: 1 << 20))
+
+    @Test(arguments: ["png", "jpeg"])
+    func imageInputs(harness: String) throws {
+        let files = Self.inputs(harness)
+        #expect(!files.isEmpty)
+        var decoded = 0
+        for file in files {
+            let bytes = try [UInt8](Data(contentsOf: file))
+            _ = try? (harness == "png" ? ImageDecoder.png(bytes, maxPixels: 1 << 20) : ImageDecoder.jpeg(bytes, maxPixels: 1 << 20))
+            let format: ImageFormat = harness == "png" ? .png : .jpeg
+            if (try? Thumbnailer.thumbnail(ofFileAt: file.path, options: Self.options, format: format)) != nil { decoded += 1 }
+            _ = try? Thumbnailer.info(ofFileAt: file.path, format: format)
+            if harness == "jpeg" { _ = try? Thumbnailer.embeddedThumbnail(ofFileAt: file.path) }
+        }
+        // The seeds are valid images: the harness starts from inputs that reach the pixels.
+        #expect(decoded >= Self.inputs(harness).filter { $0.path.contains("/Fuzz/Seeds/") }.count)
+    }
+
+    @Test func exifInputs() throws {
+        for file in Self.inputs("exif") {
+            let bytes = try [UInt8](Data(contentsOf: file))
+            let exif = bytes.withUnsafeBytes { EXIFData.parse($0) }
+            if let range = exif?.thumbnailRange { #expect(range.lowerBound >= 0 && range.upperBound <= bytes.count) }
+        }
+        #expect(try Self.inputs("exif").contains { try [UInt8](Data(contentsOf: $0)).withUnsafeBytes { EXIFData.parse($0)?.orientation } != nil })
+    }
+
+    @Test func sniffInputs() throws {
+        let types = ContentTypeRegistry()
+        for file in Self.inputs("sniff") {
+            let bytes = try [UInt8](Data(contentsOf: file))
+            let split = bytes.firstIndex(of: 0) ?? min(bytes.count, 8)
+            let type = types.type(of: Array(bytes[min(split + 1, bytes.count)...].prefix(512)), name: String(decoding: bytes[..<split], as: UTF8.self))
+            #expect(types.declaration(of: type) != nil, "\(file.lastPathComponent) → \(type)")
+        }
+    }
+
+    @Test func queryInputs() throws {
+        let parser = QueryParser(now: Date(timeIntervalSince1970: 1_700_000_000), calendar: Calendar(identifier: .gregorian))
+        for file in Self.inputs("query") {
+            let text = String(decoding: try Data(contentsOf: file), as: UTF8.self)
+            do {
+                _ = try parser.parse(text)
+            } catch {
+                #expect(error.position >= 0 && error.position <= text.count, "\(file.lastPathComponent): \(error)")
+            }
+        }
+    }
+}
