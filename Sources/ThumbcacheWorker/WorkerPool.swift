@@ -41,7 +41,6 @@ package final class WorkerPool: ImageDecoding {
     private struct State {
         var idle: [WorkerProcess] = []
         var running = 0
-        var closed = false
         var started = 0
     }
     private let state = ConditionLockedState(State())
