@@ -29,6 +29,21 @@ static void on_warning(png_structp png, png_const_charp text) {
     (void)text;
 }
 
+// No single allocation of libpng's may pass this. A chunk's claimed length reached libpng's
+// allocator at 1.9 GB despite png_set_chunk_malloc_max (found by Tools/fuzz png); row buffers
+// of the widest image the limits admit stay far below it.
+#define CPNG_MAX_ALLOCATION ((png_alloc_size_t)64 << 20)
+
+static png_voidp capped_malloc(png_structp png, png_alloc_size_t size) {
+    (void)png;
+    return size <= CPNG_MAX_ALLOCATION ? malloc(size) : NULL;
+}
+
+static void capped_free(png_structp png, png_voidp pointer) {
+    (void)png;
+    free(pointer);
+}
+
 static void set_message(char *message, size_t size, const char *text) {
     if (message && size) snprintf(message, size, "%s", text);
 }
@@ -132,7 +147,7 @@ static cpng_decoder *open_file(FILE *file, cpng_info *info, cpng_status *status,
         return NULL;
     }
     d->file = file;
-    d->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, d->message, on_error, on_warning);
+    d->png = png_create_read_struct_2(PNG_LIBPNG_VER_STRING, d->message, on_error, on_warning, NULL, capped_malloc, capped_free);
     d->info = d->png ? png_create_info_struct(d->png) : NULL;
     if (!d->png || !d->info) {
         *status = CPNG_ERROR;

@@ -69,4 +69,20 @@ struct FuzzRegressionTests {
             }
         }
     }
+
+    /// Found by Tools/fuzz png: a 431-byte PNG whose ancillary chunk claims 1.9 GB made libpng
+    /// allocate (and touch) that much despite png_set_chunk_malloc_max; the shim now caps every
+    /// allocation of libpng's. Decoded in a child process, whose peak memory this process sees.
+    @Test func aChunksClaimedLengthIsNotAllocated() throws {
+        let input = Self.root.appendingPathComponent("FuzzRegressions/png/chunk-claiming-1.9GB.png").path
+        let dir = TemporaryDirectory()
+        let child = try ChildProcess(program: "thumbcache", arguments: ["thumbnail", "--in-process", input, "-o", dir.appending("out.png")])
+        let (end, stderr) = child.wait()
+        #expect(end == .exited(1) && stderr.contains("corrupt or truncated image"), "\(stderr)")
+        var usage = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+        // ru_maxrss is in KiB: the largest child this process has waited for (none of the others
+        // comes near 512 MiB).
+        #expect(usage.ru_maxrss < 512 * 1024, "a child reached \(usage.ru_maxrss / 1024) MiB")
+    }
 }
