@@ -93,7 +93,7 @@ public struct RGBACanvas: Sendable {
     }
 }
 
-/// The built-in provider for every format ``ImageDecoders`` has a decoder for (PNG and JPEG as
+/// The built-in provider for every format `ImageDecoders` has a decoder for (PNG and JPEG as
 /// standard): streaming decode, shrink-on-load, orientation; the request's mode and colour handling.
 public struct ImageThumbnailProvider: ThumbnailProvider {
     public let decoders: ImageDecoders

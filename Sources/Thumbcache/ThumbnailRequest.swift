@@ -88,7 +88,7 @@ public struct ThumbnailRepresentation: Sendable {
 
     /// The pixels, decoded from ``data``.
     ///
-    /// - Throws: ``ImagingError`` naming the representation (such as "(thumbnail representation)")
+    /// - Throws: `ImagingError` naming the representation (such as "(thumbnail representation)")
     ///   when its bytes do not decode or do not hold the pixels they claim.
     public func image() throws(ImagingError) -> RGBAImage {
         let name = "(\(kind) representation)"

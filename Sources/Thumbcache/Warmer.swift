@@ -11,7 +11,7 @@ import ThumbcacheWorker
 /// One walker thread and `jobs` worker threads (their own, not Swift's cooperative pool: they
 /// block in system calls and on each other). A worker identifies a file (stat cache, else hash),
 /// makes its thumbnails for every requested box if the cache lacks them, and hands the file's
-/// records to one ``GroupCommitWriter`` as one atomic group. A file that fails is recorded (so
+/// records to one `GroupCommitWriter` as one atomic group. A file that fails is recorded (so
 /// later warms skip it until the generator changes or `retryFailed`) and the run goes on.
 public final class Warmer: Sendable {
     public struct Options: Sendable {

@@ -8,7 +8,7 @@ import ThumbcacheLMDB
 public struct StoreError: Error, Sendable, CustomStringConvertible {
     public enum Reason: Sendable {
         /// A call failed; `cause` is its error as it was: an LMDB error with its code, an
-        /// ``Errno`` for a system call on one of the cache's own files, or another error.
+        /// `Errno` for a system call on one of the cache's own files, or another error.
         case failed(cause: any Error)
         /// The cache was written by a format this version does not read.
         case unsupportedFormat(found: UInt32, supported: UInt32)
