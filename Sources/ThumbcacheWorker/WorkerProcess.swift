@@ -131,31 +131,28 @@ final class WorkerProcess: @unchecked Sendable {
     @discardableResult
     func finish(kill: Bool) -> Int32 {
         if kill { Glibc.kill(pid, SIGKILL) } else { shutdown(channel.descriptor, Int32(SHUT_RDWR)) }
-        var status: Int32 = 0
-        let deadline = MonotonicClock.nanoseconds() + 2_000_000_000
-        while true {
-            let r = waitpid(pid, &status, kill ? 0 : WNOHANG)
-            if r == pid || (r < 0 && errno != EINTR) { break }
-            if r == 0 {
-                if MonotonicClock.nanoseconds() > deadline { Glibc.kill(pid, SIGKILL); continue }
-                usleep(1_000)
-            }
-        }
-        reaped = true
-        return status
+        return reap(within: 2)
     }
 
     /// Reaps a worker whose channel broke: how it ended.
-    func reapAfterBreak() -> Int32 {
+    func reapAfterBreak() -> Int32 { reap(within: 1) }
+
+    /// Waits up to `seconds` for the worker to end, then kills it; returns its wait status.
+    private func reap(within seconds: Double) -> Int32 {
         var status: Int32 = 0
-        let deadline = MonotonicClock.nanoseconds() + 1_000_000_000
+        let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
+        var killed = false
         while true {
             let r = waitpid(pid, &status, WNOHANG)
-            if r == pid { reaped = true; return status }
-            if r < 0 && errno != EINTR { reaped = true; return status }
-            if MonotonicClock.nanoseconds() > deadline { return finish(kill: true) }
-            usleep(500)
+            if r == pid || (r < 0 && errno != EINTR) { break }
+            if r == 0 && !killed && MonotonicClock.nanoseconds() > deadline {
+                Glibc.kill(pid, SIGKILL)
+                killed = true
+            }
+            if r == 0 { usleep(500) }
         }
+        reaped = true
+        return status
     }
 
     /// What the worker wrote to standard error (the runtime's last words), at most 4 KiB.
