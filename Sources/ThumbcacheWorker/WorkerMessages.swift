@@ -41,7 +41,6 @@ package struct WorkerRequest: Codable, Sendable {
     /// The file's path, for the worker's error messages only: it never opens paths.
     package var name: String
     package var options: ThumbnailOptions?
-    package var format: ImageFormat?
 }
 
 /// A worker's answer. `image` describes the pixels that follow the document.

@@ -63,13 +63,12 @@ package final class WorkerPool: ImageDecoding {
     /// How many worker processes this pool has started.
     package var workersStarted: Int { state.withLock { $0.started } }
 
-    /// The process ids of the idle workers (for tests and diagnostics).
-    package var idleWorkerIDs: [pid_t] { state.withLock { $0.idle.map(\.pid) } }
-
     // MARK: ImageDecoding
 
     package func thumbnail(ofFileAt path: String, options: ThumbnailOptions, format: ImageFormat?) throws -> (image: RGBAImage, info: ImageInfo) {
-        let request = WorkerRequest(kind: .thumbnail, name: path, options: options, format: format)
+        // `format` is not sent: the worker's decoders choose from the bytes themselves, never from
+        // the parent's guess about a file it has not parsed.
+        let request = WorkerRequest(kind: .thumbnail, name: path, options: options)
         let (reply, pixels) = try run(request, maxPixelBytes: options.maxWidth * options.maxHeight * 4)
         guard let image = reply.image, let info = reply.info, image.width <= options.maxWidth, image.height <= options.maxHeight else {
             throw WorkerFailure(path: path, reason: .protocolViolation("a thumbnail larger than its box, or without its header"))
@@ -78,7 +77,7 @@ package final class WorkerPool: ImageDecoding {
     }
 
     package func info(ofFileAt path: String, format: ImageFormat?) throws -> ImageInfo {
-        let (reply, _) = try run(WorkerRequest(kind: .info, name: path, format: format), maxPixelBytes: 0)
+        let (reply, _) = try run(WorkerRequest(kind: .info, name: path), maxPixelBytes: 0)
         guard let info = reply.info else { throw WorkerFailure(path: path, reason: .protocolViolation("no header in an info reply")) }
         return info
     }
@@ -93,10 +92,6 @@ package final class WorkerPool: ImageDecoding {
     /// Opens the file, has a worker decode it, and turns every way that can fail into an error
     /// naming the path: the decoder's own (``ImagingError``) or the worker's (``WorkerFailure``).
     private func run(_ request: WorkerRequest, maxPixelBytes: Int) throws -> (WorkerReply, [UInt8]) {
-        var request = request
-        // The worker's decoders choose from the bytes themselves; the parent's guess is not trusted
-        // to pick a decoder for a file it has not parsed.
-        request.format = nil
         let path = request.name
         let fd: Int32
         switch retryingInterrupts({ open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }) {

@@ -18,7 +18,6 @@ final class WorkerProcess: @unchecked Sendable {
     let pid: pid_t
     let channel: WorkerChannel
     private let errors: Int32
-    private(set) var layers: [String] = []
     var served = 0
     private var reaped = false
 
@@ -90,7 +89,6 @@ final class WorkerProcess: @unchecked Sendable {
             throw .unavailable("\(executable) speaks another protocol version")
         }
         if let error = hello.error { throw .unavailable("\(executable) could not confine itself: \(error)") }
-        worker.layers = hello.layers
         return worker
     }
 

@@ -47,10 +47,10 @@ package enum WorkerServer {
             case .thumbnail:
                 let options = request.options ?? ThumbnailOptions(maxWidth: 256, maxHeight: 256)
                 let (image, info) = try Thumbnailer.thumbnail(ofDescriptor: file, name: request.name, options: options,
-                                                              format: request.format, decoders: decoders)
+                                                              decoders: decoders)
                 return (WorkerReply(image: .init(width: image.width, height: image.height, hasAlpha: image.hasAlpha), info: info), image.pixels)
             case .info:
-                return (WorkerReply(info: try Thumbnailer.info(ofDescriptor: file, name: request.name, format: request.format, decoders: decoders)), [])
+                return (WorkerReply(info: try Thumbnailer.info(ofDescriptor: file, name: request.name, decoders: decoders)), [])
             case .embeddedThumbnail:
                 guard let image = try Thumbnailer.embeddedThumbnail(ofDescriptor: file, name: request.name) else { return (WorkerReply(), []) }
                 return (WorkerReply(image: .init(width: image.width, height: image.height, hasAlpha: image.hasAlpha)), image.pixels)
