@@ -20,7 +20,7 @@ let package = Package(
     name: "thumbcache-fuzz",
     dependencies: [.package(path: "../")],
     targets: [
-        .target(name: "FuzzSupport"),
+        .target(name: "FuzzSupport", dependencies: [.product(name: "ThumbcacheImaging", package: root)]),
         harness("fuzz-png", ["ThumbcacheImaging"]),
         harness("fuzz-jpeg", ["ThumbcacheImaging"]),
         harness("fuzz-exif", ["ThumbcacheImaging"]),

@@ -6,7 +6,7 @@ import ThumbcacheTestSupport
 @testable import Thumbcache
 
 /// Every fuzz seed and every input that once crashed a harness (FuzzRegressions/), through the
-/// same calls as the harness (Fuzz/Sources/fuzz-*/Harness.swift), in an ordinary test run: each
+/// same calls as the harness (Fuzz/Sources: ImageHarness and fuzz-*/Harness.swift), in an ordinary test run: each
 /// must end in a value or a typed error, never a crash.
 struct FuzzRegressionTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()

@@ -4,7 +4,7 @@ import Glibc
 
 /// One file on tmpfs that each input is written to, so that descriptor-based decoders (what a
 /// worker runs) see it as they would a real file.
-public final class InputFile: @unchecked Sendable {
+public final class InputFile: Sendable {
     public let descriptor: Int32
 
     public init() {

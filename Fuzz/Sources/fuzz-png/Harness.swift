@@ -1,18 +1,11 @@
 import FuzzSupport
 import ThumbcacheImaging
 
-let input = InputFile()
-/// Small limits, so that valid but huge headers are refused at once instead of decoded.
-let options = ThumbnailOptions(maxWidth: 32, maxHeight: 32, limits: DecodeLimits(maxPixels: 1 << 22, maxBufferedPixels: 1 << 20))
+let harness = ImageHarness(format: .png)
 
-/// Any bytes through the PNG shim: the in-memory decoder (cached thumbnails) and the streaming
-/// thumbnail path a worker runs on a descriptor (header, limits, rows, EXIF, orientation).
+/// Any bytes through the PNG shim (ImageHarness says which paths).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ count: Int) -> Int32 {
-    let bytes = UnsafeRawBufferPointer(start: data, count: count)
-    _ = try? ImageDecoder.png(Array(bytes), maxPixels: 1 << 20)
-    input.write(bytes)
-    _ = try? Thumbnailer.thumbnail(ofDescriptor: input.descriptor, name: "input", options: options, format: .png)
-    _ = try? Thumbnailer.info(ofDescriptor: input.descriptor, name: "input", format: .png)
+    harness.run(data, count)
     return 0
 }

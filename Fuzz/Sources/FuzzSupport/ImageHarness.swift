@@ -1,0 +1,24 @@
+import ThumbcacheImaging
+
+/// What the PNG and JPEG harnesses both do with an input: the in-memory decoder, then the
+/// streaming thumbnail and header paths a worker runs on a descriptor (and, for JPEG, the
+/// embedded EXIF preview).
+public struct ImageHarness: Sendable {
+    let input = InputFile()
+    let format: ImageFormat
+    /// Small limits, so that valid but huge headers are refused at once instead of decoded.
+    let options = ThumbnailOptions(maxWidth: 32, maxHeight: 32, limits: DecodeLimits(maxPixels: 1 << 22, maxBufferedPixels: 1 << 20))
+
+    public init(format: ImageFormat) {
+        self.format = format
+    }
+
+    public func run(_ data: UnsafePointer<UInt8>, _ count: Int) {
+        let bytes = UnsafeRawBufferPointer(start: data, count: count)
+        _ = try? (format == .png ? ImageDecoder.png(Array(bytes), maxPixels: 1 << 20) : ImageDecoder.jpeg(Array(bytes), maxPixels: 1 << 20))
+        input.write(bytes)
+        _ = try? Thumbnailer.thumbnail(ofDescriptor: input.descriptor, name: "input", options: options, format: format)
+        _ = try? Thumbnailer.info(ofDescriptor: input.descriptor, name: "input", format: format)
+        if format == .jpeg { _ = try? Thumbnailer.embeddedThumbnail(ofDescriptor: input.descriptor, name: "input") }
+    }
+}
