@@ -27,6 +27,10 @@ let package = Package(
         .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16")]),
         .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
 
+        // Each format's Debian library, bound through a module map (Docs/IMAGING.md, Docs/LICENSES.md).
+        .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
+        .systemLibrary(name: "CGIF", providers: [.apt(["libgif-dev"])]),
+
         // Extended attributes and birth times (lgetxattr, statx), which Swift's Glibc does not export.
         .target(name: "CFileInfo"),
         // Descriptor passing over Unix sockets (SCM_RIGHTS), whose cmsg macros Swift cannot call.
@@ -48,6 +52,9 @@ let package = Package(
         .target(name: "ThumbcacheIndex", dependencies: ["ThumbcacheLMDB", "ThumbcacheSync", "CXXHash"]),
         // Decoding, EXIF, resizing and encoding images; independent of the store.
         .target(name: "ThumbcacheImaging", dependencies: ["CPNG", "CJPEG", "ThumbcacheSync"]),
+        // Every other format's decoder (WebP, GIF, TIFF, HEIF/AVIF, SVG…): linked into the worker
+        // executables only, never into the library an app links (libheif pulls in GPL x265).
+        .target(name: "ThumbcacheCodecs", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CWebP", "CGIF"]),
         // Decoding in a pool of sandboxed worker processes: the protocol, the pool, the worker's loop.
         .target(name: "ThumbcacheWorker", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CDescriptors"]),
         // The worker executables' entry: confine (CSandbox), then serve.
@@ -65,10 +72,10 @@ let package = Package(
             dependencies: ["Thumbcache", "thumbcache-worker", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // The sandboxed decoder process (GPL-licensed decoders will link here only: Docs/LICENSES.md).
-        .executableTarget(name: "thumbcache-worker", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging"]),
+        .executableTarget(name: "thumbcache-worker", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheCodecs"]),
         // A worker with hostile test decoders (crash, hang, allocate, create files, connect, exec);
         // built for the tests only, never a product.
-        .executableTarget(name: "thumbcache-test-worker", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging"]),
+        .executableTarget(name: "thumbcache-test-worker", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheCodecs"]),
         // A small program the multi-process tests start, write into and kill.
         .executableTarget(name: "thumbcache-probe", dependencies: ["ThumbcacheStore", "ThumbcacheIndex", "ThumbcacheTestSupport"]),
 

@@ -21,6 +21,12 @@ public struct ContentType: RawRepresentable, Hashable, Sendable, Codable, Custom
         switch self {
         case .png: "PNG image"
         case .jpeg: "JPEG image"
+        case .webP: "WebP image"
+        case .gif: "GIF image"
+        case .tiff: "TIFF image"
+        case .heic, .heif: "HEIF image"
+        case .avif: "AVIF image"
+        case .svg: "SVG image"
         default: rawValue
         }
     }
@@ -36,6 +42,8 @@ public struct ContentType: RawRepresentable, Hashable, Sendable, Codable, Custom
     public static let webP: ContentType = "org.webmproject.webp"
     public static let tiff: ContentType = "public.tiff"
     public static let heic: ContentType = "public.heic"
+    public static let heif: ContentType = "public.heif"
+    public static let avif: ContentType = "public.avif"
     public static let svg: ContentType = "public.svg-image"
     public static let text: ContentType = "public.text"
     public static let plainText: ContentType = "public.plain-text"
@@ -54,13 +62,23 @@ public struct ContentTypeDeclaration: Sendable, Hashable {
     public var extensions: [String]
     /// Bytes that identify the type (any one of them), at offsets from the file's start.
     public var magic: [Magic]
+    /// A test of the file's first bytes for types fixed offsets cannot tell (SVG); tried before magic.
+    public var sniffer: ImageFormatSignature.Sniffer?
 
-    public init(_ type: ContentType, conformsTo: [ContentType], mimeType: String? = nil, extensions: [String] = [], magic: [Magic] = []) {
+    public init(_ type: ContentType, conformsTo: [ContentType], mimeType: String? = nil, extensions: [String] = [], magic: [Magic] = [],
+                sniffer: ImageFormatSignature.Sniffer? = nil) {
         self.type = type
         self.conformsTo = conformsTo
         self.mimeType = mimeType
         self.extensions = extensions
         self.magic = magic
+        self.sniffer = sniffer
+    }
+
+    /// The declaration of a catalogued image format: its identifier, MIME type, extensions and magic.
+    public init(_ signature: ImageFormatSignature, conformsTo: [ContentType]) {
+        self.init(ContentType(signature.typeIdentifier), conformsTo: conformsTo, mimeType: signature.mimeType,
+                  extensions: signature.extensions, magic: signature.magic, sniffer: signature.sniffer)
     }
 }
 
@@ -69,6 +87,7 @@ public struct ContentTypeRegistry: Sendable {
     private var declarations: [ContentType: ContentTypeDeclaration] = [:]
     private var byExtension: [String: ContentType] = [:]
     private var magics: [(magic: Magic, type: ContentType)] = []
+    private var sniffers: [(sniffer: ImageFormatSignature.Sniffer, type: ContentType)] = []
 
     public init() {
         for d in Self.builtins { declare(d) }
@@ -79,16 +98,16 @@ public struct ContentTypeRegistry: Sendable {
         .init(.data, conformsTo: [.item], mimeType: "application/octet-stream"),
         .init(.folder, conformsTo: [.item], mimeType: "inode/directory"),
         .init(.image, conformsTo: [.data, .content]),
-        .init(.png, conformsTo: [.image], mimeType: "image/png", extensions: ["png"], magic: ImageFormat.png.magic),
-        .init(.jpeg, conformsTo: [.image], mimeType: "image/jpeg", extensions: ["jpg", "jpeg", "jpe"], magic: ImageFormat.jpeg.magic),
-        .init(.gif, conformsTo: [.image], mimeType: "image/gif", extensions: ["gif"], magic: [Magic("GIF8")]),
-        .init(.webP, conformsTo: [.image], mimeType: "image/webp", extensions: ["webp"], magic: [Magic("RIFF").and("WEBP", at: 8)]),
-        .init(.tiff, conformsTo: [.image], mimeType: "image/tiff", extensions: ["tif", "tiff"],
-              magic: [Magic([0x49, 0x49, 0x2A, 0x00]), Magic([0x4D, 0x4D, 0x00, 0x2A])]),
-        // ISO-BMFF: a box size, then `ftyp` at 4 and the major brand at 8.
-        .init(.heic, conformsTo: [.image], mimeType: "image/heic", extensions: ["heic", "heif"],
-              magic: ["heic", "heix", "heim", "heis", "mif1"].map { Magic("ftyp", at: 4).and($0, at: 8) }),
-        .init(.svg, conformsTo: [.image, .text], mimeType: "image/svg+xml", extensions: ["svg"]),
+        // Images thumbcache decodes: identifiers, MIME types, extensions and magic from the catalogue.
+        .init(ImageFormatSignature.png, conformsTo: [.image]),
+        .init(ImageFormatSignature.jpeg, conformsTo: [.image]),
+        .init(ImageFormatSignature.gif, conformsTo: [.image]),
+        .init(ImageFormatSignature.webP, conformsTo: [.image]),
+        .init(ImageFormatSignature.tiff, conformsTo: [.image]),
+        .init(ImageFormatSignature.heif, conformsTo: [.heif]),  // public.heic: HEVC-coded HEIF
+        .init(ContentType.heif, conformsTo: [.image], mimeType: "image/heif"),
+        .init(ImageFormatSignature.avif, conformsTo: [.heif]),
+        .init(ImageFormatSignature.svg, conformsTo: [.image, .text]),
         .init(.text, conformsTo: [.data, .content], mimeType: "text/plain"),
         .init(.plainText, conformsTo: [.text], mimeType: "text/plain", extensions: ["txt", "text", "md", "log"]),
         .init(.pdf, conformsTo: [.data, .content], mimeType: "application/pdf", extensions: ["pdf"], magic: [Magic("%PDF-")]),
@@ -105,6 +124,8 @@ public struct ContentTypeRegistry: Sendable {
         magics.removeAll { $0.type == d.type }
         magics += d.magic.map { ($0, d.type) }
         magics.sort { $0.magic.weight > $1.magic.weight }  // the most specific match first
+        sniffers.removeAll { $0.type == d.type }
+        if let sniffer = d.sniffer { sniffers.append((sniffer, d.type)) }
     }
 
     public func declaration(of type: ContentType) -> ContentTypeDeclaration? { declarations[type] }
@@ -139,6 +160,9 @@ public struct ContentTypeRegistry: Sendable {
     /// The type of a file: by its first bytes, then by its name's extension, then plain text if
     /// the bytes are valid UTF-8 without NULs, else `public.data`.
     public func type(of head: [UInt8], name: String) -> ContentType {
+        for (sniffer, type) in sniffers where head.withUnsafeBytes({ sniffer.test(UnsafeRawBufferPointer(rebasing: $0.prefix(sniffer.span))) }) {
+            return type
+        }
         for (magic, type) in magics where magic.matches(head) { return type }
         if let dot = name.lastIndex(of: "."), let type = byExtension[name[name.index(after: dot)...].lowercased()] {
             // A name says "image" but the bytes are not one of the image formats we detect by

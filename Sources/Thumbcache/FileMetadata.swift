@@ -27,6 +27,10 @@ package enum FileMetadata {
             a[MDItem.pixelWidth] = .number(Double(info.pixelWidth))
             a[MDItem.pixelHeight] = .number(Double(info.pixelHeight))
             a[MDItem.orientation] = .number(Double(info.orientation.rawValue))
+            a[MDItem.hasAlphaChannel] = .number(info.hasAlpha ? 1 : 0)
+            if let bits = info.bitsPerSample { a[MDItem.bitsPerSample] = .number(Double(bits)) }
+            if let space = info.colorSpace { a[MDItem.colorSpace] = .string(space) }
+            if let frames = info.frameCount, frames > 1 { a[MDItem.frameCount] = .number(Double(frames)) }
             if let exif = info.exif { add(exif, to: &a) }
         }
         if let tags = extendedAttribute(path, tagsAttribute) {

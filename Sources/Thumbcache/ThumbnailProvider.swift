@@ -93,12 +93,17 @@ public struct RGBACanvas: Sendable {
     }
 }
 
-/// The built-in provider for every format `ImageDecoders` has a decoder for (PNG and JPEG as
-/// standard): streaming decode, shrink-on-load, orientation; the request's mode and colour handling.
+/// The built-in provider for every image format thumbcache decodes (``ImageFormatSignature/all``):
+/// streaming decode, shrink-on-load, orientation; the request's mode and colour handling.
+///
+/// Catalogued formats decode where the request says (a sandboxed worker, as a rule, which has
+/// every decoder); in-process, only PNG, JPEG and what `decoders` adds are linked.
 public struct ImageThumbnailProvider: ThumbnailProvider {
     public let decoders: ImageDecoders
 
-    public var contentTypes: Set<ContentType> { Set(decoders.registrations.map { ContentType($0.typeIdentifier) }) }
+    public var contentTypes: Set<ContentType> {
+        Set((decoders.registrations.map(\.typeIdentifier) + ImageFormatSignature.all.map(\.typeIdentifier)).map { ContentType($0) })
+    }
 
     public init(decoders: ImageDecoders = .standard) {
         self.decoders = decoders
@@ -109,9 +114,10 @@ public struct ImageThumbnailProvider: ThumbnailProvider {
                                        linearLight: request.linearLight)
         // The content type came from the file's first bytes already: no need to read them again.
         let format = decoders.format(ofType: request.contentType.identifier)
-        // A standard format goes where the request says (a sandboxed worker, as a rule); a format
-        // only this provider's decoders know is decoded here.
-        let made = if let decoding = request.decoding, let format, ImageDecoders.standard.registration(of: format) != nil {
+            ?? ImageFormatSignature.format(ofType: request.contentType.identifier)
+        // A catalogued format goes where the request says; a format only this provider's
+        // decoders know is decoded here.
+        let made = if let decoding = request.decoding, let format, ImageFormatSignature.of(format) != nil {
             try decoding.thumbnail(ofFileAt: request.path, options: options, format: format)
         } else {
             try Thumbnailer.thumbnail(ofFileAt: request.path, options: options, format: format, decoders: decoders)

@@ -334,7 +334,7 @@ final class IndexFeeder: Sendable {
             counts.withLock { $0.unchanged += 1 }
             return
         }
-        let format = ImageDecoders.standard.format(ofType: type.identifier)
+        let format = ImageFormatSignature.format(ofType: type.identifier)
         let item = FileMetadata.item(path: path, snapshot: s, content: id.content, type: type, types: types, imageFormat: format,
                                      decoding: decoding, decoded: decoded)
         let batch = pending.withLock { list -> [FileItem]? in

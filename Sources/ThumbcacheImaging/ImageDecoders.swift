@@ -18,6 +18,12 @@ public protocol RowSource: AnyObject {
     func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError)
 }
 
+/// A source drawn at any size (a vector format): the planner asks for the exact size it needs.
+public protocol ScalableRowSource: RowSource {
+    /// Starts rendering the whole image at `width × height`; returns the size of the rows.
+    func start(width: Int, height: Int) throws(ImagingError) -> (width: Int, height: Int)
+}
+
 /// What a decoder knows after reading an image's header.
 public struct RowSourceHeader: Sendable, Hashable {
     /// Stored size in pixels (before orientation).
@@ -32,9 +38,20 @@ public struct RowSourceHeader: Sendable, Hashable {
     public var buffered: Bool
     /// Bytes a buffered decode holds (estimated); 0 when it streams.
     public var bufferedBytes: Int
+    /// How the stored pixels are turned for display when the format says so itself (TIFF's
+    /// Orientation tag, a raw file's flip), or `.up` when the decoder already turned them (HEIF's
+    /// irot/imir); nil: EXIF's orientation, if any.
+    public var orientation: Orientation?
+    /// Bits per sample as stored (8, 16, 32…), for the index.
+    public var bitsPerSample: Int?
+    /// The stored colour model ("RGB", "Gray", "CMYK", "YCbCr", "Palette"), for the index.
+    public var colorSpace: String?
+    /// Frames (animation) or pages the file holds, if the format says cheaply; 1 or nil for a still.
+    public var frameCount: Int?
 
     public init(width: Int, height: Int, hasAlpha: Bool, exif: [UInt8]? = nil, maxShrink: Int = 1,
-                buffered: Bool = false, bufferedBytes: Int = 0) {
+                buffered: Bool = false, bufferedBytes: Int = 0, orientation: Orientation? = nil,
+                bitsPerSample: Int? = nil, colorSpace: String? = nil, frameCount: Int? = nil) {
         self.width = width
         self.height = height
         self.hasAlpha = hasAlpha
@@ -42,6 +59,10 @@ public struct RowSourceHeader: Sendable, Hashable {
         self.maxShrink = maxShrink
         self.buffered = buffered
         self.bufferedBytes = bufferedBytes
+        self.orientation = orientation
+        self.bitsPerSample = bitsPerSample
+        self.colorSpace = colorSpace
+        self.frameCount = frameCount
     }
 }
 
@@ -52,6 +73,8 @@ public struct ImageDecoderRegistration: Sendable {
     public var typeIdentifier: String
     /// Any one of these identifies the format.
     public var magic: [Magic]
+    /// A test of the file's start for formats magic cannot tell; tried first.
+    public var sniffer: ImageFormatSignature.Sniffer?
     /// Opens the image on `descriptor` (read from its start; the caller keeps the descriptor);
     /// `name` says which file it is, in errors.
     public var open: @Sendable (_ descriptor: Int32, _ name: String) throws(ImagingError) -> any RowSource
@@ -62,6 +85,13 @@ public struct ImageDecoderRegistration: Sendable {
         self.typeIdentifier = typeIdentifier
         self.magic = magic
         self.open = open
+    }
+
+    /// The decoder for a format of thumbcache's catalogue (``ImageFormatSignature/all``).
+    public init(_ signature: ImageFormatSignature,
+                open: @escaping @Sendable (_ descriptor: Int32, _ name: String) throws(ImagingError) -> any RowSource) {
+        self.init(format: signature.format, typeIdentifier: signature.typeIdentifier, magic: signature.magic, open: open)
+        sniffer = signature.sniffer
     }
 }
 
@@ -80,12 +110,20 @@ public struct ImageDecoders: Sendable {
     /// PNG (libpng) and JPEG (libjpeg-turbo).
     public static let standard = ImageDecoders([.png, .jpeg])
 
+    /// Every catalogued format, for detection only: its decoders throw (what is not linked here
+    /// is named in the error rather than called unknown).
+    static let catalogue = ImageDecoders(ImageFormatSignature.all.map { signature in
+        ImageDecoderRegistration(signature) { (_, name) throws(ImagingError) in
+            throw ImagingError(path: name, reason: .decoderNotInProcess(format: signature.format.rawValue))
+        }
+    })
+
     /// Adds `registration`; it is tried before those already registered (so it may claim files
     /// another format's magic also matches).
     public mutating func register(_ registration: ImageDecoderRegistration) {
         registrations.removeAll { $0.format == registration.format }
         registrations.insert(registration, at: 0)
-        headLength = max(headLength, registration.magic.map(\.span).max() ?? 0)
+        headLength = max(headLength, registration.magic.map(\.span).max() ?? 0, registration.sniffer?.span ?? 0)
     }
 
     public func registration(of format: ImageFormat) -> ImageDecoderRegistration? {
@@ -97,8 +135,12 @@ public struct ImageDecoders: Sendable {
         registrations.first { $0.typeIdentifier == typeIdentifier }?.format
     }
 
-    /// The format whose magic `head` (a file's first bytes) has; the most specific magic wins.
+    /// The format whose magic `head` (a file's first bytes) has; a sniffer's yes first, then the
+    /// most specific magic.
     public func format(of head: UnsafeRawBufferPointer) -> ImageFormat? {
+        for r in registrations {
+            if let sniffer = r.sniffer, sniffer.test(UnsafeRawBufferPointer(rebasing: head.prefix(sniffer.span))) { return r.format }
+        }
         var best: (format: ImageFormat, weight: Int)?
         for r in registrations {
             for m in r.magic where m.weight > (best?.weight ?? 0) && m.matches(head) { best = (r.format, m.weight) }
@@ -118,7 +160,8 @@ public struct ImageDecoders: Sendable {
         guard n > 0 else { throw ImagingError(path: name, reason: .empty) }
         let format = head.withUnsafeBytes { self.format(of: UnsafeRawBufferPointer(rebasing: $0[..<n])) }
         guard let format, let registration = registration(of: format) else {
-            throw ImagingError(path: name, reason: .unsupportedFormat)
+            let known = head.withUnsafeBytes { ImageDecoders.catalogue.format(of: UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+            throw ImagingError(path: name, reason: known.map { .decoderNotInProcess(format: $0.rawValue) } ?? .unsupportedFormat)
         }
         return registration
     }
@@ -134,21 +177,18 @@ public struct ImageDecoders: Sendable {
 }
 
 extension ImageDecoderRegistration {
-    static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-    static let jpegSignature: [UInt8] = [0xFF, 0xD8, 0xFF]
-
     /// PNG through libpng: streamed row by row unless interlaced.
-    public static let png = ImageDecoderRegistration(format: .png, typeIdentifier: "public.png", magic: [Magic(pngSignature)]) { (fd, name) throws(ImagingError) in
+    public static let png = ImageDecoderRegistration(.png) { (fd, name) throws(ImagingError) in
         try PNGSource(descriptor: fd, name: name)
     }
 
     /// JPEG through libjpeg-turbo: DCT-scaled on load (1/2 … 1/8), streamed unless progressive.
-    public static let jpeg = ImageDecoderRegistration(format: .jpeg, typeIdentifier: "public.jpeg", magic: [Magic(jpegSignature)]) { (fd, name) throws(ImagingError) in
+    public static let jpeg = ImageDecoderRegistration(.jpeg) { (fd, name) throws(ImagingError) in
         try JPEGSource(descriptor: fd, name: name)
     }
 }
 
 extension ImageFormat {
-    /// The magic of a standard format (for content-type declarations).
-    public var magic: [Magic] { ImageDecoders.standard.registration(of: self)?.magic ?? [] }
+    /// The magic of a catalogued format (for content-type declarations).
+    public var magic: [Magic] { ImageFormatSignature.of(self)?.magic ?? [] }
 }

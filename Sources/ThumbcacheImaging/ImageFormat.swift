@@ -13,6 +13,7 @@ public struct ImageFormat: RawRepresentable, Sendable, Hashable, Codable, Custom
 
     public static let png = ImageFormat(rawValue: "png")
     public static let jpeg = ImageFormat(rawValue: "jpeg")
+    // The other catalogued formats: ImageFormatSignature.swift.
 
     public var description: String { rawValue }
 

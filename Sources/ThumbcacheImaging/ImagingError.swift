@@ -5,8 +5,11 @@ public struct ImagingError: Error, Sendable, Hashable, Codable, CustomStringConv
         case unreadable(String)
         /// The file is empty.
         case empty
-        /// The bytes are neither PNG nor JPEG.
+        /// The bytes are of no format thumbcache decodes.
         case unsupportedFormat
+        /// The format is known but its decoder is not linked into this process (it runs in the
+        /// sandboxed worker only).
+        case decoderNotInProcess(format: String)
         /// The header claims more pixels than the limit allows (a decompression bomb, or just huge).
         case tooLarge(width: UInt32, height: UInt32, limit: Int)
         /// The decoder rejected the data: truncated, corrupt, or not what its header says.
@@ -18,7 +21,8 @@ public struct ImagingError: Error, Sendable, Hashable, Codable, CustomStringConv
             switch self {
             case .unreadable(let message): "cannot read: \(message)"
             case .empty: "empty file"
-            case .unsupportedFormat: "not a supported image format (PNG or JPEG)"
+            case .unsupportedFormat: "not an image format thumbcache decodes"
+            case .decoderNotInProcess(let format): "\(format) is decoded only in the sandboxed worker, not in-process"
             case .tooLarge(let w, let h, let limit): "image too large: \(w)×\(h) pixels exceeds the limit of \(limit) pixels"
             case .corrupt(let message): "corrupt or truncated image: \(message)"
             case .encodingFailed(let message): "cannot encode thumbnail: \(message)"

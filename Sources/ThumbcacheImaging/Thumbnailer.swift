@@ -44,6 +44,32 @@ public struct ImageInfo: Sendable, Hashable, Codable {
     public var orientation: Orientation
     public var hasAlpha: Bool
     public var exif: EXIFData?
+    /// Bits per sample as stored, when the decoder says.
+    public var bitsPerSample: Int?
+    /// The stored colour model ("RGB", "Gray", "CMYK"…), when the decoder says.
+    public var colorSpace: String?
+    /// Frames of an animation (or pages), when the format tells cheaply.
+    public var frameCount: Int?
+
+    public init(format: ImageFormat, pixelWidth: Int, pixelHeight: Int, orientation: Orientation, hasAlpha: Bool,
+                exif: EXIFData? = nil, bitsPerSample: Int? = nil, colorSpace: String? = nil, frameCount: Int? = nil) {
+        self.format = format
+        self.pixelWidth = pixelWidth
+        self.pixelHeight = pixelHeight
+        self.orientation = orientation
+        self.hasAlpha = hasAlpha
+        self.exif = exif
+        self.bitsPerSample = bitsPerSample
+        self.colorSpace = colorSpace
+        self.frameCount = frameCount
+    }
+
+    init(format: ImageFormat, header: RowSourceHeader, orientation: Orientation, exif: EXIFData?) {
+        let turned = orientation.swapsDimensions
+        self.init(format: format, pixelWidth: turned ? header.height : header.width, pixelHeight: turned ? header.width : header.height,
+                  orientation: orientation, hasAlpha: header.hasAlpha, exif: exif, bitsPerSample: header.bitsPerSample,
+                  colorSpace: header.colorSpace, frameCount: header.frameCount)
+    }
 }
 
 /// Makes thumbnails: decode (shrink-on-load for JPEG) → streaming downscale → orientation.
@@ -109,10 +135,7 @@ public enum Thumbnailer {
         let (format, source) = try decoders.open(descriptor, name: name, format: format)
         let header = source.header
         let exif = header.exif.flatMap { bytes in bytes.withUnsafeBytes { EXIFData.parse($0) } }
-        let turn = orientation(exif)
-        return ImageInfo(format: format, pixelWidth: turn.swapsDimensions ? header.height : header.width,
-                         pixelHeight: turn.swapsDimensions ? header.width : header.height,
-                         orientation: turn, hasAlpha: header.hasAlpha, exif: exif)
+        return ImageInfo(format: format, header: header, orientation: header.orientation ?? orientation(exif), exif: exif)
     }
 
     /// The embedded EXIF (IFD1) thumbnail of a JPEG, upright, or nil if it has none. Fast, but
@@ -205,9 +228,10 @@ public enum Thumbnailer {
 
     /// What both formats do after the header: parse EXIF, find the orientation and the displayed
     /// size, and lay out the output and crop in stored pixels.
-    private static func plan(width: Int, height: Int, exifBytes: [UInt8]?, options: ThumbnailOptions) -> Plan {
-        let exif = exifBytes.flatMap { bytes in bytes.withUnsafeBytes { EXIFData.parse($0) } }
-        let turn = orientation(exif)
+    private static func plan(_ header: RowSourceHeader, options: ThumbnailOptions) -> Plan {
+        let (width, height) = (header.width, header.height)
+        let exif = header.exif.flatMap { bytes in bytes.withUnsafeBytes { EXIFData.parse($0) } }
+        let turn = header.orientation ?? orientation(exif)
         let (dw, dh) = turn.swapsDimensions ? (height, width) : (width, height)
         let g = storedGeometry(geometry(width: dw, height: dh, options: options), orientation: turn)
         return Plan(exif: exif, orientation: turn, displayedWidth: dw, displayedHeight: dh, output: g)
@@ -229,7 +253,10 @@ public enum Thumbnailer {
                           options: ThumbnailOptions) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
         let header = source.header
         try checkLimits(name, width: header.width, height: header.height, buffered: header.buffered, options.limits)
-        let p = plan(width: header.width, height: header.height, exifBytes: header.exif, options: options)
+        if let scalable = source as? any ScalableRowSource {
+            return try thumbnail(of: scalable, format: format, name: name, options: options)
+        }
+        let p = plan(header, options: options)
         let g = p.output
         // The shrink is chosen on the crop, which is what gets resized.
         let d = shrinkFactor(width: g.crop.width, height: g.crop.height, outputWidth: g.width, outputHeight: g.height,
@@ -239,12 +266,7 @@ public enum Thumbnailer {
         // A buffered decode's memory is taken in start and given back when readRows ends.
         let scaler = try whileBuffering(header.bufferedBytes) { () throws(ImagingError) -> StreamingDownscaler in
             let (sw, sh) = try source.start(shrink: d, fast: remaining >= 2)
-            // Decoders round scaled sizes up (ceil(width / d)); scale the crop the same way. A
-            // decoder that did not shrink delivers the stored size.
-            let k = sw == header.width && sh == header.height ? 1 : d
-            let x = min(g.crop.x / k, sw - 1), y = min(g.crop.y / k, sh - 1)
-            let crop = (x: x, y: y, width: max(1, min((g.crop.width + k - 1) / k, sw - x)),
-                        height: max(1, min((g.crop.height + k - 1) / k, sh - y)))
+            let crop = scaledCrop(g.crop, from: (header.width, header.height), to: (sw, sh), shrink: d)
             let scaler = StreamingDownscaler(
                 sourceWidth: sw, sourceHeight: sh, outputWidth: g.width, outputHeight: g.height, crop: crop, kernel: options.kernel,
                 premultiply: header.hasAlpha, linearLight: options.linearLight)
@@ -252,8 +274,49 @@ public enum Thumbnailer {
             return scaler
         }
         let image = p.orientation.apply(to: scaler.finish())
-        return (image, ImageInfo(format: format, pixelWidth: p.displayedWidth, pixelHeight: p.displayedHeight,
-                                 orientation: p.orientation, hasAlpha: header.hasAlpha, exif: p.exif))
+        return (image, ImageInfo(format: format, header: source.header, orientation: p.orientation, exif: p.exif))
+    }
+
+    /// The stored-space crop on the rows a decoder delivers at `size` for a shrink of `d`. Decoders
+    /// that shrink by `d` round sizes up (ceil(width / d)) and the crop is scaled the same way; one
+    /// that did not shrink delivers the stored size; one that chose another size (a TIFF's reduced
+    /// page) gets the crop scaled by the true ratio.
+    static func scaledCrop(_ crop: (x: Int, y: Int, width: Int, height: Int), from stored: (Int, Int), to size: (Int, Int),
+                           shrink d: Int) -> (x: Int, y: Int, width: Int, height: Int) {
+        let (sw, sh) = size
+        let exact = sw == (stored.0 + d - 1) / d && sh == (stored.1 + d - 1) / d
+        if sw == stored.0 && sh == stored.1 || exact {
+            let k = sw == stored.0 && sh == stored.1 ? 1 : d
+            let x = min(crop.x / k, sw - 1), y = min(crop.y / k, sh - 1)
+            return (x, y, max(1, min((crop.width + k - 1) / k, sw - x)), max(1, min((crop.height + k - 1) / k, sh - y)))
+        }
+        let rx = Double(sw) / Double(stored.0), ry = Double(sh) / Double(stored.1)
+        let x = min(Int(Double(crop.x) * rx), sw - 1), y = min(Int(Double(crop.y) * ry), sh - 1)
+        return (x, y, max(1, min(Int((Double(crop.width) * rx).rounded(.up)), sw - x)),
+                max(1, min(Int((Double(crop.height) * ry).rounded(.up)), sh - y)))
+    }
+
+    /// A vector source: rendered once at the size the box calls for (enlarged too: a 16-pixel
+    /// icon drawn at 256 is sharp), then cropped for `.fill` and turned.
+    private static func thumbnail(of source: any ScalableRowSource, format: ImageFormat, name: String,
+                                  options: ThumbnailOptions) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
+        var scaled = options
+        scaled.allowUpscaling = true
+        let header = source.header
+        let p = plan(header, options: scaled)
+        let g = p.output
+        // The whole drawing at the scale that brings the crop to the output size.
+        let s = min(Double(g.width) / Double(g.crop.width), Double(g.height) / Double(g.crop.height))
+        let rw = max(1, Int((Double(header.width) * s).rounded())), rh = max(1, Int((Double(header.height) * s).rounded()))
+        try checkLimits(name, width: rw, height: rh, buffered: false, options.limits)
+        let (sw, sh) = try source.start(width: rw, height: rh)
+        let crop = scaledCrop(g.crop, from: (header.width, header.height), to: (sw, sh), shrink: 1)
+        let scaler = StreamingDownscaler(
+            sourceWidth: sw, sourceHeight: sh, outputWidth: g.width, outputHeight: g.height, crop: crop, kernel: options.kernel,
+            premultiply: header.hasAlpha, linearLight: options.linearLight)
+        try source.readRows { scaler.push($0) }
+        let image = p.orientation.apply(to: scaler.finish())
+        return (image, ImageInfo(format: format, header: header, orientation: p.orientation, exif: p.exif))
     }
 }
 

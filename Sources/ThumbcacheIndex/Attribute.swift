@@ -66,6 +66,11 @@ public enum MDItem {
     public static let pixelWidth = "kMDItemPixelWidth"
     public static let pixelHeight = "kMDItemPixelHeight"
     public static let orientation = "kMDItemOrientation"
+    public static let bitsPerSample = "kMDItemBitsPerSample"
+    public static let colorSpace = "kMDItemColorSpace"
+    public static let hasAlphaChannel = "kMDItemHasAlphaChannel"
+    /// Frames of an animated image (not Spotlight's; Apple has none for images).
+    public static let frameCount = "kMDItemFrameCount"
     public static let acquisitionMake = "kMDItemAcquisitionMake"
     public static let acquisitionModel = "kMDItemAcquisitionModel"
     public static let exposureTimeSeconds = "kMDItemExposureTimeSeconds"
@@ -162,6 +167,10 @@ enum Schema {
             a(25, MDItem.authors, .strings, text),
             a(26, MDItem.comment, .string, .words, text: true),
             a(27, MDItem.displayName, .string, name, text: true),
+            a(28, MDItem.bitsPerSample, .number, .numeric, integral: true),
+            a(29, MDItem.colorSpace, .string, .values),
+            a(30, MDItem.hasAlphaChannel, .number, .numeric, integral: true),
+            a(31, MDItem.frameCount, .number, .numeric, integral: true),
         ]
     }()
 

@@ -3,6 +3,8 @@
 import ThumbcacheImaging
 import ThumbcacheSandbox
 
-var decoders = ImageDecoders.standard
+import ThumbcacheCodecs
+
+var decoders = ImageDecoders.all
 for registration in HostileDecoders.registrations { decoders.register(registration) }
 WorkerMain.run(decoders: decoders)

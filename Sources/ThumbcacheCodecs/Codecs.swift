@@ -1,0 +1,20 @@
+import ThumbcacheImaging
+
+extension ImageDecoders {
+    /// Every decoder thumbcache has: the standard PNG and JPEG ones and each format's library
+    /// (Docs/IMAGING.md). What the sandboxed worker runs; linked into worker executables only,
+    /// because some of these libraries (libheif through x265) are GPL-licensed.
+    public static let all = ImageDecoders(ImageDecoders.standard.registrations.reversed() + [.webP, .gif])
+}
+
+extension ImageDecoderRegistration {
+    /// WebP through libwebp: the first frame, scaled on load.
+    public static let webP = ImageDecoderRegistration(.webP) { (fd, name) throws(ImagingError) in
+        try WebPSource(descriptor: fd, name: name)
+    }
+
+    /// GIF through giflib: the first frame, composed on its canvas.
+    public static let gif = ImageDecoderRegistration(.gif) { (fd, name) throws(ImagingError) in
+        try GIFSource(descriptor: fd, name: name)
+    }
+}

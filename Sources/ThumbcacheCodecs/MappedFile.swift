@@ -1,0 +1,53 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ThumbcacheImaging
+import ThumbcacheSync
+
+/// A file's bytes mapped read-only: compressed formats whose libraries parse from memory
+/// (WebP, GIF, HEIF, SVG) read them as a view, never a copy. Unmapped when released.
+///
+/// A file that shrinks while mapped makes the next touched page raise SIGBUS: in the worker that
+/// costs this one file (a crash the pool reports), which is the point of decoding there.
+final class MappedFile {
+    let bytes: UnsafeRawBufferPointer
+    /// Files larger than this are refused before mapping: no image format here needs more.
+    static let maxBytes = 1 << 30
+
+    init(descriptor: Int32, name: String) throws(ImagingError) {
+        var s = stat()
+        guard fstat(descriptor, &s) == 0 else { throw ImagingError(path: name, reason: .unreadable(Errno.current.description)) }
+        let size = Int(s.st_size)
+        guard size > 0 else { throw ImagingError(path: name, reason: .empty) }
+        guard size <= Self.maxBytes else {
+            throw ImagingError(path: name, reason: .corrupt("file of \(size) bytes is larger than the \(Self.maxBytes >> 20) MiB this format may have"))
+        }
+        guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, descriptor, 0), base != MAP_FAILED else {
+            throw ImagingError(path: name, reason: .unreadable(Errno.current.description))
+        }
+        bytes = UnsafeRawBufferPointer(start: base, count: size)
+    }
+
+    deinit { munmap(UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count) }
+}
+
+/// Rows held whole (a decoder that fills a buffer), fed top to bottom.
+struct RGBABuffer {
+    var width = 0
+    var height = 0
+    var pixels: [UInt8] = []
+
+    init() {}
+
+    init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+        pixels = [UInt8](repeating: 0, count: width * height * 4)
+    }
+
+    func feed(_ sink: (UnsafePointer<UInt8>) -> Void) {
+        pixels.withUnsafeBufferPointer { p in
+            for y in 0..<height { sink(p.baseAddress! + y * width * 4) }
+        }
+    }
+}

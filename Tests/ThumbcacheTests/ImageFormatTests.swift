@@ -1,0 +1,176 @@
+import Foundation
+import Testing
+import ThumbcacheImaging
+import ThumbcacheTestSupport
+@testable import Thumbcache
+@testable import ThumbcacheWorker
+
+/// Every catalogued format through the real sandboxed worker, on fixtures made at test time by
+/// Debian's encoders (ImageMagick, cwebp, img2webp, libtiff's tools, heif-enc; `Tools/setup`
+/// installs them) from a source image drawn here.
+///
+/// The reference is that source: its pixels resized by the same filter. No decoder of the
+/// format under test is involved in the reference, so this checks more than agreeing with a
+/// second decoder would: the pixels, the orientation and the alpha the encoder was given come back.
+@Suite(.serialized)
+struct ImageFormatTests {
+    static let pool = WorkerPool(.init(workers: 1))
+    static let box = ThumbnailOptions(maxWidth: 160, maxHeight: 160)
+
+    /// A photo-like source: smooth gradients, an off-centre disc (so a turn or a mirror shows) and,
+    /// if asked, alpha falling from opaque (top left) to clear (bottom right).
+    static func source(width: Int = 480, height: Int = 320, alpha: Bool = false) -> RGBAImage {
+        var pixels = [UInt8](repeating: 255, count: width * height * 4)
+        for y in 0..<height {
+            for x in 0..<width {
+                let fx = Double(x) / Double(width), fy = Double(y) / Double(height)
+                let i = (y * width + x) * 4
+                let dx = fx - 0.25, dy = fy - 0.3
+                let disc = dx * dx + dy * dy < 0.02
+                pixels[i] = disc ? 250 : UInt8(clamping: Int(40 + 200 * fx))
+                pixels[i + 1] = disc ? 220 : UInt8(clamping: Int(30 + 180 * fy))
+                pixels[i + 2] = disc ? 30 : UInt8(clamping: Int(128 + 90 * sin(5 * fx + 2 * fy)))
+                if alpha { pixels[i + 3] = UInt8(clamping: Int(255 * (1 - 0.9 * fx * fy))) }
+            }
+        }
+        return RGBAImage(width: width, height: height, pixels: pixels, hasAlpha: alpha)
+    }
+
+    /// Flat colour areas and a fully transparent square: what palette formats (GIF) hold exactly.
+    static func graphic(width: Int = 480, height: Int = 320, transparent: Bool = true) -> RGBAImage {
+        var image = source(width: width, height: height)
+        for y in 0..<height {
+            for x in 0..<width {
+                let i = (y * width + x) * 4
+                let band = (x * 6 / width + (y * 3 / height) * 2) % 5
+                let colours: [(UInt8, UInt8, UInt8)] = [(200, 30, 30), (30, 160, 60), (40, 60, 200), (240, 220, 40), (90, 90, 90)]
+                (image.pixels[i], image.pixels[i + 1], image.pixels[i + 2]) = colours[band]
+                if transparent && x >= width * 3 / 4 && y < height / 3 { image.pixels[i + 3] = 0 }
+            }
+        }
+        image.hasAlpha = transparent
+        return image
+    }
+
+    /// Runs a Debian tool; its failure fails the test with what it printed.
+    static func run(_ tool: String, _ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [tool] + arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw ToolFailure(description: "\(tool) \(arguments.joined(separator: " ")) failed: \(text)")
+        }
+    }
+
+    struct ToolFailure: Error, CustomStringConvertible { var description: String }
+
+    /// Writes `image` as PNG (libpng), then has `tool` turn it into `name`.
+    static func fixture(_ dir: TemporaryDirectory, _ name: String, from image: RGBAImage, _ tool: String,
+                        _ arguments: (_ input: String, _ output: String) -> [String]) throws -> String {
+        let input = try dir.write(name + ".source.png", ImageEncoder.png(image))
+        let output = dir.appending(name)
+        try run(tool, arguments(input, output))
+        return output
+    }
+
+    /// PSNR over premultiplied RGBA: colour under full transparency does not count (encoders may
+    /// change it), alpha does.
+    static func premultipliedPSNR(_ a: RGBAImage, _ b: RGBAImage) -> Double {
+        var sum = 0.0
+        for p in stride(from: 0, to: a.pixels.count, by: 4) {
+            let aa = Double(a.pixels[p + 3]) / 255, ba = Double(b.pixels[p + 3]) / 255
+            for c in 0..<3 {
+                let d = Double(a.pixels[p + c]) * aa - Double(b.pixels[p + c]) * ba
+                sum += d * d
+            }
+            let d = Double(a.pixels[p + 3]) - Double(b.pixels[p + 3])
+            sum += d * d
+        }
+        let mse = sum / Double(a.pixels.count)
+        return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
+    }
+
+    /// The worker's thumbnail of `path` matches `reference` resized alike: size, alpha, ≥ `minimum` dB.
+    @discardableResult
+    static func expectMatches(_ path: String, _ reference: RGBAImage, minimum: Double = 35,
+                              options: ThumbnailOptions = box, sourceLocation: SourceLocation = #_sourceLocation) throws -> ImageInfo {
+        let made = try pool.thumbnail(ofFileAt: path, options: options, format: nil)
+        let expected = Thumbnailer.resize(reference, options: options)
+        #expect(made.image.width == expected.width && made.image.height == expected.height,
+                "\(path): \(made.image.width)×\(made.image.height), expected \(expected.width)×\(expected.height)",
+                sourceLocation: sourceLocation)
+        guard made.image.width == expected.width && made.image.height == expected.height else { return made.info }
+        let db = premultipliedPSNR(made.image, expected)
+        #expect(db >= minimum, "\(path): PSNR \(db) dB", sourceLocation: sourceLocation)
+        #expect(made.image.hasAlpha == reference.hasAlpha, "\(path): alpha \(made.image.hasAlpha)", sourceLocation: sourceLocation)
+        return made.info
+    }
+
+    /// The reference turned as EXIF orientation `o` displays it, for files that carry the tag.
+    static func displayed(_ image: RGBAImage, orientation o: Int) -> RGBAImage {
+        (Orientation(rawValue: o) ?? .up).apply(to: image)
+    }
+
+    // MARK: WebP
+
+    @Test func webPLossyLosslessAlphaAndScaledDecode() throws {
+        let dir = TemporaryDirectory()
+        let photo = Self.source(), clear = Self.source(alpha: true)
+        let lossy = try Self.fixture(dir, "lossy.webp", from: photo, "cwebp") { ["-quiet", "-q", "95", $0, "-o", $1] }
+        let info = try Self.expectMatches(lossy, photo)
+        #expect(info.format == .webP && info.pixelWidth == 480 && info.pixelHeight == 320 && !info.hasAlpha)
+        let lossless = try Self.fixture(dir, "alpha.webp", from: clear, "cwebp") { ["-quiet", "-lossless", "-exact", $0, "-o", $1] }
+        #expect(try Self.expectMatches(lossless, clear).hasAlpha)
+        let lossyAlpha = try Self.fixture(dir, "lossy-alpha.webp", from: clear, "cwebp") { ["-quiet", "-q", "95", $0, "-o", $1] }
+        try Self.expectMatches(lossyAlpha, clear)
+        // Large enough for use_scaling (the decode is 1/2 … 1/8 of the stored size).
+        let large = Self.source(width: 2400, height: 1600)
+        let big = try Self.fixture(dir, "big.webp", from: large, "cwebp") { ["-quiet", "-q", "95", $0, "-o", $1] }
+        try Self.expectMatches(big, large)
+    }
+
+    @Test func webPAnimatedGivesItsFirstFrameAndFrameCount() throws {
+        let dir = TemporaryDirectory()
+        let first = Self.source(), second = Self.displayed(Self.source(), orientation: 3)
+        let a = try dir.write("a.png", ImageEncoder.png(first)), b = try dir.write("b.png", ImageEncoder.png(second))
+        let path = dir.appending("anim.webp")
+        try Self.run("img2webp", ["-lossless", a, b, a, "-o", path])
+        let info = try Self.expectMatches(path, first)
+        #expect(info.frameCount == 3)
+    }
+
+    @Test func webPEXIFOrientationIsApplied() throws {
+        let dir = TemporaryDirectory()
+        let photo = Self.source()
+        let path = try Self.fixture(dir, "turned.webp", from: photo, "cwebp") { ["-quiet", "-q", "95", $0, "-o", $1] }
+        try Self.run("exiftool", ["-q", "-overwrite_original", "-Orientation#=6", path])
+        let info = try Self.expectMatches(path, Self.displayed(photo, orientation: 6))
+        #expect(info.orientation == .right && info.pixelWidth == 320 && info.pixelHeight == 480)
+    }
+
+    // MARK: GIF
+
+    @Test func gifTransparencyInterlaceAndLocalColourTables() throws {
+        let dir = TemporaryDirectory()
+        let art = Self.graphic()
+        let plain = try Self.fixture(dir, "plain.gif", from: art, "convert") { [$0, "+dither", $1] }
+        let info = try Self.expectMatches(plain, art)
+        #expect(info.format == .gif && info.hasAlpha && info.colorSpace == "Palette" && info.frameCount == 1)
+        let interlaced = try Self.fixture(dir, "interlaced.gif", from: art, "convert") { [$0, "+dither", "-interlace", "GIF", $1] }
+        try Self.expectMatches(interlaced, art)
+        // Two frames, each with its own (local) colour table; the first is what shows.
+        let opaque = Self.graphic(transparent: false)
+        let a = try dir.write("a.png", ImageEncoder.png(opaque))
+        let b = try dir.write("b.png", ImageEncoder.png(Self.displayed(Self.source(), orientation: 2)))
+        let animated = dir.appending("anim.gif")
+        try Self.run("convert", ["-delay", "10", a, b, "+dither", "+map", animated])
+        let animInfo = try Self.expectMatches(animated, opaque)
+        #expect(animInfo.frameCount == 2)
+    }
+}
