@@ -31,6 +31,8 @@ static const int allowed[] = {
     SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(getuid), SCMP_SYS(geteuid), SCMP_SYS(getgid), SCMP_SYS(getegid),
     SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigaction), SCMP_SYS(sigaltstack),
     SCMP_SYS(restart_syscall), SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(getrlimit),
+    // Read-only facts libraries size their buffers by (libtiff asks for physical memory).
+    SCMP_SYS(sysinfo),
 };
 
 // Refused with an error rather than killed: library code may try these and cope (a decoder that

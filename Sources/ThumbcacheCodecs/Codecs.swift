@@ -4,7 +4,7 @@ extension ImageDecoders {
     /// Every decoder thumbcache has: the standard PNG and JPEG ones and each format's library
     /// (Docs/IMAGING.md). What the sandboxed worker runs; linked into worker executables only,
     /// because some of these libraries (libheif through x265) are GPL-licensed.
-    public static let all = ImageDecoders(ImageDecoders.standard.registrations.reversed() + [.webP, .gif])
+    public static let all = ImageDecoders(ImageDecoders.standard.registrations.reversed() + [.webP, .gif, .tiff])
 }
 
 extension ImageDecoderRegistration {
@@ -16,5 +16,10 @@ extension ImageDecoderRegistration {
     /// GIF through giflib: the first frame, composed on its canvas.
     public static let gif = ImageDecoderRegistration(.gif) { (fd, name) throws(ImagingError) in
         try GIFSource(descriptor: fd, name: name)
+    }
+
+    /// TIFF through libtiff: the first page or a reduced-resolution copy, in bands.
+    public static let tiff = ImageDecoderRegistration(.tiff) { (fd, name) throws(ImagingError) in
+        try TIFFSource(descriptor: fd, name: name)
     }
 }

@@ -173,4 +173,74 @@ struct ImageFormatTests {
         let animInfo = try Self.expectMatches(animated, opaque)
         #expect(animInfo.frameCount == 2)
     }
+
+    // MARK: TIFF
+
+    @Test(arguments: [
+        ("lzw-strips", ["-compress", "lzw"]),
+        ("deflate-tiles", ["-compress", "zip", "-define", "tiff:tile-geometry=64x64"]),
+        ("jpeg-tiles", ["-compress", "jpeg", "-quality", "95", "-define", "tiff:tile-geometry=128x128"]),
+        ("packbits", ["-compress", "rle"]),
+        ("sixteen-bit", ["-depth", "16", "-compress", "zip"]),
+        ("cmyk", ["-colorspace", "CMYK", "-depth", "8"]),
+        ("gray", ["-colorspace", "Gray"]),
+    ])
+    func tiffVariants(name: String, options: [String]) throws {
+        let dir = TemporaryDirectory()
+        let gray = name == "gray"
+        var photo = Self.source()
+        if gray {
+            for p in stride(from: 0, to: photo.pixels.count, by: 4) {
+                let r: Int = Int(photo.pixels[p]) * 299, g: Int = Int(photo.pixels[p + 1]) * 587, b: Int = Int(photo.pixels[p + 2]) * 114
+                let y = UInt8((r + g + b) / 1000)
+                (photo.pixels[p], photo.pixels[p + 1], photo.pixels[p + 2]) = (y, y, y)
+            }
+        }
+        let path = try Self.fixture(dir, name + ".tif", from: photo, "convert") { [$0, "-alpha", "off"] + options + [$1] }
+        let info = try Self.expectMatches(path, photo, minimum: name == "cmyk" ? 30 : 35)
+        #expect(info.format == .tiff && info.pixelWidth == 480 && info.frameCount == 1)
+        #expect(info.colorSpace == (name == "cmyk" ? "CMYK" : gray ? "Gray" : "RGB"))
+        #expect(info.bitsPerSample == (name == "sixteen-bit" ? 16 : 8))
+    }
+
+    @Test func tiffAlphaPaletteOrientationAndPages() throws {
+        let dir = TemporaryDirectory()
+        let clear = Self.source(alpha: true)
+        let alpha = try Self.fixture(dir, "alpha.tif", from: clear, "convert") { [$0, "-compress", "lzw", $1] }
+        #expect(try Self.expectMatches(alpha, clear).hasAlpha)
+        let art = Self.graphic(transparent: false)
+        let palette = try Self.fixture(dir, "palette.tif", from: art, "convert") { [$0, "-alpha", "off", "-type", "Palette", $1] }
+        #expect(try Self.expectMatches(palette, art).colorSpace == "Palette")
+        let photo = Self.source()
+        let turned = try Self.fixture(dir, "turned.tif", from: photo, "convert") { [$0, "-alpha", "off", "-orient", "RightTop", $1] }
+        let info = try Self.expectMatches(turned, Self.displayed(photo, orientation: 6))
+        #expect(info.orientation == .right && info.pixelWidth == 320 && info.pixelHeight == 480)
+        // Two pages: the first is the thumbnail, both are counted.
+        let second = try dir.write("second.png", ImageEncoder.png(Self.displayed(photo, orientation: 3)))
+        let first = try dir.write("first.png", ImageEncoder.png(photo))
+        let pages = dir.appending("pages.tif")
+        try Self.run("convert", [first, second, "-alpha", "off", pages])
+        #expect(try Self.expectMatches(pages, photo).frameCount == 2)
+    }
+
+    /// A reduced-resolution page large enough for the box is decoded instead of the full image;
+    /// a box it is too small for gets the full image. The reduced page is drawn mirrored, so which
+    /// one was read shows in the pixels.
+    @Test func tiffUsesAReducedResolutionPageWhenLargeEnough() throws {
+        let dir = TemporaryDirectory()
+        let full = Self.source(width: 2400, height: 1600)
+        let small = Self.displayed(Self.source(width: 600, height: 400), orientation: 2)
+        let a = try dir.write("full.png", ImageEncoder.png(full)), b = try dir.write("small.png", ImageEncoder.png(small))
+        let path = dir.appending("pyramid.tif")
+        try Self.run("convert", [a, b, "-alpha", "off", "-compress", "lzw", path])
+        try Self.run("tiffset", ["-d", "1", "-s", "254", "1", path])  // SubfileType: reduced-resolution image
+        let info = try Self.expectMatches(path, Self.source(width: 600, height: 400).mirrored())
+        #expect(info.pixelWidth == 2400 && info.frameCount == 1)
+        try Self.expectMatches(path, full, options: ThumbnailOptions(maxWidth: 400, maxHeight: 400))
+    }
+}
+
+extension RGBAImage {
+    /// Mirrored left to right.
+    func mirrored() -> RGBAImage { (Orientation(rawValue: 2) ?? .up).apply(to: self) }
 }

@@ -1,0 +1,260 @@
+#define _GNU_SOURCE
+#include "ctiff.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <tiffio.h>
+
+// No single allocation of libtiff's may pass this: strip and tile buffers of real files stay far
+// below; a header claiming a 4 GB strip fails here instead of reaching the allocator.
+#define CTIFF_MAX_ALLOCATION ((tmsize_t)64 << 20)
+// Directories looked at for reduced-resolution copies and pages (a crafted file may chain many).
+#define CTIFF_MAX_DIRECTORIES 64
+
+struct ctiff_decoder {
+    TIFF *tiff;
+    int fd;
+    off_t offset;
+    off_t size;
+    char message[256];
+    TIFFRGBAImage image;
+    int began;
+    tdir_t main_directory;
+    uint64_t chosen_subifd;   // 0: a top-level directory
+    tdir_t chosen_directory;
+};
+
+static void set_message(char *message, size_t size, const char *text) {
+    if (message && size) snprintf(message, size, "%s", text);
+}
+
+static int on_error(TIFF *tiff, void *user, const char *module, const char *format, va_list args) {
+    (void)tiff;
+    (void)module;
+    struct ctiff_decoder *d = user;
+    if (d && !d->message[0]) vsnprintf(d->message, sizeof d->message, format, args);
+    return 1;
+}
+
+static int on_warning(TIFF *tiff, void *user, const char *module, const char *format, va_list args) {
+    (void)tiff, (void)user, (void)module, (void)format, (void)args;
+    return 1;  // warnings (unknown tags and the like) are not printed
+}
+
+static tmsize_t read_proc(thandle_t handle, void *buffer, tmsize_t size) {
+    struct ctiff_decoder *d = handle;
+    tmsize_t done = 0;
+    while (done < size) {
+        ssize_t n = pread(d->fd, (char *)buffer + done, (size_t)(size - done), d->offset + done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        done += n;
+    }
+    d->offset += done;
+    return done;
+}
+
+static tmsize_t write_proc(thandle_t handle, void *buffer, tmsize_t size) {
+    (void)handle, (void)buffer, (void)size;
+    return -1;
+}
+
+static toff_t seek_proc(thandle_t handle, toff_t offset, int whence) {
+    struct ctiff_decoder *d = handle;
+    off_t base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? d->offset : d->size;
+    d->offset = base + (off_t)offset;
+    return (toff_t)d->offset;
+}
+
+static int close_proc(thandle_t handle) {
+    (void)handle;
+    return 0;
+}
+
+static toff_t size_proc(thandle_t handle) { return (toff_t)((struct ctiff_decoder *)handle)->size; }
+
+static int map_proc(thandle_t handle, void **base, toff_t *size) {
+    (void)handle, (void)base, (void)size;
+    return 0;  // never mapped: reads stay bounded by strips and tiles
+}
+
+static void unmap_proc(thandle_t handle, void *base, toff_t size) { (void)handle, (void)base, (void)size; }
+
+static int is_reduced(TIFF *tiff) {
+    uint32_t type = 0;
+    return TIFFGetField(tiff, TIFFTAG_SUBFILETYPE, &type) && (type & FILETYPE_REDUCEDIMAGE);
+}
+
+static void size_of(TIFF *tiff, uint32_t *width, uint32_t *height) {
+    *width = *height = 0;
+    TIFFGetField(tiff, TIFFTAG_IMAGEWIDTH, width);
+    TIFFGetField(tiff, TIFFTAG_IMAGELENGTH, height);
+}
+
+static uint32_t band_rows_of(TIFF *tiff, uint32_t height) {
+    uint32_t rows = 0;
+    if (TIFFIsTiled(tiff)) {
+        TIFFGetField(tiff, TIFFTAG_TILELENGTH, &rows);
+    } else {
+        TIFFGetFieldDefaulted(tiff, TIFFTAG_ROWSPERSTRIP, &rows);
+    }
+    if (rows == 0 || rows > height) rows = height;
+    return rows;
+}
+
+ctiff_decoder *ctiff_open_fd(int fd, ctiff_info *info, char *message, size_t message_size) {
+    // Errors without a TIFF handle would go to the global handlers, which print: silence them.
+    TIFFSetErrorHandler(NULL);
+    TIFFSetWarningHandler(NULL);
+    struct ctiff_decoder *d = calloc(1, sizeof *d);
+    if (!d) {
+        set_message(message, message_size, "out of memory");
+        return NULL;
+    }
+    struct stat s;
+    if (fstat(fd, &s) != 0) {
+        set_message(message, message_size, strerror(errno));
+        free(d);
+        return NULL;
+    }
+    d->fd = fd;
+    d->size = s.st_size;
+    TIFFOpenOptions *options = TIFFOpenOptionsAlloc();
+    TIFFOpenOptionsSetErrorHandlerExtR(options, on_error, d);
+    TIFFOpenOptionsSetWarningHandlerExtR(options, on_warning, d);
+    TIFFOpenOptionsSetMaxSingleMemAlloc(options, CTIFF_MAX_ALLOCATION);
+    d->tiff = TIFFClientOpenExt("tiff", "rm", d, read_proc, write_proc, seek_proc, close_proc, size_proc, map_proc, unmap_proc,
+                                options);
+    TIFFOpenOptionsFree(options);
+    if (!d->tiff) {
+        set_message(message, message_size, d->message[0] ? d->message : "not a readable TIFF file");
+        free(d);
+        return NULL;
+    }
+    memset(info, 0, sizeof *info);
+    TIFF *t = d->tiff;
+    d->main_directory = TIFFCurrentDirectory(t);
+    size_of(t, &info->width, &info->height);
+    uint16_t bits = 1, samples = 1, photometric = 0, format = 1, orientation = 1, extra = 0;
+    uint16_t *extra_types = NULL;
+    TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &bits);
+    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLESPERPIXEL, &samples);
+    TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photometric);
+    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &format);
+    TIFFGetFieldDefaulted(t, TIFFTAG_ORIENTATION, &orientation);
+    TIFFGetFieldDefaulted(t, TIFFTAG_EXTRASAMPLES, &extra, &extra_types);
+    info->bits_per_sample = bits;
+    info->samples_per_pixel = samples;
+    info->photometric = photometric;
+    info->sample_format = format;
+    info->orientation = orientation >= 1 && orientation <= 8 ? orientation : 1;
+    info->has_alpha = extra > 0 && extra_types &&
+                      (extra_types[0] == EXTRASAMPLE_ASSOCALPHA || extra_types[0] == EXTRASAMPLE_UNASSALPHA);
+    info->tiled = TIFFIsTiled(t);
+    info->band_rows = band_rows_of(t, info->height);
+    // Reduced-resolution copies: SubIFDs of the first image, and later reduced pages.
+    uint16_t subifd_count = 0;
+    uint64_t *subifds = NULL;
+    if (TIFFGetField(t, TIFFTAG_SUBIFD, &subifd_count, &subifds)) info->reduced_images += subifd_count;
+    int pages = 1;
+    for (int i = 1; i < CTIFF_MAX_DIRECTORIES && TIFFReadDirectory(t); i++) {
+        if (is_reduced(t)) info->reduced_images++;
+        else pages++;
+    }
+    info->pages = pages;
+    d->message[0] = 0;
+    if (!TIFFSetDirectory(t, d->main_directory)) {
+        set_message(message, message_size, d->message[0] ? d->message : "cannot return to the first TIFF image");
+        ctiff_close(d);
+        return NULL;
+    }
+    d->chosen_directory = d->main_directory;
+    return d;
+}
+
+// Goes to the image `index` of the candidates: top-level directories first, then SubIFDs.
+static int select_candidate(struct ctiff_decoder *d, tdir_t directory, uint64_t subifd) {
+    if (!TIFFSetDirectory(d->tiff, directory)) return 0;
+    if (subifd && !TIFFSetSubDirectory(d->tiff, subifd)) return 0;
+    return 1;
+}
+
+int ctiff_select(ctiff_decoder *d, uint32_t min_width, uint32_t min_height, uint32_t *width, uint32_t *height,
+                 uint32_t *band_rows) {
+    TIFF *t = d->tiff;
+    uint32_t best_w = 0, best_h = 0;
+    tdir_t best_directory = d->main_directory;
+    uint64_t best_subifd = 0;
+    if (!select_candidate(d, d->main_directory, 0)) return -1;
+    size_of(t, &best_w, &best_h);
+    // SubIFDs of the main image.
+    uint16_t count = 0;
+    uint64_t *offsets = NULL;
+    uint64_t list[CTIFF_MAX_DIRECTORIES];
+    int n = 0;
+    if (TIFFGetField(t, TIFFTAG_SUBIFD, &count, &offsets))
+        for (int i = 0; i < count && n < CTIFF_MAX_DIRECTORIES; i++) list[n++] = offsets[i];
+    for (int i = 0; i < n; i++) {
+        if (!select_candidate(d, d->main_directory, list[i])) continue;
+        uint32_t w, h;
+        size_of(t, &w, &h);
+        if (w >= min_width && h >= min_height && (uint64_t)w * h < (uint64_t)best_w * best_h) {
+            best_w = w, best_h = h, best_subifd = list[i], best_directory = d->main_directory;
+        }
+    }
+    // Later top-level pages marked as reduced copies.
+    for (tdir_t dir = d->main_directory + 1; dir < d->main_directory + CTIFF_MAX_DIRECTORIES; dir++) {
+        if (!TIFFSetDirectory(t, dir)) break;
+        if (!is_reduced(t)) continue;
+        uint32_t w, h;
+        size_of(t, &w, &h);
+        if (w >= min_width && h >= min_height && (uint64_t)w * h < (uint64_t)best_w * best_h) {
+            best_w = w, best_h = h, best_subifd = 0, best_directory = dir;
+        }
+    }
+    d->message[0] = 0;
+    if (!select_candidate(d, best_directory, best_subifd)) return -1;
+    d->chosen_directory = best_directory;
+    d->chosen_subifd = best_subifd;
+    *width = best_w;
+    *height = best_h;
+    *band_rows = band_rows_of(t, best_h);
+    return 0;
+}
+
+int ctiff_begin(ctiff_decoder *d) {
+    char text[1024] = {0};
+    if (!TIFFRGBAImageOK(d->tiff, text) || !TIFFRGBAImageBegin(&d->image, d->tiff, 0, text)) {
+        if (!d->message[0]) snprintf(d->message, sizeof d->message, "%s", text[0] ? text : "cannot convert this TIFF to RGBA");
+        return -1;
+    }
+    d->began = 1;
+    // Stored order, top to bottom: the orientation is applied by the caller, which also turns
+    // (libtiff's RGBA interface only flips, so it would mirror a rotated image).
+    d->image.req_orientation = ORIENTATION_TOPLEFT;
+    d->image.orientation = ORIENTATION_TOPLEFT;
+    return 0;
+}
+
+int ctiff_read_band(ctiff_decoder *d, uint32_t row, uint32_t rows, uint32_t *raster) {
+    d->image.row_offset = (int)row;
+    d->image.col_offset = 0;
+    if (!TIFFRGBAImageGet(&d->image, raster, d->image.width, rows)) {
+        if (!d->message[0]) snprintf(d->message, sizeof d->message, "cannot read rows %u to %u", row, row + rows);
+        return -1;
+    }
+    return 0;
+}
+
+const char *ctiff_message(const ctiff_decoder *d) { return d->message[0] ? d->message : "TIFF error"; }
+
+void ctiff_close(ctiff_decoder *d) {
+    if (!d) return;
+    if (d->began) TIFFRGBAImageEnd(&d->image);
+    if (d->tiff) TIFFClose(d->tiff);
+    free(d);
+}

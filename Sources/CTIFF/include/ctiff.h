@@ -1,0 +1,46 @@
+#ifndef CTIFF_H
+#define CTIFF_H
+// thumbcache's shim over libtiff: errors become a message on the decoder (never printed), reads
+// go through pread on a descriptor (no mapping: a 150 MB uncompressed TIFF must not enter RSS
+// whole), single allocations are capped, and pixels come as top-down bands of RGBA through
+// libtiff's RGBA interface (palette, gray, CMYK, YCbCr, 16-bit and alpha converted by libtiff).
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    uint32_t width;
+    uint32_t height;
+    int bits_per_sample;
+    int samples_per_pixel;
+    int photometric;       // PHOTOMETRIC_* as stored
+    int sample_format;     // 1 unsigned, 2 signed, 3 IEEE float
+    int orientation;       // the Orientation tag, 1…8 (EXIF's values)
+    int has_alpha;         // an extra sample marked as alpha
+    int tiled;
+    uint32_t band_rows;    // rows per strip or tile: how many rows one read yields
+    int pages;             // directories that are not reduced-resolution copies
+    int reduced_images;    // reduced-resolution copies (later pages or SubIFDs) available
+} ctiff_info;
+
+typedef struct ctiff_decoder ctiff_decoder;
+
+/// Opens the TIFF on `fd` (read with pread from offset 0; the caller keeps `fd`). NULL on failure.
+ctiff_decoder *ctiff_open_fd(int fd, ctiff_info *info, char *message, size_t message_size);
+
+/// Chooses the image to decode: the smallest reduced-resolution copy at least `min_width` ×
+/// `min_height`, else the full image. Sets `width`/`height` (and `band_rows`) to the chosen one's.
+int ctiff_select(ctiff_decoder *decoder, uint32_t min_width, uint32_t min_height, uint32_t *width, uint32_t *height,
+                 uint32_t *band_rows);
+
+/// Starts RGBA conversion of the chosen image. 0 on success.
+int ctiff_begin(ctiff_decoder *decoder);
+
+/// Reads `rows` rows from `row` on, top to bottom as stored (orientation not applied), into
+/// `raster` (width × rows RGBA8, premultiplied when the image has alpha). 0 on success.
+int ctiff_read_band(ctiff_decoder *decoder, uint32_t row, uint32_t rows, uint32_t *raster);
+
+const char *ctiff_message(const ctiff_decoder *decoder);
+
+void ctiff_close(ctiff_decoder *decoder);
+
+#endif
