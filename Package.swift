@@ -30,6 +30,7 @@ let package = Package(
         // Each format's Debian library, bound through a module map (Docs/IMAGING.md, Docs/LICENSES.md).
         .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CGIF", providers: [.apt(["libgif-dev"])]),
+        .systemLibrary(name: "CHEIF", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
         // libtiff behind a shim that owns its error handlers and reads by pread, never mapped.
         .target(name: "CTIFF", linkerSettings: [.linkedLibrary("tiff")]),
 
@@ -56,7 +57,7 @@ let package = Package(
         .target(name: "ThumbcacheImaging", dependencies: ["CPNG", "CJPEG", "ThumbcacheSync"]),
         // Every other format's decoder (WebP, GIF, TIFF, HEIF/AVIF, SVG…): linked into the worker
         // executables only, never into the library an app links (libheif pulls in GPL x265).
-        .target(name: "ThumbcacheCodecs", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CWebP", "CGIF", "CTIFF"]),
+        .target(name: "ThumbcacheCodecs", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CWebP", "CGIF", "CTIFF", "CHEIF"]),
         // Decoding in a pool of sandboxed worker processes: the protocol, the pool, the worker's loop.
         .target(name: "ThumbcacheWorker", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CDescriptors"]),
         // The worker executables' entry: confine (CSandbox), then serve.
@@ -93,7 +94,7 @@ let package = Package(
         .testTarget(
             name: "ThumbcacheTests",
             dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheWorker", "ThumbcacheTestSupport", "thumbcache", "thumbcache-worker",
-                           "thumbcache-test-worker", "CFileInfo"],
+                           "thumbcache-test-worker", "CFileInfo", "ThumbcacheCodecs"],
             exclude: ["FuzzRegressions"]  // inputs FuzzRegressionTests reads from the source tree
         ),
         // An app's view: only `import Thumbcache`, no test support, no internals.

@@ -31,15 +31,18 @@ static const int allowed[] = {
     SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(getuid), SCMP_SYS(geteuid), SCMP_SYS(getgid), SCMP_SYS(getegid),
     SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigaction), SCMP_SYS(sigaltstack),
     SCMP_SYS(restart_syscall), SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(getrlimit),
-    // Read-only facts libraries size their buffers by (libtiff asks for physical memory).
-    SCMP_SYS(sysinfo),
+    // Read-only facts libraries size their buffers and thread pools by (libtiff asks for physical
+    // memory, dav1d for the CPUs it may use).
+    SCMP_SYS(sysinfo), SCMP_SYS(sched_getaffinity),
+    // What a new thread does as it starts (glibc registers its robust futex list and rseq area).
+    SCMP_SYS(set_robust_list), SCMP_SYS(rseq),
 };
 
 // Refused with an error rather than killed: library code may try these and cope (a decoder that
 // tries to open a file or a socket sees EACCES; nothing is created, nothing connects).
 static const int refused[] = {
     SCMP_SYS(open), SCMP_SYS(openat), SCMP_SYS(openat2), SCMP_SYS(creat), SCMP_SYS(socket), SCMP_SYS(socketpair),
-    SCMP_SYS(clone), SCMP_SYS(clone3), SCMP_SYS(fork), SCMP_SYS(vfork),
+    SCMP_SYS(fork), SCMP_SYS(vfork),
 };
 
 static int install_seccomp(char *message, size_t size) {
@@ -49,9 +52,18 @@ static int install_seccomp(char *message, size_t size) {
     for (size_t i = 0; i < sizeof allowed / sizeof allowed[0] && rc == 0; i++) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
     for (size_t i = 0; i < sizeof refused / sizeof refused[0] && rc == 0; i++)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), refused[i], 0);
-    // Signals to itself only (abort() raises SIGABRT with tgkill): a worker runs as the user, so
-    // the kernel would let it signal the parent. The worker is single-threaded: its tid is its pid.
-    // Limits of itself only (pid 0): prlimit64 on another pid would change that process's.
+    // Threads, never processes: HEVC (libde265) and AV1 (dav1d) decoders start worker threads
+    // and wait for them. clone is allowed only with CLONE_THREAD (a thread shares this filter,
+    // the namespaces and the limits); clone3 passes its flags in memory a filter cannot read, so
+    // it answers ENOSYS and glibc falls back to clone.
+    if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
+    if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+    if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+    // A thread may name itself (dav1d does); no other prctl.
+    if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1, SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME));
+    // Signals to itself only (abort() raises SIGABRT with tgkill, whose first argument is this
+    // pid from any of its threads): a worker runs as the user, so the kernel would let it signal
+    // the parent. Limits of itself only (pid 0): prlimit64 on another pid would change that process's.
     pid_t self = getpid();
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self));
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self));

@@ -4,7 +4,7 @@ extension ImageDecoders {
     /// Every decoder thumbcache has: the standard PNG and JPEG ones and each format's library
     /// (Docs/IMAGING.md). What the sandboxed worker runs; linked into worker executables only,
     /// because some of these libraries (libheif through x265) are GPL-licensed.
-    public static let all = ImageDecoders(ImageDecoders.standard.registrations.reversed() + [.webP, .gif, .tiff])
+    public static let all = ImageDecoders(ImageDecoders.standard.registrations.reversed() + [.webP, .gif, .tiff, .heif, .avif])
 }
 
 extension ImageDecoderRegistration {
@@ -21,5 +21,15 @@ extension ImageDecoderRegistration {
     /// TIFF through libtiff: the first page or a reduced-resolution copy, in bands.
     public static let tiff = ImageDecoderRegistration(.tiff) { (fd, name) throws(ImagingError) in
         try TIFFSource(descriptor: fd, name: name)
+    }
+
+    /// HEIF (HEVC) through libheif: the primary image or a large enough embedded thumbnail.
+    public static let heif = ImageDecoderRegistration(.heif) { (fd, name) throws(ImagingError) in
+        try HEIFSource(descriptor: fd, name: name)
+    }
+
+    /// AVIF through libheif (dav1d or libaom underneath).
+    public static let avif = ImageDecoderRegistration(.avif) { (fd, name) throws(ImagingError) in
+        try HEIFSource(descriptor: fd, name: name)
     }
 }

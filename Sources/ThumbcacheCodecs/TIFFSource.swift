@@ -48,7 +48,6 @@ final class TIFFSource: RowSource {
         case 0, 1: "Gray"
         case 3: "Palette"
         case 5: "CMYK"
-        case 6: "YCbCr"
         case 8, 9, 10: "Lab"
         default: "RGB"
         }

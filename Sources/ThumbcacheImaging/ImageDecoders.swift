@@ -14,8 +14,18 @@ public protocol RowSource: AnyObject {
     /// header's ``RowSourceHeader/maxShrink``); `fast` allows a cheaper decode where the result
     /// is shrunk at least 2× more. Returns the size of the rows that follow.
     func start(shrink: Int, fast: Bool) throws(ImagingError) -> (width: Int, height: Int)
+    /// ``start(shrink:fast:)`` told also the output size (stored orientation) the rows will be
+    /// resized to: a decoder with an embedded preview (HEIF) uses the preview when it is at least
+    /// that large. By default the output size is not needed.
+    func start(shrink: Int, fast: Bool, output: (width: Int, height: Int)) throws(ImagingError) -> (width: Int, height: Int)
     /// Feeds every row, top to bottom, as straight-alpha RGBA8 (`width × 4` bytes each).
     func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError)
+}
+
+extension RowSource {
+    public func start(shrink: Int, fast: Bool, output: (width: Int, height: Int)) throws(ImagingError) -> (width: Int, height: Int) {
+        try start(shrink: shrink, fast: fast)
+    }
 }
 
 /// A source drawn at any size (a vector format): the planner asks for the exact size it needs.

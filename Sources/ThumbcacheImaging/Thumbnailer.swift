@@ -265,7 +265,7 @@ public enum Thumbnailer {
         let remaining = min(Double(g.crop.width) / Double(d * g.width), Double(g.crop.height) / Double(d * g.height))
         // A buffered decode's memory is taken in start and given back when readRows ends.
         let scaler = try whileBuffering(header.bufferedBytes) { () throws(ImagingError) -> StreamingDownscaler in
-            let (sw, sh) = try source.start(shrink: d, fast: remaining >= 2)
+            let (sw, sh) = try source.start(shrink: d, fast: remaining >= 2, output: (g.width, g.height))
             let crop = scaledCrop(g.crop, from: (header.width, header.height), to: (sw, sh), shrink: d)
             let scaler = StreamingDownscaler(
                 sourceWidth: sw, sourceHeight: sh, outputWidth: g.width, outputHeight: g.height, crop: crop, kernel: options.kernel,

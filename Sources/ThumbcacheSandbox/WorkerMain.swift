@@ -13,6 +13,7 @@ public enum WorkerMain {
             return UInt64(arguments[i + 1]) ?? 0
         }
         keepDecoderBuffersInHeap()
+        limitMallocArenas(2)
         var limits = csandbox_limits(address_space: value("--memory"), cpu_seconds: value("--cpu"),
                                      channel: WorkerProtocol.channelDescriptor)
         var message = [CChar](repeating: 0, count: 256)

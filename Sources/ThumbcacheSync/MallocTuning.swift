@@ -20,3 +20,13 @@ package func keepDecoderBuffersInHeap() {
     _ = mallopt(trimThreshold, 16 << 20)
     #endif
 }
+
+/// At most `count` malloc arenas: each new thread's arena reserves 64 MB of address space, which
+/// a worker's address-space limit would count (its decoders' threads need no arenas of their own).
+package func limitMallocArenas(_ count: Int32) {
+    #if canImport(Glibc)
+    typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
+    _ = unsafeBitCast(symbol, to: Mallopt.self)(-8, count)  // M_ARENA_MAX
+    #endif
+}

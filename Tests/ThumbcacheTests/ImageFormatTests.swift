@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ThumbcacheCodecs
 import ThumbcacheImaging
 import ThumbcacheTestSupport
 @testable import Thumbcache
@@ -237,6 +238,49 @@ struct ImageFormatTests {
         let info = try Self.expectMatches(path, Self.source(width: 600, height: 400).mirrored())
         #expect(info.pixelWidth == 2400 && info.frameCount == 1)
         try Self.expectMatches(path, full, options: ThumbnailOptions(maxWidth: 400, maxHeight: 400))
+    }
+
+    // MARK: HEIF and AVIF
+
+    @Test func heicAndAVIFPrimaryImagesWithAndWithoutAlpha() throws {
+        let dir = TemporaryDirectory()
+        let photo = Self.source(), clear = Self.source(alpha: true)
+        let heic = try Self.fixture(dir, "photo.heic", from: photo, "heif-enc") { ["-q", "95", "-o", $1, $0] }
+        let info = try Self.expectMatches(heic, photo)
+        #expect(info.format == .heif && info.pixelWidth == 480 && info.pixelHeight == 320 && info.bitsPerSample == 8)
+        let alpha = try Self.fixture(dir, "alpha.heic", from: clear, "heif-enc") { ["-q", "95", "-o", $1, $0] }
+        #expect(try Self.expectMatches(alpha, clear).hasAlpha)
+        // heif-enc's AV1 path (libaom) fails on Debian 12; ImageMagick's goes through libheif too.
+        let avif = try Self.fixture(dir, "photo.avif", from: photo, "convert") { [$0, "-alpha", "off", "-quality", "95", $1] }
+        #expect(try Self.expectMatches(avif, photo).format == .avif)
+    }
+
+    /// HEIF's transforms are libheif's to apply; an EXIF orientation in the file (iPhones write
+    /// one beside irot) must not turn the image a second time. The EXIF is still indexed.
+    @Test func heicEXIFIsReadButItsOrientationIsNotAppliedTwice() throws {
+        let dir = TemporaryDirectory()
+        let photo = Self.source()
+        let path = try Self.fixture(dir, "tagged.heic", from: photo, "heif-enc") { ["-q", "95", "-o", $1, $0] }
+        try Self.run("exiftool", ["-q", "-overwrite_original", "-Orientation#=6", "-Make=TestCam", "-Model=HX 1", path])
+        let info = try Self.expectMatches(path, photo)
+        #expect(info.orientation == .up && info.pixelWidth == 480)
+        #expect(info.exif?.make == "TestCam" && info.exif?.model == "HX 1")
+    }
+
+    /// The embedded thumbnail is decoded when it is at least the output size, the primary image
+    /// otherwise; both give the same picture.
+    @Test func heicEmbeddedThumbnailServesSmallBoxes() throws {
+        let dir = TemporaryDirectory()
+        let photo = Self.source(width: 1200, height: 800)
+        let path = try Self.fixture(dir, "thumbed.heic", from: photo, "heif-enc") { ["-q", "95", "-t", "320", "-o", $1, $0] }
+        let fd = open(path, O_RDONLY)
+        defer { close(fd) }
+        let (_, source) = try ImageDecoders.all.open(fd, name: path)
+        #expect(try source.start(shrink: 1, fast: false, output: (240, 160)) == (320, 212))
+        let (_, again) = try ImageDecoders.all.open(fd, name: path)
+        #expect(try again.start(shrink: 1, fast: false, output: (480, 320)) == (1200, 800))
+        try Self.expectMatches(path, photo)
+        try Self.expectMatches(path, photo, options: ThumbnailOptions(maxWidth: 480, maxHeight: 480))
     }
 }
 
