@@ -43,6 +43,8 @@ static const int allowed[] = {
 static const int refused[] = {
     SCMP_SYS(open), SCMP_SYS(openat), SCMP_SYS(openat2), SCMP_SYS(creat), SCMP_SYS(socket), SCMP_SYS(socketpair),
     SCMP_SYS(fork), SCMP_SYS(vfork),
+    // Path probes (fontconfig looks for its configuration when librsvg lays out text).
+    SCMP_SYS(access), SCMP_SYS(faccessat), SCMP_SYS(faccessat2), SCMP_SYS(readlink), SCMP_SYS(readlinkat),
 };
 
 static int install_seccomp(char *message, size_t size) {

@@ -20,7 +20,7 @@ final class TIFFSource: RowSource {
         var info = ctiff_info()
         var message = [CChar](repeating: 0, count: 256)
         guard let d = ctiff_open_fd(descriptor, &info, &message, message.count) else {
-            throw ImagingError(path: name, reason: .corrupt(Self.text(message)))
+            throw ImagingError(path: name, reason: .corrupt(cMessage(message)))
         }
         decoder = d
         self.info = info
@@ -34,10 +34,6 @@ final class TIFFSource: RowSource {
     }
 
     deinit { ctiff_close(decoder) }
-
-    static func text(_ buffer: [CChar]) -> String {
-        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
 
     private func fail() -> ImagingError {
         ImagingError(path: path, reason: .corrupt(String(cString: ctiff_message(decoder))))

@@ -282,6 +282,68 @@ struct ImageFormatTests {
         try Self.expectMatches(path, photo)
         try Self.expectMatches(path, photo, options: ThumbnailOptions(maxWidth: 480, maxHeight: 480))
     }
+
+    // MARK: SVG
+
+    /// Axis-aligned rectangles on a 40 × 20 document, a quarter left transparent: drawn at 4× its
+    /// size every edge falls on a pixel boundary, so the reference is exact.
+    static let flatSVG = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!-- rectangles only -->
+        <svg xmlns="http://www.w3.org/2000/svg" SIZE viewBox="0 0 40 20">
+          <rect x="0" y="0" width="30" height="20" fill="#3060c0"/>
+          <rect x="5" y="5" width="10" height="5" fill="#f0d020"/>
+          <rect x="30" y="10" width="10" height="10" fill="#20a040"/>
+          IMAGE
+        </svg>
+        """
+
+    static func flatReference(scale: Int) -> RGBAImage {
+        var image = RGBAImage(width: 40 * scale, height: 20 * scale, pixels: [UInt8](repeating: 0, count: 40 * 20 * scale * scale * 4), hasAlpha: true)
+        func fill(_ x: Int, _ y: Int, _ w: Int, _ h: Int, _ c: (UInt8, UInt8, UInt8)) {
+            for row in (y * scale)..<((y + h) * scale) {
+                for column in (x * scale)..<((x + w) * scale) {
+                    let i = (row * image.width + column) * 4
+                    (image.pixels[i], image.pixels[i + 1], image.pixels[i + 2], image.pixels[i + 3]) = (c.0, c.1, c.2, 255)
+                }
+            }
+        }
+        fill(0, 0, 30, 20, (0x30, 0x60, 0xC0))
+        fill(5, 5, 10, 5, (0xF0, 0xD0, 0x20))
+        fill(30, 10, 10, 10, (0x20, 0xA0, 0x40))
+        return image
+    }
+
+    /// Drawn at the box's size (a 40-pixel document fills a 160 box sharply), from width/height
+    /// or from the viewBox alone; found by its content whatever its name.
+    @Test func svgIsDrawnAtTheOutputSize() throws {
+        let dir = TemporaryDirectory()
+        let sized = try dir.write("flat.svg", Array(Self.flatSVG.replacingOccurrences(of: "SIZE", with: "width=\"40\" height=\"20\"")
+            .replacingOccurrences(of: "IMAGE", with: "").utf8))
+        let info = try Self.expectMatches(sized, Self.flatReference(scale: 4), minimum: 40, options: ThumbnailOptions(maxWidth: 160, maxHeight: 160))
+        #expect(info.format == .svg && info.pixelWidth == 40 && info.pixelHeight == 20)
+        let viewBoxOnly = try dir.write("drawing", Array(Self.flatSVG.replacingOccurrences(of: "SIZE", with: "")
+            .replacingOccurrences(of: "IMAGE", with: "").utf8))
+        #expect(ContentTypeRegistry().type(ofFileAt: viewBoxOnly) == .svg)
+        try Self.expectMatches(viewBoxOnly, Self.flatReference(scale: 4), minimum: 40, options: ThumbnailOptions(maxWidth: 160, maxHeight: 160))
+    }
+
+    /// A reference to a local image (by absolute path and by file URL) and one to a loopback
+    /// server draw nothing: the transparent quarter stays transparent and nobody connects.
+    @Test func svgFollowsNoFileOrNetworkReference() throws {
+        let dir = TemporaryDirectory()
+        let red = RGBAImage(width: 8, height: 8, pixels: [UInt8](repeating: 255, count: 256).enumerated().map { $0.offset % 4 == 1 || $0.offset % 4 == 2 ? 0 : 255 }, hasAlpha: false)
+        let png = try dir.write("red.png", ImageEncoder.png(red))
+        let listener = try SandboxTests.Listener()
+        let images = ["file://\(png)", png, "http://127.0.0.1:\(listener.port)/red.png"].map {
+            "<image href=\"\($0)\" xlink:href=\"\($0)\" x=\"30\" y=\"0\" width=\"10\" height=\"10\"/>"
+        }.joined(separator: "\n")
+        let text = Self.flatSVG.replacingOccurrences(of: "SIZE", with: "xmlns:xlink=\"http://www.w3.org/1999/xlink\" width=\"40\" height=\"20\"")
+            .replacingOccurrences(of: "IMAGE", with: images)
+        let path = try dir.write("refs.svg", Array(text.utf8))
+        try Self.expectMatches(path, Self.flatReference(scale: 4), minimum: 40, options: ThumbnailOptions(maxWidth: 160, maxHeight: 160))
+        #expect(!listener.wasReached)
+    }
 }
 
 extension RGBAImage {

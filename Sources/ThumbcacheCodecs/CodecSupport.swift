@@ -51,3 +51,8 @@ struct RGBABuffer {
         }
     }
 }
+
+/// The text of a NUL-terminated message buffer a C shim filled.
+func cMessage(_ buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}

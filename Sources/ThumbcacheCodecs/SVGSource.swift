@@ -1,0 +1,56 @@
+import CSVG
+import ThumbcacheImaging
+
+/// An SVG through librsvg: drawn once at the size the box calls for (a vector is never decoded
+/// large and shrunk). Parsed from memory without a base URI, so references to files or the network
+/// resolve to nothing (and the worker could not open them anyway); librsvg's own limits on
+/// elements and nesting hold, and the worker's time and memory limits bound the rest.
+final class SVGSource: ScalableRowSource {
+    private let path: String
+    private let file: MappedFile
+    private let document: OpaquePointer
+    let header: RowSourceHeader
+    private var output = RGBABuffer()
+
+    /// The size drawn for a document that states none (no width, height or viewBox).
+    static let defaultSide = 512
+
+    init(descriptor: Int32, name: String) throws(ImagingError) {
+        path = name
+        file = try MappedFile(descriptor: descriptor, name: name)
+        var width = 0.0, height = 0.0
+        var message = [CChar](repeating: 0, count: 256)
+        guard let d = csvg_open(file.bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), file.bytes.count, &width, &height,
+                                &message, message.count) else {
+            throw ImagingError(path: name, reason: .corrupt(cMessage(message)))
+        }
+        document = d
+        // Sides below one pixel or absurdly large are replaced by a square default: the aspect
+        // ratio is all a box needs.
+        let valid = width.isFinite && height.isFinite && width >= 1 && height >= 1 && width <= 1e6 && height <= 1e6
+        let w = valid ? Int(width.rounded()) : Self.defaultSide, h = valid ? Int(height.rounded()) : Self.defaultSide
+        header = RowSourceHeader(width: max(1, w), height: max(1, h), hasAlpha: true, bitsPerSample: 8, colorSpace: "RGB")
+    }
+
+    deinit { csvg_close(document) }
+
+    func start(shrink: Int, fast: Bool) throws(ImagingError) -> (width: Int, height: Int) {
+        try start(width: (header.width + shrink - 1) / max(1, shrink), height: (header.height + shrink - 1) / max(1, shrink))
+    }
+
+    func start(width: Int, height: Int) throws(ImagingError) -> (width: Int, height: Int) {
+        var canvas = RGBABuffer(width: width, height: height)
+        var message = [CChar](repeating: 0, count: 256)
+        let status = canvas.pixels.withUnsafeMutableBufferPointer { csvg_render(document, Int32(width), Int32(height), $0.baseAddress, &message, message.count) }
+        guard status == 0 else {
+            throw ImagingError(path: path, reason: .corrupt(cMessage(message)))
+        }
+        output = canvas
+        return (width, height)
+    }
+
+    func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
+        output.feed(sink)
+        output = RGBABuffer()
+    }
+}
