@@ -27,6 +27,7 @@ public struct ContentType: RawRepresentable, Hashable, Sendable, Codable, Custom
         case .heic, .heif: "HEIF image"
         case .avif: "AVIF image"
         case .svg: "SVG image"
+        case .cameraRawImage: "camera raw image"
         default: rawValue
         }
     }
@@ -45,6 +46,7 @@ public struct ContentType: RawRepresentable, Hashable, Sendable, Codable, Custom
     public static let heif: ContentType = "public.heif"
     public static let avif: ContentType = "public.avif"
     public static let svg: ContentType = "public.svg-image"
+    public static let cameraRawImage: ContentType = "public.camera-raw-image"
     public static let text: ContentType = "public.text"
     public static let plainText: ContentType = "public.plain-text"
     public static let pdf: ContentType = "com.adobe.pdf"
@@ -108,6 +110,8 @@ public struct ContentTypeRegistry: Sendable {
         .init(ContentType.heif, conformsTo: [.image], mimeType: "image/heif"),
         .init(ImageFormatSignature.avif, conformsTo: [.heif]),
         .init(ImageFormatSignature.svg, conformsTo: [.image, .text]),
+        .init(.cameraRawImage, conformsTo: [.image]),
+    ] + CameraRaw.signatures.map { ContentTypeDeclaration($0, conformsTo: [.cameraRawImage]) } + [
         .init(.text, conformsTo: [.data, .content], mimeType: "text/plain"),
         .init(.plainText, conformsTo: [.text], mimeType: "text/plain", extensions: ["txt", "text", "md", "log"]),
         .init(.pdf, conformsTo: [.data, .content], mimeType: "application/pdf", extensions: ["pdf"], magic: [Magic("%PDF-")]),
@@ -166,8 +170,12 @@ public struct ContentTypeRegistry: Sendable {
         for (magic, type) in magics where magic.matches(head) { return type }
         if let dot = name.lastIndex(of: "."), let type = byExtension[name[name.index(after: dot)...].lowercased()] {
             // A name says "image" but the bytes are not one of the image formats we detect by
-            // magic: trust the name only for types without magic of their own.
-            if declarations[type]?.magic.isEmpty ?? true { return type }
+            // magic: trust the name only for types without magic (or a sniffer) of their own.
+            if let d = declarations[type], !d.magic.isEmpty || d.sniffer != nil {
+                // fall through: the bytes decide
+            } else {
+                return type
+            }
         }
         if !head.isEmpty, !head.contains(0), String(validating: head, as: UTF8.self) != nil || Self.isUTF8Prefix(head) {
             return .plainText
@@ -181,12 +189,13 @@ public struct ContentTypeRegistry: Sendable {
         return byExtension[name[name.index(after: dot)...].lowercased()]
     }
 
-    /// The type of the file at `path` (reads at most 512 bytes).
+    /// The type of the file at `path` (reads at most 4 KiB: SVG's root element and a raw file's
+    /// first IFD may lie past the first 512 bytes).
     public func type(ofFileAt path: some FileLocation) -> ContentType {
         let path = path.fileSystemPath
         guard case .success(let fd) = retryingInterrupts({ open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }) else { return .data }
         defer { close(fd) }
-        var head = [UInt8](repeating: 0, count: 512)
+        var head = [UInt8](repeating: 0, count: 4096)
         let n = (try? retryingInterrupts { head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }.get()) ?? 0
         let name = path.split(separator: "/").last.map(String.init) ?? path
         return type(of: n > 0 ? Array(head[..<n]) : [], name: name)

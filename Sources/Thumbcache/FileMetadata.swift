@@ -48,6 +48,7 @@ package enum FileMetadata {
         }
         if let make = text(exif.make) { a[MDItem.acquisitionMake] = .string(make) }
         if let model = text(exif.model) { a[MDItem.acquisitionModel] = .string(model) }
+        if let lens = text(exif.lensModel) { a[MDItem.lensModel] = .string(lens) }
         if let artist = text(exif.artist) { a[MDItem.authors] = .strings([artist]) }
         if let description = text(exif.imageDescription) { a[MDItem.description] = .string(description) }
         if let v = exif.exposureTime, v.isFinite, v > 0 { a[MDItem.exposureTimeSeconds] = .number(v) }

@@ -4,7 +4,12 @@ extension ImageDecoders {
     /// Every decoder thumbcache has: the standard PNG and JPEG ones and each format's library
     /// (Docs/IMAGING.md). What the sandboxed worker runs; linked into worker executables only,
     /// because some of these libraries (libheif through x265) are GPL-licensed.
-    public static let all = ImageDecoders(ImageDecoders.standard.registrations.reversed() + [.webP, .gif, .tiff, .heif, .avif, .svg])
+    public static let all = ImageDecoders(ImageDecoders.standard.registrations.reversed() + [.webP, .gif, .tiff, .heif, .avif, .svg] + cameraRaw)
+
+    /// One LibRaw registration per raw kind.
+    static let cameraRaw = CameraRaw.signatures.map { signature in
+        ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in try RawSource(descriptor: fd, name: name, format: signature.format) }
+    }
 }
 
 extension ImageDecoderRegistration {

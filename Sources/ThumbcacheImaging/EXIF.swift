@@ -21,6 +21,8 @@ public struct EXIFData: Sendable, Hashable, Codable {
     public var isoSpeed: Int?
     /// Millimetres.
     public var focalLength: Double?
+    /// The lens's model name (LensModel), as the camera wrote it.
+    public var lensModel: String?
     /// Degrees, north positive.
     public var latitude: Double?
     /// Degrees, east positive.
@@ -64,6 +66,7 @@ public struct EXIFData: Sendable, Hashable, Codable {
                 case 0x829D: exif.fNumber = reader.rational(entry)
                 case 0x8827: exif.isoSpeed = reader.integer(entry)
                 case 0x920A: exif.focalLength = reader.rational(entry)
+                case 0xA434: exif.lensModel = reader.string(entry)
                 case 0xA002: exif.pixelWidth = reader.integer(entry)
                 case 0xA003: exif.pixelHeight = reader.integer(entry)
                 default: break

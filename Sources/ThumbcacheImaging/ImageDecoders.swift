@@ -58,10 +58,13 @@ public struct RowSourceHeader: Sendable, Hashable {
     public var colorSpace: String?
     /// Frames (animation) or pages the file holds, if the format says cheaply; 1 or nil for a still.
     public var frameCount: Int?
+    /// Camera metadata the decoder's library read itself (a raw file's), used when there is no
+    /// EXIF block to parse.
+    public var metadata: EXIFData?
 
     public init(width: Int, height: Int, hasAlpha: Bool, exif: [UInt8]? = nil, maxShrink: Int = 1,
                 buffered: Bool = false, bufferedBytes: Int = 0, orientation: Orientation? = nil,
-                bitsPerSample: Int? = nil, colorSpace: String? = nil, frameCount: Int? = nil) {
+                bitsPerSample: Int? = nil, colorSpace: String? = nil, frameCount: Int? = nil, metadata: EXIFData? = nil) {
         self.width = width
         self.height = height
         self.hasAlpha = hasAlpha
@@ -73,6 +76,7 @@ public struct RowSourceHeader: Sendable, Hashable {
         self.bitsPerSample = bitsPerSample
         self.colorSpace = colorSpace
         self.frameCount = frameCount
+        self.metadata = metadata
     }
 }
 
@@ -195,6 +199,13 @@ extension ImageDecoderRegistration {
     /// JPEG through libjpeg-turbo: DCT-scaled on load (1/2 … 1/8), streamed unless progressive.
     public static let jpeg = ImageDecoderRegistration(.jpeg) { (fd, name) throws(ImagingError) in
         try JPEGSource(descriptor: fd, name: name)
+    }
+}
+
+extension ImageDecoders {
+    /// A JPEG held in memory (a raw file's embedded preview), DCT-scaled on load like a file.
+    public static func jpeg(bytes: [UInt8], name: String) throws(ImagingError) -> any RowSource {
+        try JPEGSource(bytes: bytes, path: name)
     }
 }
 

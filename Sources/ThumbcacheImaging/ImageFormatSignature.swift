@@ -45,7 +45,7 @@ public struct ImageFormatSignature: Sendable, Hashable {
     }
 
     /// Every format some decoder of thumbcache's takes, in-process or in the worker.
-    public static let all: [ImageFormatSignature] = [.png, .jpeg, .webP, .gif, .tiff, .heif, .avif, .svg]
+    public static let all: [ImageFormatSignature] = [.png, .jpeg, .webP, .gif, .tiff, .heif, .avif, .svg] + CameraRaw.signatures
 
     /// The catalogued format whose files are of the content type `typeIdentifier`.
     public static func format(ofType typeIdentifier: String) -> ImageFormat? {

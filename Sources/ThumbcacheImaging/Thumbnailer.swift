@@ -134,7 +134,7 @@ public enum Thumbnailer {
     ) throws(ImagingError) -> ImageInfo {
         let (format, source) = try decoders.open(descriptor, name: name, format: format)
         let header = source.header
-        let exif = header.exif.flatMap { bytes in bytes.withUnsafeBytes { EXIFData.parse($0) } }
+        let exif = header.exif.flatMap { bytes in bytes.withUnsafeBytes { EXIFData.parse($0) } } ?? header.metadata
         return ImageInfo(format: format, header: header, orientation: header.orientation ?? orientation(exif), exif: exif)
     }
 
@@ -199,7 +199,7 @@ public enum Thumbnailer {
 
     /// The largest shrink-on-load factor (8, 4, 2 or 1, at most `maxShrink`) that still leaves
     /// at least 2× for the final filter on both axes (libvips's rule).
-    static func shrinkFactor(width: Int, height: Int, outputWidth: Int, outputHeight: Int, maxShrink: Int = 8) -> Int {
+    public static func shrinkFactor(width: Int, height: Int, outputWidth: Int, outputHeight: Int, maxShrink: Int = 8) -> Int {
         let ratio = min(Double(width) / Double(outputWidth), Double(height) / Double(outputHeight))
         for d in [8, 4, 2] where d <= maxShrink && ratio / Double(d) >= 2 { return d }
         return 1
@@ -230,7 +230,7 @@ public enum Thumbnailer {
     /// size, and lay out the output and crop in stored pixels.
     private static func plan(_ header: RowSourceHeader, options: ThumbnailOptions) -> Plan {
         let (width, height) = (header.width, header.height)
-        let exif = header.exif.flatMap { bytes in bytes.withUnsafeBytes { EXIFData.parse($0) } }
+        let exif = header.exif.flatMap { bytes in bytes.withUnsafeBytes { EXIFData.parse($0) } } ?? header.metadata
         let turn = header.orientation ?? orientation(exif)
         let (dw, dh) = turn.swapsDimensions ? (height, width) : (width, height)
         let g = storedGeometry(geometry(width: dw, height: dh, options: options), orientation: turn)

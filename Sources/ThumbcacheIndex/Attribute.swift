@@ -69,6 +69,7 @@ public enum MDItem {
     public static let bitsPerSample = "kMDItemBitsPerSample"
     public static let colorSpace = "kMDItemColorSpace"
     public static let hasAlphaChannel = "kMDItemHasAlphaChannel"
+    public static let lensModel = "kMDItemLensModel"
     /// Frames of an animated image (not Spotlight's; Apple has none for images).
     public static let frameCount = "kMDItemFrameCount"
     public static let acquisitionMake = "kMDItemAcquisitionMake"
@@ -171,6 +172,7 @@ enum Schema {
             a(29, MDItem.colorSpace, .string, .values),
             a(30, MDItem.hasAlphaChannel, .number, .numeric, integral: true),
             a(31, MDItem.frameCount, .number, .numeric, integral: true),
+            a(32, MDItem.lensModel, .string, [.values, .words]),
         ]
     }()
 

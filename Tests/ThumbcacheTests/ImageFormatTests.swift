@@ -344,6 +344,81 @@ struct ImageFormatTests {
         try Self.expectMatches(path, Self.flatReference(scale: 4), minimum: 40, options: ThumbnailOptions(maxWidth: 160, maxHeight: 160))
         #expect(!listener.wasReached)
     }
+
+    // MARK: Camera raw
+
+    /// Luminance correlation of two same-sized images: near 1 when they show the same picture,
+    /// whatever gain, white balance or tone curve a raw converter applied.
+    static func correlation(_ a: RGBAImage, _ b: RGBAImage) -> Double {
+        func luma(_ i: RGBAImage) -> [Double] {
+            stride(from: 0, to: i.pixels.count, by: 4).map { (p: Int) -> Double in
+                let r: Double = Double(i.pixels[p]), g: Double = Double(i.pixels[p + 1]), b: Double = Double(i.pixels[p + 2])
+                return 0.3 * r + 0.59 * g + 0.11 * b
+            }
+        }
+        let x = luma(a), y = luma(b)
+        let mx = x.reduce(0, +) / Double(x.count), my = y.reduce(0, +) / Double(y.count)
+        var sxy = 0.0, sxx = 0.0, syy = 0.0
+        for k in x.indices {
+            sxy += (x[k] - mx) * (y[k] - my)
+            sxx += (x[k] - mx) * (x[k] - mx)
+            syy += (y[k] - my) * (y[k] - my)
+        }
+        return sxy / (sxx * syy).squareRoot()
+    }
+
+    /// The embedded preview is what shows (the raw pixels here are mirrored, so decoding them
+    /// instead would fail the comparison), turned by the raw file's orientation; the camera's
+    /// metadata is read; the type is told by the DNGVersion tag, not the name.
+    @Test func rawFilesShowTheirEmbeddedPreviewTurnedByTheirOrientation() throws {
+        let dir = TemporaryDirectory()
+        let photo = Self.source()
+        let dng = DNGFixture(raw: Self.source(width: 720, height: 480).mirrored(), preview: try ImageEncoder.jpeg(photo, quality: 95),
+                             orientation: 6)
+        let path = try dir.write("IMG_0001.tif", dng.build())
+        #expect(ContentTypeRegistry().type(ofFileAt: path) == ContentType("com.adobe.raw-image"))
+        #expect(ContentTypeRegistry().conforms(ContentType("com.adobe.raw-image"), to: .cameraRawImage))
+        let info = try Self.expectMatches(path, Self.displayed(photo, orientation: 6))
+        #expect(info.format == .dng && info.orientation == .right && info.pixelWidth == 480 && info.pixelHeight == 720)
+        #expect(info.exif?.make == "TestCam" && info.exif?.model == "DNG 1")
+    }
+
+    /// Without a preview, a half-size demosaic: the same picture (LibRaw's tone curve and white
+    /// balance differ from the source's, so it is compared by correlation), turned.
+    @Test func rawFilesWithoutAPreviewAreDecodedAtHalfSize() throws {
+        let dir = TemporaryDirectory()
+        let photo = Self.source(width: 720, height: 480)
+        let path = try dir.write("linear.dng", DNGFixture(raw: photo, preview: nil, orientation: 8).build())
+        let made = try Self.pool.thumbnail(ofFileAt: path, options: Self.box, format: nil)
+        let expected = Thumbnailer.resize(Self.displayed(photo, orientation: 8), options: Self.box)
+        try #require(made.image.width == expected.width && made.image.height == expected.height)
+        #expect(Self.correlation(made.image, expected) > 0.95)
+        #expect(made.info.orientation == .left)
+    }
+
+    /// TIFF containers are told apart by IFD0: DNGVersion, else the Make (NEF, ARW); a plain
+    /// TIFF stays a TIFF.
+    @Test func rawKindsAreDetectedByTheirBytes() throws {
+        func tiffHead(make: String) -> [UInt8] {
+            let value: [UInt8] = Array(make.utf8) + [0]
+            var head: [UInt8] = Array("II".utf8)
+            head += [42, 0, 8, 0, 0, 0, 1, 0]  // IFD0 at 8, one entry
+            head += [0x0F, 0x01, 2, 0, UInt8(value.count), 0, 0, 0]  // Make, ASCII, count
+            head += [26, 0, 0, 0, 0, 0, 0, 0]  // its offset; no next IFD
+            return head + value
+        }
+        let types = ContentTypeRegistry()
+        #expect(types.type(of: tiffHead(make: "NIKON CORPORATION"), name: "x") == ContentType("com.nikon.raw-image"))
+        #expect(types.type(of: tiffHead(make: "SONY"), name: "x") == ContentType("com.sony.arw-raw-image"))
+        #expect(types.type(of: tiffHead(make: "Acme Scanners"), name: "x") == .tiff)
+        #expect(types.type(of: Array("FUJIFILMCCD-RAW 0201".utf8), name: "x") == ContentType("com.fuji.raw-image"))
+        #expect(types.type(of: [0, 0, 0, 24] + Array("ftypcrx ".utf8), name: "x") == ContentType("com.canon.cr3-raw-image"))
+        #expect(types.type(of: Array("II*\0\u{10}\0\0\0CR\u{2}\0".utf8), name: "x") == ContentType("com.canon.cr2-raw-image"))
+        #expect(types.type(of: Array("IIRO\u{8}\0\0\0".utf8), name: "x") == ContentType("com.olympus.raw-image"))
+        #expect(types.type(of: Array("IIU\0\u{8}\0\0\0".utf8), name: "x") == ContentType("com.panasonic.rw2-raw-image"))
+        // A name alone never makes a raw file.
+        #expect(types.type(of: Array("not a raw file".utf8), name: "x.nef") == .plainText)
+    }
 }
 
 extension RGBAImage {
