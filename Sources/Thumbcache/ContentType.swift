@@ -26,6 +26,7 @@ public struct ContentType: RawRepresentable, Hashable, Sendable, Codable, Custom
         case .tiff: "TIFF image"
         case .heic, .heif: "HEIF image"
         case .avif: "AVIF image"
+        case .jpegXL: "JPEG XL image"
         case .svg: "SVG image"
         case .cameraRawImage: "camera raw image"
         default: rawValue
@@ -45,6 +46,7 @@ public struct ContentType: RawRepresentable, Hashable, Sendable, Codable, Custom
     public static let heic: ContentType = "public.heic"
     public static let heif: ContentType = "public.heif"
     public static let avif: ContentType = "public.avif"
+    public static let jpegXL: ContentType = "public.jpeg-xl"
     public static let svg: ContentType = "public.svg-image"
     public static let cameraRawImage: ContentType = "public.camera-raw-image"
     public static let text: ContentType = "public.text"
@@ -109,6 +111,7 @@ public struct ContentTypeRegistry: Sendable {
         .init(ImageFormatSignature.heif, conformsTo: [.heif]),  // public.heic: HEVC-coded HEIF
         .init(ContentType.heif, conformsTo: [.image], mimeType: "image/heif"),
         .init(ImageFormatSignature.avif, conformsTo: [.heif]),
+        .init(ImageFormatSignature.jpegXL, conformsTo: [.image]),
         .init(ImageFormatSignature.svg, conformsTo: [.image, .text]),
         .init(.cameraRawImage, conformsTo: [.image]),
     ] + CameraRaw.signatures.map { ContentTypeDeclaration($0, conformsTo: [.cameraRawImage]) } + [

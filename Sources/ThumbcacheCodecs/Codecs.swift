@@ -4,7 +4,7 @@ extension ImageDecoders {
     /// Every decoder thumbcache has: the standard PNG and JPEG ones and each format's library
     /// (Docs/IMAGING.md). What the sandboxed worker runs; linked into worker executables only,
     /// because some of these libraries (libheif through x265) are GPL-licensed.
-    public static let all = ImageDecoders(ImageDecoders.standard.registrations.reversed() + [.webP, .gif, .tiff, .heif, .avif, .svg] + cameraRaw)
+    public static let all = ImageDecoders(ImageDecoders.standard.registrations.reversed() + [.webP, .gif, .tiff, .heif, .avif, .jpegXL, .svg] + cameraRaw)
 
     /// One LibRaw registration per raw kind.
     static let cameraRaw = CameraRaw.signatures.map { signature in
@@ -36,6 +36,11 @@ extension ImageDecoderRegistration {
     /// AVIF through libheif (dav1d or libaom underneath).
     public static let avif = ImageDecoderRegistration(.avif) { (fd, name) throws(ImagingError) in
         try HEIFSource(descriptor: fd, name: name)
+    }
+
+    /// JPEG XL through libjxl: the first frame, upright.
+    public static let jpegXL = ImageDecoderRegistration(.jpegXL) { (fd, name) throws(ImagingError) in
+        try JXLSource(descriptor: fd, name: name)
     }
 
     /// SVG through librsvg and cairo: drawn at the output size.

@@ -45,7 +45,8 @@ public struct ImageFormatSignature: Sendable, Hashable {
     }
 
     /// Every format some decoder of thumbcache's takes, in-process or in the worker.
-    public static let all: [ImageFormatSignature] = [.png, .jpeg, .webP, .gif, .tiff, .heif, .avif, .svg] + CameraRaw.signatures
+    public static let all: [ImageFormatSignature] = [.png, .jpeg, .webP, .gif, .tiff, .heif, .avif, .jpegXL, .svg]
+        + CameraRaw.signatures
 
     /// The catalogued format whose files are of the content type `typeIdentifier`.
     public static func format(ofType typeIdentifier: String) -> ImageFormat? {
@@ -79,6 +80,10 @@ public struct ImageFormatSignature: Sendable, Hashable {
     public static let avif = ImageFormatSignature(
         format: .avif, typeIdentifier: "public.avif", mimeType: "image/avif", extensions: ["avif"],
         magic: ["avif", "avis"].map { Magic("ftyp", at: 4).and($0, at: 8) })
+    /// JPEG XL: a bare codestream (FF 0A) or the ISO-BMFF container's signature box.
+    public static let jpegXL = ImageFormatSignature(
+        format: .jpegXL, typeIdentifier: "public.jpeg-xl", mimeType: "image/jxl", extensions: ["jxl"],
+        magic: [Magic([0xFF, 0x0A]), Magic([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A])])
     /// SVG: XML whose root element is `svg`; no fixed bytes (an XML prologue, comments, a
     /// DOCTYPE may come first), so a sniffer reads the first kilobytes.
     public static let svg = ImageFormatSignature(
@@ -130,4 +135,5 @@ extension ImageFormat {
     public static let heif = ImageFormat(rawValue: "heif")
     public static let avif = ImageFormat(rawValue: "avif")
     public static let svg = ImageFormat(rawValue: "svg")
+    public static let jpegXL = ImageFormat(rawValue: "jxl")
 }

@@ -283,6 +283,25 @@ struct ImageFormatTests {
         try Self.expectMatches(path, photo, options: ThumbnailOptions(maxWidth: 480, maxHeight: 480))
     }
 
+    // MARK: JPEG XL
+
+    @Test func jpegXLLossyLosslessAlphaAndRecompressedJPEG() throws {
+        let dir = TemporaryDirectory()
+        let photo = Self.source(), clear = Self.source(alpha: true)
+        let lossy = try Self.fixture(dir, "photo.jxl", from: photo, "cjxl") { [$0, $1, "-d", "0.5", "--quiet"] }
+        let info = try Self.expectMatches(lossy, photo)
+        #expect(info.format == .jpegXL && info.pixelWidth == 480 && info.bitsPerSample == 8)
+        let lossless = try Self.fixture(dir, "alpha.jxl", from: clear, "cjxl") { [$0, $1, "-d", "0", "--quiet"] }
+        #expect(try Self.expectMatches(lossless, clear).hasAlpha)
+        // A JPEG recompressed losslessly keeps its EXIF, and its orientation becomes the codestream's.
+        let jpeg = try dir.write("turned.jpg", ImageEncoder.jpeg(photo, quality: 95))
+        try Self.run("exiftool", ["-q", "-overwrite_original", "-Orientation#=6", "-Make=TestCam", jpeg])
+        let recompressed = dir.appending("turned.jxl")
+        try Self.run("cjxl", [jpeg, recompressed, "--quiet"])
+        let turned = try Self.expectMatches(recompressed, Self.displayed(photo, orientation: 6))
+        #expect(turned.pixelWidth == 320 && turned.pixelHeight == 480 && turned.exif?.make == "TestCam")
+    }
+
     // MARK: SVG
 
     /// Axis-aligned rectangles on a 40 × 20 document, a quarter left transparent: drawn at 4× its
