@@ -29,6 +29,11 @@ public struct ContentType: RawRepresentable, Hashable, Sendable, Codable, Custom
         case .jpegXL: "JPEG XL image"
         case .svg: "SVG image"
         case .cameraRawImage: "camera raw image"
+        case "com.microsoft.bmp": "BMP image"
+        case "com.microsoft.ico": "Windows icon"
+        case "com.microsoft.cur": "Windows cursor"
+        case "public.pbm": "Netpbm image"
+        case "com.truevision.tga-image": "TGA image"
         default: rawValue
         }
     }
@@ -113,6 +118,11 @@ public struct ContentTypeRegistry: Sendable {
         .init(ImageFormatSignature.avif, conformsTo: [.heif]),
         .init(ImageFormatSignature.jpegXL, conformsTo: [.image]),
         .init(ImageFormatSignature.svg, conformsTo: [.image, .text]),
+        .init(ImageFormatSignature.bmp, conformsTo: [.image]),
+        .init(ImageFormatSignature.ico, conformsTo: [.image]),
+        .init(ImageFormatSignature.cur, conformsTo: [.image]),
+        .init(ImageFormatSignature.pnm, conformsTo: [.image]),
+        .init(ImageFormatSignature.tga, conformsTo: [.image]),
         .init(.cameraRawImage, conformsTo: [.image]),
     ] + CameraRaw.signatures.map { ContentTypeDeclaration($0, conformsTo: [.cameraRawImage]) } + [
         .init(.text, conformsTo: [.data, .content], mimeType: "text/plain"),
@@ -167,11 +177,14 @@ public struct ContentTypeRegistry: Sendable {
     /// The type of a file: by its first bytes, then by its name's extension, then plain text if
     /// the bytes are valid UTF-8 without NULs, else `public.data`.
     public func type(of head: [UInt8], name: String) -> ContentType {
-        for (sniffer, type) in sniffers where head.withUnsafeBytes({ sniffer.test(UnsafeRawBufferPointer(rebasing: $0.prefix(sniffer.span))) }) {
-            return type
+        func passes(_ sniffer: ImageFormatSignature.Sniffer) -> Bool {
+            head.withUnsafeBytes { sniffer.test(UnsafeRawBufferPointer(rebasing: $0.prefix(sniffer.span))) }
         }
+        for (sniffer, type) in sniffers where !sniffer.needsExtension && passes(sniffer) { return type }
         for (magic, type) in magics where magic.matches(head) { return type }
         if let dot = name.lastIndex(of: "."), let type = byExtension[name[name.index(after: dot)...].lowercased()] {
+            // A format without a signature: its name and a plausible header together.
+            if let sniffer = declarations[type]?.sniffer, sniffer.needsExtension, passes(sniffer) { return type }
             // A name says "image" but the bytes are not one of the image formats we detect by
             // magic: trust the name only for types without magic (or a sniffer) of their own.
             if let d = declarations[type], !d.magic.isEmpty || d.sniffer != nil {

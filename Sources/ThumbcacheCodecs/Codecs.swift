@@ -4,7 +4,7 @@ extension ImageDecoders {
     /// Every decoder thumbcache has: the standard PNG and JPEG ones and each format's library
     /// (Docs/IMAGING.md). What the sandboxed worker runs; linked into worker executables only,
     /// because some of these libraries (libheif through x265) are GPL-licensed.
-    public static let all = ImageDecoders(ImageDecoders.standard.registrations.reversed() + [.webP, .gif, .tiff, .heif, .avif, .jpegXL, .svg] + cameraRaw)
+    public static let all = ImageDecoders(ImageDecoders.standard.registrations.reversed() + [.webP, .gif, .tiff, .heif, .avif, .jpegXL, .svg, .bmp, .ico, .cur, .pnm, .tga] + cameraRaw)
 
     /// One LibRaw registration per raw kind.
     static let cameraRaw = CameraRaw.signatures.map { signature in

@@ -151,15 +151,26 @@ public struct ImageDecoders: Sendable {
 
     /// The format whose magic `head` (a file's first bytes) has; a sniffer's yes first, then the
     /// most specific magic.
-    public func format(of head: UnsafeRawBufferPointer) -> ImageFormat? {
+    public func format(of head: UnsafeRawBufferPointer, name: String? = nil) -> ImageFormat? {
         for r in registrations {
-            if let sniffer = r.sniffer, sniffer.test(UnsafeRawBufferPointer(rebasing: head.prefix(sniffer.span))) { return r.format }
+            if let sniffer = r.sniffer, !sniffer.needsExtension, sniffer.test(UnsafeRawBufferPointer(rebasing: head.prefix(sniffer.span))) {
+                return r.format
+            }
         }
         var best: (format: ImageFormat, weight: Int)?
         for r in registrations {
             for m in r.magic where m.weight > (best?.weight ?? 0) && m.matches(head) { best = (r.format, m.weight) }
         }
-        return best?.format
+        if let best { return best.format }
+        // Formats without a signature: the name's extension and a plausible header together.
+        guard let name, let dot = name.lastIndex(of: ".") else { return nil }
+        let ext = name[name.index(after: dot)...].lowercased()
+        for r in registrations {
+            guard let sniffer = r.sniffer, sniffer.needsExtension, ImageFormatSignature.of(r.format)?.extensions.contains(ext) ?? false
+            else { continue }
+            if sniffer.test(UnsafeRawBufferPointer(rebasing: head.prefix(sniffer.span))) { return r.format }
+        }
+        return nil
     }
 
     /// The registration for the file on `descriptor`, from its first bytes.
@@ -172,9 +183,9 @@ public struct ImageDecoders: Sendable {
         case .failure(let errno): throw ImagingError(path: name, reason: .unreadable(errno.description))
         }
         guard n > 0 else { throw ImagingError(path: name, reason: .empty) }
-        let format = head.withUnsafeBytes { self.format(of: UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+        let format = head.withUnsafeBytes { self.format(of: UnsafeRawBufferPointer(rebasing: $0[..<n]), name: name) }
         guard let format, let registration = registration(of: format) else {
-            let known = head.withUnsafeBytes { ImageDecoders.catalogue.format(of: UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+            let known = head.withUnsafeBytes { ImageDecoders.catalogue.format(of: UnsafeRawBufferPointer(rebasing: $0[..<n]), name: name) }
             throw ImagingError(path: name, reason: known.map { .decoderNotInProcess(format: $0.rawValue) } ?? .unsupportedFormat)
         }
         return registration
@@ -191,6 +202,17 @@ public struct ImageDecoders: Sendable {
 }
 
 extension ImageDecoderRegistration {
+    /// BMP by a parser of our own: streamed by rows unless RLE.
+    public static let bmp = ImageDecoderRegistration(.bmp) { (fd, name) throws(ImagingError) in try BMPSource(descriptor: fd, name: name) }
+    /// ICO by a parser of our own: the largest image, PNG or DIB with its mask.
+    public static let ico = ImageDecoderRegistration(.ico) { (fd, name) throws(ImagingError) in try ICOSource(descriptor: fd, name: name) }
+    /// CUR, read as ICO.
+    public static let cur = ImageDecoderRegistration(.cur) { (fd, name) throws(ImagingError) in try ICOSource(descriptor: fd, name: name) }
+    /// Netpbm (PBM, PGM, PPM, PAM) by a parser of our own, streamed by rows.
+    public static let pnm = ImageDecoderRegistration(.pnm) { (fd, name) throws(ImagingError) in try PNMSource(descriptor: fd, name: name) }
+    /// TGA by a parser of our own: streamed by rows unless RLE.
+    public static let tga = ImageDecoderRegistration(.tga) { (fd, name) throws(ImagingError) in try TGASource(descriptor: fd, name: name) }
+
     /// PNG through libpng: streamed row by row unless interlaced.
     public static let png = ImageDecoderRegistration(.png) { (fd, name) throws(ImagingError) in
         try PNGSource(descriptor: fd, name: name)

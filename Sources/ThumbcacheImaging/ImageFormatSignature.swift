@@ -33,10 +33,14 @@ public struct ImageFormatSignature: Sendable, Hashable {
         /// Bytes of the file's start it wants to see.
         public var span: Int
         public var test: @Sendable (UnsafeRawBufferPointer) -> Bool
+        /// For formats without any signature (TGA): tried only after every magic, and only for a
+        /// file whose name has one of the format's extensions. Name and bytes must agree.
+        public var needsExtension: Bool
 
-        public init(name: String, span: Int, test: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool) {
+        public init(name: String, span: Int, needsExtension: Bool = false, test: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool) {
             self.name = name
             self.span = span
+            self.needsExtension = needsExtension
             self.test = test
         }
 
@@ -45,8 +49,8 @@ public struct ImageFormatSignature: Sendable, Hashable {
     }
 
     /// Every format some decoder of thumbcache's takes, in-process or in the worker.
-    public static let all: [ImageFormatSignature] = [.png, .jpeg, .webP, .gif, .tiff, .heif, .avif, .jpegXL, .svg]
-        + CameraRaw.signatures
+    public static let all: [ImageFormatSignature] = [.png, .jpeg, .webP, .gif, .tiff, .heif, .avif, .jpegXL, .svg,
+                                                     .bmp, .ico, .cur, .pnm, .tga] + CameraRaw.signatures
 
     /// The catalogued format whose files are of the content type `typeIdentifier`.
     public static func format(ofType typeIdentifier: String) -> ImageFormat? {
@@ -84,6 +88,36 @@ public struct ImageFormatSignature: Sendable, Hashable {
     public static let jpegXL = ImageFormatSignature(
         format: .jpegXL, typeIdentifier: "public.jpeg-xl", mimeType: "image/jxl", extensions: ["jxl"],
         magic: [Magic([0xFF, 0x0A]), Magic([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A])])
+    /// BMP: "BM" and the size of a known bitmap header at 14.
+    public static let bmp = ImageFormatSignature(
+        format: .bmp, typeIdentifier: "com.microsoft.bmp", mimeType: "image/bmp", extensions: ["bmp", "dib"],
+        magic: [12, 40, 52, 56, 64, 108, 124].map { Magic("BM").and([UInt8($0), 0, 0, 0], at: 14) })
+    /// ICO and CUR: a directory whose first entry is plausible (4 zero-led bytes alone say little).
+    public static let ico = ImageFormatSignature(
+        format: .ico, typeIdentifier: "com.microsoft.ico", mimeType: "image/vnd.microsoft.icon", extensions: ["ico"], magic: [],
+        sniffer: Sniffer(name: "ico-directory", span: 22) { looksLikeIconDirectory($0, type: 1) })
+    public static let cur = ImageFormatSignature(
+        format: .cur, typeIdentifier: "com.microsoft.cur", mimeType: "image/x-win-bitmap", extensions: ["cur"], magic: [],
+        sniffer: Sniffer(name: "cur-directory", span: 22) { looksLikeIconDirectory($0, type: 2) })
+    /// Netpbm: "P1" … "P7" and whitespace.
+    public static let pnm = ImageFormatSignature(
+        format: .pnm, typeIdentifier: "public.pbm", mimeType: "image/x-portable-anymap", extensions: ["pbm", "pgm", "ppm", "pnm", "pam"],
+        magic: (1...7).flatMap { k in [" ", "\n", "\r", "\t"].map { Magic("P\(k)" + $0) } })
+    /// TGA has no signature: a plausible header and the name's extension together.
+    public static let tga = ImageFormatSignature(
+        format: .tga, typeIdentifier: "com.truevision.tga-image", mimeType: "image/x-tga", extensions: ["tga", "icb", "vda", "vst"],
+        magic: [], sniffer: Sniffer(name: "tga-header", span: 18, needsExtension: true) { TGASource.plausible($0) })
+
+    /// An icon directory of `type` (1 icon, 2 cursor) with 1…1024 images whose first entry has a
+    /// zero reserved byte and a size and offset past the directory.
+    static func looksLikeIconDirectory(_ h: UnsafeRawBufferPointer, type: UInt8) -> Bool {
+        guard h.count >= 22, h[0] == 0, h[1] == 0, h[2] == type, h[3] == 0 else { return false }
+        let count = Int(h[4]) | Int(h[5]) << 8
+        let size = Int(h[14]) | Int(h[15]) << 8 | Int(h[16]) << 16 | Int(h[17]) << 24
+        let offset = Int(h[18]) | Int(h[19]) << 8 | Int(h[20]) << 16 | Int(h[21]) << 24
+        return (1...1024).contains(count) && h[9] == 0 && size > 0 && offset >= 6 + 16 * count
+    }
+
     /// SVG: XML whose root element is `svg`; no fixed bytes (an XML prologue, comments, a
     /// DOCTYPE may come first), so a sniffer reads the first kilobytes.
     public static let svg = ImageFormatSignature(
@@ -136,4 +170,9 @@ extension ImageFormat {
     public static let avif = ImageFormat(rawValue: "avif")
     public static let svg = ImageFormat(rawValue: "svg")
     public static let jpegXL = ImageFormat(rawValue: "jxl")
+    public static let bmp = ImageFormat(rawValue: "bmp")
+    public static let ico = ImageFormat(rawValue: "ico")
+    public static let cur = ImageFormat(rawValue: "cur")
+    public static let pnm = ImageFormat(rawValue: "pnm")
+    public static let tga = ImageFormat(rawValue: "tga")
 }

@@ -302,6 +302,97 @@ struct ImageFormatTests {
         #expect(turned.pixelWidth == 320 && turned.pixelHeight == 480 && turned.exif?.make == "TestCam")
     }
 
+    // MARK: BMP, ICO, Netpbm, TGA (parsers of our own)
+
+    @Test(arguments: [
+        ("rgb24.bmp", "photo", ["BMP3:"]),
+        ("alpha32.bmp", "clear", ["BMP:"]),
+        ("rgb565.bmp", "photo", ["-define", "bmp:subtype=RGB565", "BMP:"]),
+        ("palette8.bmp", "art", ["-type", "Palette", "BMP3:"]),
+        ("rle8.bmp", "art", ["-type", "Palette", "-compress", "RLE", "BMP3:"]),
+        ("rle4.bmp", "art", ["-colors", "16", "-compress", "RLE", "BMP3:"]),
+        ("raw.ppm", "photo", ["PPM:"]),
+        ("plain.ppm", "photo", ["-compress", "none", "PPM:"]),
+        ("sixteen.ppm", "photo", ["-depth", "16", "PPM:"]),
+        ("gray.pgm", "gray", ["PGM:"]),
+        ("bits.pbm", "bits", ["PBM:"]),
+        ("plain.pbm", "bits", ["-compress", "none", "PBM:"]),
+        ("alpha.pam", "clear", ["PAM:"]),
+    ])
+    func simpleFormats(name: String, picture: String, options: [String]) throws {
+        let dir = TemporaryDirectory()
+        var image: RGBAImage
+        switch picture {
+        case "clear": image = Self.source(alpha: true)
+        case "art": image = Self.graphic(transparent: false)
+        case "gray", "bits":
+            image = Self.source()
+            for p in stride(from: 0, to: image.pixels.count, by: 4) {
+                var y = UInt8((Int(image.pixels[p]) * 3 + Int(image.pixels[p + 1]) * 6 + Int(image.pixels[p + 2])) / 10)
+                if picture == "bits" { y = y > 110 ? 255 : 0 }
+                (image.pixels[p], image.pixels[p + 1], image.pixels[p + 2]) = (y, y, y)
+            }
+        default: image = Self.source()
+        }
+        let path = try Self.fixture(dir, name, from: image, "convert") { input, output in
+            [input] + (image.hasAlpha ? [] : ["-alpha", "off"]) + options.dropLast() + [options.last! + output]
+        }
+        let info = try Self.expectMatches(path, image, minimum: picture == "photo" && name.contains("565") ? 33 : 40)
+        #expect(info.pixelWidth == 480 && info.pixelHeight == 320)
+    }
+
+    /// TGA through Pillow (Debian's python3-pil): ImageMagick 6 writes rows top-down under a
+    /// bottom-left origin, which Pillow and the specification read upside down.
+    @Test(arguments: [
+        ("rgb.tga", "photo", "RGB", false), ("alpha.tga", "clear", "RGBA", false), ("rle.tga", "clear", "RGBA", true),
+        ("palette.tga", "art", "P", false), ("palette-rle.tga", "art", "P", true), ("gray.tga", "gray", "L", true),
+    ])
+    func tgaVariants(name: String, picture: String, mode: String, rle: Bool) throws {
+        let dir = TemporaryDirectory()
+        var image = picture == "clear" ? Self.source(alpha: true) : picture == "art" ? Self.graphic(transparent: false) : Self.source()
+        if picture == "gray" {
+            for p in stride(from: 0, to: image.pixels.count, by: 4) {
+                let y = image.pixels[p + 1]
+                (image.pixels[p], image.pixels[p + 2]) = (y, y)
+            }
+        }
+        let script = "import sys; from PIL import Image; Image.open(sys.argv[1]).convert('\(mode)').save(sys.argv[2]\(rle ? ", compression='tga_rle'" : ""))"
+        let path = try Self.fixture(dir, name, from: image, "/usr/bin/python3") { ["-c", script, $0, $1] }
+        let info = try Self.expectMatches(path, image, minimum: 40)
+        #expect(info.format == .tga && info.pixelWidth == 480 && info.hasAlpha == image.hasAlpha)
+    }
+
+    /// The largest image of an icon (a PNG entry at 256, DIB entries below), with its alpha; a
+    /// DIB entry's AND mask makes its transparent pixels.
+    @Test func iconsShowTheirLargestImage() throws {
+        let dir = TemporaryDirectory()
+        let clear = Self.source(width: 256, height: 256, alpha: true)
+        let icon = try Self.fixture(dir, "app.ico", from: clear, "convert") { [$0, "-define", "icon:auto-resize=256,48,16", $1] }
+        let info = try Self.expectMatches(icon, clear)
+        #expect(info.format == .ico && info.pixelWidth == 256 && info.hasAlpha)
+        let small = Self.graphic(width: 48, height: 48)
+        let dib = try Self.fixture(dir, "small.ico", from: small, "convert") { [$0, "-define", "icon:auto-resize=48,16", $1] }
+        try Self.expectMatches(dib, small, minimum: 40)
+    }
+
+    /// TGA has no signature: a .tga name with a plausible header is one; the same bytes under
+    /// another name are data, and a .tga name on other bytes is not taken for TGA.
+    @Test func tgaNeedsItsNameAndAPlausibleHeader() throws {
+        let dir = TemporaryDirectory()
+        let photo = Self.source()
+        let path = try Self.fixture(dir, "photo.tga", from: photo, "/usr/bin/python3") {
+            ["-c", "import sys; from PIL import Image; Image.open(sys.argv[1]).convert('RGB').save(sys.argv[2])", $0, $1]
+        }
+        let types = ContentTypeRegistry()
+        #expect(types.type(ofFileAt: path) == ContentType("com.truevision.tga-image"))
+        let renamed = dir.appending("photo.bin")
+        try FileManager.default.copyItem(atPath: path, toPath: renamed)
+        #expect(types.type(ofFileAt: renamed) == .data)
+        #expect(throws: ImagingError.self) { try Self.pool.thumbnail(ofFileAt: renamed, options: Self.box, format: nil) }
+        let fake = try dir.write("fake.tga", Array("not an image at all, though named like one".utf8))
+        #expect(types.type(ofFileAt: fake) == .plainText)
+    }
+
     // MARK: SVG
 
     /// Axis-aligned rectangles on a 40 × 20 document, a quarter left transparent: drawn at 4× its

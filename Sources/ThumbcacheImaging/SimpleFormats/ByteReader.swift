@@ -1,0 +1,95 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ThumbcacheSync
+
+/// Reads of a descriptor for the small parsers of our own (BMP, ICO, PNM, TGA): positioned reads
+/// of exact sizes, and a buffered forward cursor for formats read as a stream (ASCII PNM, RLE).
+/// Every read is bounded; a short read is a truncated file.
+struct ByteReader {
+    let descriptor: Int32
+    let name: String
+    /// The file's size, taken when opened: offsets past it are refused before reading.
+    let size: Int
+
+    init(descriptor: Int32, name: String) throws(ImagingError) {
+        var s = stat()
+        guard fstat(descriptor, &s) == 0 else { throw ImagingError(path: name, reason: .unreadable(Errno.current.description)) }
+        self.descriptor = descriptor
+        self.name = name
+        size = Int(s.st_size)
+        guard size > 0 else { throw ImagingError(path: name, reason: .empty) }
+    }
+
+    func truncated(_ what: String) -> ImagingError { ImagingError(path: name, reason: .corrupt("truncated \(what)")) }
+    func corrupt(_ what: String) -> ImagingError { ImagingError(path: name, reason: .corrupt(what)) }
+
+    /// Exactly `count` bytes at `offset` into `buffer`.
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int, what: String) throws(ImagingError) {
+        guard offset >= 0, buffer.count <= size, offset <= size - buffer.count else { throw truncated(what) }
+        var done = 0
+        while done < buffer.count {
+            switch retryingInterrupts({ pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done)) }) {
+            case .success(let n) where n > 0: done += n
+            case .success: throw truncated(what)
+            case .failure(let errno): throw ImagingError(path: name, reason: .unreadable(errno.description))
+            }
+        }
+    }
+
+    /// Fills `array` (its whole length) from `offset`.
+    func read(into array: inout [UInt8], at offset: Int, what: String) throws(ImagingError) {
+        try array.withUnsafeMutableBytes { b in Result { () throws(ImagingError) in try read(into: b, at: offset, what: what) } }.get()
+    }
+
+    /// `count` bytes at `offset` as an array (headers, palettes: small by construction).
+    func bytes(at offset: Int, count: Int, what: String) throws(ImagingError) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: count)
+        try read(into: &out, at: offset, what: what)
+        return out
+    }
+}
+
+/// A forward cursor over a file with a 64 KiB window, for data that must be read in order.
+struct ByteStream {
+    let reader: ByteReader
+    private(set) var offset: Int
+    private var window = [UInt8](repeating: 0, count: 64 << 10)
+    private var start = 0
+    private var end = 0
+
+    init(_ reader: ByteReader, at offset: Int) {
+        self.reader = reader
+        self.offset = offset
+    }
+
+    /// The next byte, or nil at the end of the file.
+    mutating func next() throws(ImagingError) -> UInt8? {
+        if start == end {
+            guard offset < reader.size else { return nil }
+            let n = min(window.count, reader.size - offset)
+            if n < window.count { window = [UInt8](repeating: 0, count: n) }
+            try reader.read(into: &window, at: offset, what: "data")
+            start = 0
+            end = n
+        }
+        defer {
+            start += 1
+            offset += 1
+        }
+        return window[start]
+    }
+
+    /// The next byte; the end of the file is a truncation.
+    mutating func byte(_ what: String) throws(ImagingError) -> UInt8 {
+        guard let b = try next() else { throw reader.truncated(what) }
+        return b
+    }
+}
+
+extension Array where Element == UInt8 {
+    func le16(_ o: Int) -> Int { Int(self[o]) | Int(self[o + 1]) << 8 }
+    func le32(_ o: Int) -> Int { le16(o) | le16(o + 2) << 16 }
+    /// A signed little-endian 32-bit value.
+    func le32s(_ o: Int) -> Int { Int(Int32(bitPattern: UInt32(le32(o)))) }
+}
