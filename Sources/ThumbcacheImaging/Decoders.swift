@@ -34,7 +34,8 @@ final class PNGSource: RowSource {
 
     var header: RowSourceHeader {
         RowSourceHeader(width: width, height: height, hasAlpha: hasAlpha, exif: exif, maxShrink: 1, buffered: interlaced,
-                        bufferedBytes: interlaced ? width * height * 4 : 0)
+                        bufferedBytes: interlaced ? width * height * 4 : 0, bitsPerSample: Int(info.bit_depth),
+                        colorSpace: info.color_type == 3 ? "Palette" : info.color_type & 2 != 0 ? "RGB" : "Gray")
     }
 
     private func fail() -> ImagingError {
@@ -123,7 +124,8 @@ final class JPEGSource: RowSource {
     /// Progressive JPEG: libjpeg keeps every coefficient, up to 6 bytes per pixel.
     var header: RowSourceHeader {
         RowSourceHeader(width: width, height: height, hasAlpha: false, exif: exif, maxShrink: 8, buffered: progressive,
-                        bufferedBytes: progressive ? width * height * 6 : 0)
+                        bufferedBytes: progressive ? width * height * 6 : 0, bitsPerSample: 8,
+                        colorSpace: info.components == 1 ? "Gray" : info.components == 4 ? "CMYK" : "RGB")
     }
 
     private func fail() -> ImagingError {

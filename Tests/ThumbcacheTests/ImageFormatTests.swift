@@ -74,7 +74,7 @@ struct ImageFormatTests {
     /// Writes `image` as PNG (libpng), then has `tool` turn it into `name`.
     static func fixture(_ dir: TemporaryDirectory, _ name: String, from image: RGBAImage, _ tool: String,
                         _ arguments: (_ input: String, _ output: String) -> [String]) throws -> String {
-        let input = try dir.write(name + ".source.png", ImageEncoder.png(image))
+        let input = try dir.write(name.replacingOccurrences(of: "/", with: "-") + ".source.png", ImageEncoder.png(image))
         let output = dir.appending(name)
         try run(tool, arguments(input, output))
         return output
@@ -528,6 +528,58 @@ struct ImageFormatTests {
         #expect(types.type(of: Array("IIU\0\u{8}\0\0\0".utf8), name: "x") == ContentType("com.panasonic.rw2-raw-image"))
         // A name alone never makes a raw file.
         #expect(types.type(of: Array("not a raw file".utf8), name: "x.nef") == .plainText)
+    }
+
+    // MARK: A warm of every format
+
+    /// `thumbcache warm` on a tree of every format makes every thumbnail (in the sandboxed
+    /// worker) and indexes what each file's header says; `search` finds them by it.
+    @Test func warmThumbnailsAndIndexesEveryFormat() throws {
+        let dir = TemporaryDirectory()
+        let tree = dir.appending("tree"), cache = dir.appending("cache")
+        try FileManager.default.createDirectory(atPath: tree, withIntermediateDirectories: true)
+        let photo = Self.source(), clear = Self.source(alpha: true), art = Self.graphic(transparent: false)
+        let a = try dir.write("a.png", ImageEncoder.png(art)), b = try dir.write("b.png", ImageEncoder.png(photo))
+        let gif = tree + "/anim.gif"
+        try Self.run("convert", ["-delay", "10", a, b, "+dither", gif])
+        let webp = try Self.fixture(dir, "tree/clear.webp", from: clear, "cwebp") { ["-quiet", "-lossless", $0, "-o", $1] }
+        let tiff = try Self.fixture(dir, "tree/deep.tif", from: photo, "convert") { [$0, "-alpha", "off", "-depth", "16", $1] }
+        let heic = try Self.fixture(dir, "tree/phone.heic", from: photo, "heif-enc") { ["-q", "90", "-o", $1, $0] }
+        try Self.run("exiftool", ["-q", "-overwrite_original", "-Make=TestCam", heic])
+        let dng = try dir.write("tree/camera.dng", DNGFixture(raw: Self.source(width: 720, height: 480),
+                                                               preview: try ImageEncoder.jpeg(photo, quality: 90)).build())
+        let others: [String] = [
+            try Self.fixture(dir, "tree/photo.jxl", from: photo, "cjxl") { [$0, $1, "--quiet"] },
+            try Self.fixture(dir, "tree/photo.avif", from: photo, "convert") { [$0, "-alpha", "off", $1] },
+            try Self.fixture(dir, "tree/photo.bmp", from: photo, "convert") { [$0, "-alpha", "off", "BMP3:" + $1] },
+            try Self.fixture(dir, "tree/photo.ppm", from: photo, "convert") { [$0, "-alpha", "off", $1] },
+            try Self.fixture(dir, "tree/icon.ico", from: Self.source(width: 64, height: 64, alpha: true), "convert") { [$0, $1] },
+            try Self.fixture(dir, "tree/photo.tga", from: photo, "/usr/bin/python3") {
+                ["-c", "import sys; from PIL import Image; Image.open(sys.argv[1]).convert('RGB').save(sys.argv[2])", $0, $1]
+            },
+            try dir.write("tree/drawing.svg", Array(Self.flatSVG.replacingOccurrences(of: "SIZE", with: "")
+                .replacingOccurrences(of: "IMAGE", with: "").utf8)),
+        ]
+        let child = try ChildProcess(program: "thumbcache", arguments: ["warm", "--json", tree, "--cache", cache])
+        let (end, stderr) = child.wait()
+        #expect(end == .exited(0), "warm failed: \(stderr)")
+        let summary = try JSONDecoder().decode(SandboxTests.Summary.self, from: Data(child.output.joined(separator: "\n").utf8))
+        #expect(summary.failures.isEmpty, "\(summary.failures)")
+        #expect(summary.generated == 5 + others.count, "\(child.output.joined(separator: "\n"))")
+        func search(_ query: String) throws -> Set<String> {
+            let c = try ChildProcess(program: "thumbcache", arguments: ["search", query, "--cache", cache])
+            _ = c.wait()
+            return Set(c.output)
+        }
+        #expect(try search("kMDItemFrameCount == 2") == [gif])
+        #expect(try search(#"kMDItemColorSpace == "Palette""#) == [gif])
+        #expect(try search("kMDItemHasAlphaChannel == 1").contains(webp))
+        let deep = try search("kMDItemBitsPerSample == 16")
+        #expect(deep == [tiff, dng], "\(deep)")  // the raw file's sensor data is 16-bit
+        #expect(try search(#"kMDItemAcquisitionMake == "TestCam""#) == [heic, dng])
+        #expect(try search(#"kMDItemContentTypeTree == "public.camera-raw-image""#) == [dng])
+        let sized = try search("kMDItemPixelWidth == 480 && kMDItemPixelHeight == 320")
+        #expect(sized.count == 9, "\(sized.sorted())")
     }
 }
 
