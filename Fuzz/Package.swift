@@ -24,6 +24,7 @@ let package = Package(
         harness("fuzz-png", ["ThumbcacheImaging"]),
         harness("fuzz-jpeg", ["ThumbcacheImaging"]),
         harness("fuzz-exif", ["ThumbcacheImaging"]),
+        harness("fuzz-simple", ["ThumbcacheImaging"]),
         harness("fuzz-sniff", ["Thumbcache"]),
         harness("fuzz-query", ["ThumbcacheIndex"]),
     ]

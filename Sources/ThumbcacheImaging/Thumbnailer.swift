@@ -251,11 +251,12 @@ public enum Thumbnailer {
     /// the downscaler; orientation is applied to the small result.
     static func thumbnail(of source: any RowSource, format: ImageFormat, name: String,
                           options: ThumbnailOptions) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
-        let header = source.header
-        try checkLimits(name, width: header.width, height: header.height, buffered: header.buffered, options.limits)
+        // A drawing's stated size costs nothing: its limits apply to the size it is drawn at.
         if let scalable = source as? any ScalableRowSource {
             return try thumbnail(of: scalable, format: format, name: name, options: options)
         }
+        let header = source.header
+        try checkLimits(name, width: header.width, height: header.height, buffered: header.buffered, options.limits)
         let p = plan(header, options: options)
         let g = p.output
         // The shrink is chosen on the crop, which is what gets resized.

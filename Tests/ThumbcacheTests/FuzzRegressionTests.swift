@@ -39,6 +39,23 @@ struct FuzzRegressionTests {
         #expect(decoded >= Self.inputs(harness).filter { $0.path.contains("/Fuzz/Seeds/") }.count)
     }
 
+    /// The parsers of our own (fuzz-simple: the first byte picks BMP, ICO, Netpbm or TGA).
+    @Test func simpleFormatInputs() throws {
+        let formats: [ImageFormat] = [.bmp, .ico, .pnm, .tga]
+        let decoders = ImageDecoders([.bmp, .ico, .cur, .pnm, .tga])
+        let dir = TemporaryDirectory()
+        var decoded = 0
+        for file in Self.inputs("simple") {
+            let bytes = try [UInt8](Data(contentsOf: file))
+            guard let selector = bytes.first else { continue }
+            let path = try dir.write("input", Array(bytes.dropFirst()))
+            let format = formats[Int(selector) % formats.count]
+            if (try? Thumbnailer.thumbnail(ofFileAt: path, options: Self.options, format: format, decoders: decoders)) != nil { decoded += 1 }
+            _ = try? Thumbnailer.info(ofFileAt: path, format: format, decoders: decoders)
+        }
+        #expect(decoded >= Self.inputs("simple").filter { $0.path.contains("/Fuzz/Seeds/") }.count)
+    }
+
     @Test func exifInputs() throws {
         for file in Self.inputs("exif") {
             let bytes = try [UInt8](Data(contentsOf: file))
@@ -53,7 +70,9 @@ struct FuzzRegressionTests {
         for file in Self.inputs("sniff") {
             let bytes = try [UInt8](Data(contentsOf: file))
             let split = bytes.firstIndex(of: 0) ?? min(bytes.count, 8)
-            let type = types.type(of: Array(bytes[min(split + 1, bytes.count)...].prefix(512)), name: String(decoding: bytes[..<split], as: UTF8.self))
+            let head = Array(bytes[min(split + 1, bytes.count)...].prefix(4096))
+            let type = types.type(of: head, name: String(decoding: bytes[..<split], as: UTF8.self))
+            head.withUnsafeBytes { raw in for signature in ImageFormatSignature.all { _ = signature.sniffer?.test(raw) } }
             #expect(types.declaration(of: type) != nil, "\(file.lastPathComponent) → \(type)")
         }
     }

@@ -1,24 +1,27 @@
 import ThumbcacheImaging
 
-/// What the PNG and JPEG harnesses both do with an input: the in-memory decoder, then the
+/// What the image harnesses do with an input: the in-memory decoder (PNG, JPEG), then the
 /// streaming thumbnail and header paths a worker runs on a descriptor (and, for JPEG, the
 /// embedded EXIF preview).
 public struct ImageHarness: Sendable {
     let input = InputFile()
     let format: ImageFormat
+    let decoders: ImageDecoders
     /// Small limits, so that valid but huge headers are refused at once instead of decoded.
     let options = ThumbnailOptions(maxWidth: 32, maxHeight: 32, limits: DecodeLimits(maxPixels: 1 << 22, maxBufferedPixels: 1 << 20))
 
-    public init(format: ImageFormat) {
+    public init(format: ImageFormat, decoders: ImageDecoders = .standard) {
         self.format = format
+        self.decoders = decoders
     }
 
     public func run(_ data: UnsafePointer<UInt8>, _ count: Int) {
         let bytes = UnsafeRawBufferPointer(start: data, count: count)
-        _ = try? (format == .png ? ImageDecoder.png(Array(bytes), maxPixels: 1 << 20) : ImageDecoder.jpeg(Array(bytes), maxPixels: 1 << 20))
+        if format == .png { _ = try? ImageDecoder.png(Array(bytes), maxPixels: 1 << 20) }
+        if format == .jpeg { _ = try? ImageDecoder.jpeg(Array(bytes), maxPixels: 1 << 20) }
         input.write(bytes)
-        _ = try? Thumbnailer.thumbnail(ofDescriptor: input.descriptor, name: "input", options: options, format: format)
-        _ = try? Thumbnailer.info(ofDescriptor: input.descriptor, name: "input", format: format)
+        _ = try? Thumbnailer.thumbnail(ofDescriptor: input.descriptor, name: "input", options: options, format: format, decoders: decoders)
+        _ = try? Thumbnailer.info(ofDescriptor: input.descriptor, name: "input", format: format, decoders: decoders)
         if format == .jpeg { _ = try? Thumbnailer.embeddedThumbnail(ofDescriptor: input.descriptor, name: "input") }
     }
 }

@@ -19,6 +19,8 @@ final class TGASource: RowSource {
         let colorMap = h[1], type = h[2], depth = h[16]
         let width = Int(h[12]) | Int(h[13]) << 8, height = Int(h[14]) | Int(h[15]) << 8
         guard colorMap <= 1, [1, 2, 3, 9, 10, 11].contains(type), width > 0, height > 0, h[17] & 0xC0 == 0 else { return false }
+        // A colour map, even one a true-colour image carries unused, has entries of a known size.
+        guard colorMap == 0 || [15, 16, 24, 32].contains(h[7]) else { return false }
         switch type {
         case 1, 9: return colorMap == 1 && depth == 8 && [15, 16, 24, 32].contains(h[7])
         case 3, 11: return depth == 8 || depth == 16
