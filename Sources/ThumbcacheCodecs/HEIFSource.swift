@@ -10,7 +10,9 @@ final class HEIFSource: RowSource {
     private let context: OpaquePointer
     private let primary: OpaquePointer
     let header: RowSourceHeader
-    private var output = RGBABuffer()
+    /// The decoded image, released when its rows have been read.
+    private var image: OpaquePointer?
+    private var rows: Rows?
 
     /// Sides above this are refused by libheif before it allocates (its own default is larger).
     static let maximumSide: Int32 = 32768
@@ -37,13 +39,14 @@ final class HEIFSource: RowSource {
         header = RowSourceHeader(
             width: Int(heif_image_handle_get_width(handle)), height: Int(heif_image_handle_get_height(handle)),
             hasAlpha: heif_image_handle_has_alpha_channel(handle) != 0, exif: Self.exif(of: handle),
-            // libheif decodes the whole image; its planes and the RGBA copy are held at once.
-            buffered: true, bufferedBytes: Int(heif_image_handle_get_width(handle)) * Int(heif_image_handle_get_height(handle)) * 6,
+            // libheif decodes the whole image: its 4:2:0 planes are held while rows are made.
+            buffered: true, bufferedBytes: Int(heif_image_handle_get_width(handle)) * Int(heif_image_handle_get_height(handle)) * 3 / 2,
             orientation: .up, bitsPerSample: Int(heif_image_handle_get_luma_bits_per_pixel(handle)),
             colorSpace: "RGB", frameCount: frames)
     }
 
     deinit {
+        image.map(heif_image_release)
         heif_image_handle_release(primary)
         heif_context_free(context)
     }
@@ -96,42 +99,133 @@ final class HEIFSource: RowSource {
                 handle = best.0
             }
         }
-        let alpha = header.hasAlpha
+        image.map(heif_image_release)
+        image = nil
+        // The native planes first: 8-bit 4:2:0 YCbCr (what cameras and encoders write) is turned
+        // into RGBA a row at a time, so the image is never held as RGB. Anything else goes
+        // through libheif's own conversion to interleaved RGB(A).
         let options = heif_decoding_options_alloc()
         defer { heif_decoding_options_free(options) }
-        var image: OpaquePointer?
-        let error = heif_decode_image(handle, &image, heif_colorspace_RGB, alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB,
-                                      options)
-        guard error.code == heif_error_Ok, let image else { throw ImagingError(path: path, reason: .corrupt(Self.describe(error))) }
-        defer { heif_image_release(image) }
-        let w = Int(heif_image_get_width(image, heif_channel_interleaved)), h = Int(heif_image_get_height(image, heif_channel_interleaved))
+        var decoded: OpaquePointer?
+        var error = heif_decode_image(handle, &decoded, heif_colorspace_undefined, heif_chroma_undefined, options)
+        guard error.code == heif_error_Ok, let native = decoded else { throw ImagingError(path: path, reason: .corrupt(Self.describe(error))) }
+        if let planes = YCbCrPlanes(native, alpha: header.hasAlpha) {
+            image = native
+            rows = .ycbcr(planes)
+            return (planes.width, planes.height)
+        }
+        heif_image_release(native)
+        decoded = nil
+        error = heif_decode_image(handle, &decoded, heif_colorspace_RGB,
+                                  header.hasAlpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, options)
+        guard error.code == heif_error_Ok, let rgb = decoded else { throw ImagingError(path: path, reason: .corrupt(Self.describe(error))) }
+        image = rgb
+        let w = Int(heif_image_get_width(rgb, heif_channel_interleaved)), h = Int(heif_image_get_height(rgb, heif_channel_interleaved))
         var stride: Int32 = 0
-        guard w > 0, h > 0, let plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride) else {
+        guard w > 0, h > 0, let plane = heif_image_get_plane_readonly(rgb, heif_channel_interleaved, &stride) else {
             throw ImagingError(path: path, reason: .corrupt("libheif gave no pixels"))
         }
-        var rgba = RGBABuffer(width: w, height: h)
-        rgba.pixels.withUnsafeMutableBufferPointer { out in
-            for y in 0..<h {
-                let row = plane + y * Int(stride)
-                let to = out.baseAddress! + y * w * 4
-                if alpha {
-                    to.update(from: row, count: w * 4)
-                } else {
-                    for x in 0..<w {
-                        to[x * 4] = row[x * 3]
-                        to[x * 4 + 1] = row[x * 3 + 1]
-                        to[x * 4 + 2] = row[x * 3 + 2]
-                        to[x * 4 + 3] = 255
-                    }
-                }
-            }
-        }
-        output = rgba
+        rows = .interleaved(plane, stride: Int(stride), channels: header.hasAlpha ? 4 : 3, width: w, height: h)
         return (w, h)
     }
 
     func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
-        output.feed(sink)
-        output = RGBABuffer()
+        defer {
+            image.map(heif_image_release)
+            image = nil
+            rows = nil
+        }
+        switch rows {
+        case .ycbcr(let planes)?:
+            var row = [UInt8](repeating: 255, count: planes.width * 4)
+            for y in 0..<planes.height {
+                planes.convert(row: y, into: &row)
+                row.withUnsafeBufferPointer { sink($0.baseAddress!) }
+            }
+        case .interleaved(let plane, let stride, let channels, let width, let height)?:
+            var row = [UInt8](repeating: 255, count: width * 4)
+            for y in 0..<height {
+                let from = plane + y * stride
+                for x in 0..<width { for c in 0..<channels { row[x * 4 + c] = from[x * channels + c] } }
+                row.withUnsafeBufferPointer { sink($0.baseAddress!) }
+            }
+        case nil:
+            break
+        }
+    }
+
+    /// Where the decoded pixels are, until readRows.
+    private enum Rows {
+        case ycbcr(YCbCrPlanes)
+        case interleaved(UnsafePointer<UInt8>, stride: Int, channels: Int, width: Int, height: Int)
+    }
+}
+
+/// 8-bit 4:2:0 YCbCr planes of a decoded HEIF image and how to turn them into RGB: the matrix
+/// (BT.601, BT.709 or BT.2020 from the image's nclx profile, BT.601 when it has none) and the
+/// range. Chroma is taken from the co-sited sample (the image is about to be shrunk anyway).
+struct YCbCrPlanes {
+    let width: Int
+    let height: Int
+    private let y, cb, cr: (UnsafePointer<UInt8>, Int)
+    private let alpha: (UnsafePointer<UInt8>, Int)?
+    private let full: Bool
+    private let kr, kb: Float
+
+    init?(_ image: OpaquePointer, alpha hasAlpha: Bool) {
+        guard heif_image_get_colorspace(image) == heif_colorspace_YCbCr, heif_image_get_chroma_format(image) == heif_chroma_420,
+              heif_image_get_bits_per_pixel_range(image, heif_channel_Y) == 8 else { return nil }
+        func plane(_ channel: heif_channel) -> (UnsafePointer<UInt8>, Int)? {
+            var stride: Int32 = 0
+            guard let p = heif_image_get_plane_readonly(image, channel, &stride) else { return nil }
+            return (p, Int(stride))
+        }
+        guard let y = plane(heif_channel_Y), let cb = plane(heif_channel_Cb), let cr = plane(heif_channel_Cr) else { return nil }
+        if hasAlpha {
+            guard heif_image_get_bits_per_pixel_range(image, heif_channel_Alpha) == 8, let a = plane(heif_channel_Alpha) else { return nil }
+            alpha = a
+        } else {
+            alpha = nil
+        }
+        (self.y, self.cb, self.cr) = (y, cb, cr)
+        width = Int(heif_image_get_width(image, heif_channel_Y))
+        height = Int(heif_image_get_height(image, heif_channel_Y))
+        guard width > 0, height > 0 else { return nil }
+        var profile: UnsafeMutablePointer<heif_color_profile_nclx>?
+        var matrix = heif_matrix_coefficients_ITU_R_BT_601_6
+        var fullRange = true
+        if heif_image_get_nclx_color_profile(image, &profile).code == heif_error_Ok, let profile {
+            matrix = profile.pointee.matrix_coefficients
+            fullRange = profile.pointee.full_range_flag != 0
+            heif_nclx_color_profile_free(profile)
+        }
+        switch matrix {
+        case heif_matrix_coefficients_ITU_R_BT_709_5: (kr, kb) = (0.2126, 0.0722)
+        case heif_matrix_coefficients_ITU_R_BT_470_6_System_B_G, heif_matrix_coefficients_ITU_R_BT_601_6,
+             heif_matrix_coefficients_unspecified: (kr, kb) = (0.299, 0.114)
+        case heif_matrix_coefficients_ITU_R_BT_2020_2_non_constant_luminance: (kr, kb) = (0.2627, 0.0593)
+        default: return nil  // identity (GBR), YCgCo and the rest: libheif converts those
+        }
+        full = fullRange
+    }
+
+    func convert(row r: Int, into out: inout [UInt8]) {
+        let kg = 1 - kr - kb
+        let crR = 2 * (1 - kr), cbB = 2 * (1 - kb), cbG = 2 * kb * (1 - kb) / kg, crG = 2 * kr * (1 - kr) / kg
+        let (ys, us, vs) = (y.0 + r * y.1, cb.0 + (r / 2) * cb.1, cr.0 + (r / 2) * cr.1)
+        let a = alpha.map { $0.0 + r * $0.1 }
+        for x in 0..<width {
+            var l = Float(ys[x]), u = Float(us[x / 2]) - 128, v = Float(vs[x / 2]) - 128
+            if !full {
+                l = (l - 16) * (255 / 219)
+                u *= 255 / 224
+                v *= 255 / 224
+            }
+            let o = x * 4
+            out[o] = UInt8(max(0, min(255, (l + crR * v).rounded())))
+            out[o + 1] = UInt8(max(0, min(255, (l - cbG * u - crG * v).rounded())))
+            out[o + 2] = UInt8(max(0, min(255, (l + cbB * u).rounded())))
+            out[o + 3] = a.map { $0[x] } ?? 255
+        }
     }
 }
