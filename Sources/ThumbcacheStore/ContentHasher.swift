@@ -10,7 +10,7 @@ import Darwin
 /// Hashes files with XXH3-128.
 ///
 /// Files up to ``mapThreshold`` are read with `read(2)` into one reusable buffer. Larger files
-/// are mapped in windows of 64 MiB (`MAP_POPULATE`, so no page faults) and hashed
+/// are mapped in windows of 8 MiB (`MAP_POPULATE`, so no page faults) and hashed
 /// in place, which skips the copy `read` makes (half the time in the page cache; figures in
 /// Docs/PERFORMANCE.md). A file truncated while mapped raises `SIGBUS`; the C shim catches it for the
 /// hashing thread and the file counts as changed while reading. Memory stays bounded: one
@@ -24,7 +24,7 @@ public final class ContentHasher {
     /// Files larger than this are mapped rather than read.
     public static let mapThreshold = 256 << 10
     /// Bytes mapped at a time, which bounds the resident memory a large file adds.
-    package static let mapWindow = 64 << 20
+    package static let mapWindow = 8 << 20
 
     private let buffer: UnsafeMutableRawBufferPointer
     private let state: OpaquePointer
