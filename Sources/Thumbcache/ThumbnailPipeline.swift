@@ -111,8 +111,12 @@ package struct ThumbnailPipeline: Sendable {
     package static func isContentFault(_ error: any Error) -> Bool {
         switch error {
         case let error as ImagingError:
-            if case .unreadable = error.reason { return false }
-            return true
+            switch error.reason {
+            // A read that failed, or a decoder this process does not link (an --in-process warm of
+            // a WebP): a sandboxed run would succeed, so nothing is remembered against the bytes.
+            case .unreadable, .decoderNotInProcess: return false
+            default: return true
+            }
         case let error as WorkerFailure: return error.isContentFault
         case is FileError, is GenerationError, is CancellationError, is StoreError: return false
         default: return true  // a provider's own error about this file

@@ -581,6 +581,25 @@ struct ImageFormatTests {
         let sized = try search("kMDItemPixelWidth == 480 && kMDItemPixelHeight == 320")
         #expect(sized.count == 9, "\(sized.sorted())")
     }
+
+    /// An --in-process warm decodes PNG and JPEG only: a WebP fails with a reason saying so, and
+    /// that failure is not remembered against its bytes, so the next (sandboxed) warm makes it.
+    @Test func inProcessWarmsLeaveWorkerOnlyFormatsForTheWorker() throws {
+        let dir = TemporaryDirectory()
+        let tree = dir.appending("tree"), cache = dir.appending("cache")
+        try FileManager.default.createDirectory(atPath: tree, withIntermediateDirectories: true)
+        _ = try Self.fixture(dir, "tree/photo.webp", from: Self.source(), "cwebp") { ["-quiet", $0, "-o", $1] }
+        try FileManager.default.removeItem(atPath: dir.appending("tree-photo.webp.source.png"))
+        func warm(_ extra: [String]) throws -> SandboxTests.Summary {
+            let child = try ChildProcess(program: "thumbcache", arguments: ["warm", "--json", tree, "--cache", cache] + extra)
+            _ = child.wait()
+            return try JSONDecoder().decode(SandboxTests.Summary.self, from: Data(child.output.joined(separator: "\n").utf8))
+        }
+        let local = try warm(["--in-process"])
+        #expect(local.generated == 0)
+        #expect(local.failures.keys.contains { $0.contains("decoded only in the sandboxed worker") }, "\(local.failures)")
+        #expect(try warm([]).generated == 1)
+    }
 }
 
 extension RGBAImage {
