@@ -13,9 +13,9 @@ import ThumbcacheTestSupport
 /// The reference is that source: its pixels resized by the same filter. No decoder of the
 /// format under test is involved in the reference, so this checks more than agreeing with a
 /// second decoder would: the pixels, the orientation and the alpha the encoder was given come back.
-@Suite(.serialized)
 struct ImageFormatTests {
-    static let pool = WorkerPool(.init(workers: 1))
+    /// Shared by the tests, which run in parallel: one worker per core.
+    static let pool = WorkerPool(.init(workers: 2))
     static let box = ThumbnailOptions(maxWidth: 160, maxHeight: 160)
 
     /// A photo-like source: smooth gradients, an off-centre disc (so a turn or a mirror shows) and,
