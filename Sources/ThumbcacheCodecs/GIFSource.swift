@@ -25,6 +25,12 @@ final class GIFSource: RowSource {
         let canvas = (Int(gif.pointee.SWidth), Int(gif.pointee.SHeight))
         let (width, height) = canvas.0 > 0 && canvas.1 > 0 ? canvas : (frame.x + frame.width, frame.y + frame.height)
         let covers = frame.x == 0 && frame.y == 0 && frame.width >= width && frame.height >= height
+        // An interlaced frame is held as indices: its own size (which may exceed the canvas) is
+        // what the buffered limit must bound, not the canvas's.
+        if frame.interlaced && frame.width * frame.height > DecodeLimits().maxBufferedPixels {
+            throw ImagingError(path: name, reason: .tooLarge(width: UInt32(frame.width), height: UInt32(frame.height),
+                                                             limit: DecodeLimits().maxBufferedPixels))
+        }
         header = RowSourceHeader(width: width, height: height, hasAlpha: transparentIndex >= 0 || !covers,
                                  buffered: frame.interlaced, bufferedBytes: frame.interlaced ? frame.width * frame.height : 0,
                                  bitsPerSample: 8, colorSpace: "Palette", frameCount: nil)

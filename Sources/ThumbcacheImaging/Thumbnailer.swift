@@ -309,7 +309,7 @@ public enum Thumbnailer {
         // The whole drawing at the scale that brings the crop to the output size.
         let s = min(Double(g.width) / Double(g.crop.width), Double(g.height) / Double(g.crop.height))
         let rw = max(1, Int((Double(header.width) * s).rounded())), rh = max(1, Int((Double(header.height) * s).rounded()))
-        try checkLimits(name, width: rw, height: rh, buffered: false, options.limits)
+        try checkLimits(name, width: rw, height: rh, buffered: true, options.limits)  // drawn whole
         let (sw, sh) = try source.start(width: rw, height: rh)
         let crop = scaledCrop(g.crop, from: (header.width, header.height), to: (sw, sh), shrink: 1)
         let scaler = StreamingDownscaler(
