@@ -7,7 +7,7 @@ import ThumbcacheImaging
 /// A camera raw file through LibRaw: the embedded preview (a JPEG as a rule, then the
 /// shrink-on-load JPEG path) turned by the raw file's orientation; a half-size demosaic only when
 /// there is no preview at least the output size. Camera metadata comes from the file's TIFF
-/// structure where it has one, else from what LibRaw parsed.
+/// structure where it has one (read in place from the mapping), else from what LibRaw parsed.
 final class RawSource: RowSource {
     private let path: String
     private let file: MappedFile
@@ -15,10 +15,6 @@ final class RawSource: RowSource {
     let header: RowSourceHeader
     private var inner: (any RowSource)?
     private var output = RGBABuffer()
-
-    /// Bytes of a TIFF-based raw file's start handed to the EXIF reader: IFD0 and the EXIF and
-    /// GPS IFDs of real files lie inside.
-    static let exifPrefix = 256 << 10
 
     init(descriptor: Int32, name: String, format: ImageFormat) throws(ImagingError) {
         path = name
@@ -34,9 +30,9 @@ final class RawSource: RowSource {
         let tiffBased = [ImageFormat.dng, .cr2, .nef, .arw].contains(format)
         header = RowSourceHeader(
             width: Int(sizes.width), height: Int(sizes.height), hasAlpha: false,
-            exif: tiffBased ? Array(file.bytes.prefix(Self.exifPrefix)) : nil, maxShrink: 8,
+            maxShrink: 8,
             orientation: Self.orientation(flip: sizes.flip), bitsPerSample: Int(raw.pointee.color.raw_bps) > 0 ? Int(raw.pointee.color.raw_bps) : nil,
-            colorSpace: "RGB", metadata: Self.metadata(raw))
+            colorSpace: "RGB", metadata: (tiffBased ? EXIFData.parse(file.bytes) : nil) ?? Self.metadata(raw))
     }
 
     deinit { libraw_close(raw) }

@@ -30,10 +30,18 @@ final class TIFFSource: RowSource {
         header = RowSourceHeader(
             width: width, height: height, hasAlpha: info.has_alpha != 0, maxShrink: info.reduced_images > 0 ? 8 : 1,
             buffered: whole, bufferedBytes: whole ? bandBytes : 0, orientation: Orientation(rawValue: Int(info.orientation)),
-            bitsPerSample: Int(info.bits_per_sample), colorSpace: Self.colorSpace(info), frameCount: Int(info.pages))
+            bitsPerSample: Int(info.bits_per_sample), colorSpace: Self.colorSpace(info), frameCount: Int(info.pages),
+            metadata: Self.metadata(descriptor: descriptor, name: name))
     }
 
     deinit { ctiff_close(decoder) }
+
+    /// The file is a TIFF structure itself: IFD0's camera tags and its EXIF and GPS IFDs are read
+    /// in place from a mapping (only the pages they lie on are touched; IFD0 often sits at the end).
+    static func metadata(descriptor: Int32, name: String) -> EXIFData? {
+        guard let file = try? MappedFile(descriptor: descriptor, name: name) else { return nil }
+        return EXIFData.parse(file.bytes)
+    }
 
     private func fail() -> ImagingError {
         ImagingError(path: path, reason: .corrupt(String(cString: ctiff_message(decoder))))

@@ -214,8 +214,10 @@ struct ImageFormatTests {
         #expect(try Self.expectMatches(palette, art).colorSpace == "Palette")
         let photo = Self.source()
         let turned = try Self.fixture(dir, "turned.tif", from: photo, "convert") { [$0, "-alpha", "off", "-orient", "RightTop", $1] }
+        try Self.run("exiftool", ["-q", "-overwrite_original", "-Make=TestCam", "-LensModel=Zoom 24-70", "-DateTimeOriginal=2024:05:06 07:08:09", turned])
         let info = try Self.expectMatches(turned, Self.displayed(photo, orientation: 6))
         #expect(info.orientation == .right && info.pixelWidth == 320 && info.pixelHeight == 480)
+        #expect(info.exif?.make == "TestCam" && info.exif?.lensModel == "Zoom 24-70" && info.exif?.dateTimeOriginal == "2024:05:06 07:08:09")
         // Two pages: the first is the thumbnail, both are counted.
         let second = try dir.write("second.png", ImageEncoder.png(Self.displayed(photo, orientation: 3)))
         let first = try dir.write("first.png", ImageEncoder.png(photo))
