@@ -101,17 +101,17 @@ final class HEIFSource: RowSource {
         }
         image.map(heif_image_release)
         image = nil
-        // The native planes first: 8-bit 4:2:0 YCbCr (what cameras and encoders write) is turned
-        // into RGBA a row at a time, so the image is never held as RGB. Anything else goes
-        // through libheif's own conversion to interleaved RGB(A).
+        // The native planes first (YCbCr at any subsampling, planar RGB, gray; 8 to 16 bits) are
+        // turned into RGBA a row at a time, so the image is never held as RGB. Anything else is
+        // decoded again through libheif's own conversion to interleaved RGB(A).
         let options = heif_decoding_options_alloc()
         defer { heif_decoding_options_free(options) }
         var decoded: OpaquePointer?
         var error = heif_decode_image(handle, &decoded, heif_colorspace_undefined, heif_chroma_undefined, options)
         guard error.code == heif_error_Ok, let native = decoded else { throw ImagingError(path: path, reason: .corrupt(Self.describe(error))) }
-        if let planes = YCbCrPlanes(native, alpha: header.hasAlpha) {
+        if let planes = PlanarImage(native, alpha: header.hasAlpha) {
             image = native
-            rows = .ycbcr(planes)
+            rows = .planar(planes)
             return (planes.width, planes.height)
         }
         heif_image_release(native)
@@ -136,7 +136,7 @@ final class HEIFSource: RowSource {
             rows = nil
         }
         switch rows {
-        case .ycbcr(let planes)?:
+        case .planar(let planes)?:
             var row = [UInt8](repeating: 255, count: planes.width * 4)
             for y in 0..<planes.height {
                 planes.convert(row: y, into: &row)
@@ -156,40 +156,61 @@ final class HEIFSource: RowSource {
 
     /// Where the decoded pixels are, until readRows.
     private enum Rows {
-        case ycbcr(YCbCrPlanes)
+        case planar(PlanarImage)
         case interleaved(UnsafePointer<UInt8>, stride: Int, channels: Int, width: Int, height: Int)
     }
 }
 
-/// 8-bit 4:2:0 YCbCr planes of a decoded HEIF image and how to turn them into RGB: the matrix
-/// (BT.601, BT.709 or BT.2020 from the image's nclx profile, BT.601 when it has none) and the
-/// range. Chroma is taken from the co-sited sample (the image is about to be shrunk anyway).
-struct YCbCrPlanes {
+/// The planes of a decoded HEIF image as libheif delivers them natively — YCbCr 4:2:0, 4:2:2 or
+/// 4:4:4, planar RGB, or gray; 8 bits or more (stored in 16) — and how to turn a row of them into
+/// RGBA: the matrix (BT.601, BT.709 or BT.2020 from the image's nclx profile, BT.601 when it has
+/// none) and the range. Chroma is taken from the co-sited sample (the image is about to be shrunk).
+struct PlanarImage {
     let width: Int
     let height: Int
-    private let y, cb, cr: (UnsafePointer<UInt8>, Int)
+    private enum Model { case ycbcr(subsampleX: Int, subsampleY: Int), rgb, gray }
+    private let model: Model
+    /// Up to three colour planes (Y/Cb/Cr, R/G/B, or Y) and the alpha plane: base and stride in bytes.
+    private let planes: [(UnsafePointer<UInt8>, Int)]
     private let alpha: (UnsafePointer<UInt8>, Int)?
+    /// Sample bits; above 8 each sample takes two bytes.
+    private let bits: Int
     private let full: Bool
     private let kr, kb: Float
 
     init?(_ image: OpaquePointer, alpha hasAlpha: Bool) {
-        guard heif_image_get_colorspace(image) == heif_colorspace_YCbCr, heif_image_get_chroma_format(image) == heif_chroma_420,
-              heif_image_get_bits_per_pixel_range(image, heif_channel_Y) == 8 else { return nil }
         func plane(_ channel: heif_channel) -> (UnsafePointer<UInt8>, Int)? {
             var stride: Int32 = 0
             guard let p = heif_image_get_plane_readonly(image, channel, &stride) else { return nil }
             return (p, Int(stride))
         }
-        guard let y = plane(heif_channel_Y), let cb = plane(heif_channel_Cb), let cr = plane(heif_channel_Cr) else { return nil }
+        let colorspace = heif_image_get_colorspace(image), chroma = heif_image_get_chroma_format(image)
+        let channels: [heif_channel]
+        switch (colorspace, chroma) {
+        case (heif_colorspace_YCbCr, heif_chroma_420): (model, channels) = (.ycbcr(subsampleX: 2, subsampleY: 2), [heif_channel_Y, heif_channel_Cb, heif_channel_Cr])
+        case (heif_colorspace_YCbCr, heif_chroma_422): (model, channels) = (.ycbcr(subsampleX: 2, subsampleY: 1), [heif_channel_Y, heif_channel_Cb, heif_channel_Cr])
+        case (heif_colorspace_YCbCr, heif_chroma_444): (model, channels) = (.ycbcr(subsampleX: 1, subsampleY: 1), [heif_channel_Y, heif_channel_Cb, heif_channel_Cr])
+        case (heif_colorspace_RGB, heif_chroma_444): (model, channels) = (.rgb, [heif_channel_R, heif_channel_G, heif_channel_B])
+        case (heif_colorspace_monochrome, heif_chroma_monochrome): (model, channels) = (.gray, [heif_channel_Y])
+        default: return nil
+        }
+        let bits = Int(heif_image_get_bits_per_pixel_range(image, channels[0]))
+        guard (8...16).contains(bits) else { return nil }
+        var found: [(UnsafePointer<UInt8>, Int)] = []
+        for c in channels {
+            guard Int(heif_image_get_bits_per_pixel_range(image, c)) == bits, let p = plane(c) else { return nil }
+            found.append(p)
+        }
+        planes = found
+        self.bits = bits
         if hasAlpha {
-            guard heif_image_get_bits_per_pixel_range(image, heif_channel_Alpha) == 8, let a = plane(heif_channel_Alpha) else { return nil }
+            guard Int(heif_image_get_bits_per_pixel_range(image, heif_channel_Alpha)) == bits, let a = plane(heif_channel_Alpha) else { return nil }
             alpha = a
         } else {
             alpha = nil
         }
-        (self.y, self.cb, self.cr) = (y, cb, cr)
-        width = Int(heif_image_get_width(image, heif_channel_Y))
-        height = Int(heif_image_get_height(image, heif_channel_Y))
+        width = Int(heif_image_get_width(image, channels[0]))
+        height = Int(heif_image_get_height(image, channels[0]))
         guard width > 0, height > 0 else { return nil }
         var profile: UnsafeMutablePointer<heif_color_profile_nclx>?
         var matrix = heif_matrix_coefficients_ITU_R_BT_601_6
@@ -202,30 +223,56 @@ struct YCbCrPlanes {
         switch matrix {
         case heif_matrix_coefficients_ITU_R_BT_709_5: (kr, kb) = (0.2126, 0.0722)
         case heif_matrix_coefficients_ITU_R_BT_470_6_System_B_G, heif_matrix_coefficients_ITU_R_BT_601_6,
-             heif_matrix_coefficients_unspecified: (kr, kb) = (0.299, 0.114)
+             heif_matrix_coefficients_unspecified, heif_matrix_coefficients_RGB_GBR: (kr, kb) = (0.299, 0.114)
         case heif_matrix_coefficients_ITU_R_BT_2020_2_non_constant_luminance: (kr, kb) = (0.2627, 0.0593)
-        default: return nil  // identity (GBR), YCgCo and the rest: libheif converts those
+        default:
+            if case .ycbcr = model { return nil }  // YCgCo and the rest: libheif converts those
+            (kr, kb) = (0.299, 0.114)
         }
         full = fullRange
     }
 
+    /// Sample `x` of a row starting at `row`, scaled to 0…255 as a Float.
+    @inline(__always)
+    private func sample(_ row: UnsafePointer<UInt8>, _ x: Int) -> Float {
+        if bits == 8 { return Float(row[x]) }
+        let v = UnsafeRawPointer(row).loadUnaligned(fromByteOffset: x * 2, as: UInt16.self)
+        return Float(v) * (255 / Float((1 << bits) - 1))
+    }
+
     func convert(row r: Int, into out: inout [UInt8]) {
-        let kg = 1 - kr - kb
-        let crR = 2 * (1 - kr), cbB = 2 * (1 - kb), cbG = 2 * kb * (1 - kb) / kg, crG = 2 * kr * (1 - kr) / kg
-        let (ys, us, vs) = (y.0 + r * y.1, cb.0 + (r / 2) * cb.1, cr.0 + (r / 2) * cr.1)
+        @inline(__always) func clamp(_ v: Float) -> UInt8 { UInt8(max(0, min(255, v.rounded()))) }
         let a = alpha.map { $0.0 + r * $0.1 }
-        for x in 0..<width {
-            var l = Float(ys[x]), u = Float(us[x / 2]) - 128, v = Float(vs[x / 2]) - 128
-            if !full {
-                l = (l - 16) * (255 / 219)
-                u *= 255 / 224
-                v *= 255 / 224
-            }
-            let o = x * 4
-            out[o] = UInt8(max(0, min(255, (l + crR * v).rounded())))
-            out[o + 1] = UInt8(max(0, min(255, (l - cbG * u - crG * v).rounded())))
-            out[o + 2] = UInt8(max(0, min(255, (l + cbB * u).rounded())))
-            out[o + 3] = a.map { $0[x] } ?? 255
+        let rows = planes.enumerated().map { i, p -> UnsafePointer<UInt8> in
+            if i > 0, case .ycbcr(_, let sy) = model { return p.0 + (r / sy) * p.1 }
+            return p.0 + r * p.1
         }
+        switch model {
+        case .gray:
+            for x in 0..<width {
+                var l = sample(rows[0], x)
+                if !full { l = (l - 16) * (255 / 219) }
+                let v = clamp(l)
+                (out[x * 4], out[x * 4 + 1], out[x * 4 + 2]) = (v, v, v)
+            }
+        case .rgb:
+            for x in 0..<width {
+                (out[x * 4], out[x * 4 + 1], out[x * 4 + 2]) = (clamp(sample(rows[0], x)), clamp(sample(rows[1], x)), clamp(sample(rows[2], x)))
+            }
+        case .ycbcr(let sx, _):
+            let kg = 1 - kr - kb
+            let crR = 2 * (1 - kr), cbB = 2 * (1 - kb), cbG = 2 * kb * (1 - kb) / kg, crG = 2 * kr * (1 - kr) / kg
+            for x in 0..<width {
+                var l = sample(rows[0], x), u = sample(rows[1], x / sx) - 128, v = sample(rows[2], x / sx) - 128
+                if !full {
+                    l = (l - 16) * (255 / 219)
+                    u *= 255 / 224
+                    v *= 255 / 224
+                }
+                let o = x * 4
+                (out[o], out[o + 1], out[o + 2]) = (clamp(l + crR * v), clamp(l - cbG * u - crG * v), clamp(l + cbB * u))
+            }
+        }
+        for x in 0..<width { out[x * 4 + 3] = a.map { clamp(sample($0, x)) } ?? 255 }
     }
 }
