@@ -4,7 +4,7 @@ import Thumbcache
 /// Where and under which limits the decoders run; shared by the commands that decode files.
 struct DecoderOptions: ParsableArguments {
     @Flag(name: .long, help: ArgumentHelp(
-        "Decode in this process instead of sandboxed worker processes. Slightly faster to start, but a decoder crash ends the command and a hostile file's exploit runs as you: for trusted files only."))
+        "Decode in this process instead of sandboxed worker processes. Slightly faster to start, but a decoder crash ends the command and a hostile file's exploit runs as you: for trusted files only. Decodes PNG and JPEG only: every other format needs the worker."))
     var inProcess = false
 
     @Option(name: .long, help: ArgumentHelp("Seconds a file may take to decode before its worker is stopped and the file fails.", valueName: "seconds"))

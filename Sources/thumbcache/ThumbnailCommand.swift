@@ -7,17 +7,21 @@ struct ThumbnailCommand: ParsableCommand {
         commandName: "thumbnail",
         abstract: "Make thumbnails of image files directly, without the cache (like vipsthumbnail).",
         discussion: """
-            Decodes each PNG or JPEG (told apart by content, not name), shrinking JPEGs while they \
-            load, resizes with a streaming filter whose memory does not grow with the image's \
-            height, turns it upright from its EXIF orientation, and writes PNG (or JPEG).
+            Decodes each image — PNG, JPEG, WebP, GIF, TIFF, HEIC, AVIF, JPEG XL, SVG, camera raw \
+            (DNG, CR2, CR3, NEF, ARW, ORF, RAF, RW2), BMP, ICO, Netpbm or TGA, told apart by \
+            content, not name — shrinking it while it loads where the format allows (JPEG, WebP, a \
+            raw file's preview, a TIFF's reduced page, a HEIF's embedded thumbnail; SVG is drawn \
+            at the size), resizes with a streaming filter whose memory does not grow with the \
+            image's height, turns it upright, and writes PNG (or JPEG).
 
             Files are decoded in a sandboxed worker process (see `thumbcache warm --help`) unless \
-            --in-process is given. A file that cannot be made into a thumbnail is reported with \
+            --in-process is given, which decodes PNG and JPEG only. A file that cannot be made into a thumbnail is reported with \
             its path and reason; the others are still written, and the exit status is 1.
 
             Examples:
               thumbcache thumbnail photo.jpg -o photo-256.png
               thumbcache thumbnail --size 128 --output-dir thumbs ~/Pictures/*.jpg
+              thumbcache thumbnail IMG_0042.HEIC DSC_0007.NEF drawing.svg --output-dir thumbs
             """
     )
 
