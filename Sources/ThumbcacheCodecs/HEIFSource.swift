@@ -13,6 +13,8 @@ final class HEIFSource: RowSource {
     /// The decoded image, released when its rows have been read.
     private var image: OpaquePointer?
     private var rows: Rows?
+    /// 1, or 2 when native planes are averaged 2×2 as they are converted.
+    private var shrink = 1
 
     /// Sides above this are refused by libheif before it allocates (its own default is larger).
     static let maximumSide: Int32 = 32768
@@ -39,6 +41,8 @@ final class HEIFSource: RowSource {
         header = RowSourceHeader(
             width: Int(heif_image_handle_get_width(handle)), height: Int(heif_image_handle_get_height(handle)),
             hasAlpha: heif_image_handle_has_alpha_channel(handle) != 0, exif: Self.exif(of: handle),
+            // A 2× pre-shrink as the planes are converted (not for the interleaved fallback).
+            maxShrink: 2,
             // libheif decodes the whole image: its 4:2:0 planes are held while rows are made.
             buffered: true, bufferedBytes: Int(heif_image_handle_get_width(handle)) * Int(heif_image_handle_get_height(handle)) * 3 / 2,
             orientation: .up, bitsPerSample: Int(heif_image_handle_get_luma_bits_per_pixel(handle)),
@@ -112,7 +116,10 @@ final class HEIFSource: RowSource {
         if let planes = PlanarImage(native, alpha: header.hasAlpha) {
             image = native
             rows = .planar(planes)
-            return (planes.width, planes.height)
+            // Only where 2× is still left for the filter after it (an embedded thumbnail may be
+            // smaller than the planner assumed).
+            self.shrink = shrink >= 2 && planes.width >= 4 * size.width && planes.height >= 4 * size.height ? 2 : 1
+            return planes.size(shrink: self.shrink)
         }
         heif_image_release(native)
         decoded = nil
@@ -137,10 +144,12 @@ final class HEIFSource: RowSource {
         }
         switch rows {
         case .planar(let planes)?:
-            var row = [UInt8](repeating: 255, count: planes.width * 4)
-            for y in 0..<planes.height {
-                planes.convert(row: y, into: &row)
-                row.withUnsafeBufferPointer { sink($0.baseAddress!) }
+            let (w, h) = planes.size(shrink: shrink)
+            let row = UnsafeMutablePointer<UInt8>.allocate(capacity: w * 4)
+            defer { row.deallocate() }
+            for y in 0..<h {
+                planes.convert(row: y, shrink: shrink, into: row)
+                sink(row)
             }
         case .interleaved(let plane, let stride, let channels, let width, let height)?:
             var row = [UInt8](repeating: 255, count: width * 4)
@@ -232,47 +241,64 @@ struct PlanarImage {
         full = fullRange
     }
 
-    /// Sample `x` of a row starting at `row`, scaled to 0…255 as a Float.
+    /// Sample `x` of a row starting at `row`, at 8 bits.
     @inline(__always)
-    private func sample(_ row: UnsafePointer<UInt8>, _ x: Int) -> Float {
-        if bits == 8 { return Float(row[x]) }
-        let v = UnsafeRawPointer(row).loadUnaligned(fromByteOffset: x * 2, as: UInt16.self)
-        return Float(v) * (255 / Float((1 << bits) - 1))
+    private func sample(_ row: UnsafePointer<UInt8>, _ x: Int) -> Int32 {
+        if bits == 8 { return Int32(row[x]) }
+        let v = Int32(UnsafeRawPointer(row).loadUnaligned(fromByteOffset: x * 2, as: UInt16.self))
+        return (v * 255 + (1 << (bits - 1))) >> Int32(bits)
     }
 
-    func convert(row r: Int, into out: inout [UInt8]) {
-        @inline(__always) func clamp(_ v: Float) -> UInt8 { UInt8(max(0, min(255, v.rounded()))) }
-        let a = alpha.map { $0.0 + r * $0.1 }
-        let rows = planes.enumerated().map { i, p -> UnsafePointer<UInt8> in
-            if i > 0, case .ycbcr(_, let sy) = model { return p.0 + (r / sy) * p.1 }
-            return p.0 + r * p.1
+    /// The rows a `shrink` of 1 or 2 makes: 2 averages each 2×2 block before converting (the
+    /// conversion is affine, so this is the box pre-shrink the downscaler would do, at a quarter
+    /// of the cost).
+    func size(shrink: Int) -> (width: Int, height: Int) { ((width + shrink - 1) / shrink, (height + shrink - 1) / shrink) }
+
+    /// Output row `r` (at `shrink` 1 or 2) as RGBA into `out`. Fixed-point BT.601/709/2020.
+    func convert(row r: Int, shrink: Int, into out: UnsafeMutablePointer<UInt8>) {
+        let outWidth = (width + shrink - 1) / shrink
+        let top = r * shrink, bottom = min(r * shrink + shrink - 1, height - 1)
+        func rowStart(_ plane: Int, _ y: Int) -> UnsafePointer<UInt8> {
+            let p = planes[plane]
+            if plane > 0, case .ycbcr(_, let sy) = model { return p.0 + (y / sy) * p.1 }
+            return p.0 + y * p.1
         }
-        switch model {
-        case .gray:
-            for x in 0..<width {
-                var l = sample(rows[0], x)
-                if !full { l = (l - 16) * (255 / 219) }
-                let v = clamp(l)
-                (out[x * 4], out[x * 4 + 1], out[x * 4 + 2]) = (v, v, v)
+        let a0 = alpha.map { $0.0 + top * $0.1 }, a1 = alpha.map { $0.0 + bottom * $0.1 }
+        // Luma and chroma scales in 16.16 fixed point, the limited range folded in.
+        let kg = 1 - kr - kb
+        let cs: Float = full ? 1 : 255 / 224
+        let ys: Int32 = full ? 65536 : Int32((65536 * 255 / 219 as Float).rounded()), yo: Int32 = full ? 0 : 16
+        let crR = Int32((2 * (1 - kr) * cs * 65536).rounded()), cbB = Int32((2 * (1 - kb) * cs * 65536).rounded())
+        let cbG = Int32((2 * kb * (1 - kb) / kg * cs * 65536).rounded()), crG = Int32((2 * kr * (1 - kr) / kg * cs * 65536).rounded())
+        @inline(__always) func clamp(_ v: Int32) -> UInt8 { UInt8(clamping: (v + 32768) >> 16) }
+        let rows0 = (0..<planes.count).map { rowStart($0, top) }, rows1 = (0..<planes.count).map { rowStart($0, bottom) }
+        let sx: Int
+        if case .ycbcr(let x, _) = model { sx = x } else { sx = 1 }
+        for x in 0..<outWidth {
+            let left = x * shrink, right = min(x * shrink + shrink - 1, width - 1)
+            // The block's average of each plane (chroma at its own resolution).
+            @inline(__always) func average(_ plane: Int, _ scale: Int) -> Int32 {
+                if shrink == 1 { return sample(rows0[plane], left / scale) }
+                return (sample(rows0[plane], left / scale) + sample(rows0[plane], right / scale)
+                        + sample(rows1[plane], left / scale) + sample(rows1[plane], right / scale) + 2) >> 2
             }
-        case .rgb:
-            for x in 0..<width {
-                (out[x * 4], out[x * 4 + 1], out[x * 4 + 2]) = (clamp(sample(rows[0], x)), clamp(sample(rows[1], x)), clamp(sample(rows[2], x)))
-            }
-        case .ycbcr(let sx, _):
-            let kg = 1 - kr - kb
-            let crR = 2 * (1 - kr), cbB = 2 * (1 - kb), cbG = 2 * kb * (1 - kb) / kg, crG = 2 * kr * (1 - kr) / kg
-            for x in 0..<width {
-                var l = sample(rows[0], x), u = sample(rows[1], x / sx) - 128, v = sample(rows[2], x / sx) - 128
-                if !full {
-                    l = (l - 16) * (255 / 219)
-                    u *= 255 / 224
-                    v *= 255 / 224
-                }
-                let o = x * 4
+            let o = x * 4
+            switch model {
+            case .gray:
+                let v = clamp((average(0, 1) - yo) * ys)
+                (out[o], out[o + 1], out[o + 2]) = (v, v, v)
+            case .rgb:
+                (out[o], out[o + 1], out[o + 2]) = (UInt8(average(0, 1)), UInt8(average(1, 1)), UInt8(average(2, 1)))
+            case .ycbcr:
+                let l = (average(0, 1) - yo) * ys, u = average(1, sx) - 128, v = average(2, sx) - 128
                 (out[o], out[o + 1], out[o + 2]) = (clamp(l + crR * v), clamp(l - cbG * u - crG * v), clamp(l + cbB * u))
             }
+            if let a0, let a1 {
+                out[o + 3] = shrink == 1 ? UInt8(sample(a0, left))
+                    : UInt8((sample(a0, left) + sample(a0, right) + sample(a1, left) + sample(a1, right) + 2) >> 2)
+            } else {
+                out[o + 3] = 255
+            }
         }
-        for x in 0..<width { out[x * 4 + 3] = a.map { clamp(sample($0, x)) } ?? 255 }
     }
 }

@@ -255,6 +255,13 @@ struct ImageFormatTests {
         // heif-enc's AV1 path (libaom) fails on Debian 12; ImageMagick's goes through libheif too.
         let avif = try Self.fixture(dir, "photo.avif", from: photo, "convert") { [$0, "-alpha", "off", "-quality", "95", $1] }
         #expect(try Self.expectMatches(avif, photo).format == .avif)
+        // Large enough for the 2×2 pre-shrink as the planes are converted; 4:2:0 as phones write.
+        let large = Self.source(width: 1440, height: 960, alpha: true)
+        let shrunk = try Self.fixture(dir, "large.heic", from: large, "heif-enc") { ["-q", "95", "-p", "chroma=420", "-o", $1, $0] }
+        try Self.expectMatches(shrunk, large)
+        let largeOpaque = Self.source(width: 1440, height: 960)
+        let largeAVIF = try Self.fixture(dir, "large.avif", from: largeOpaque, "convert") { [$0, "-alpha", "off", "-quality", "95", $1] }
+        try Self.expectMatches(largeAVIF, largeOpaque)
     }
 
     /// HEIF's transforms are libheif's to apply; an EXIF orientation in the file (iPhones write
