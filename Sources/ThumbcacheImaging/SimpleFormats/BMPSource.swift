@@ -62,6 +62,24 @@ struct DIBHeader {
 
     /// The pixels of one stored row (RGB or bit fields), as RGBA into `out`.
     func convert(row raw: [UInt8], into out: inout [UInt8]) {
+        // 24-bit BGR and 32-bit BGRA/BGRX rows, most bitmaps, without the per-pixel dispatch.
+        let bgra = bitsPerPixel == 32 && masks.0 == 0x00FF_0000 && masks.1 == 0x0000_FF00 && masks.2 == 0x0000_00FF
+            && (masks.3 == 0 || masks.3 == 0xFF00_0000)
+        if bitsPerPixel == 24 || bgra {
+            let step = bitsPerPixel / 8, opaque = masks.3 == 0
+            raw.withUnsafeBufferPointer { s in
+                out.withUnsafeMutableBufferPointer { d in
+                    for x in 0..<width {
+                        let i = x * step, o = x * 4
+                        d[o] = s[i + 2]
+                        d[o + 1] = s[i + 1]
+                        d[o + 2] = s[i]
+                        d[o + 3] = opaque ? 255 : s[i + 3]
+                    }
+                }
+            }
+            return
+        }
         for x in 0..<width {
             let o = x * 4
             switch bitsPerPixel {
