@@ -93,7 +93,7 @@ public struct RGBACanvas: Sendable {
     }
 }
 
-/// The built-in provider for every image format thumbcache decodes (``ImageFormatSignature/all``):
+/// The built-in provider for every image format thumbcache decodes (`ImageFormatSignature.all`):
 /// streaming decode, shrink-on-load, orientation; the request's mode and colour handling.
 ///
 /// Catalogued formats decode where the request says (a sandboxed worker, as a rule, which has
