@@ -177,9 +177,13 @@ public struct ContentTypeRegistry: Sendable {
     /// The type of a file: by its first bytes, then by its name's extension, then plain text if
     /// the bytes are valid UTF-8 without NULs, else `public.data`.
     public func type(of head: [UInt8], name: String) -> ContentType {
-        func passes(_ sniffer: ImageFormatSignature.Sniffer) -> Bool {
-            head.withUnsafeBytes { sniffer.test(UnsafeRawBufferPointer(rebasing: $0.prefix(sniffer.span))) }
-        }
+        head.withUnsafeBytes { type(ofHead: $0, name: name) }
+    }
+
+    /// ``type(of:name:)`` on bytes in place: what ``type(ofFileAt:)`` calls with the 4 KiB it read
+    /// into a stack buffer (it runs on every file a warm walks, cached or not).
+    public func type(ofHead head: UnsafeRawBufferPointer, name: String) -> ContentType {
+        func passes(_ sniffer: ImageFormatSignature.Sniffer) -> Bool { sniffer.test(UnsafeRawBufferPointer(rebasing: head.prefix(sniffer.span))) }
         for (sniffer, type) in sniffers where !sniffer.needsExtension && passes(sniffer) { return type }
         for (magic, type) in magics where magic.matches(head) { return type }
         if let dot = name.lastIndex(of: "."), let type = byExtension[name[name.index(after: dot)...].lowercased()] {
@@ -193,7 +197,9 @@ public struct ContentTypeRegistry: Sendable {
                 return type
             }
         }
-        if !head.isEmpty, !head.contains(0), String(validating: head, as: UTF8.self) != nil || Self.isUTF8Prefix(head) {
+        // Text is judged on the first 512 bytes: 4 KiB are read for the sniffers, not for this.
+        let sample = UnsafeRawBufferPointer(rebasing: head.prefix(512))
+        if !sample.isEmpty, !sample.contains(0), String(validating: sample, as: UTF8.self) != nil || Self.isUTF8Prefix(sample) {
             return .plainText
         }
         return .data
@@ -211,14 +217,16 @@ public struct ContentTypeRegistry: Sendable {
         let path = path.fileSystemPath
         guard case .success(let fd) = retryingInterrupts({ open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }) else { return .data }
         defer { close(fd) }
-        var head = [UInt8](repeating: 0, count: 4096)
-        let n = (try? retryingInterrupts { head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }.get()) ?? 0
         let name = path.split(separator: "/").last.map(String.init) ?? path
-        return type(of: n > 0 ? Array(head[..<n]) : [], name: name)
+        // A stack buffer, not zeroed: only the bytes read are looked at.
+        return withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 16) { buffer in
+            let n = (try? retryingInterrupts { read(fd, buffer.baseAddress, buffer.count) }.get()) ?? 0
+            return type(ofHead: UnsafeRawBufferPointer(rebasing: buffer[..<max(0, n)]), name: name)
+        }
     }
 
     /// Valid UTF-8 except for a multi-byte sequence cut at the end of the sample.
-    private static func isUTF8Prefix(_ bytes: [UInt8]) -> Bool {
+    private static func isUTF8Prefix(_ bytes: UnsafeRawBufferPointer) -> Bool {
         for cut in 1...3 where bytes.count > cut {
             if String(validating: bytes.dropLast(cut), as: UTF8.self) != nil { return true }
         }

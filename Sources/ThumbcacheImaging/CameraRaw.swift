@@ -8,18 +8,26 @@ public enum CameraRaw {
 
     /// The raw format `head` starts, or nil.
     public static func format(of head: UnsafeRawBufferPointer) -> ImageFormat? {
-        func at(_ offset: Int, _ text: String) -> Bool {
-            let bytes = Array(text.utf8)
-            return head.count >= offset + bytes.count && head[offset..<(offset + bytes.count)].elementsEqual(bytes)
+        // Runs on every file a warm walks, once per raw kind: the first byte rules out nearly all.
+        guard let first = head.first, first == UInt8(ascii: "I") || first == UInt8(ascii: "M") || first == UInt8(ascii: "F")
+                || (head.count > 4 && head[4] == UInt8(ascii: "f")) else { return nil }
+        func at(_ offset: Int, _ bytes: [UInt8]) -> Bool {
+            head.count >= offset + bytes.count && head[offset..<(offset + bytes.count)].elementsEqual(bytes)
         }
-        if at(0, "FUJIFILMCCD-RAW") { return .raf }
-        if at(4, "ftypcrx ") { return .cr3 }
-        if at(0, "IIRO") || at(0, "IIRS") || at(0, "MMOR") { return .orf }
-        if at(0, "IIU\0") { return .rw2 }
-        let little = at(0, "II*\0"), big = at(0, "MM\0*")
+        if at(0, Marker.raf) { return .raf }
+        if at(4, Marker.cr3) { return .cr3 }
+        if at(0, Marker.orf1) || at(0, Marker.orf2) || at(0, Marker.orf3) { return .orf }
+        if at(0, Marker.rw2) { return .rw2 }
+        let little = at(0, Marker.tiffLittle), big = at(0, Marker.tiffBig)
         guard little || big else { return nil }
-        if at(8, "CR\u{2}\0") { return .cr2 }
+        if at(8, Marker.cr2) { return .cr2 }
         return tiffContainer(head, littleEndian: little)
+    }
+
+    private enum Marker {
+        static let raf = Array("FUJIFILMCCD-RAW".utf8), cr3 = Array("ftypcrx ".utf8), cr2: [UInt8] = [0x43, 0x52, 0x02, 0x00]
+        static let orf1 = Array("IIRO".utf8), orf2 = Array("IIRS".utf8), orf3 = Array("MMOR".utf8), rw2: [UInt8] = [0x49, 0x49, 0x55, 0x00]
+        static let tiffLittle: [UInt8] = [0x49, 0x49, 0x2A, 0x00], tiffBig: [UInt8] = [0x4D, 0x4D, 0x00, 0x2A]
     }
 
     /// DNG by its DNGVersion tag, NEF and ARW by the Make in IFD0.

@@ -128,8 +128,11 @@ public struct ImageFormatSignature: Sendable, Hashable {
     static func looksLikeSVG(_ head: UnsafeRawBufferPointer) -> Bool {
         var bytes = head[...]
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
-        guard !bytes.contains(0) else { return false }
-        var i = bytes.startIndex
+        // XML starts with markup, after whitespace at most: every other file is refused at its
+        // first bytes (this runs on every file a warm walks).
+        guard let first = bytes.firstIndex(where: { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }),
+              bytes[first] == UInt8(ascii: "<"), !bytes.contains(0) else { return false }
+        var i = first
         while i < bytes.endIndex {
             guard let lt = bytes[i...].firstIndex(of: UInt8(ascii: "<")) else { return false }
             let rest = bytes[(lt + 1)...]
