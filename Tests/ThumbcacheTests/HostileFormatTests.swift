@@ -110,6 +110,11 @@ struct HostileFormatTests {
                 }
             },
             try dir.write("bomb.ppm", Array("P6\n100000 100000\n255\n".utf8) + [UInt8](repeating: 7, count: 4096)),
+            // An extended WebP (the seed has alpha, so a VP8X chunk) whose canvas is 16 M × 16 M.
+            try patched("webp") { b in
+                guard b.count > 30, b[12..<16].elementsEqual(Array("VP8X".utf8)) else { return }
+                for k in 24..<30 { b[k] = 0xFF }
+            },
         ]
         let tiff = dir.appending("bomb.tif")
         try FileManager.default.copyItem(atPath: seeds["tiff"]!, toPath: tiff)
