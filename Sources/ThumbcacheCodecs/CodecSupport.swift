@@ -31,6 +31,15 @@ final class MappedFile {
     deinit { munmap(UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count) }
 }
 
+/// The TIFF structure inside an ISO-BMFF `Exif` item or box (HEIF, JPEG XL): it starts with a
+/// 4-byte big-endian offset to the TIFF header.
+func exifTIFF(inBox box: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    guard box.count > 4 else { return nil }
+    let offset = Int(box[0]) << 24 | Int(box[1]) << 16 | Int(box[2]) << 8 | Int(box[3])
+    guard 4 + offset < box.count else { return nil }
+    return Array(box[(4 + offset)...])
+}
+
 /// Rows held whole (a decoder that fills a buffer), fed top to bottom.
 struct RGBABuffer {
     var width = 0
@@ -45,14 +54,11 @@ struct RGBABuffer {
         pixels = [UInt8](repeating: 0, count: width * height * 4)
     }
 
-    func feed(_ sink: (UnsafePointer<UInt8>) -> Void) {
+    /// Feeds every row to `sink`, then lets the pixels go (a source's rows are read once).
+    mutating func drain(_ sink: (UnsafePointer<UInt8>) -> Void) {
         pixels.withUnsafeBufferPointer { p in
             for y in 0..<height { sink(p.baseAddress! + y * width * 4) }
         }
+        self = RGBABuffer()
     }
-}
-
-/// The text of a NUL-terminated message buffer a C shim filled.
-func cMessage(_ buffer: [CChar]) -> String {
-    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

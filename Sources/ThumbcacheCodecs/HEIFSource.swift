@@ -68,9 +68,7 @@ final class HEIFSource: RowSource {
         guard size > 4, size <= 1 << 20 else { return nil }
         var bytes = [UInt8](repeating: 0, count: size)
         guard heif_image_handle_get_metadata(handle, id, &bytes).code == heif_error_Ok else { return nil }
-        let offset = Int(bytes[0]) << 24 | Int(bytes[1]) << 16 | Int(bytes[2]) << 8 | Int(bytes[3])
-        guard offset >= 0, 4 + offset < size else { return nil }
-        return Array(bytes[(4 + offset)...])
+        return bytes.withUnsafeBufferPointer { exifTIFF(inBox: $0) }
     }
 
     func start(shrink: Int, fast: Bool) throws(ImagingError) -> (width: Int, height: Int) {

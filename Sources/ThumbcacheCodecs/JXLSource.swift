@@ -84,10 +84,7 @@ final class JXLSource: RowSource {
     /// The EXIF box's TIFF bytes (it starts with a 4-byte offset to the TIFF header).
     private static func finish(box: UnsafeMutableBufferPointer<UInt8>, _ decoder: OpaquePointer) -> [UInt8]? {
         let used = box.count - JxlDecoderReleaseBoxBuffer(decoder)
-        guard used > 4 else { return nil }
-        let offset = Int(box[0]) << 24 | Int(box[1]) << 16 | Int(box[2]) << 8 | Int(box[3])
-        guard offset >= 0, 4 + offset < used else { return nil }
-        return Array(box[(4 + offset)..<used])
+        return exifTIFF(inBox: UnsafeBufferPointer(rebasing: box[..<used]))
     }
 
     func start(shrink: Int, fast: Bool) throws(ImagingError) -> (width: Int, height: Int) {

@@ -162,8 +162,7 @@ final class RawSource: RowSource {
         if let inner {
             try inner.readRows(sink)
         } else {
-            output.feed(sink)
-            output = RGBABuffer()
+            output.drain(sink)
         }
     }
 }
@@ -181,7 +180,6 @@ final class BufferSource: RowSource {
     func start(shrink: Int, fast: Bool) throws(ImagingError) -> (width: Int, height: Int) { (buffer.width, buffer.height) }
 
     func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
-        buffer.feed(sink)
-        buffer = RGBABuffer()
+        buffer.drain(sink)
     }
 }

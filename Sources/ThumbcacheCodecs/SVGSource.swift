@@ -7,7 +7,6 @@ import ThumbcacheImaging
 /// elements and nesting hold, and the worker's time and memory limits bound the rest.
 final class SVGSource: ScalableRowSource {
     private let path: String
-    private let file: MappedFile
     private let document: OpaquePointer
     let header: RowSourceHeader
     private var output = RGBABuffer()
@@ -17,12 +16,13 @@ final class SVGSource: ScalableRowSource {
 
     init(descriptor: Int32, name: String) throws(ImagingError) {
         path = name
-        file = try MappedFile(descriptor: descriptor, name: name)
+        // librsvg parses the whole document from the bytes at once: the mapping ends with init.
+        let file = try MappedFile(descriptor: descriptor, name: name)
         var width = 0.0, height = 0.0
         var message = [CChar](repeating: 0, count: 256)
         guard let d = csvg_open(file.bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), file.bytes.count, &width, &height,
                                 &message, message.count) else {
-            throw ImagingError(path: name, reason: .corrupt(cMessage(message)))
+            throw ImagingError(path: name, reason: .corrupt(cText(message)))
         }
         document = d
         // Sides below one pixel or absurdly large are replaced by a square default: the aspect
@@ -43,14 +43,13 @@ final class SVGSource: ScalableRowSource {
         var message = [CChar](repeating: 0, count: 256)
         let status = canvas.pixels.withUnsafeMutableBufferPointer { csvg_render(document, Int32(width), Int32(height), $0.baseAddress, &message, message.count) }
         guard status == 0 else {
-            throw ImagingError(path: path, reason: .corrupt(cMessage(message)))
+            throw ImagingError(path: path, reason: .corrupt(cText(message)))
         }
         output = canvas
         return (width, height)
     }
 
     func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
-        output.feed(sink)
-        output = RGBABuffer()
+        output.drain(sink)
     }
 }

@@ -20,7 +20,7 @@ final class TIFFSource: RowSource {
         var info = ctiff_info()
         var message = [CChar](repeating: 0, count: 256)
         guard let d = ctiff_open_fd(descriptor, &info, &message, message.count) else {
-            throw ImagingError(path: name, reason: .corrupt(cMessage(message)))
+            throw ImagingError(path: name, reason: .corrupt(cText(message)))
         }
         decoder = d
         self.info = info

@@ -85,8 +85,7 @@ final class WebPSource: RowSource {
     }
 
     func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
-        output.feed(sink)
-        output = RGBABuffer()
+        output.drain(sink)
     }
 
     static func describe(_ status: VP8StatusCode) -> String {

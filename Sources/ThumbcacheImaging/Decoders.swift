@@ -154,8 +154,8 @@ final class JPEGSource: RowSource {
     }
 }
 
-/// The text of a NUL-terminated C buffer.
-func cText(_ buffer: [CChar]) -> String {
+/// The text of a NUL-terminated C buffer (a shim's message).
+package func cText(_ buffer: [CChar]) -> String {
     let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
     return String(decoding: bytes, as: UTF8.self)
 }
