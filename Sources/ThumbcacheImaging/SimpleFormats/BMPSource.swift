@@ -66,18 +66,7 @@ struct DIBHeader {
         let bgra = bitsPerPixel == 32 && masks.0 == 0x00FF_0000 && masks.1 == 0x0000_FF00 && masks.2 == 0x0000_00FF
             && (masks.3 == 0 || masks.3 == 0xFF00_0000)
         if bitsPerPixel == 24 || bgra {
-            let step = bitsPerPixel / 8, opaque = masks.3 == 0
-            raw.withUnsafeBufferPointer { s in
-                out.withUnsafeMutableBufferPointer { d in
-                    for x in 0..<width {
-                        let i = x * step, o = x * 4
-                        d[o] = s[i + 2]
-                        d[o + 1] = s[i + 1]
-                        d[o + 2] = s[i]
-                        d[o + 3] = opaque ? 255 : s[i + 3]
-                    }
-                }
-            }
+            copyBGR(raw, into: &out, width: width, bytesPerPixel: bitsPerPixel / 8, alpha: masks.3 != 0)
             return
         }
         for x in 0..<width {

@@ -87,6 +87,23 @@ struct ByteStream {
     }
 }
 
+/// One row of BGR (3 bytes a pixel) or BGRA (4) samples into RGBA, the layout BMP and TGA store
+/// true colour in; `alpha` false makes the row opaque whatever a fourth byte says.
+func copyBGR(_ raw: [UInt8], into row: inout [UInt8], width: Int, bytesPerPixel step: Int, alpha: Bool) {
+    let keepAlpha = alpha && step == 4
+    raw.withUnsafeBufferPointer { s in
+        row.withUnsafeMutableBufferPointer { d in
+            for x in 0..<width {
+                let i = x * step, o = x * 4
+                d[o] = s[i + 2]
+                d[o + 1] = s[i + 1]
+                d[o + 2] = s[i]
+                d[o + 3] = keepAlpha ? s[i + 3] : 255
+            }
+        }
+    }
+}
+
 extension Array where Element == UInt8 {
     func le16(_ o: Int) -> Int { Int(self[o]) | Int(self[o + 1]) << 8 }
     func le32(_ o: Int) -> Int { le16(o) | le16(o + 2) << 16 }

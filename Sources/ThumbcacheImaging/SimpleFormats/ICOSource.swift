@@ -6,7 +6,8 @@ final class ICOSource: RowSource {
     private let entry: (offset: Int, size: Int)
     /// A PNG entry's size, read from its header; a DIB's from its bitmap header.
     let header: RowSourceHeader
-    private let isPNG: Bool
+    /// The chosen entry's bitmap header, read once at open; nil for a PNG entry.
+    private let dib: DIBHeader?
     private var output: RGBAImage?
 
     /// PNG entries larger than this (the format allows any size) are refused.
@@ -30,8 +31,8 @@ final class ICOSource: RowSource {
         guard let best else { throw reader.corrupt("no usable image in the icon directory") }
         entry = (best.offset, min(best.size, reader.size - best.offset))
         let signature = try reader.bytes(at: entry.offset, count: min(8, entry.size), what: "icon image")
-        isPNG = signature == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-        if isPNG {
+        if signature == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] {
+            dib = nil
             let ihdr = try reader.bytes(at: entry.offset + 16, count: 8, what: "icon PNG header")
             let w = Int(ihdr[0]) << 24 | Int(ihdr[1]) << 16 | Int(ihdr[2]) << 8 | Int(ihdr[3])
             let h = Int(ihdr[4]) << 24 | Int(ihdr[5]) << 16 | Int(ihdr[6]) << 8 | Int(ihdr[7])
@@ -40,6 +41,7 @@ final class ICOSource: RowSource {
                                      colorSpace: "RGB")
         } else {
             let dib = try DIBHeader.read(reader, at: entry.offset, heightIsDoubled: true)
+            self.dib = dib
             header = RowSourceHeader(width: dib.width, height: dib.height, hasAlpha: true, buffered: true,
                                      bufferedBytes: dib.width * dib.height * 4, bitsPerSample: 8,
                                      colorSpace: dib.bitsPerPixel <= 8 ? "Palette" : "RGB")
@@ -47,21 +49,21 @@ final class ICOSource: RowSource {
     }
 
     func start(shrink: Int, fast: Bool) throws(ImagingError) -> (width: Int, height: Int) {
-        if isPNG {
+        if let dib {
+            output = try decode(dib)
+        } else {
             let bytes = try reader.bytes(at: entry.offset, count: entry.size, what: "icon PNG")
             let image = try ImageDecoder.png(bytes, name: reader.name + " (icon image)", maxPixels: Self.maxPNGPixels)
             guard image.width == header.width, image.height == header.height else { throw reader.corrupt("icon PNG size differs from its header") }
             output = image
-        } else {
-            output = try decodeDIB()
         }
         return (header.width, header.height)
     }
 
     /// The XOR bitmap, bottom-up, then the 1-bit AND mask (1: transparent) unless the bitmap
     /// has 32 bits, whose alpha byte rules (all zero alpha means the mask rules after all).
-    private func decodeDIB() throws(ImagingError) -> RGBAImage {
-        var dib = try DIBHeader.read(reader, at: entry.offset, heightIsDoubled: true)
+    private func decode(_ header: DIBHeader) throws(ImagingError) -> RGBAImage {
+        var dib = header
         guard dib.compression == 0 else { throw reader.corrupt("compressed icon bitmap") }
         if dib.bitsPerPixel == 32 { dib.masks.3 = 0xFF00_0000 }
         let (w, h) = (dib.width, dib.height)

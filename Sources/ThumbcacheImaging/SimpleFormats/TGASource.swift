@@ -84,22 +84,6 @@ final class TGASource: RowSource {
 
     func start(shrink: Int, fast: Bool) throws(ImagingError) -> (width: Int, height: Int) { (header.width, header.height) }
 
-    /// A true-colour row of 24-bit BGR or 32-bit BGRA, the common case, without the per-pixel dispatch.
-    private func copyBGR(_ raw: [UInt8], into row: inout [UInt8]) {
-        let step = depth / 8, alpha = header.hasAlpha
-        raw.withUnsafeBufferPointer { s in
-            row.withUnsafeMutableBufferPointer { d in
-                for x in 0..<header.width {
-                    let i = x * step, o = x * 4
-                    d[o] = s[i + 2]
-                    d[o + 1] = s[i + 1]
-                    d[o + 2] = s[i]
-                    d[o + 3] = alpha && step == 4 ? s[i + 3] : 255
-                }
-            }
-        }
-    }
-
     func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
         let (width, height) = (header.width, header.height)
         let bytesPerPixel = (depth + 7) / 8
@@ -114,7 +98,8 @@ final class TGASource: RowSource {
                 let stored = topOrigin ? y : height - 1 - y
                 let raw = try reader.bytes(at: dataOffset + stored * stride, count: stride, what: "TGA row \(stored)")
                 if type == 2 && (depth == 24 || depth == 32) && !rightOrigin {
-                    copyBGR(raw, into: &row)
+                    // 24-bit BGR and 32-bit BGRA, the common case, without the per-pixel dispatch.
+                    copyBGR(raw, into: &row, width: width, bytesPerPixel: bytesPerPixel, alpha: header.hasAlpha)
                 } else {
                     for x in 0..<width { put(rgba(raw, at: x * bytesPerPixel), x, into: &row, at: 0) }
                 }
