@@ -133,9 +133,8 @@ public enum Thumbnailer {
         ofDescriptor descriptor: Int32, name: String, format: ImageFormat? = nil, decoders: ImageDecoders = .standard
     ) throws(ImagingError) -> ImageInfo {
         let (format, source) = try decoders.open(descriptor, name: name, format: format)
-        let header = source.header
-        let exif = header.exif.flatMap { bytes in bytes.withUnsafeBytes { EXIFData.parse($0) } } ?? header.metadata
-        return ImageInfo(format: format, header: header, orientation: header.orientation ?? orientation(exif), exif: exif)
+        let (exif, turn) = metadata(source.header)
+        return ImageInfo(format: format, header: source.header, orientation: turn, exif: exif)
     }
 
     /// The embedded EXIF (IFD1) thumbnail of a JPEG, upright, or nil if it has none. Fast, but
@@ -222,16 +221,18 @@ public enum Thumbnailer {
         return (g.height, g.width, (g.crop.y, g.crop.x, g.crop.height, g.crop.width))
     }
 
-    private static func orientation(_ exif: EXIFData?) -> Orientation {
-        exif?.orientation.flatMap(Orientation.init(rawValue:)) ?? .up
+    /// A header's camera metadata (its EXIF block parsed, else what the decoder's library read)
+    /// and how its pixels turn: the format's own orientation if it states one, else EXIF's.
+    private static func metadata(_ header: RowSourceHeader) -> (exif: EXIFData?, orientation: Orientation) {
+        let exif = header.exif.flatMap { bytes in bytes.withUnsafeBytes { EXIFData.parse($0) } } ?? header.metadata
+        return (exif, header.orientation ?? exif?.orientation.flatMap(Orientation.init(rawValue:)) ?? .up)
     }
 
     /// What both formats do after the header: parse EXIF, find the orientation and the displayed
     /// size, and lay out the output and crop in stored pixels.
     private static func plan(_ header: RowSourceHeader, options: ThumbnailOptions) -> Plan {
         let (width, height) = (header.width, header.height)
-        let exif = header.exif.flatMap { bytes in bytes.withUnsafeBytes { EXIFData.parse($0) } } ?? header.metadata
-        let turn = header.orientation ?? orientation(exif)
+        let (exif, turn) = metadata(header)
         let (dw, dh) = turn.swapsDimensions ? (height, width) : (width, height)
         let g = storedGeometry(geometry(width: dw, height: dh, options: options), orientation: turn)
         return Plan(exif: exif, orientation: turn, displayedWidth: dw, displayedHeight: dh, output: g)
