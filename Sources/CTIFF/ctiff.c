@@ -24,8 +24,11 @@ struct ctiff_decoder {
     TIFFRGBAImage image;
     int began;
     tdir_t main_directory;
-    uint64_t chosen_subifd;   // 0: a top-level directory
-    tdir_t chosen_directory;
+    uint32_t width, height;   // the main image's
+    // Later top-level pages marked as reduced copies, noted while the directories are counted at
+    // open, so that choosing one reads no directory twice.
+    struct { tdir_t directory; uint32_t width, height; } reduced_pages[CTIFF_MAX_DIRECTORIES];
+    int reduced_page_count;
 };
 
 static void set_message(char *message, size_t size, const char *text) {
@@ -139,6 +142,8 @@ ctiff_decoder *ctiff_open_fd(int fd, ctiff_info *info, char *message, size_t mes
     TIFF *t = d->tiff;
     d->main_directory = TIFFCurrentDirectory(t);
     size_of(t, &info->width, &info->height);
+    d->width = info->width;
+    d->height = info->height;
     uint16_t bits = 1, samples = 1, photometric = 0, format = 1, orientation = 1, extra = 0;
     uint16_t *extra_types = NULL;
     TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &bits);
@@ -162,8 +167,14 @@ ctiff_decoder *ctiff_open_fd(int fd, ctiff_info *info, char *message, size_t mes
     if (TIFFGetField(t, TIFFTAG_SUBIFD, &subifd_count, &subifds)) info->reduced_images += subifd_count;
     int pages = 1;
     for (int i = 1; i < CTIFF_MAX_DIRECTORIES && TIFFReadDirectory(t); i++) {
-        if (is_reduced(t)) info->reduced_images++;
-        else pages++;
+        if (!is_reduced(t)) {
+            pages++;
+            continue;
+        }
+        info->reduced_images++;
+        int n = d->reduced_page_count++;
+        d->reduced_pages[n].directory = TIFFCurrentDirectory(t);
+        size_of(t, &d->reduced_pages[n].width, &d->reduced_pages[n].height);
     }
     info->pages = pages;
     d->message[0] = 0;
@@ -172,54 +183,44 @@ ctiff_decoder *ctiff_open_fd(int fd, ctiff_info *info, char *message, size_t mes
         ctiff_close(d);
         return NULL;
     }
-    d->chosen_directory = d->main_directory;
     return d;
-}
-
-// Goes to the image `index` of the candidates: top-level directories first, then SubIFDs.
-static int select_candidate(struct ctiff_decoder *d, tdir_t directory, uint64_t subifd) {
-    if (!TIFFSetDirectory(d->tiff, directory)) return 0;
-    if (subifd && !TIFFSetSubDirectory(d->tiff, subifd)) return 0;
-    return 1;
 }
 
 int ctiff_select(ctiff_decoder *d, uint32_t min_width, uint32_t min_height, uint32_t *width, uint32_t *height,
                  uint32_t *band_rows) {
     TIFF *t = d->tiff;
-    uint32_t best_w = 0, best_h = 0;
+    uint32_t best_w = d->width, best_h = d->height;
     tdir_t best_directory = d->main_directory;
-    uint64_t best_subifd = 0;
-    if (!select_candidate(d, d->main_directory, 0)) return -1;
-    size_of(t, &best_w, &best_h);
-    // SubIFDs of the main image.
-    uint16_t count = 0;
-    uint64_t *offsets = NULL;
-    uint64_t list[CTIFF_MAX_DIRECTORIES];
-    int n = 0;
-    if (TIFFGetField(t, TIFFTAG_SUBIFD, &count, &offsets))
-        for (int i = 0; i < count && n < CTIFF_MAX_DIRECTORIES; i++) list[n++] = offsets[i];
-    for (int i = 0; i < n; i++) {
-        if (!select_candidate(d, d->main_directory, list[i])) continue;
-        uint32_t w, h;
-        size_of(t, &w, &h);
-        if (w >= min_width && h >= min_height && (uint64_t)w * h < (uint64_t)best_w * best_h) {
-            best_w = w, best_h = h, best_subifd = list[i], best_directory = d->main_directory;
-        }
-    }
-    // Later top-level pages marked as reduced copies.
-    for (tdir_t dir = d->main_directory + 1; dir < d->main_directory + CTIFF_MAX_DIRECTORIES; dir++) {
-        if (!TIFFSetDirectory(t, dir)) break;
-        if (!is_reduced(t)) continue;
-        uint32_t w, h;
-        size_of(t, &w, &h);
-        if (w >= min_width && h >= min_height && (uint64_t)w * h < (uint64_t)best_w * best_h) {
-            best_w = w, best_h = h, best_subifd = 0, best_directory = dir;
-        }
-    }
+    uint64_t best_subifd = 0;  // 0: a top-level directory
     d->message[0] = 0;
-    if (!select_candidate(d, best_directory, best_subifd)) return -1;
-    d->chosen_directory = best_directory;
-    d->chosen_subifd = best_subifd;
+    if (!TIFFSetDirectory(t, d->main_directory)) return -1;
+    // Only a smaller image can be chosen: at full size nothing more is read.
+    if (min_width < d->width || min_height < d->height) {
+        for (int i = 0; i < d->reduced_page_count; i++) {
+            uint32_t w = d->reduced_pages[i].width, h = d->reduced_pages[i].height;
+            if (w >= min_width && h >= min_height && (uint64_t)w * h < (uint64_t)best_w * best_h) {
+                best_w = w, best_h = h, best_directory = d->reduced_pages[i].directory;
+            }
+        }
+        // SubIFDs of the main image: read here, when a smaller image is wanted at all.
+        uint16_t count = 0;
+        uint64_t *offsets = NULL;
+        uint64_t list[CTIFF_MAX_DIRECTORIES];
+        int n = 0;
+        if (TIFFGetField(t, TIFFTAG_SUBIFD, &count, &offsets))
+            for (int i = 0; i < count && n < CTIFF_MAX_DIRECTORIES; i++) list[n++] = offsets[i];
+        for (int i = 0; i < n; i++) {
+            if (!TIFFSetSubDirectory(t, list[i])) continue;
+            uint32_t w, h;
+            size_of(t, &w, &h);
+            if (w >= min_width && h >= min_height && (uint64_t)w * h < (uint64_t)best_w * best_h) {
+                best_w = w, best_h = h, best_subifd = list[i], best_directory = d->main_directory;
+            }
+        }
+        d->message[0] = 0;
+        if (!TIFFSetDirectory(t, best_directory)) return -1;
+        if (best_subifd && !TIFFSetSubDirectory(t, best_subifd)) return -1;
+    }
     *width = best_w;
     *height = best_h;
     *band_rows = band_rows_of(t, best_h);
