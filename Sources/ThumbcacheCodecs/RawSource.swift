@@ -35,7 +35,10 @@ final class RawSource: RowSource {
             colorSpace: "RGB", metadata: (tiffBased ? EXIFData.parse(file.bytes) : nil) ?? Self.metadata(raw))
     }
 
-    deinit { libraw_close(raw) }
+    deinit {
+        inner = nil  // the preview decoder reads LibRaw's memory: it goes first
+        libraw_close(raw)
+    }
 
     /// LibRaw's flip (0, 3, 5, 6) as an EXIF orientation.
     static func orientation(flip: Int32) -> Orientation {
@@ -105,15 +108,14 @@ final class RawSource: RowSource {
         let thumbnail = raw.pointee.thumbnail
         let (w, h) = (Int(thumbnail.twidth), Int(thumbnail.theight))
         guard let bytes = thumbnail.thumb, thumbnail.tlength > 0 else { return nil }
-        // A preview's stored size may be of the other orientation than the sensor's.
-        let fits = (w >= size.width && h >= size.height) || (w == 0 && h == 0)
         switch thumbnail.tformat {
         case LIBRAW_THUMBNAIL_JPEG:
-            let data = Array(UnsafeRawBufferPointer(start: bytes, count: Int(thumbnail.tlength)))
-            let jpeg = try ImageDecoders.jpeg(bytes: data, name: path + " (embedded preview)")
-            let jh = jpeg.header
-            return fits || (jh.width >= size.width && jh.height >= size.height) ? jpeg : nil
-        case LIBRAW_THUMBNAIL_BITMAP where fits && w > 0 && h > 0 && Int(thumbnail.tlength) >= w * h * 3:
+            // Read in place from LibRaw's copy, which lives until libraw_close (deinit ends this
+            // source first); its size is judged by its own header, LibRaw's may be missing.
+            let jpeg = try ImageDecoders.jpeg(memory: UnsafeRawBufferPointer(start: bytes, count: Int(thumbnail.tlength)),
+                                              name: path + " (embedded preview)")
+            return jpeg.header.width >= size.width && jpeg.header.height >= size.height ? jpeg : nil
+        case LIBRAW_THUMBNAIL_BITMAP where w >= size.width && h >= size.height && w > 0 && h > 0 && Int(thumbnail.tlength) >= w * h * 3:
             var image = RGBABuffer(width: w, height: h)
             let rgb = UnsafeRawBufferPointer(start: bytes, count: w * h * 3)
             for i in 0..<(w * h) {

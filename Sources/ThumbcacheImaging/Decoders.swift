@@ -105,14 +105,28 @@ final class JPEGSource: RowSource {
     init(bytes: [UInt8], path: String) throws(ImagingError) {
         self.path = path
         self.bytes = bytes
+        (decoder, info) = try bytes.withUnsafeBytes { b in Result { () throws(ImagingError) in try Self.open(b, path: path) } }.get()
+        exif = nil
+    }
+
+    /// A JPEG in memory that the caller keeps, unchanged, for as long as this source lives (a
+    /// raw file's preview in LibRaw's buffer): decoded in place, not copied.
+    init(memory: UnsafeRawBufferPointer, path: String) throws(ImagingError) {
+        self.path = path
+        bytes = nil
+        (decoder, info) = try Self.open(memory, path: path)
+        exif = nil
+    }
+
+    private static func open(_ memory: UnsafeRawBufferPointer, path: String) throws(ImagingError) -> (OpaquePointer, cjpeg_info) {
         var info = cjpeg_info()
         var status = CJPEG_OK
         var message = [CChar](repeating: 0, count: 256)
-        let d = bytes.withUnsafeBufferPointer { b in cjpeg_open_memory(b.baseAddress, b.count, &info, &status, &message, message.count) }
-        guard let d else { throw ImagingError(path: path, reason: .corrupt(cText(message))) }
-        decoder = d
-        self.info = info
-        exif = nil
+        let start = memory.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        guard let d = cjpeg_open_memory(start, memory.count, &info, &status, &message, message.count) else {
+            throw ImagingError(path: path, reason: .corrupt(cText(message)))
+        }
+        return (d, info)
     }
 
     deinit { cjpeg_close(decoder) }

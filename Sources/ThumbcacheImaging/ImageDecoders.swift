@@ -225,9 +225,10 @@ extension ImageDecoderRegistration {
 }
 
 extension ImageDecoders {
-    /// A JPEG held in memory (a raw file's embedded preview), DCT-scaled on load like a file.
-    public static func jpeg(bytes: [UInt8], name: String) throws(ImagingError) -> any RowSource {
-        try JPEGSource(bytes: bytes, path: name)
+    /// A JPEG in memory (a raw file's embedded preview), DCT-scaled on load like a file and read
+    /// in place: `memory` must stay valid and unchanged for as long as the source lives.
+    public static func jpeg(memory: UnsafeRawBufferPointer, name: String) throws(ImagingError) -> any RowSource {
+        try JPEGSource(memory: memory, path: name)
     }
 }
 
