@@ -38,13 +38,14 @@ final class HEIFSource: RowSource {
         }
         primary = handle
         let frames = Int(heif_context_get_number_of_top_level_images(context))
+        let (width, height) = (Int(heif_image_handle_get_width(handle)), Int(heif_image_handle_get_height(handle)))
         header = RowSourceHeader(
-            width: Int(heif_image_handle_get_width(handle)), height: Int(heif_image_handle_get_height(handle)),
+            width: width, height: height,
             hasAlpha: heif_image_handle_has_alpha_channel(handle) != 0, exif: Self.exif(of: handle),
             // A 2× pre-shrink as the planes are converted (not for the interleaved fallback).
             maxShrink: 2,
             // libheif decodes the whole image: its 4:2:0 planes are held while rows are made.
-            buffered: true, bufferedBytes: Int(heif_image_handle_get_width(handle)) * Int(heif_image_handle_get_height(handle)) * 3 / 2,
+            buffered: true, bufferedBytes: width * height * 3 / 2,
             orientation: .up, bitsPerSample: Int(heif_image_handle_get_luma_bits_per_pixel(handle)),
             colorSpace: "RGB", frameCount: frames)
     }
@@ -76,31 +77,9 @@ final class HEIFSource: RowSource {
     }
 
     func start(shrink: Int, fast: Bool, output size: (width: Int, height: Int)) throws(ImagingError) -> (width: Int, height: Int) {
-        var handle = primary
-        var thumbnail: OpaquePointer?
-        defer { if let thumbnail { heif_image_handle_release(thumbnail) } }
-        let count = Int(heif_image_handle_get_number_of_thumbnails(primary))
-        if count > 0 {
-            var ids = [heif_item_id](repeating: 0, count: min(count, 8))
-            let n = Int(heif_image_handle_get_list_of_thumbnail_IDs(primary, &ids, Int32(ids.count)))
-            // The smallest thumbnail at least the output size.
-            var best: (OpaquePointer, Int)?
-            for id in ids.prefix(n) {
-                var t: OpaquePointer?
-                guard heif_image_handle_get_thumbnail(primary, id, &t).code == heif_error_Ok, let t else { continue }
-                let w = Int(heif_image_handle_get_width(t)), h = Int(heif_image_handle_get_height(t))
-                if w >= size.width, h >= size.height, w * h < (best?.1 ?? Int.max) {
-                    if let old = best?.0 { heif_image_handle_release(old) }
-                    best = (t, w * h)
-                } else {
-                    heif_image_handle_release(t)
-                }
-            }
-            if let best {
-                thumbnail = best.0
-                handle = best.0
-            }
-        }
+        let thumbnail = smallestThumbnail(atLeast: size)
+        defer { thumbnail.map(heif_image_handle_release) }
+        let handle = thumbnail ?? primary
         image.map(heif_image_release)
         image = nil
         // The native planes first (YCbCr at any subsampling, planar RGB, gray; 8 to 16 bits) are
@@ -132,6 +111,25 @@ final class HEIFSource: RowSource {
         }
         rows = .interleaved(plane, stride: Int(stride), channels: header.hasAlpha ? 4 : 3, width: w, height: h)
         return (w, h)
+    }
+
+    /// The smallest embedded thumbnail at least `size`, retained (the caller releases it), or nil.
+    private func smallestThumbnail(atLeast size: (width: Int, height: Int)) -> OpaquePointer? {
+        var ids = [heif_item_id](repeating: 0, count: 8)
+        let n = Int(heif_image_handle_get_list_of_thumbnail_IDs(primary, &ids, Int32(ids.count)))
+        var best: (handle: OpaquePointer, area: Int)?
+        for id in ids.prefix(n) {
+            var t: OpaquePointer?
+            guard heif_image_handle_get_thumbnail(primary, id, &t).code == heif_error_Ok, let t else { continue }
+            let w = Int(heif_image_handle_get_width(t)), h = Int(heif_image_handle_get_height(t))
+            guard w >= size.width, h >= size.height, w * h < (best?.area ?? Int.max) else {
+                heif_image_handle_release(t)
+                continue
+            }
+            best.map { heif_image_handle_release($0.handle) }
+            best = (t, w * h)
+        }
+        return best?.handle
     }
 
     func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
