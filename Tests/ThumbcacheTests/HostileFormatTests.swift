@@ -41,9 +41,7 @@ struct HostileFormatTests {
             "ico": try make("icon.ico", ImageFormatTests.source(width: 48, height: 48, alpha: true), "convert") { [$0, $1] },
             "ppm": try make("photo.ppm", photo, "convert") { [$0, "-alpha", "off", $1] },
             "pgm-plain": try make("plain.pgm", photo, "convert") { [$0, "-alpha", "off", "-compress", "none", "PGM:" + $1] },
-            "tga": try make("photo.tga", photo, "/usr/bin/python3") {
-                ["-c", "import sys; from PIL import Image; Image.open(sys.argv[1]).convert('RGB').save(sys.argv[2], compression='tga_rle')", $0, $1]
-            },
+            "tga": try make("photo.tga", photo, "/usr/bin/python3", ImageFormatTests.pillowTGA(rle: true)),
         ]
     }
 

@@ -80,6 +80,13 @@ struct ImageFormatTests {
         return output
     }
 
+    /// Pillow's TGA writer as a fixture tool (ImageMagick 6 writes TGA rows upside down): `mode`
+    /// is Pillow's (RGB, RGBA, P, L), `rle` its run-length compression.
+    static func pillowTGA(mode: String = "RGB", rle: Bool = false) -> (_ input: String, _ output: String) -> [String] {
+        let script = "import sys; from PIL import Image; Image.open(sys.argv[1]).convert('\(mode)').save(sys.argv[2]\(rle ? ", compression='tga_rle'" : ""))"
+        return { ["-c", script, $0, $1] }
+    }
+
     /// PSNR over premultiplied RGBA: colour under full transparency does not count (encoders may
     /// change it), alpha does.
     static func premultipliedPSNR(_ a: RGBAImage, _ b: RGBAImage) -> Double {
@@ -365,8 +372,7 @@ struct ImageFormatTests {
                 (image.pixels[p], image.pixels[p + 2]) = (y, y)
             }
         }
-        let script = "import sys; from PIL import Image; Image.open(sys.argv[1]).convert('\(mode)').save(sys.argv[2]\(rle ? ", compression='tga_rle'" : ""))"
-        let path = try Self.fixture(dir, name, from: image, "/usr/bin/python3") { ["-c", script, $0, $1] }
+        let path = try Self.fixture(dir, name, from: image, "/usr/bin/python3", Self.pillowTGA(mode: mode, rle: rle))
         let info = try Self.expectMatches(path, image, minimum: 40)
         #expect(info.format == .tga && info.pixelWidth == 480 && info.hasAlpha == image.hasAlpha)
     }
@@ -389,9 +395,7 @@ struct ImageFormatTests {
     @Test func tgaNeedsItsNameAndAPlausibleHeader() throws {
         let dir = TemporaryDirectory()
         let photo = Self.source()
-        let path = try Self.fixture(dir, "photo.tga", from: photo, "/usr/bin/python3") {
-            ["-c", "import sys; from PIL import Image; Image.open(sys.argv[1]).convert('RGB').save(sys.argv[2])", $0, $1]
-        }
+        let path = try Self.fixture(dir, "photo.tga", from: photo, "/usr/bin/python3", Self.pillowTGA())
         let types = ContentTypeRegistry()
         #expect(types.type(ofFileAt: path) == ContentType("com.truevision.tga-image"))
         let renamed = dir.appending("photo.bin")
@@ -563,9 +567,7 @@ struct ImageFormatTests {
             try Self.fixture(dir, "tree/photo.bmp", from: photo, "convert") { [$0, "-alpha", "off", "BMP3:" + $1] },
             try Self.fixture(dir, "tree/photo.ppm", from: photo, "convert") { [$0, "-alpha", "off", $1] },
             try Self.fixture(dir, "tree/icon.ico", from: Self.source(width: 64, height: 64, alpha: true), "convert") { [$0, $1] },
-            try Self.fixture(dir, "tree/photo.tga", from: photo, "/usr/bin/python3") {
-                ["-c", "import sys; from PIL import Image; Image.open(sys.argv[1]).convert('RGB').save(sys.argv[2])", $0, $1]
-            },
+            try Self.fixture(dir, "tree/photo.tga", from: photo, "/usr/bin/python3", Self.pillowTGA()),
             try dir.write("tree/drawing.svg", Array(Self.flatSVG.replacingOccurrences(of: "SIZE", with: "")
                 .replacingOccurrences(of: "IMAGE", with: "").utf8)),
         ]
