@@ -1,37 +1,22 @@
 /// Camera raw formats, told apart by their first bytes: fixed markers where the format has one
-/// (CR2, CR3, ORF, RAF, RW2), and for plain TIFF containers (DNG, NEF, ARW) the first IFD: a
-/// DNGVersion tag, else the camera's Make.
+/// (CR2, CR3, ORF, RAF, RW2: ordinary magic, more specific than TIFF's), and for plain TIFF
+/// containers (DNG, NEF, ARW) a sniffer of the first IFD: a DNGVersion tag, else the camera's Make.
 public enum CameraRaw {
-    /// Bytes of a file's start the detection reads: IFD0 and the Make string of the raw
+    /// Bytes of a file's start the IFD sniffer reads: IFD0 and the Make string of the raw
     /// containers seen in practice lie well inside.
     public static let span = 4096
 
-    /// The raw format `head` starts, or nil.
+    /// The raw format `head` starts, or nil: the catalogue's rules for the raw kinds.
     public static func format(of head: UnsafeRawBufferPointer) -> ImageFormat? {
-        // Runs on every file a warm walks, once per raw kind: the first byte rules out nearly all.
-        guard let first = head.first, first == UInt8(ascii: "I") || first == UInt8(ascii: "M") || first == UInt8(ascii: "F")
-                || (head.count > 4 && head[4] == UInt8(ascii: "f")) else { return nil }
-        func at(_ offset: Int, _ bytes: [UInt8]) -> Bool {
-            head.count >= offset + bytes.count && head[offset..<(offset + bytes.count)].elementsEqual(bytes)
-        }
-        if at(0, Marker.raf) { return .raf }
-        if at(4, Marker.cr3) { return .cr3 }
-        if at(0, Marker.orf1) || at(0, Marker.orf2) || at(0, Marker.orf3) { return .orf }
-        if at(0, Marker.rw2) { return .rw2 }
-        let little = at(0, Marker.tiffLittle), big = at(0, Marker.tiffBig)
-        guard little || big else { return nil }
-        if at(8, Marker.cr2) { return .cr2 }
-        return tiffContainer(head, littleEndian: little)
-    }
-
-    private enum Marker {
-        static let raf = Array("FUJIFILMCCD-RAW".utf8), cr3 = Array("ftypcrx ".utf8), cr2: [UInt8] = [0x43, 0x52, 0x02, 0x00]
-        static let orf1 = Array("IIRO".utf8), orf2 = Array("IIRS".utf8), orf3 = Array("MMOR".utf8), rw2: [UInt8] = [0x49, 0x49, 0x55, 0x00]
-        static let tiffLittle: [UInt8] = [0x49, 0x49, 0x2A, 0x00], tiffBig: [UInt8] = [0x4D, 0x4D, 0x00, 0x2A]
+        signatures.first { s in s.magic.contains { $0.matches(head) } || s.sniffer?.test(head) == true }?.format
     }
 
     /// DNG by its DNGVersion tag, NEF and ARW by the Make in IFD0.
-    static func tiffContainer(_ head: UnsafeRawBufferPointer, littleEndian: Bool) -> ImageFormat? {
+    static func tiffContainer(_ head: UnsafeRawBufferPointer) -> ImageFormat? {
+        // Runs on every file a warm walks, once per TIFF-based kind: the first bytes rule out nearly all.
+        guard head.count >= 8, head[0] == head[1], head[0] == UInt8(ascii: "I") || head[0] == UInt8(ascii: "M") else { return nil }
+        let littleEndian = head[0] == UInt8(ascii: "I")
+        guard littleEndian ? (head[2] == 0x2A && head[3] == 0) : (head[2] == 0 && head[3] == 0x2A) else { return nil }
         func u16(_ o: Int) -> Int? {
             guard o >= 0, o + 2 <= head.count else { return nil }
             return littleEndian ? Int(head[o]) | Int(head[o + 1]) << 8 : Int(head[o]) << 8 | Int(head[o + 1])
@@ -59,24 +44,27 @@ public enum CameraRaw {
         return nil
     }
 
-    static func sniffer(_ format: ImageFormat) -> ImageFormatSignature.Sniffer {
-        ImageFormatSignature.Sniffer(name: "camera-raw-" + format.rawValue, span: span) { CameraRaw.format(of: $0) == format }
-    }
-
     /// The kinds decoded, each with its identifier (conforming to `public.camera-raw-image`).
     public static let signatures: [ImageFormatSignature] = [
-        raw(.dng, "com.adobe.raw-image", "image/x-adobe-dng", "dng"),
-        raw(.cr2, "com.canon.cr2-raw-image", "image/x-canon-cr2", "cr2"),
-        raw(.cr3, "com.canon.cr3-raw-image", "image/x-canon-cr3", "cr3"),
-        raw(.nef, "com.nikon.raw-image", "image/x-nikon-nef", "nef"),
-        raw(.arw, "com.sony.arw-raw-image", "image/x-sony-arw", "arw"),
-        raw(.orf, "com.olympus.raw-image", "image/x-olympus-orf", "orf"),
-        raw(.raf, "com.fuji.raw-image", "image/x-fuji-raf", "raf"),
-        raw(.rw2, "com.panasonic.rw2-raw-image", "image/x-panasonic-rw2", "rw2"),
+        container(.dng, "com.adobe.raw-image", "image/x-adobe-dng", "dng"),
+        marked(.cr2, "com.canon.cr2-raw-image", "image/x-canon-cr2", "cr2",
+               [Magic([0x49, 0x49, 0x2A, 0x00]).and([0x43, 0x52, 0x02, 0x00], at: 8),
+                Magic([0x4D, 0x4D, 0x00, 0x2A]).and([0x43, 0x52, 0x02, 0x00], at: 8)]),
+        marked(.cr3, "com.canon.cr3-raw-image", "image/x-canon-cr3", "cr3", [Magic("ftypcrx ", at: 4)]),
+        container(.nef, "com.nikon.raw-image", "image/x-nikon-nef", "nef"),
+        container(.arw, "com.sony.arw-raw-image", "image/x-sony-arw", "arw"),
+        marked(.orf, "com.olympus.raw-image", "image/x-olympus-orf", "orf", [Magic("IIRO"), Magic("IIRS"), Magic("MMOR")]),
+        marked(.raf, "com.fuji.raw-image", "image/x-fuji-raf", "raf", [Magic("FUJIFILMCCD-RAW")]),
+        marked(.rw2, "com.panasonic.rw2-raw-image", "image/x-panasonic-rw2", "rw2", [Magic([0x49, 0x49, 0x55, 0x00])]),
     ]
 
-    private static func raw(_ format: ImageFormat, _ type: String, _ mime: String, _ ext: String) -> ImageFormatSignature {
-        ImageFormatSignature(format: format, typeIdentifier: type, mimeType: mime, extensions: [ext], magic: [], sniffer: sniffer(format))
+    private static func marked(_ format: ImageFormat, _ type: String, _ mime: String, _ ext: String, _ magic: [Magic]) -> ImageFormatSignature {
+        ImageFormatSignature(format: format, typeIdentifier: type, mimeType: mime, extensions: [ext], magic: magic)
+    }
+
+    private static func container(_ format: ImageFormat, _ type: String, _ mime: String, _ ext: String) -> ImageFormatSignature {
+        let sniffer = ImageFormatSignature.Sniffer(name: "camera-raw-" + format.rawValue, span: span) { tiffContainer($0) == format }
+        return ImageFormatSignature(format: format, typeIdentifier: type, mimeType: mime, extensions: [ext], magic: [], sniffer: sniffer)
     }
 }
 
@@ -90,6 +78,4 @@ extension ImageFormat {
     public static let raf = ImageFormat(rawValue: "raf")
     public static let rw2 = ImageFormat(rawValue: "rw2")
 
-    /// True for the camera raw kinds (``CameraRaw/signatures``).
-    public var isCameraRaw: Bool { CameraRaw.signatures.contains { $0.format == self } }
 }
