@@ -231,8 +231,3 @@ extension ImageDecoders {
         try JPEGSource(memory: memory, path: name)
     }
 }
-
-extension ImageFormat {
-    /// The magic of a catalogued format (for content-type declarations).
-    public var magic: [Magic] { ImageFormatSignature.of(self)?.magic ?? [] }
-}
