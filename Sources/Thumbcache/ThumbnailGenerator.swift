@@ -231,8 +231,10 @@ public final class ThumbnailGenerator: Sendable {
             if let smaller, let record = try store.thumbnail(smaller.key) {
                 return ThumbnailRepresentation(kind: .lowQuality, header: record.header, data: record.data, box: spec, fromCache: true)
             }
-            // The JPEG's embedded EXIF thumbnail.
-            if let embedded = try? decoding.embeddedThumbnail(ofFileAt: request.path) {
+            // The JPEG's embedded EXIF thumbnail: only a JPEG has one this reads, so no other type
+            // costs a round trip to a worker for it.
+            let type = request.contentType ?? factory.types.type(ofFileAt: request.path)
+            if type == .jpeg, let embedded = try? decoding.embeddedThumbnail(ofFileAt: request.path) {
                 let fitted = ThumbnailFactory.resize(embedded, to: spec)
                 let (header, bytes) = try factory.encode(fitted, kind: .lowQuality, spec: spec, sourceType: .jpeg)
                 return ThumbnailRepresentation(kind: .lowQuality, header: header, data: bytes, box: spec, fromCache: false)
