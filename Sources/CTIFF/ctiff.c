@@ -144,22 +144,17 @@ ctiff_decoder *ctiff_open_fd(int fd, ctiff_info *info, char *message, size_t mes
     size_of(t, &info->width, &info->height);
     d->width = info->width;
     d->height = info->height;
-    uint16_t bits = 1, samples = 1, photometric = 0, format = 1, orientation = 1, extra = 0;
+    uint16_t bits = 1, photometric = 0, orientation = 1, extra = 0;
     uint16_t *extra_types = NULL;
     TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &bits);
-    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLESPERPIXEL, &samples);
     TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photometric);
-    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &format);
     TIFFGetFieldDefaulted(t, TIFFTAG_ORIENTATION, &orientation);
     TIFFGetFieldDefaulted(t, TIFFTAG_EXTRASAMPLES, &extra, &extra_types);
     info->bits_per_sample = bits;
-    info->samples_per_pixel = samples;
     info->photometric = photometric;
-    info->sample_format = format;
     info->orientation = orientation >= 1 && orientation <= 8 ? orientation : 1;
     info->has_alpha = extra > 0 && extra_types &&
                       (extra_types[0] == EXTRASAMPLE_ASSOCALPHA || extra_types[0] == EXTRASAMPLE_UNASSALPHA);
-    info->tiled = TIFFIsTiled(t);
     info->band_rows = band_rows_of(t, info->height);
     // Reduced-resolution copies: SubIFDs of the first image, and later reduced pages.
     uint16_t subifd_count = 0;

@@ -11,12 +11,9 @@ typedef struct {
     uint32_t width;
     uint32_t height;
     int bits_per_sample;
-    int samples_per_pixel;
     int photometric;       // PHOTOMETRIC_* as stored
-    int sample_format;     // 1 unsigned, 2 signed, 3 IEEE float
     int orientation;       // the Orientation tag, 1…8 (EXIF's values)
     int has_alpha;         // an extra sample marked as alpha
-    int tiled;
     uint32_t band_rows;    // rows per strip or tile: how many rows one read yields
     int pages;             // directories that are not reduced-resolution copies
     int reduced_images;    // reduced-resolution copies (later pages or SubIFDs) available
