@@ -38,6 +38,13 @@ let package = Package(
         .systemLibrary(name: "CRaw", pkgConfig: "libraw_r", providers: [.apt(["libraw-dev"])]),
         // libtiff behind a shim that owns its error handlers and reads by pread, never mapped.
         .target(name: "CTIFF", linkerSettings: [.linkedLibrary("tiff")]),
+        // FFmpeg (libavformat, libavcodec, libswscale; GPL as Debian builds it) behind a shim that
+        // reads by pread and keeps FFmpeg's structures out of Swift.
+        // poppler (GPL) and cairo behind a shim that keeps GLib's types out of Swift.
+        .systemLibrary(name: "CPoppler", pkgConfig: "poppler-glib", providers: [.apt(["libpoppler-glib-dev"])]),
+        .target(name: "CPDF", dependencies: ["CPoppler"]),
+        .target(name: "CVideo", linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil"),
+                                                 .linkedLibrary("swscale")]),
 
         // Extended attributes and birth times (lgetxattr, statx), which Swift's Glibc does not export.
         .target(name: "CFileInfo"),
@@ -62,7 +69,7 @@ let package = Package(
         .target(name: "ThumbcacheImaging", dependencies: ["CPNG", "CJPEG", "ThumbcacheSync"]),
         // Every other format's decoder (WebP, GIF, TIFF, HEIF/AVIF, SVG…): linked into the worker
         // executables only, never into the library an app links (libheif pulls in GPL x265).
-        .target(name: "ThumbcacheCodecs", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CWebP", "CGIF", "CTIFF", "CHEIF", "CSVG", "CRaw", "CJXL"]),
+        .target(name: "ThumbcacheCodecs", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CWebP", "CGIF", "CTIFF", "CHEIF", "CSVG", "CRaw", "CJXL", "CVideo", "CPDF"]),
         // Decoding in a pool of sandboxed worker processes: the protocol, the pool, the worker's loop.
         .target(name: "ThumbcacheWorker", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CDescriptors"]),
         // The worker executables' entry: confine (CSandbox), then serve.

@@ -2,6 +2,11 @@
 #include "csandbox.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/landlock.h>
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)  // ABI 3 (Linux 6.2), newer than Debian 12's headers
+#endif
+#include <stdlib.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
@@ -39,21 +44,86 @@ static const int allowed[] = {
 };
 
 // Refused with an error rather than killed: library code may try these and cope (a decoder that
-// tries to open a file or a socket sees EACCES; nothing is created, nothing connects).
+// tries to open a file or a socket sees EACCES; nothing is created, nothing connects). openat is
+// added to these unless Landlock confines the file system to fonts.
 static const int refused[] = {
-    SCMP_SYS(open), SCMP_SYS(openat), SCMP_SYS(openat2), SCMP_SYS(creat), SCMP_SYS(socket), SCMP_SYS(socketpair),
-    SCMP_SYS(fork), SCMP_SYS(vfork),
-    // Path probes (fontconfig looks for its configuration when librsvg lays out text).
-    SCMP_SYS(access), SCMP_SYS(faccessat), SCMP_SYS(faccessat2), SCMP_SYS(readlink), SCMP_SYS(readlinkat),
+    SCMP_SYS(open), SCMP_SYS(openat2), SCMP_SYS(creat), SCMP_SYS(socket), SCMP_SYS(socketpair),
+    SCMP_SYS(fork), SCMP_SYS(vfork), SCMP_SYS(readlink), SCMP_SYS(readlinkat),
 };
 
-static int install_seccomp(char *message, size_t size) {
+// Path probes: fontconfig checks its configuration files with access() before reading them.
+// Allowed under Landlock (they tell no more than stat, which is allowed), refused without.
+static const int probes[] = {SCMP_SYS(access), SCMP_SYS(faccessat), SCMP_SYS(faccessat2)};
+
+// Where fonts and their configuration live: fontconfig, FreeType and poppler read these to draw
+// text a document does not embed (PDF's standard fonts above all), and nothing else.
+static const char *const font_directories[] = {
+    "/usr/share/fonts", "/usr/local/share/fonts", "/usr/share/fontconfig", "/etc/fonts", "/var/cache/fontconfig",
+    "/usr/share/poppler", "/usr/share/texmf/fonts",
+};
+static const char *const home_font_directories[] = {".local/share/fonts", ".fonts", ".cache/fontconfig"};
+
+static void allow_reading(int ruleset, const char *path) {
+    int fd = open(path, O_PATH | O_CLOEXEC | O_DIRECTORY);
+    if (fd < 0) return;  // not on this system
+    struct landlock_path_beneath_attr rule = {
+        .allowed_access = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR,
+        .parent_fd = fd,
+    };
+    syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
+    close(fd);
+}
+
+// Every file-system access Landlock governs at the kernel's ABI, denied but reading the font
+// directories. Returns 1 when the rule set is in force, 0 where the kernel has no Landlock
+// (then opening stays refused outright by seccomp, and documents draw without system fonts).
+static int confine_to_fonts(void) {
+    long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+    if (abi < 1) return 0;
+    struct landlock_ruleset_attr attr = {.handled_access_fs = (LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1};  // ABI 1's thirteen rights
+    if (abi >= 2) attr.handled_access_fs |= LANDLOCK_ACCESS_FS_REFER;
+    if (abi >= 3) attr.handled_access_fs |= LANDLOCK_ACCESS_FS_TRUNCATE;
+    int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+    if (ruleset < 0) return 0;
+    for (size_t i = 0; i < sizeof font_directories / sizeof font_directories[0]; i++) allow_reading(ruleset, font_directories[i]);
+    const char *home = getenv("HOME");
+    char path[4096];
+    for (size_t i = 0; home && home[0] == '/' && i < sizeof home_font_directories / sizeof home_font_directories[0]; i++) {
+        if (snprintf(path, sizeof path, "%s/%s", home, home_font_directories[i]) < (int)sizeof path) allow_reading(ruleset, path);
+    }
+    const char *data = getenv("XDG_DATA_HOME"), *cache = getenv("XDG_CACHE_HOME");
+    if (data && data[0] == '/' && snprintf(path, sizeof path, "%s/fonts", data) < (int)sizeof path) allow_reading(ruleset, path);
+    if (cache && cache[0] == '/' && snprintf(path, sizeof path, "%s/fontconfig", cache) < (int)sizeof path) allow_reading(ruleset, path);
+    int rc = (int)syscall(SYS_landlock_restrict_self, ruleset, 0);
+    close(ruleset);
+    return rc == 0;
+}
+
+static int install_seccomp(int fonts, char *message, size_t size) {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
     if (!ctx) return fail(message, size, "seccomp_init", ENOMEM);
     int rc = 0;
     for (size_t i = 0; i < sizeof allowed / sizeof allowed[0] && rc == 0; i++) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
     for (size_t i = 0; i < sizeof refused / sizeof refused[0] && rc == 0; i++)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), refused[i], 0);
+    if (fonts) {
+        // Under Landlock: opening to read (what Landlock then limits to the font directories), and
+        // what fontconfig checks its caches with. Any open that could write or create is refused.
+        const int mask = O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND;
+        if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, mask, 0));
+        const int writes[][2] = {{O_ACCMODE, O_WRONLY}, {O_ACCMODE, O_RDWR}, {O_ACCMODE, O_ACCMODE}, {O_CREAT, O_CREAT}, {O_TRUNC, O_TRUNC},
+                                 {O_APPEND, O_APPEND}};
+        for (size_t i = 0; i < sizeof writes / sizeof writes[0] && rc == 0; i++)
+            rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, writes[i][0], writes[i][1]));
+        for (size_t i = 0; i < sizeof probes / sizeof probes[0] && rc == 0; i++) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, probes[i], 0);
+        if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(getdents64), 0);
+        if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fstatfs), 0);
+        if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(statfs), 0);
+        if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fadvise64), 0);
+    } else {
+        if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat), 0);
+        for (size_t i = 0; i < sizeof probes / sizeof probes[0] && rc == 0; i++) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), probes[i], 0);
+    }
     // Threads, never processes: HEVC (libde265) and AV1 (dav1d) decoders start worker threads
     // and wait for them. clone is allowed only with CLONE_THREAD (a thread shares this filter,
     // the namespaces and the limits); clone3 passes its flags in memory a filter cannot read, so
@@ -110,7 +180,10 @@ int csandbox_confine(const csandbox_limits *limits, char *message, size_t size) 
     }
     layers |= CSANDBOX_RLIMITS;
 
-    if (install_seccomp(message, size) != 0) return -1;
+    // Landlock after no_new_privs (which it requires) and before seccomp (which forbids its calls).
+    int fonts = confine_to_fonts();
+    if (fonts) layers |= CSANDBOX_LANDLOCK_FONTS;
+    if (install_seccomp(fonts, message, size) != 0) return -1;
     layers |= CSANDBOX_SECCOMP;
     return layers;
 }

@@ -34,6 +34,18 @@ public struct ContentType: RawRepresentable, Hashable, Sendable, Codable, Custom
         case "com.microsoft.cur": "Windows cursor"
         case "public.pbm": "Netpbm image"
         case "com.truevision.tga-image": "TGA image"
+        case .pdf: "PDF document"
+        case "public.mpeg-4": "MPEG-4 movie"
+        case "com.apple.quicktime-movie": "QuickTime movie"
+        case "org.matroska.mkv": "Matroska video"
+        case "org.webmproject.webm": "WebM video"
+        case "public.avi": "AVI video"
+        case "public.mp3": "MP3 audio"
+        case "public.mpeg-4-audio": "MPEG-4 audio"
+        case "org.xiph.flac": "FLAC audio"
+        case "org.xiph.ogg-vorbis": "Ogg Vorbis audio"
+        case "org.xiph.opus": "Opus audio"
+        case "com.microsoft.waveform-audio": "WAVE audio"
         default: rawValue
         }
     }
@@ -57,8 +69,10 @@ public struct ContentType: RawRepresentable, Hashable, Sendable, Codable, Custom
     public static let text: ContentType = "public.text"
     public static let plainText: ContentType = "public.plain-text"
     public static let pdf: ContentType = "com.adobe.pdf"
+    public static let audiovisualContent: ContentType = "public.audiovisual-content"
     public static let audio: ContentType = "public.audio"
     public static let movie: ContentType = "public.movie"
+    public static let compositeContent: ContentType = "public.composite-content"
     public static let archive: ContentType = "public.archive"
     public static let zip: ContentType = "public.zip-archive"
 }
@@ -127,9 +141,13 @@ public struct ContentTypeRegistry: Sendable {
     ] + CameraRaw.signatures.map { ContentTypeDeclaration($0, conformsTo: [.cameraRawImage]) } + [
         .init(.text, conformsTo: [.data, .content], mimeType: "text/plain"),
         .init(.plainText, conformsTo: [.text], mimeType: "text/plain", extensions: ["txt", "text", "md", "log"]),
-        .init(.pdf, conformsTo: [.data, .content], mimeType: "application/pdf", extensions: ["pdf"], magic: [Magic("%PDF-")]),
-        .init(.audio, conformsTo: [.data, .content]),
-        .init(.movie, conformsTo: [.data, .content]),
+        .init(.compositeContent, conformsTo: [.content]),
+        .init(ImageFormatSignature.pdf, conformsTo: [.data, .compositeContent]),
+        .init(.audiovisualContent, conformsTo: [.data, .content]),
+        .init(.audio, conformsTo: [.audiovisualContent]),
+        .init(.movie, conformsTo: [.audiovisualContent]),
+    ] + MediaFormats.movies.map { ContentTypeDeclaration($0, conformsTo: [.movie]) }
+      + MediaFormats.audio.map { ContentTypeDeclaration($0, conformsTo: [.audio]) } + [
         .init(.archive, conformsTo: [.data]),
         .init(.zip, conformsTo: [.archive], mimeType: "application/zip", extensions: ["zip"], magic: [Magic([0x50, 0x4B, 0x03, 0x04])]),
     ]

@@ -24,10 +24,14 @@ package enum FileMetadata {
         var born: Int64 = 0
         if cfi_birthtime(path, &born) == 0 { a[MDItem.contentCreationDate] = .date(Double(born) / 1e9) }
         if let imageFormat, let info = decoded ?? (try? decoding.info(ofFileAt: path, format: imageFormat)) {
-            a[MDItem.pixelWidth] = .number(Double(info.pixelWidth))
-            a[MDItem.pixelHeight] = .number(Double(info.pixelHeight))
-            a[MDItem.orientation] = .number(Double(info.orientation.rawValue))
-            a[MDItem.hasAlphaChannel] = .number(info.hasAlpha ? 1 : 0)
+            // Pixels only for what has a picture (a video's as displayed; not an audio file's cover).
+            if info.pixelWidth > 0, info.pixelHeight > 0, MediaFormats.family(of: imageFormat) != .audio {
+                a[MDItem.pixelWidth] = .number(Double(info.pixelWidth))
+                a[MDItem.pixelHeight] = .number(Double(info.pixelHeight))
+                a[MDItem.orientation] = .number(Double(info.orientation.rawValue))
+                a[MDItem.hasAlphaChannel] = .number(info.hasAlpha ? 1 : 0)
+            }
+            if let media = info.media { add(media, to: &a) }
             if let bits = info.bitsPerSample { a[MDItem.bitsPerSample] = .number(Double(bits)) }
             if let space = info.colorSpace { a[MDItem.colorSpace] = .string(space) }
             if let frames = info.frameCount, frames > 1 { a[MDItem.frameCount] = .number(Double(frames)) }
@@ -39,6 +43,33 @@ package enum FileMetadata {
         }
         if let comment = extendedAttribute(path, commentAttribute), !comment.isEmpty { a[MDItem.comment] = .string(comment) }
         return FileItem(path: path, state: IndexedFileState(snapshot), contentHash: content?.bytes, attributes: a)
+    }
+
+    static func add(_ m: MediaMetadata, to a: inout [String: AttributeValue]) {
+        func text(_ s: String?) -> String? {
+            guard let t = s?.trimmingCharacters(in: .whitespacesAndNewlines), !t.isEmpty else { return nil }
+            return t
+        }
+        func number(_ key: String, _ v: Double?) {
+            if let v, v.isFinite, v > 0 { a[key] = .number(v) }
+        }
+        if let title = text(m.title) { a[MDItem.title] = .string(title) }
+        if let authors = m.authors?.compactMap(text), !authors.isEmpty { a[MDItem.authors] = .strings(authors) }
+        if let creator = text(m.creator) { a[MDItem.creator] = .string(creator) }
+        if let album = text(m.album) { a[MDItem.album] = .string(album) }
+        if let genre = text(m.genre) { a[MDItem.musicalGenre] = .string(genre) }
+        if let codecs = m.codecs, !codecs.isEmpty { a[MDItem.codecs] = .strings(codecs) }
+        if let fonts = m.fonts?.compactMap(text), !fonts.isEmpty { a[MDItem.fonts] = .strings(fonts) }
+        number(MDItem.recordingYear, m.recordingYear.map(Double.init))
+        number(MDItem.audioTrackNumber, m.trackNumber.map(Double.init))
+        number(MDItem.durationSeconds, m.durationSeconds)
+        number(MDItem.videoBitRate, m.videoBitRate)
+        number(MDItem.audioBitRate, m.audioBitRate)
+        number(MDItem.audioChannelCount, m.audioChannelCount.map(Double.init))
+        number(MDItem.audioSampleRate, m.audioSampleRate)
+        number(MDItem.numberOfPages, m.pageCount.map(Double.init))
+        number(MDItem.pageWidth, m.pageWidth)
+        number(MDItem.pageHeight, m.pageHeight)
     }
 
     static func add(_ exif: EXIFData, to a: inout [String: AttributeValue]) {

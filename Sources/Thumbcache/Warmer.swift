@@ -177,8 +177,13 @@ public final class Warmer: Sendable {
         let missing = specs.filter { (try? factory.store.containsThumbnail($0.key(for: id.content))) != true }
         if missing.isEmpty { return .alreadyCached }
         let made = pipeline.make(missing, path: path, content: id.content, type: type)
-        if let reason = made.failedBefore { return .failed(path, reason + " (recorded earlier; --retry-failed tries again)") }
+        if let reason = made.failedBefore {
+            if ImagingError.Reason.isNoPicture(reason) { return .notSupported }
+            return .failed(path, reason + " (recorded earlier; --retry-failed tries again)")
+        }
         writes += made.writes(content: id.content)
+        // An audio file without a cover: its record keeps it from being opened again; the icon stands in.
+        if let failure = made.failure as? ImagingError, case .noPicture = failure.reason { return .notSupported }
         if let failure = made.failure { return .failed(path, ThumbnailPipeline.reason(failure)) }
         return .generated
     }
@@ -220,7 +225,8 @@ public struct WarmSummary: Sendable, Codable, Hashable {
     public var alreadyCached: Int
     /// Files whose bytes equal another path's seen in this run: nothing made twice.
     public var sameContentAsAnother: Int
-    /// Files of a type no provider handles (recorded in the stat cache, no thumbnail).
+    /// Files of a type no provider handles, or with no picture to show (an audio file without a
+    /// cover): recorded in the stat cache, no thumbnail, the type's icon stands in.
     public var notSupported: Int
     /// Paths that failed, grouped by reason.
     public var failures: [String: [String]]

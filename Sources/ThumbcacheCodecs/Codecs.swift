@@ -4,7 +4,13 @@ extension ImageDecoders {
     /// Every decoder thumbcache has: the standard PNG and JPEG ones and each format's library
     /// (Docs/IMAGING.md). What the sandboxed worker runs; linked into worker executables only,
     /// because some of these libraries (libheif through x265) are GPL-licensed.
-    public static let all = ImageDecoders(ImageDecoders.standard.registrations.reversed() + [.webP, .gif, .tiff, .heif, .avif, .jpegXL, .svg, .bmp, .ico, .cur, .pnm, .tga] + cameraRaw)
+    public static let all = ImageDecoders(ImageDecoders.standard.registrations.reversed() + [.webP, .gif, .tiff, .heif, .avif, .jpegXL, .svg, .bmp, .ico, .cur, .pnm, .tga] + cameraRaw
+                                          + media + [.pdf])
+
+    /// One FFmpeg registration per video and audio container.
+    static let media = (MediaFormats.movies + MediaFormats.audio).map { signature in
+        ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in try MediaSource(descriptor: fd, name: name) }
+    }
 
     /// One LibRaw registration per raw kind.
     static let cameraRaw = CameraRaw.signatures.map { signature in
@@ -41,6 +47,11 @@ extension ImageDecoderRegistration {
     /// JPEG XL through libjxl: the first frame, upright.
     public static let jpegXL = ImageDecoderRegistration(.jpegXL) { (fd, name) throws(ImagingError) in
         try JXLSource(descriptor: fd, name: name)
+    }
+
+    /// PDF through poppler and cairo: the first page drawn at the output size.
+    public static let pdf = ImageDecoderRegistration(.pdf) { (fd, name) throws(ImagingError) in
+        try PDFSource(descriptor: fd, name: name)
     }
 
     /// SVG through librsvg and cairo: drawn at the output size.

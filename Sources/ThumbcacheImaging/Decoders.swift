@@ -25,6 +25,21 @@ final class PNGSource: RowSource {
         exif = info.exif.map { Array(UnsafeBufferPointer(start: $0, count: info.exif_length)) }
     }
 
+    /// A PNG in memory, read in place: `memory` must outlive the source.
+    init(memory: UnsafeRawBufferPointer, name: String) throws(ImagingError) {
+        path = name
+        var info = cpng_info()
+        var status = CPNG_OK
+        var message = [CChar](repeating: 0, count: 256)
+        guard let d = cpng_open_memory(memory.baseAddress?.assumingMemoryBound(to: UInt8.self), memory.count, &info, &status,
+                                       &message, message.count) else {
+            throw ImagingError(path: name, reason: .corrupt(cText(message)))
+        }
+        decoder = d
+        self.info = info
+        exif = info.exif.map { Array(UnsafeBufferPointer(start: $0, count: info.exif_length)) }
+    }
+
     deinit { cpng_close(decoder) }
 
     var width: Int { Int(info.width) }

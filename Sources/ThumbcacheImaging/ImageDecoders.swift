@@ -61,10 +61,13 @@ public struct RowSourceHeader: Sendable, Hashable {
     /// Camera metadata the decoder's library read itself (a raw file's), used when there is no
     /// EXIF block to parse.
     public var metadata: EXIFData?
+    /// What a document or recording says of itself (pages, duration, title…).
+    public var media: MediaMetadata?
 
     public init(width: Int, height: Int, hasAlpha: Bool, exif: [UInt8]? = nil, maxShrink: Int = 1,
                 buffered: Bool = false, bufferedBytes: Int = 0, orientation: Orientation? = nil,
-                bitsPerSample: Int? = nil, colorSpace: String? = nil, frameCount: Int? = nil, metadata: EXIFData? = nil) {
+                bitsPerSample: Int? = nil, colorSpace: String? = nil, frameCount: Int? = nil, metadata: EXIFData? = nil,
+                media: MediaMetadata? = nil) {
         self.width = width
         self.height = height
         self.hasAlpha = hasAlpha
@@ -77,6 +80,7 @@ public struct RowSourceHeader: Sendable, Hashable {
         self.colorSpace = colorSpace
         self.frameCount = frameCount
         self.metadata = metadata
+        self.media = media
     }
 }
 
@@ -229,5 +233,13 @@ extension ImageDecoders {
     /// in place: `memory` must stay valid and unchanged for as long as the source lives.
     public static func jpeg(memory: UnsafeRawBufferPointer, name: String) throws(ImagingError) -> any RowSource {
         try JPEGSource(memory: memory, path: name)
+    }
+
+    /// A PNG or JPEG in memory (an audio file's cover, a document's stored thumbnail), told by
+    /// its magic and read in place: `memory` must outlive the source.
+    public static func picture(memory: UnsafeRawBufferPointer, name: String) throws(ImagingError) -> any RowSource {
+        if ImageFormatSignature.png.magic.contains(where: { $0.matches(memory) }) { return try PNGSource(memory: memory, name: name) }
+        if ImageFormatSignature.jpeg.magic.contains(where: { $0.matches(memory) }) { return try JPEGSource(memory: memory, path: name) }
+        throw ImagingError(path: name, reason: .corrupt("the embedded picture is neither PNG nor JPEG"))
     }
 }

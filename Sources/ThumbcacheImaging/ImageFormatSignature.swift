@@ -48,9 +48,13 @@ public struct ImageFormatSignature: Sendable, Hashable {
         public func hash(into hasher: inout Hasher) { hasher.combine(name) }
     }
 
-    /// Every format some decoder of thumbcache's takes, in-process or in the worker.
-    public static let all: [ImageFormatSignature] = [.png, .jpeg, .webP, .gif, .tiff, .heif, .avif, .jpegXL, .svg,
-                                                     .bmp, .ico, .cur, .pnm, .tga] + CameraRaw.signatures
+    /// Every format some decoder of thumbcache's takes, in-process or in the worker: images,
+    /// then the media that render to one (``MediaFormats``).
+    public static let all: [ImageFormatSignature] = images + MediaFormats.all
+
+    /// The image formats.
+    public static let images: [ImageFormatSignature] = [.png, .jpeg, .webP, .gif, .tiff, .heif, .avif, .jpegXL, .svg,
+                                                        .bmp, .ico, .cur, .pnm, .tga] + CameraRaw.signatures
 
     /// The catalogued format whose files are of the content type `typeIdentifier`.
     public static func format(ofType typeIdentifier: String) -> ImageFormat? {

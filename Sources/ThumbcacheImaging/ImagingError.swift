@@ -16,6 +16,9 @@ public struct ImagingError: Error, Sendable, Hashable, Codable, CustomStringConv
         case corrupt(String)
         /// Encoding the thumbnail failed.
         case encodingFailed(String)
+        /// The file is read fine but has no picture to show (an audio file without a cover): the
+        /// type's icon stands for it.
+        case noPicture(String)
 
         public var description: String {
             switch self {
@@ -26,8 +29,14 @@ public struct ImagingError: Error, Sendable, Hashable, Codable, CustomStringConv
             case .tooLarge(let w, let h, let limit): "image too large: \(w)×\(h) pixels exceeds the limit of \(limit) pixels"
             case .corrupt(let message): "corrupt or truncated image: \(message)"
             case .encodingFailed(let message): "cannot encode thumbnail: \(message)"
+            case .noPicture(let what): "\(Self.noPictureText): \(what)"
             }
         }
+
+        private static let noPictureText = "no picture to show"
+
+        /// True if `reason` (a failure record's text) says ``noPicture(_:)``.
+        public static func isNoPicture(_ reason: String) -> Bool { reason.hasPrefix(noPictureText) }
     }
 
     public var path: String

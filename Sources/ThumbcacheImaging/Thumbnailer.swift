@@ -50,6 +50,8 @@ public struct ImageInfo: Sendable, Hashable, Codable {
     public var colorSpace: String?
     /// Frames of an animation (or pages), when the format tells cheaply.
     public var frameCount: Int?
+    /// What a document or recording says of itself (pages, duration, codecs, title…).
+    public var media: MediaMetadata?
 
     public init(format: ImageFormat, pixelWidth: Int, pixelHeight: Int, orientation: Orientation, hasAlpha: Bool,
                 exif: EXIFData? = nil, bitsPerSample: Int? = nil, colorSpace: String? = nil, frameCount: Int? = nil) {
@@ -69,6 +71,7 @@ public struct ImageInfo: Sendable, Hashable, Codable {
         self.init(format: format, pixelWidth: turned ? header.height : header.width, pixelHeight: turned ? header.width : header.height,
                   orientation: orientation, hasAlpha: header.hasAlpha, exif: exif, bitsPerSample: header.bitsPerSample,
                   colorSpace: header.colorSpace, frameCount: header.frameCount)
+        media = header.media
     }
 }
 
@@ -257,6 +260,10 @@ public enum Thumbnailer {
             return try thumbnail(of: scalable, format: format, name: name, options: options)
         }
         let header = source.header
+        // A recording without a cover: read fine, nothing to draw.
+        if header.width == 0 || header.height == 0, header.media != nil {
+            throw ImagingError(path: name, reason: .noPicture("\(format) file without an embedded picture"))
+        }
         try checkLimits(name, width: header.width, height: header.height, buffered: header.buffered, options.limits)
         let p = plan(header, options: options)
         let g = p.output

@@ -88,6 +88,21 @@ public enum MDItem {
     public static let authors = "kMDItemAuthors"
     public static let comment = "kMDItemComment"
     public static let displayName = "kMDItemDisplayName"
+    public static let numberOfPages = "kMDItemNumberOfPages"
+    public static let pageWidth = "kMDItemPageWidth"
+    public static let pageHeight = "kMDItemPageHeight"
+    public static let creator = "kMDItemCreator"
+    public static let album = "kMDItemAlbum"
+    public static let musicalGenre = "kMDItemMusicalGenre"
+    public static let recordingYear = "kMDItemRecordingYear"
+    public static let audioTrackNumber = "kMDItemAudioTrackNumber"
+    public static let durationSeconds = "kMDItemDurationSeconds"
+    public static let codecs = "kMDItemCodecs"
+    public static let videoBitRate = "kMDItemVideoBitRate"
+    public static let audioBitRate = "kMDItemAudioBitRate"
+    public static let audioChannelCount = "kMDItemAudioChannelCount"
+    public static let audioSampleRate = "kMDItemAudioSampleRate"
+    public static let fonts = "kMDItemFonts"
 }
 
 /// Which index structures an attribute's values go into.
@@ -173,6 +188,21 @@ enum Schema {
             a(30, MDItem.hasAlphaChannel, .number, .numeric, integral: true),
             a(31, MDItem.frameCount, .number, .numeric, integral: true),
             a(32, MDItem.lensModel, .string, [.values, .words]),
+            a(33, MDItem.numberOfPages, .number, .numeric, integral: true),
+            a(34, MDItem.pageWidth, .number, .numeric),
+            a(35, MDItem.pageHeight, .number, .numeric),
+            a(36, MDItem.creator, .string, text),
+            a(37, MDItem.album, .string, text, text: true),
+            a(38, MDItem.musicalGenre, .string, text),
+            a(39, MDItem.recordingYear, .number, .numeric, integral: true),
+            a(40, MDItem.audioTrackNumber, .number, .numeric, integral: true),
+            a(41, MDItem.durationSeconds, .number, .numeric),
+            a(42, MDItem.codecs, .strings, .values),
+            a(43, MDItem.videoBitRate, .number, .numeric),
+            a(44, MDItem.audioBitRate, .number, .numeric),
+            a(45, MDItem.audioChannelCount, .number, .numeric, integral: true),
+            a(46, MDItem.audioSampleRate, .number, .numeric),
+            a(47, MDItem.fonts, .strings, text, text: true),
         ]
     }()
 

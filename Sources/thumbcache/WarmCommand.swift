@@ -118,7 +118,7 @@ extension WarmSummary {
             "  thumbnails made:              \(generated)",
             "  already cached:               \(alreadyCached)",
             "  same content as another path: \(sameContentAsAnother)",
-            "  not a supported type:         \(notSupported)",
+            "  no thumbnail (icon instead):  \(notSupported)",
             "  failed:                       \(failed)",
         ]
         if let i = index {

@@ -2,7 +2,8 @@
 #define CSANDBOX_H
 // Confines a thumbcache worker process before it reads a byte of a file (Docs/SECURITY.md):
 // no new privileges, resource limits, private user/mount/network namespaces where the kernel
-// lets an unprivileged process have them, and a seccomp allow-list (libseccomp).
+// lets an unprivileged process have them, a Landlock rule set that lets it read fonts and
+// nothing else of the file system, and a seccomp allow-list (libseccomp).
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,6 +22,7 @@ enum {
     CSANDBOX_MOUNT_NAMESPACE = 16,
     CSANDBOX_SECCOMP = 32,
     CSANDBOX_DESCRIPTORS_CLOSED = 64,
+    CSANDBOX_LANDLOCK_FONTS = 128,
 };
 
 /// Applies every layer it can to the calling process, which must be single-threaded. Namespaces

@@ -1,0 +1,29 @@
+#ifndef CPDF_H
+#define CPDF_H
+#include <stddef.h>
+#include <stdint.h>
+
+// poppler (GLib binding) and cairo behind a narrow C interface that keeps GLib's types out of
+// Swift: a document parsed from memory, its first page drawn straight at the size asked for.
+
+typedef struct cpdf_document cpdf_document;
+
+typedef struct {
+    int pages;
+    double width, height;   // the first page's crop box in points, after its /Rotate
+    const char *title;      // UTF-8, or NULL; valid until cpdf_close
+    const char *author;
+    const char *creator;
+} cpdf_info;
+
+/// Parses the document in `bytes` (which must outlive it). NULL with a message when it is not a
+/// PDF poppler reads, is encrypted, or has no pages.
+cpdf_document *cpdf_open(const uint8_t *bytes, size_t length, cpdf_info *info, char *message, size_t message_size);
+
+/// Draws the first page on white, scaled to `width × height` pixels, into straight-alpha RGBA.
+/// 0, or -1 with a message.
+int cpdf_render(cpdf_document *document, int width, int height, uint8_t *rgba, char *message, size_t message_size);
+
+void cpdf_close(cpdf_document *document);
+
+#endif

@@ -1,0 +1,59 @@
+import CPDF
+import ThumbcacheImaging
+
+/// A PDF through poppler and cairo: the first page drawn once, straight at the size the box calls
+/// for, on white (a page is never rendered large and shrunk). The header's size is the crop box
+/// in points, after the page's rotation. Parsed from the mapped file; only the first page is
+/// loaded, so a document of 100 000 pages costs its cross-reference table, not its pages.
+final class PDFSource: ScalableRowSource {
+    private let path: String
+    private let file: MappedFile
+    private let document: OpaquePointer
+    let header: RowSourceHeader
+    private var output = RGBABuffer()
+
+    init(descriptor: Int32, name: String) throws(ImagingError) {
+        path = name
+        file = try MappedFile(descriptor: descriptor, name: name)
+        var info = cpdf_info()
+        var message = [CChar](repeating: 0, count: 256)
+        guard let d = cpdf_open(file.bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), file.bytes.count, &info, &message, message.count) else {
+            throw ImagingError(path: name, reason: .corrupt(cText(message)))
+        }
+        document = d
+        var media = MediaMetadata()
+        func text(_ p: UnsafePointer<CChar>?) -> String? { p.map { String(cString: $0) } }
+        media.title = text(info.title)
+        media.authors = text(info.author).map { [$0] }
+        media.creator = text(info.creator)
+        media.pageCount = Int(info.pages)
+        let valid = info.width.isFinite && info.height.isFinite && info.width >= 1 && info.height >= 1
+        if valid {
+            media.pageWidth = info.width
+            media.pageHeight = info.height
+        }
+        // A page's size in points is its aspect ratio; one without a usable size is drawn as Letter.
+        let w = valid ? min(1e6, info.width) : 612, h = valid ? min(1e6, info.height) : 792
+        header = RowSourceHeader(width: max(1, Int(w.rounded())), height: max(1, Int(h.rounded())), hasAlpha: false, bitsPerSample: 8,
+                                 colorSpace: "RGB", frameCount: Int(info.pages), media: media)
+    }
+
+    deinit { cpdf_close(document) }
+
+    func start(shrink: Int, fast: Bool) throws(ImagingError) -> (width: Int, height: Int) {
+        try start(width: (header.width + shrink - 1) / max(1, shrink), height: (header.height + shrink - 1) / max(1, shrink))
+    }
+
+    func start(width: Int, height: Int) throws(ImagingError) -> (width: Int, height: Int) {
+        var canvas = RGBABuffer(width: width, height: height)
+        var message = [CChar](repeating: 0, count: 256)
+        let status = canvas.pixels.withUnsafeMutableBufferPointer { cpdf_render(document, Int32(width), Int32(height), $0.baseAddress, &message, message.count) }
+        guard status == 0 else { throw ImagingError(path: path, reason: .corrupt(cText(message))) }
+        output = canvas
+        return (width, height)
+    }
+
+    func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
+        output.drain(sink)
+    }
+}

@@ -1,0 +1,299 @@
+import Foundation
+import Testing
+import ThumbcacheCodecs
+import ThumbcacheImaging
+import ThumbcacheTestSupport
+@testable import Thumbcache
+@testable import ThumbcacheWorker
+
+/// Videos, audio and PDFs through the real sandboxed worker, on fixtures made at test time by
+/// Debian's ffmpeg (from a picture drawn here, so the reference is that picture) and by a small
+/// PDF writer here (the reference is poppler's own `pdftoppm` of the same page).
+struct MediaFormatTests {
+    static var pool: WorkerPool { ImageFormatTests.pool }
+    static let box = ImageFormatTests.box
+
+    /// A still picture made into a video: `ffmpeg -loop 1 -i picture.png` with `codec` arguments.
+    static func video(_ dir: TemporaryDirectory, _ name: String, from picture: RGBAImage = ImageFormatTests.source(),
+                      seconds: Int = 3, _ codec: [String], audio: Bool = false) throws -> String {
+        let input = try dir.write(name + ".source.png", ImageEncoder.png(picture))
+        let output = dir.appending(name)
+        var arguments = ["-v", "error", "-y", "-loop", "1", "-framerate", "10", "-i", input]
+        if audio { arguments += ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100"] }
+        arguments += ["-t", "\(seconds)", "-g", "10", "-pix_fmt", "yuv420p"] + codec
+        if audio { arguments += ["-c:a", "aac", "-b:a", "64k", "-ac", "1", "-shortest"] }
+        try ImageFormatTests.run("ffmpeg", arguments + [output])
+        return output
+    }
+
+    /// The thumbnail of `path` shows `reference` (resized alike) at ≥ `minimum` dB.
+    @discardableResult
+    static func expectShows(_ path: String, _ reference: RGBAImage, minimum: Double = 30,
+                            sourceLocation: SourceLocation = #_sourceLocation) throws -> ImageInfo {
+        try ImageFormatTests.expectMatches(path, reference, minimum: minimum, sourceLocation: sourceLocation)
+    }
+
+    static let registry = ContentTypeRegistry()
+
+    @Test(arguments: [
+        ("h264.mp4", ["-c:v", "libx264", "-preset", "ultrafast"], "H.264", "public.mpeg-4"),
+        ("hevc.mp4", ["-c:v", "libx265", "-preset", "ultrafast", "-tag:v", "hvc1", "-x265-params", "log-level=error"], "HEVC", "public.mpeg-4"),
+        ("vp9.webm", ["-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "1M"], "VP9", "org.webmproject.webm"),
+        ("av1.mkv", ["-c:v", "libaom-av1", "-cpu-used", "8", "-row-mt", "1", "-b:v", "1M"], "AV1", "org.matroska.mkv"),
+        ("mpeg4.avi", ["-c:v", "mpeg4", "-q:v", "2"], "MPEG-4 Part 2", "public.avi"),
+    ])
+    func videoCodecsShowTheirPicture(name: String, codec: [String], codecName: String, type: String) throws {
+        let dir = TemporaryDirectory()
+        let path = try Self.video(dir, name, codec)
+        let info = try Self.expectShows(path, ImageFormatTests.source())
+        #expect(info.pixelWidth == 480 && info.pixelHeight == 320)
+        #expect(info.media?.codecs?.first == codecName)
+        #expect(abs((info.media?.durationSeconds ?? 0) - 3) < 0.5, "duration \(String(describing: info.media?.durationSeconds))")
+        let detected = Self.registry.type(ofFileAt: path)
+        #expect(detected.identifier == type)
+        #expect(Self.registry.tree(of: detected).contains(.movie))
+    }
+
+    @Test func aPhonesPortraitVideoStaysPortrait() throws {
+        let dir = TemporaryDirectory()
+        let landscape = try Self.video(dir, "stored.mp4", ["-c:v", "libx264", "-preset", "ultrafast"])
+        // What a phone writes: landscape frames and a display matrix that turns them a quarter.
+        let rotated = dir.appending("portrait.mp4")
+        try ImageFormatTests.run("ffmpeg", ["-v", "error", "-y", "-i", landscape, "-c", "copy", "-metadata:s:v:0", "rotate=90", rotated])
+        // Which way is read back by another program (ExifTool: clockwise degrees), not taken from ffmpeg's option.
+        let rotation = try Self.output("exiftool", ["-s3", "-Rotation", rotated]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let turn = try #require(["90": Orientation.right, "270": .left][rotation], "ExifTool reads rotation \(rotation)")
+        let info = try Self.expectShows(rotated, turn.apply(to: ImageFormatTests.source()))
+        #expect(info.pixelWidth == 320 && info.pixelHeight == 480)
+    }
+
+    /// What a Debian tool prints.
+    static func output(_ tool: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [tool] + arguments
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return text
+    }
+
+    @Test func blackOpeningFramesArePassedOver() throws {
+        let dir = TemporaryDirectory()
+        // Four seconds of black, then the picture; one key frame a second.
+        let picture = try dir.write("picture.png", ImageEncoder.png(ImageFormatTests.source()))
+        let path = dir.appending("fade-in.mp4")
+        try ImageFormatTests.run("ffmpeg", [
+            "-v", "error", "-y", "-f", "lavfi", "-i", "color=black:s=480x320:r=10:d=4", "-loop", "1", "-framerate", "10", "-t", "3", "-i", picture,
+            "-filter_complex", "[1:v]format=yuv420p[p];[0:v][p]concat=n=2:v=1:a=0", "-g", "10", "-c:v", "libx264", "-preset", "ultrafast",
+            "-pix_fmt", "yuv420p", path,
+        ])
+        try Self.expectShows(path, ImageFormatTests.source())
+        // A single key frame at the start (black): the frames after it are looked at in order.
+        let sparse = dir.appending("one-key-frame.mp4")
+        try ImageFormatTests.run("ffmpeg", [
+            "-v", "error", "-y", "-f", "lavfi", "-i", "color=black:s=480x320:r=10:d=2", "-loop", "1", "-framerate", "10", "-t", "2", "-i", picture,
+            "-filter_complex", "[1:v]format=yuv420p[p];[0:v][p]concat=n=2:v=1:a=0", "-g", "1000", "-c:v", "libx264", "-preset", "ultrafast",
+            "-pix_fmt", "yuv420p", sparse,
+        ])
+        try Self.expectShows(sparse, ImageFormatTests.source(), minimum: 28)
+    }
+
+    @Test func aVideosIndexAttributes() throws {
+        let dir = TemporaryDirectory()
+        let path = try Self.video(dir, "clip.mov", ["-c:v", "libx264", "-preset", "ultrafast", "-b:v", "800k"], audio: true)
+        let media = try #require(try Self.pool.info(ofFileAt: path, format: nil).media)
+        #expect(media.codecs == ["H.264", "AAC"])
+        #expect(media.audioChannelCount == 1 && media.audioSampleRate == 44100)
+        #expect((media.videoBitRate ?? 0) > 0 && (media.audioBitRate ?? 0) > 0)
+        #expect(Self.registry.type(ofFileAt: path).identifier == "com.apple.quicktime-movie")
+    }
+
+    // MARK: Audio
+
+    /// A tone with `picture` attached as its cover (ffmpeg writes ID3 APIC, FLAC PICTURE, MP4 covr).
+    static func song(_ dir: TemporaryDirectory, _ name: String, cover: [UInt8]?, coverName: String = "cover.png", _ codec: [String]) throws -> String {
+        let output = dir.appending(name)
+        var arguments = ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=2"]
+        if let cover { arguments += ["-i", try dir.write(name + "." + coverName, cover)] }
+        arguments += ["-map", "0:a"]
+        if cover != nil { arguments += ["-map", "1:v", "-c:v", "copy", "-disposition:v", "attached_pic"] }
+        arguments += codec + ["-metadata", "title=Morning Tune", "-metadata", "artist=Ana Artist", "-metadata", "album=First Light",
+                              "-metadata", "genre=Ambient", "-metadata", "date=2021", "-metadata", "track=3/9", output]
+        try ImageFormatTests.run("ffmpeg", arguments)
+        return output
+    }
+
+    @Test(arguments: [
+        ("song.mp3", ["-c:a", "libmp3lame", "-id3v2_version", "3"], "cover.jpg", "public.mp3"),
+        ("song.flac", ["-c:a", "flac"], "cover.png", "org.xiph.flac"),
+        ("song.m4a", ["-c:a", "aac"], "cover.jpg", "public.mpeg-4-audio"),
+    ])
+    func anAudioFilesCoverIsItsThumbnail(name: String, codec: [String], coverName: String, type: String) throws {
+        let dir = TemporaryDirectory()
+        let picture = ImageFormatTests.source(width: 300, height: 300)
+        let cover = coverName.hasSuffix(".png") ? try ImageEncoder.png(picture) : try ImageEncoder.jpeg(picture, quality: 95)
+        let path = try Self.song(dir, name, cover: cover, coverName: coverName, codec)
+        // The cover's own pixels (its JPEG decoded as it is) are the reference.
+        let reference = coverName.hasSuffix(".png") ? picture : try ImageDecoder.jpeg(cover)
+        let info = try Self.expectShows(path, reference, minimum: 40)
+        let media = try #require(info.media)
+        #expect(media.title == "Morning Tune" && media.authors == ["Ana Artist"] && media.album == "First Light")
+        #expect(media.genre == "Ambient" && media.recordingYear == 2021 && media.trackNumber == 3)
+        #expect(abs((media.durationSeconds ?? 0) - 2) < 0.2)
+        #expect(media.audioSampleRate == 44100)
+        let detected = Self.registry.type(ofFileAt: path)
+        #expect(detected.identifier == type)
+        #expect(Self.registry.tree(of: detected).contains(.audio))
+    }
+
+    @Test func anOpusFilesPictureBlockIsItsCover() throws {
+        let dir = TemporaryDirectory()
+        let picture = ImageFormatTests.source(width: 200, height: 200)
+        let png = try ImageEncoder.png(picture)
+        // Vorbis comments carry the cover as a base64 FLAC picture block (METADATA_BLOCK_PICTURE).
+        func be32(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        let mime = Array("image/png".utf8)
+        let block = be32(3) + be32(mime.count) + mime + be32(0) + be32(200) + be32(200) + be32(32) + be32(0) + be32(png.count) + png
+        let path = try Self.song(dir, "song.opus", cover: nil, ["-c:a", "libopus", "-metadata", "METADATA_BLOCK_PICTURE=" + Data(block).base64EncodedString()])
+        try Self.expectShows(path, picture, minimum: 40)
+        #expect(Self.registry.type(ofFileAt: path).identifier == "org.xiph.opus")
+    }
+
+    @Test func audioWithoutACoverHasNoPictureButItsTags() throws {
+        let dir = TemporaryDirectory()
+        let path = try Self.song(dir, "plain.mp3", cover: nil, ["-c:a", "libmp3lame"])
+        #expect {
+            try Self.pool.thumbnail(ofFileAt: path, options: Self.box, format: nil)
+        } throws: { error in
+            guard let failure = error as? ImagingError, case .noPicture = failure.reason else { return false }
+            return failure.path == path
+        }
+        let media = try #require(try Self.pool.info(ofFileAt: path, format: nil).media)
+        #expect(media.title == "Morning Tune" && media.codecs == ["MP3"])
+    }
+
+    // MARK: PDF
+
+    /// A PDF of `pages` pages: text in a standard (not embedded) font and pale boxes, as a report
+    /// has, on a media box of `width × height` points, optionally cropped. (Box edges that fall
+    /// between pixels are where pdftoppm's Splash, which snaps fills to the pixel grid, and cairo
+    /// differ most: saturated boxes would measure that, not the page.)
+    static func pdf(pages: Int = 1, width: Int = 612, height: Int = 792, cropBox: [Int]? = nil, title: String = "Quarterly report",
+                    author: String = "Ana Author", text: String = "Hello thumbcache") -> [UInt8] {
+        // Every page shows the same content stream (object 4): a document of 100 000 pages stays small.
+        var objects: [[UInt8]] = []
+        let kids = (0..<pages).map { "\(5 + $0) 0 R" }.joined(separator: " ")
+        objects.append(Array("<< /Type /Catalog /Pages 2 0 R >>".utf8))
+        objects.append(Array("<< /Type /Pages /Kids [\(kids)] /Count \(pages) >>".utf8))
+        objects.append(Array("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".utf8))
+        let content = Array("""
+        BT /F1 40 Tf 60 \(height - 120) Td (\(text)) Tj ET 0.75 0.85 1 rg 60 60 \(width / 2) \(height / 4) re f \
+        1 0.85 0.7 rg \(width / 2) \(height / 2) \(width / 3) \(height / 5) re f
+        """.utf8)
+        objects.append(Array("<< /Length \(content.count) >>\nstream\n".utf8) + content + Array("\nendstream".utf8))
+        let crop = cropBox.map { " /CropBox [\($0.map(String.init).joined(separator: " "))]" } ?? ""
+        let page = Array("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 \(width) \(height)]\(crop) /Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>".utf8)
+        for _ in 0..<pages { objects.append(page) }
+        objects.append(Array("<< /Title (\(title)) /Author (\(author)) /Creator (thumbcache tests) >>".utf8))
+        var out = Array("%PDF-1.4\n".utf8)
+        var offsets: [Int] = []
+        for (i, object) in objects.enumerated() {
+            offsets.append(out.count)
+            out += Array("\(i + 1) 0 obj\n".utf8) + object + Array("\nendobj\n".utf8)
+        }
+        let xref = out.count
+        out += Array("xref\n0 \(objects.count + 1)\n0000000000 65535 f \n".utf8)
+        for o in offsets { out += Array(String(repeating: "0", count: 10 - String(o).count).utf8) + Array("\(o) 00000 n \n".utf8) }
+        out += Array("trailer\n<< /Size \(objects.count + 1) /Root 1 0 R /Info \(objects.count) 0 R >>\nstartxref\n\(xref)\n%%EOF\n".utf8)
+        return out
+    }
+
+    /// poppler's `tool` (pdftoppm: Splash; pdftocairo: cairo) drawing the first page's crop box at
+    /// `width × height` pixels: a reference.
+    static func render(_ tool: String, _ dir: TemporaryDirectory, _ path: String, width: Int, height: Int) throws -> RGBAImage {
+        let base = dir.appending("reference-\(UUID().uuidString)")
+        try ImageFormatTests.run(tool, ["-cropbox", "-scale-to-x", "\(width)", "-scale-to-y", "\(height)", "-singlefile", "-png", path, base])
+        return try ImageDecoder.png(Array(try Data(contentsOf: URL(fileURLWithPath: base + ".png"))))
+    }
+
+    @Test(arguments: [(612, 792, nil), (842, 595, nil), (612, 792, [100, 100, 400, 500])] as [(Int, Int, [Int]?)])
+    func aPDFsFirstPageMatchesPopplersOwnRender(width: Int, height: Int, cropBox: [Int]?) throws {
+        let dir = TemporaryDirectory()
+        let path = try dir.write("page.pdf", Self.pdf(pages: 3, width: width, height: height, cropBox: cropBox))
+        let made = try Self.pool.thumbnail(ofFileAt: path, options: Self.box, format: nil)
+        // The crop box's aspect ratio.
+        let (cw, ch) = cropBox.map { ($0[2] - $0[0], $0[3] - $0[1]) } ?? (width, height)
+        let expected = Thumbnailer.resize(RGBAImage(width: cw, height: ch, pixels: [UInt8](repeating: 0, count: cw * ch * 4), hasAlpha: false),
+                                          options: Self.box)
+        #expect(made.image.width == expected.width && made.image.height == expected.height)
+        // pdftocairo draws as we do (and as evince does): the same page at the same size. pdftoppm's
+        // Splash places small glyphs and snaps fills to pixels its own way: 26–28 dB on the
+        // landscape page's 7-pixel heading, above 30 on the others and at 512 pixels.
+        for (tool, minimum) in [("pdftocairo", 40.0), ("pdftoppm", 25.0)] {
+            let reference = try Self.render(tool, dir, path, width: made.image.width, height: made.image.height)
+            try #require(reference.width == made.image.width && reference.height == made.image.height)
+            let db = ImageFormatTests.premultipliedPSNR(made.image, reference)
+            #expect(db >= minimum, "PSNR \(db) dB against \(tool)")
+        }
+        let media = try #require(made.info.media)
+        #expect(media.pageCount == 3 && media.title == "Quarterly report" && media.authors == ["Ana Author"])
+        #expect(media.creator == "thumbcache tests" && media.pageWidth == Double(cw) && media.pageHeight == Double(ch))
+        #expect(Self.registry.type(ofFileAt: path) == .pdf)
+    }
+
+    @Test func standardFontsAreDrawnInsideTheSandbox() throws {
+        // Helvetica is not embedded: the worker reads a system font through its Landlock rule.
+        let dir = TemporaryDirectory()
+        let withText = try dir.write("text.pdf", Self.pdf(text: "WWWWWWWWWW"))
+        let without = try dir.write("blank.pdf", Self.pdf(text: ""))
+        let a = try Self.pool.thumbnail(ofFileAt: withText, options: Self.box, format: nil).image
+        let b = try Self.pool.thumbnail(ofFileAt: without, options: Self.box, format: nil).image
+        let differing = zip(a.pixels, b.pixels).filter { abs(Int($0) - Int($1)) > 64 }.count
+        #expect(differing > 200, "the text drew \(differing) differing samples")
+    }
+
+    // MARK: Hostile files
+
+    /// A per-file error naming the file, or a thumbnail: never a crash or a hang of the worker.
+    static func expectErrorOrThumbnail(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        do {
+            _ = try pool.thumbnail(ofFileAt: path, options: box, format: nil)
+        } catch let error as ImagingError {
+            #expect(error.path == path, sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("\(path): \(error)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func truncatedVideosAndPDFsFailCleanly() throws {
+        let dir = TemporaryDirectory()
+        let mp4 = try Self.video(dir, "whole.mp4", ["-c:v", "libx264", "-preset", "ultrafast"], audio: true)
+        let webm = try Self.video(dir, "whole.webm", ["-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8"])
+        let inputs = [("cut.mp4", try Array(Data(contentsOf: URL(fileURLWithPath: mp4)))),
+                      ("cut.webm", try Array(Data(contentsOf: URL(fileURLWithPath: webm)))), ("cut.pdf", Self.pdf(pages: 5))]
+        for (name, bytes) in inputs {
+            for fraction in [0.02, 0.3, 0.6, 0.95] {
+                let path = try dir.write("\(Int(fraction * 100))-\(name)", Array(bytes.prefix(Int(Double(bytes.count) * fraction))))
+                Self.expectErrorOrThumbnail(path)
+            }
+        }
+        // Bytes that claim to be a movie and are not.
+        Self.expectErrorOrThumbnail(try dir.write("noise.mp4", Array("\0\0\0\u{18}ftypisom".utf8) + (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7919) }))
+    }
+
+    @Test func aHundredThousandPagesAndATwoHundredInchPageAreCheap() throws {
+        let dir = TemporaryDirectory()
+        // Only the first page is loaded: the page count comes from the page tree.
+        let long = try dir.write("long.pdf", Self.pdf(pages: 100_000))
+        let made = try Self.pool.thumbnail(ofFileAt: long, options: Self.box, format: nil)
+        #expect(made.info.media?.pageCount == 100_000)
+        // 200 inches square (14 400 points): drawn at the box's size, not at the page's.
+        let huge = try dir.write("huge.pdf", Self.pdf(width: 14_400, height: 14_400))
+        let big = try Self.pool.thumbnail(ofFileAt: huge, options: Self.box, format: nil)
+        #expect(big.image.width == 160 && big.image.height == 160)
+        #expect(big.info.media?.pageWidth == 14_400)
+    }
+}
