@@ -162,7 +162,7 @@ public final class ThumbnailGenerator: Sendable {
         let path = path.fileSystemPath
         let factory = self.factory
         let (id, header, bytes) = try await blocking {
-            let id = try factory.store.identify(fileAt: path, hasher: ContentHasher())
+            let id = try factory.store.identify(fileAt: path, hasher: factory.store.hasher())
             let type = factory.types.type(ofFileAt: path)
             let (header, bytes) = try factory.encode(ThumbnailFactory.resize(image, to: spec), kind: .thumbnail, spec: spec,
                                                      sourceType: type)
@@ -210,7 +210,7 @@ public final class ThumbnailGenerator: Sendable {
                                 cached: record)
             }
             // A miss: the same snapshot, not a second stat (a non-regular file fails here).
-            let identity = try store.identify(fileAt: request.path, snapshot: snapshot, hasher: ContentHasher())
+            let identity = try store.identify(fileAt: request.path, snapshot: snapshot, hasher: store.hasher())
             if !identity.fromCache { hashes.add(1, ordering: .relaxed) }
             // Another path may have had the same bytes thumbnailed.
             return Resolved(identity: identity, cached: try store.thumbnail(spec.key(for: identity.content)))

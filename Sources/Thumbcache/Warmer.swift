@@ -96,7 +96,7 @@ public final class Warmer: Sendable {
         for _ in 0..<options.jobs {
             threads.enter()
             Thread {
-                let hasher = ContentHasher()
+                let hasher = factory.store.hasher()
                 while let path = queue.pop() {
                     let (outcome, writes) = Self.process(path, factory: factory, decoding: decoding, hasher: hasher, options: options,
                                                          tally: tally, feeder: feeder)

@@ -16,8 +16,31 @@ import Darwin
 /// hashing thread and the file counts as changed while reading. Memory stays bounded: one
 /// buffer, or one window mapped at a time.
 ///
+/// Files above ``Keying/standard``'s threshold (64 MiB) are keyed by samples instead: the size,
+/// the first and last MiB and 64 evenly spaced 64 KiB pieces, 6 MiB read whatever the size
+/// (Docs/FORMAT.md, "Sampled keys", has the layout and the collision analysis).
+///
 /// A hasher owns its buffer and hash state: use one per thread (it is not `Sendable`).
 public final class ContentHasher {
+    /// Which bytes of a file make its key.
+    public enum Keying: Sendable, Hashable {
+        /// Every byte of every file.
+        case full
+        /// Every byte of files up to `threshold` bytes; above it, samples (a distinct message,
+        /// so a sampled key never stands for a fully hashed file's bytes).
+        case sampled(above: UInt64)
+
+        /// Files above 64 MiB are sampled: a video is keyed by 6 MiB of it, not gigabytes.
+        public static let standard = Keying.sampled(above: 64 << 20)
+    }
+
+    /// The sampled key's message starts with this, then the size (u64 LE), then the pieces.
+    static let sampledDomain = Array("thumbcache sampled key v1\0".utf8)
+    /// Bytes at each end, the number of pieces between and each piece's length.
+    static let sampledEnd = 1 << 20
+    static let sampledPieces = 64
+    static let sampledPiece = 64 << 10
+
     /// Bytes read per `read(2)`: large enough to amortise the system call, small enough to
     /// stay in the L2 cache between the copy and the hash.
     public static let defaultBufferSize = 256 << 10
@@ -29,15 +52,19 @@ public final class ContentHasher {
     private let buffer: UnsafeMutableRawBufferPointer
     private let state: OpaquePointer
     private let mapThreshold: Int
+    public let keying: Keying
 
     /// - Parameters:
     ///   - bufferSize: bytes per `read(2)`.
     ///   - mapThreshold: files larger than this are mapped; `Int.max` reads every file.
-    public init(bufferSize: Int = ContentHasher.defaultBufferSize, mapThreshold: Int = ContentHasher.mapThreshold) {
-        buffer = .allocate(byteCount: bufferSize, alignment: 64)
+    ///   - keying: which bytes make a file's key.
+    public init(bufferSize: Int = ContentHasher.defaultBufferSize, mapThreshold: Int = ContentHasher.mapThreshold,
+                keying: Keying = .standard) {
+        buffer = .allocate(byteCount: max(bufferSize, Self.sampledPiece), alignment: 64)
         guard let state = cxxh_create() else { fatalError("cxxh_create: out of memory") }
         self.state = state
         self.mapThreshold = mapThreshold
+        self.keying = keying
     }
 
     deinit {
@@ -75,7 +102,10 @@ public final class ContentHasher {
         guard before.kind == .regular else { throw FileError(path: path, reason: .notRegularFile(before.kind)) }
         cxxh_reset(state)
         let complete: Bool
-        if before.size > UInt64(mapThreshold), let mapped = try hashMapped(fd: fd, path: path, size: Int(before.size)) {
+        if case .sampled(let threshold) = keying, before.size > threshold,
+           before.size >= UInt64(2 * Self.sampledEnd + Self.sampledPieces * Self.sampledPiece) {
+            complete = try hashSamples(fd: fd, path: path, size: Int(before.size))
+        } else if before.size > UInt64(mapThreshold), let mapped = try hashMapped(fd: fd, path: path, size: Int(before.size)) {
             complete = mapped
         } else {
             complete = try hashRead(fd: fd, path: path, size: before.size)
@@ -104,6 +134,37 @@ public final class ContentHasher {
             total += UInt64(n)
         }
         return total == size
+    }
+
+    /// The sampled key's message: domain ‖ size ‖ first MiB ‖ 64 pieces of 64 KiB evenly spaced
+    /// between the ends ‖ last MiB, read with `pread` (never mapped: nothing stays resident). False
+    /// if the file ended early.
+    private func hashSamples(fd: Int32, path: String, size: Int) throws(FileError) -> Bool {
+        _ = posix_fadvise(fd, 0, 0, Int32(POSIX_FADV_RANDOM))  // no read-ahead beyond the pieces
+        Self.sampledDomain.withUnsafeBytes { cxxh_update(state, $0.baseAddress, $0.count) }
+        withUnsafeBytes(of: UInt64(size).littleEndian) { cxxh_update(state, $0.baseAddress, $0.count) }
+        let end = Self.sampledEnd, piece = Self.sampledPiece, pieces = Self.sampledPieces
+        // The middle runs from the end of the first MiB to the start of the last one.
+        let span = size - 2 * end - piece
+        var ranges = [(offset: 0, length: end)]
+        for i in 0..<pieces { ranges.append((end + span * i / (pieces - 1), piece)) }
+        ranges.append((size - end, end))
+        let base = buffer.baseAddress!
+        for range in ranges {
+            var done = 0
+            while done < range.length {
+                let want = min(buffer.count, range.length - done)
+                let n: Int
+                switch retryingInterrupts({ pread(fd, base, want, off_t(range.offset + done)) }) {
+                case .success(let count): n = count
+                case .failure(let errno): throw FileError(path: path, reason: .system(operation: "read", errno))
+                }
+                if n == 0 { return false }
+                cxxh_update(state, base, n)
+                done += n
+            }
+        }
+        return true
     }
 
     /// Hashes the file through mappings of at most `mapWindow` bytes. Returns nil if the file

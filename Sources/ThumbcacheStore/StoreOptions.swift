@@ -18,11 +18,15 @@ extension ThumbnailStore {
         public var durability: Durability
         /// At most this many threads or processes read at once.
         public var maxReaders: Int
+        /// How files are keyed: large ones by samples (the default) or every file by all its bytes.
+        public var keying: ContentHasher.Keying
 
-        public init(mapSize: Int = 64 << 20, durability: Durability = .everyCommit, maxReaders: Int = 126) {
+        public init(mapSize: Int = 64 << 20, durability: Durability = .everyCommit, maxReaders: Int = 126,
+                    keying: ContentHasher.Keying = .standard) {
             self.mapSize = mapSize
             self.durability = durability
             self.maxReaders = maxReaders
+            self.keying = keying
         }
 
         var environment: Environment.Options {

@@ -24,6 +24,8 @@ public final class ThumbnailStore: Sendable {
     /// The cache directory (the environment is in it, or in its current generation).
     public let directory: String
     let options: Environment.Options
+    /// How this store's users key files (``ContentHasher/Keying``): a hasher for it is ``hasher()``.
+    public let keying: ContentHasher.Keying
     private let state: Mutex<Handles>
     /// The handles this store opened with, and whether they were ever replaced: until a
     /// compaction switches generations (most processes never see one), reads take these without
@@ -78,8 +80,11 @@ public final class ThumbnailStore: Sendable {
     /// - Throws: ``StoreError`` with ``StoreError/Reason/unsupportedFormat(found:supported:)`` for a
     ///   cache of another format version, ``StoreError/Reason/notAStore`` for another program's LMDB files.
     public static func open(directory: some FileLocation, options: Options = Options()) throws(StoreError) -> ThumbnailStore {
-        try ThumbnailStore(directory: directory.fileSystemPath, options: options.environment)
+        try ThumbnailStore(directory: directory.fileSystemPath, options: options.environment, keying: options.keying)
     }
+
+    /// A hasher that keys files as this store's options say (one per thread).
+    public func hasher() -> ContentHasher { ContentHasher(keying: keying) }
 
     /// The default cache directory: `$THUMBCACHE_DIR`, else `$XDG_CACHE_HOME/thumbcache`,
     /// else `~/.cache/thumbcache`.
@@ -97,9 +102,10 @@ public final class ThumbnailStore: Sendable {
         return (home ?? "/tmp") + "/.cache/thumbcache"
     }
 
-    private init(directory: String, options: Environment.Options) throws(StoreError) {
+    private init(directory: String, options: Environment.Options, keying: ContentHasher.Keying) throws(StoreError) {
         self.directory = directory
         self.options = options
+        self.keying = keying
         let h = try Self.openCurrentGeneration(directory: directory, options: options)
         maxStatKeySize = h.environment.maxKeySize
         initial = h

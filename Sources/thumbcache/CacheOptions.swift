@@ -9,11 +9,15 @@ struct CacheOptions: ParsableArguments {
         valueName: "dir"))
     var cache: String?
 
+    @Flag(name: .long, help: ArgumentHelp(
+        "Key files above 64 MiB by all their bytes, not by samples (the size, the first and last MiB and 64 pieces between). Slower on large videos; for files edited in place in their middle (disk images)."))
+    var fullHash = false
+
     var directory: String { cache ?? ThumbnailStore.defaultDirectory }
 
     /// Opens the cache, creating it if needed.
     func open(durability: ThumbnailStore.Durability = .everyCommit) throws -> ThumbnailStore {
-        try ThumbnailStore.open(directory: directory, options: .init(durability: durability))
+        try ThumbnailStore.open(directory: directory, options: .init(durability: durability, keying: fullHash ? .full : .standard))
     }
 
     /// The metadata index beside the thumbnails: `<cache>/index`.

@@ -30,9 +30,38 @@ struct ContentHasherTests {
     func mappedAndReadHashesAgree(size: Int) throws {
         let dir = TemporaryDirectory()
         let path = try dir.write("f", (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 ^ $0 >> 9) })
-        let mapped = try ContentHasher().hash(fileAt: path).hash
-        let read = try ContentHasher(mapThreshold: .max).hash(fileAt: path).hash
+        let mapped = try ContentHasher(keying: .full).hash(fileAt: path).hash
+        let read = try ContentHasher(mapThreshold: .max, keying: .full).hash(fileAt: path).hash
         #expect(mapped == read)
+        #expect(read == ContentHash.of(try Array(Data(contentsOf: URL(fileURLWithPath: path)))))
+    }
+
+    /// Above the threshold a file is keyed by its size, its ends and 64 pieces: a change there
+    /// changes the key, a change between pieces does not (the trade Docs/FORMAT.md describes),
+    /// and the key is never the full hash of the same bytes.
+    @Test func largeFilesAreKeyedBySamples() throws {
+        let dir = TemporaryDirectory()
+        let size = 80 << 20
+        var bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 ^ $0 >> 11) }
+        let path = try dir.write("big.bin", bytes)
+        let sampled = try ContentHasher().hash(fileAt: path).hash
+        let full = try ContentHasher(keying: .full).hash(fileAt: path).hash
+        #expect(full == ContentHash.of(bytes))
+        #expect(sampled != full)
+        #expect(try ContentHasher(keying: .sampled(above: UInt64(size))).hash(fileAt: path).hash == full)  // at the threshold: full
+
+        func key(flipping offset: Int) throws -> ContentHash {
+            bytes[offset] ^= 0xFF
+            defer { bytes[offset] ^= 0xFF }
+            return try ContentHasher().hash(fileAt: try dir.write("big.bin", bytes)).hash
+        }
+        let end = 1 << 20, piece = 64 << 10
+        let span = size - 2 * end - piece
+        #expect(try key(flipping: 10) != sampled)                         // the first MiB
+        #expect(try key(flipping: size - 10) != sampled)                  // the last MiB
+        #expect(try key(flipping: end + span * 17 / 63 + 5) != sampled)  // inside piece 17
+        #expect(try key(flipping: end + piece + 4096) == sampled)         // between pieces 0 and 1
+        #expect(try ContentHasher().hash(fileAt: try dir.write("longer.bin", bytes + [0])).hash != sampled)  // the size
     }
 
     /// Touching a mapped page past the end of the file raises SIGBUS; the shim turns it into -1.

@@ -27,6 +27,13 @@ struct DocumentedConstantsTests {
         #expect(text.contains("mapped in \(ContentHasher.mapWindow >> 20) MiB windows"))
     }
 
+    @Test func sampledKeysMatchFormat() throws {
+        let text = try Self.doc("FORMAT.md")
+        guard case .sampled(let threshold) = ContentHasher.Keying.standard else { Issue.record("the standard keying samples"); return }
+        let rule = "Files larger than \(threshold >> 20) MiB are keyed by samples"
+        #expect(text.contains(rule), "FORMAT.md should say: \(rule)")
+    }
+
     @Test func racyWindowMatchesFormat() throws {
         let text = try Self.doc("FORMAT.md")
         #expect(text.contains("within \(StoreWrite.racyWindow / 1_000_000_000) s of the"))
