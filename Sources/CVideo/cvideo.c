@@ -22,7 +22,7 @@ static const double positions[] = {0.10, 0.20, 0.30, 0.45, 0.60, 0.0};
 
 struct cvideo {
     int fd;
-    int64_t position, size, bytes_read;
+    int64_t position, size;
     AVIOContext *io;
     AVFormatContext *format;
     int stream, audio;
@@ -50,7 +50,6 @@ static int read_packet(void *opaque, uint8_t *buffer, int size) {
     if (n < 0) return AVERROR(errno);
     if (n == 0) return AVERROR_EOF;
     v->position += n;
-    v->bytes_read += n;
     return (int)n;
 }
 
@@ -205,8 +204,6 @@ const char *cvideo_tag(cvideo *v, const char *key) {
     if (!e && v->audio >= 0) e = av_dict_get(v->format->streams[v->audio]->metadata, key, NULL, 0);
     return e && e->value && e->value[0] ? e->value : NULL;
 }
-
-int64_t cvideo_bytes_read(const cvideo *v) { return v->bytes_read; }
 
 // How much a frame shows: -1 when nearly black or one colour (a fade, a title card's background),
 // else the spread of its luma. Judged on a 64 × 64 grid of luma samples; formats without a luma

@@ -45,11 +45,13 @@ package enum FileMetadata {
         return FileItem(path: path, state: IndexedFileState(snapshot), contentHash: content?.bytes, attributes: a)
     }
 
+    /// `s` without surrounding whitespace and NULs (fixed-size fields pad with them); nil if nothing is left.
+    static func text(_ s: String?) -> String? {
+        guard let t = s?.trimmingCharacters(in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: "\0"))), !t.isEmpty else { return nil }
+        return t
+    }
+
     static func add(_ m: MediaMetadata, to a: inout [String: AttributeValue]) {
-        func text(_ s: String?) -> String? {
-            guard let t = s?.trimmingCharacters(in: .whitespacesAndNewlines), !t.isEmpty else { return nil }
-            return t
-        }
         func number(_ key: String, _ v: Double?) {
             if let v, v.isFinite, v > 0 { a[key] = .number(v) }
         }
@@ -73,10 +75,6 @@ package enum FileMetadata {
     }
 
     static func add(_ exif: EXIFData, to a: inout [String: AttributeValue]) {
-        func text(_ s: String?) -> String? {
-            guard let t = s?.trimmingCharacters(in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: "\0"))), !t.isEmpty else { return nil }
-            return t
-        }
         if let make = text(exif.make) { a[MDItem.acquisitionMake] = .string(make) }
         if let model = text(exif.model) { a[MDItem.acquisitionModel] = .string(model) }
         if let lens = text(exif.lensModel) { a[MDItem.lensModel] = .string(lens) }

@@ -48,6 +48,14 @@ package struct ThumbnailPipeline: Sendable {
         /// A failure recorded for these bytes by an earlier run: nothing was tried.
         package var failedBefore: String?
 
+        /// The file has no picture to show (an audio file without a cover), found now or recorded
+        /// earlier: not a failure, the type's icon stands in.
+        package var hasNoPicture: Bool {
+            if let failedBefore { return ImagingError.Reason.isNoPicture(failedBefore) }
+            guard let error = failure as? ImagingError, case .noPicture = error.reason else { return false }
+            return true
+        }
+
         /// The records to commit: thumbnails, or the failure record.
         package func writes(content: ContentHash) -> [StoreWrite] {
             thumbnails.map { .thumbnail($0.spec.key(for: content), $0.header, data: $0.data) } + (failureRecord.map { [$0] } ?? [])

@@ -177,13 +177,10 @@ public final class Warmer: Sendable {
         let missing = specs.filter { (try? factory.store.containsThumbnail($0.key(for: id.content))) != true }
         if missing.isEmpty { return .alreadyCached }
         let made = pipeline.make(missing, path: path, content: id.content, type: type)
-        if let reason = made.failedBefore {
-            if ImagingError.Reason.isNoPicture(reason) { return .notSupported }
-            return .failed(path, reason + " (recorded earlier; --retry-failed tries again)")
-        }
         writes += made.writes(content: id.content)
         // An audio file without a cover: its record keeps it from being opened again; the icon stands in.
-        if let failure = made.failure as? ImagingError, case .noPicture = failure.reason { return .notSupported }
+        if made.hasNoPicture { return .notSupported }
+        if let reason = made.failedBefore { return .failed(path, reason + " (recorded earlier; --retry-failed tries again)") }
         if let failure = made.failure { return .failed(path, ThumbnailPipeline.reason(failure)) }
         return .generated
     }

@@ -40,6 +40,14 @@ func exifTIFF(inBox box: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
     return Array(box[(4 + offset)...])
 }
 
+/// A fixed C character array (a struct's `char name[32]`, imported as a tuple) up to its first
+/// NUL, as UTF-8; nil when empty.
+func cString<T>(tuple: T) -> String? {
+    var copy = tuple
+    let s = withUnsafeBytes(of: &copy) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    return s.isEmpty ? nil : s
+}
+
 /// Rows held whole (a decoder that fills a buffer), fed top to bottom.
 struct RGBABuffer {
     var width = 0
@@ -52,6 +60,19 @@ struct RGBABuffer {
         self.width = width
         self.height = height
         pixels = [UInt8](repeating: 0, count: width * height * 4)
+    }
+
+    /// A `width × height` canvas a C renderer fills (`draw` gets the pixels and a message buffer
+    /// and returns 0, or non-zero with the message set, which becomes the error for `path`).
+    static func drawn(width: Int, height: Int, path: String,
+                      _ draw: (UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<CChar>, Int) -> Int32) throws(ImagingError) -> RGBABuffer {
+        var canvas = RGBABuffer(width: width, height: height)
+        var message = [CChar](repeating: 0, count: 256)
+        let status = canvas.pixels.withUnsafeMutableBufferPointer { pixels in
+            message.withUnsafeMutableBufferPointer { draw(pixels.baseAddress, $0.baseAddress!, $0.count) }
+        }
+        guard status == 0 else { throw ImagingError(path: path, reason: .corrupt(cText(message))) }
+        return canvas
     }
 
     /// Feeds every row to `sink`, then lets the pixels go (a source's rows are read once).

@@ -79,9 +79,6 @@ final class MediaSource: RowSource {
         }
     }
 
-    /// Bytes FFmpeg read from the file so far (the benchmark's check that a seek reads little).
-    var bytesRead: Int64 { cvideo_bytes_read(video) }
-
     /// The stream's display matrix as an orientation; nil (EXIF's, which videos lack) when upright.
     static func orientation(_ info: cvideo_info) -> Orientation? {
         switch (info.rotation, info.flipped != 0) {
@@ -108,7 +105,7 @@ final class MediaSource: RowSource {
         m.recordingYear = tag("date").flatMap { Int($0.prefix(4)) }.flatMap { (1000...9999).contains($0) ? $0 : nil }
         m.trackNumber = tag("track").flatMap { Int($0.split(separator: "/").first ?? "") }.flatMap { $0 > 0 ? $0 : nil }
         if info.duration > 0, info.duration.isFinite { m.durationSeconds = info.duration }
-        let codecs = [Self.text(info.video_codec), Self.text(info.audio_codec)].compactMap { $0 }.map(Self.codecName)
+        let codecs = [cString(tuple: info.video_codec), cString(tuple: info.audio_codec)].compactMap { $0 }.map(Self.codecName)
         if !codecs.isEmpty { m.codecs = codecs }
         if info.video_bit_rate > 0 {
             m.videoBitRate = Double(info.video_bit_rate)
@@ -123,12 +120,6 @@ final class MediaSource: RowSource {
         if info.audio_channels > 0 { m.audioChannelCount = Int(info.audio_channels) }
         if info.audio_sample_rate > 0 { m.audioSampleRate = Double(info.audio_sample_rate) }
         return m
-    }
-
-    static func text<T>(_ tuple: T) -> String? {
-        var copy = tuple
-        let s = withUnsafeBytes(of: &copy) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        return s.isEmpty ? nil : s
     }
 
     /// FFmpeg's codec name as people write it ("h264" → "H.264").

@@ -50,19 +50,13 @@ final class RawSource: RowSource {
         }
     }
 
-    static func text<T>(_ tuple: T) -> String? {
-        var copy = tuple
-        let s = withUnsafeBytes(of: &copy) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        return s.isEmpty ? nil : s
-    }
-
     /// What LibRaw parsed from the maker's own structures: for raw files without TIFF EXIF.
     static func metadata(_ raw: UnsafeMutablePointer<libraw_data_t>) -> EXIFData {
         var m = EXIFData()
         let other = raw.pointee.other
-        m.make = text(raw.pointee.idata.make)
-        m.model = text(raw.pointee.idata.model)
-        m.lensModel = text(raw.pointee.lens.Lens)
+        m.make = cString(tuple: raw.pointee.idata.make)
+        m.model = cString(tuple: raw.pointee.idata.model)
+        m.lensModel = cString(tuple: raw.pointee.lens.Lens)
         if other.iso_speed > 0 { m.isoSpeed = Int(other.iso_speed) }
         if other.shutter > 0 { m.exposureTime = Double(other.shutter) }
         if other.aperture > 0 { m.fNumber = Double(other.aperture) }

@@ -34,18 +34,8 @@ final class SVGSource: ScalableRowSource {
 
     deinit { csvg_close(document) }
 
-    func start(shrink: Int, fast: Bool) throws(ImagingError) -> (width: Int, height: Int) {
-        try start(width: (header.width + shrink - 1) / max(1, shrink), height: (header.height + shrink - 1) / max(1, shrink))
-    }
-
     func start(width: Int, height: Int) throws(ImagingError) -> (width: Int, height: Int) {
-        var canvas = RGBABuffer(width: width, height: height)
-        var message = [CChar](repeating: 0, count: 256)
-        let status = canvas.pixels.withUnsafeMutableBufferPointer { csvg_render(document, Int32(width), Int32(height), $0.baseAddress, &message, message.count) }
-        guard status == 0 else {
-            throw ImagingError(path: path, reason: .corrupt(cText(message)))
-        }
-        output = canvas
+        output = try .drawn(width: width, height: height, path: path) { csvg_render(document, Int32(width), Int32(height), $0, $1, $2) }
         return (width, height)
     }
 

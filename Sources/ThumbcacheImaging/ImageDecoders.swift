@@ -34,6 +34,14 @@ public protocol ScalableRowSource: RowSource {
     func start(width: Int, height: Int) throws(ImagingError) -> (width: Int, height: Int)
 }
 
+extension ScalableRowSource {
+    /// A shrink is a drawing at 1/`shrink` of the stated size, rounded up.
+    public func start(shrink: Int, fast: Bool) throws(ImagingError) -> (width: Int, height: Int) {
+        let d = max(1, shrink)
+        return try start(width: (header.width + d - 1) / d, height: (header.height + d - 1) / d)
+    }
+}
+
 /// What a decoder knows after reading an image's header.
 public struct RowSourceHeader: Sendable, Hashable {
     /// Stored size in pixels (before orientation).

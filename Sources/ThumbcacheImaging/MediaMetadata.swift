@@ -35,7 +35,4 @@ public struct MediaMetadata: Sendable, Hashable, Codable {
     public var fonts: [String]?
 
     public init() {}
-
-    /// True if nothing is known.
-    public var isEmpty: Bool { self == MediaMetadata() }
 }

@@ -53,20 +53,30 @@ struct ImageFormatTests {
         return image
     }
 
-    /// Runs a Debian tool; its failure fails the test with what it printed.
-    static func run(_ tool: String, _ arguments: [String]) throws {
+    /// Runs a Debian tool and returns what it printed; its failure fails the test with its errors.
+    @discardableResult
+    static func run(_ tool: String, _ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [tool] + arguments
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
+        // Errors go to a file, output to a pipe read to its end: waiting on one pipe while the
+        // tool fills the other would block both.
+        let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("tool-\(UUID().uuidString).err")
+        guard FileManager.default.createFile(atPath: errorFile.path, contents: nil) else {
+            throw ToolFailure(description: "cannot create \(errorFile.path) for \(tool)'s errors")
+        }
+        defer { try? FileManager.default.removeItem(at: errorFile) }
+        process.standardError = try FileHandle(forWritingTo: errorFile)
+        let output = Pipe()
+        process.standardOutput = output
         try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw ToolFailure(description: "\(tool) \(arguments.joined(separator: " ")) failed: \(text)")
+            let errors = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
+            throw ToolFailure(description: "\(tool) \(arguments.joined(separator: " ")) failed: \(errors)")
         }
+        return printed
     }
 
     struct ToolFailure: Error, CustomStringConvertible { var description: String }

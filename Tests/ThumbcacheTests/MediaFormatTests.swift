@@ -61,23 +61,10 @@ struct MediaFormatTests {
         let rotated = dir.appending("portrait.mp4")
         try ImageFormatTests.run("ffmpeg", ["-v", "error", "-y", "-i", landscape, "-c", "copy", "-metadata:s:v:0", "rotate=90", rotated])
         // Which way is read back by another program (ExifTool: clockwise degrees), not taken from ffmpeg's option.
-        let rotation = try Self.output("exiftool", ["-s3", "-Rotation", rotated]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let rotation = try ImageFormatTests.run("exiftool", ["-s3", "-Rotation", rotated]).trimmingCharacters(in: .whitespacesAndNewlines)
         let turn = try #require(["90": Orientation.right, "270": .left][rotation], "ExifTool reads rotation \(rotation)")
         let info = try Self.expectShows(rotated, turn.apply(to: ImageFormatTests.source()))
         #expect(info.pixelWidth == 320 && info.pixelHeight == 480)
-    }
-
-    /// What a Debian tool prints.
-    static func output(_ tool: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [tool] + arguments
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return text
     }
 
     @Test func blackOpeningFramesArePassedOver() throws {

@@ -44,9 +44,6 @@ int cvideo_decode(cvideo *video, char *message, size_t message_size);
 /// (`stride` bytes apart). 0, or -1 with a message.
 int cvideo_rows(cvideo *video, int y, int count, uint8_t *rgba, size_t stride, char *message, size_t message_size);
 
-/// Bytes read from the descriptor so far.
-int64_t cvideo_bytes_read(const cvideo *video);
-
 void cvideo_close(cvideo *video);
 
 #endif
