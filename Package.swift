@@ -43,6 +43,9 @@ let package = Package(
         // poppler (GPL) and cairo behind a shim that keeps GLib's types out of Swift.
         .systemLibrary(name: "CPoppler", pkgConfig: "poppler-glib", providers: [.apt(["libpoppler-glib-dev"])]),
         .target(name: "CPDF", dependencies: ["CPoppler"]),
+        // FreeType behind a shim that draws a page of text or a font's sample into RGBA.
+        .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
+        .target(name: "CText", dependencies: ["CFreeType"]),
         .target(name: "CVideo", linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil"),
                                                  .linkedLibrary("swscale")]),
 
@@ -69,7 +72,7 @@ let package = Package(
         .target(name: "ThumbcacheImaging", dependencies: ["CPNG", "CJPEG", "ThumbcacheSync"]),
         // Every other format's decoder (WebP, GIF, TIFF, HEIF/AVIF, SVG…): linked into the worker
         // executables only, never into the library an app links (libheif pulls in GPL x265).
-        .target(name: "ThumbcacheCodecs", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CWebP", "CGIF", "CTIFF", "CHEIF", "CSVG", "CRaw", "CJXL", "CVideo", "CPDF"]),
+        .target(name: "ThumbcacheCodecs", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CWebP", "CGIF", "CTIFF", "CHEIF", "CSVG", "CRaw", "CJXL", "CVideo", "CPDF", "CText"]),
         // Decoding in a pool of sandboxed worker processes: the protocol, the pool, the worker's loop.
         .target(name: "ThumbcacheWorker", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CDescriptors"]),
         // The worker executables' entry: confine (CSandbox), then serve.

@@ -68,6 +68,8 @@ public struct ContentType: RawRepresentable, Hashable, Sendable, Codable, Custom
     public static let cameraRawImage: ContentType = "public.camera-raw-image"
     public static let text: ContentType = "public.text"
     public static let plainText: ContentType = "public.plain-text"
+    public static let sourceCode: ContentType = "public.source-code"
+    public static let font: ContentType = "public.font"
     public static let pdf: ContentType = "com.adobe.pdf"
     public static let audiovisualContent: ContentType = "public.audiovisual-content"
     public static let audio: ContentType = "public.audio"
@@ -83,6 +85,8 @@ public struct ContentTypeDeclaration: Sendable, Hashable {
     public var conformsTo: [ContentType]
     public var mimeType: String?
     public var extensions: [String]
+    /// Whole file names, lower case, that say the type (`makefile`, `cmakelists.txt`).
+    public var filenames: [String] = []
     /// Bytes that identify the type (any one of them), at offsets from the file's start.
     public var magic: [Magic]
     /// A test of the file's first bytes for types fixed offsets cannot tell (SVG); tried before magic.
@@ -109,6 +113,7 @@ public struct ContentTypeDeclaration: Sendable, Hashable {
 public struct ContentTypeRegistry: Sendable {
     private var declarations: [ContentType: ContentTypeDeclaration] = [:]
     private var byExtension: [String: ContentType] = [:]
+    private var byFilename: [String: ContentType] = [:]
     private var magics: [(magic: Magic, type: ContentType)] = []
     private var sniffers: [(sniffer: ImageFormatSignature.Sniffer, type: ContentType)] = []
 
@@ -116,7 +121,12 @@ public struct ContentTypeRegistry: Sendable {
         for d in Self.builtins { declare(d) }
     }
 
-    static let builtins: [ContentTypeDeclaration] = [
+    static let builtins = base + text
+    /// The text types (TextTypes), declared once per process from shared-mime-info.
+    static let text = TextTypes.declarations(besides: base)
+
+    /// Every built-in type but the text ones, which are declared around these.
+    static let base: [ContentTypeDeclaration] = [
         .init(.content, conformsTo: [.item]),
         .init(.data, conformsTo: [.item], mimeType: "application/octet-stream"),
         .init(.folder, conformsTo: [.item], mimeType: "inode/directory"),
@@ -139,8 +149,7 @@ public struct ContentTypeRegistry: Sendable {
         .init(ImageFormatSignature.tga, conformsTo: [.image]),
         .init(.cameraRawImage, conformsTo: [.image]),
     ] + CameraRaw.signatures.map { ContentTypeDeclaration($0, conformsTo: [.cameraRawImage]) } + [
-        .init(.text, conformsTo: [.data, .content], mimeType: "text/plain"),
-        .init(.plainText, conformsTo: [.text], mimeType: "text/plain", extensions: ["txt", "text", "md", "log"]),
+        .init(.text, conformsTo: [.data, .content]),
         .init(.compositeContent, conformsTo: [.content]),
         .init(ImageFormatSignature.pdf, conformsTo: [.data, .compositeContent]),
         .init(.audiovisualContent, conformsTo: [.data, .content]),
@@ -148,6 +157,8 @@ public struct ContentTypeRegistry: Sendable {
         .init(.movie, conformsTo: [.audiovisualContent]),
     ] + MediaFormats.movies.map { ContentTypeDeclaration($0, conformsTo: [.movie]) }
       + MediaFormats.audio.map { ContentTypeDeclaration($0, conformsTo: [.audio]) } + [
+        .init(.font, conformsTo: [.data, .content]),
+    ] + MediaFormats.fonts.map { ContentTypeDeclaration($0, conformsTo: [.font]) } + [
         .init(.archive, conformsTo: [.data]),
         .init(.zip, conformsTo: [.archive], mimeType: "application/zip", extensions: ["zip"], magic: [Magic([0x50, 0x4B, 0x03, 0x04])]),
     ]
@@ -156,6 +167,7 @@ public struct ContentTypeRegistry: Sendable {
     public mutating func declare(_ d: ContentTypeDeclaration) {
         declarations[d.type] = d
         for e in d.extensions { byExtension[e.lowercased()] = d.type }
+        for n in d.filenames { byFilename[n.lowercased()] = d.type }
         magics.removeAll { $0.type == d.type }
         magics += d.magic.map { ($0, d.type) }
         magics.sort { $0.magic.weight > $1.magic.weight }  // the most specific match first
@@ -192,8 +204,9 @@ public struct ContentTypeRegistry: Sendable {
 
     public func mimeType(of type: ContentType) -> String? { declarations[type]?.mimeType }
 
-    /// The type of a file: by its first bytes, then by its name's extension, then plain text if
-    /// the bytes are valid UTF-8 without NULs, else `public.data`.
+    /// The type of a file: by its first bytes, then by its name (a whole name shared-mime-info
+    /// knows, such as `Makefile`, or its extension), then plain text if the bytes read as UTF-8
+    /// text, else `public.data`.
     public func type(of head: [UInt8], name: String) -> ContentType {
         head.withUnsafeBytes { type(ofHead: $0, name: name) }
     }
@@ -204,7 +217,9 @@ public struct ContentTypeRegistry: Sendable {
         func passes(_ sniffer: ImageFormatSignature.Sniffer) -> Bool { sniffer.test(UnsafeRawBufferPointer(rebasing: head.prefix(sniffer.span))) }
         for (sniffer, type) in sniffers where !sniffer.needsExtension && passes(sniffer) { return type }
         for (magic, type) in magics where magic.matches(head) { return type }
-        if let dot = name.lastIndex(of: "."), let type = byExtension[name[name.index(after: dot)...].lowercased()] {
+        let named = byFilename[name.lowercased()]
+            ?? name.lastIndex(of: ".").flatMap { dot in byExtension[name[name.index(after: dot)...].lowercased()] }
+        if let type = named {
             // A format without a signature: its name and a plausible header together.
             if let sniffer = declarations[type]?.sniffer, sniffer.needsExtension, passes(sniffer) { return type }
             // A name says "image" but the bytes are not one of the image formats we detect by
@@ -215,16 +230,14 @@ public struct ContentTypeRegistry: Sendable {
                 return type
             }
         }
-        // Text is judged on the first 512 bytes: 4 KiB are read for the sniffers, not for this.
-        let sample = UnsafeRawBufferPointer(rebasing: head.prefix(512))
-        if !sample.isEmpty, !sample.contains(0), String(validating: sample, as: UTF8.self) != nil || Self.isUTF8Prefix(sample) {
-            return .plainText
-        }
-        return .data
+        // A name that says nothing: UTF-8 (or UTF-16 with its mark) that reads as text is plain
+        // text; 8-bit text needs a name that says so.
+        return TextSniffer.looksLikeText(head, latin1: false) ? .plainText : .data
     }
 
     /// The type a file name's extension names, if known (`photo.JPG` → `public.jpeg`).
     public func type(forFilename name: String) -> ContentType? {
+        if let type = byFilename[name.lowercased()] { return type }
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
         return byExtension[name[name.index(after: dot)...].lowercased()]
     }
@@ -241,13 +254,5 @@ public struct ContentTypeRegistry: Sendable {
             let n = (try? retryingInterrupts { read(fd, buffer.baseAddress, buffer.count) }.get()) ?? 0
             return type(ofHead: UnsafeRawBufferPointer(rebasing: buffer[..<max(0, n)]), name: name)
         }
-    }
-
-    /// Valid UTF-8 except for a multi-byte sequence cut at the end of the sample.
-    private static func isUTF8Prefix(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        for cut in 1...3 where bytes.count > cut {
-            if String(validating: bytes.dropLast(cut), as: UTF8.self) != nil { return true }
-        }
-        return false
     }
 }

@@ -7,12 +7,15 @@ public struct GenerationError: Error, Sendable, CustomStringConvertible {
         case failedBefore(String)
         /// The pixel box is smaller than the provider's (or the request's) minimum dimension.
         case belowMinimumDimension(Int)
+        /// The name promises a format (`photo.jpg`) the bytes are not: they are `content`.
+        case notWhatItsNameSays(named: ContentType, content: ContentType)
 
         public var description: String {
             switch self {
             case .noProvider(let type): "no thumbnail provider for \(type)"
             case .failedBefore(let reason): "\(reason) (recorded earlier; not retried)"
             case .belowMinimumDimension(let minimum): "below the minimum dimension of \(minimum) px"
+            case .notWhatItsNameSays(let named, let content): "not a valid \(named.displayName) (its content is \(content))"
             }
         }
     }

@@ -25,6 +25,16 @@ package final class ThumbnailFactory: Sendable {
         self.providers = map
     }
 
+    /// The type the file's name promises when its bytes are text or something without a provider
+    /// (`photo.jpg` that holds an HTML error page): a failure to report, not a page of text.
+    package func brokenPromise(path: String, type: ContentType) -> ContentType? {
+        guard providers[type] == nil || TextTypes.identifiers.contains(type) else { return nil }
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard let named = types.type(forFilename: name), named != type, !TextTypes.identifiers.contains(named),
+              providers[named] != nil else { return nil }
+        return named
+    }
+
     /// The provider registered for exactly `type`, if any.
     package func provider(for type: ContentType) -> (any ThumbnailProvider)? { providers[type] }
 

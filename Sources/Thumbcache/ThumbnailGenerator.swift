@@ -263,6 +263,9 @@ public final class ThumbnailGenerator: Sendable {
         let spec = request.spec
         let pipeline = ThumbnailPipeline(factory: factory, decoding: decoding)
         let type = request.contentType ?? factory.types.type(ofFileAt: request.path)
+        if request.contentType == nil, let named = factory.brokenPromise(path: request.path, type: type) {
+            throw GenerationError(path: request.path, reason: .notWhatItsNameSays(named: named, content: type))
+        }
         switch pipeline.plan(type: type, specs: [spec]) {
         case .failure(.noProvider(let type)): throw GenerationError(path: request.path, reason: .noProvider(type))
         case .failure(.belowMinimumDimension(let minimum)): throw GenerationError(path: request.path, reason: .belowMinimumDimension(minimum))

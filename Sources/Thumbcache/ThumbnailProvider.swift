@@ -93,8 +93,9 @@ public struct RGBACanvas: Sendable {
     }
 }
 
-/// The built-in provider for every image format thumbcache decodes (`ImageFormatSignature.all`):
-/// streaming decode, shrink-on-load, orientation; the request's mode and colour handling.
+/// The built-in provider for every format thumbcache decodes (`ImageFormatSignature.all`, and
+/// every text type as a page of text): streaming decode, shrink-on-load, orientation; the
+/// request's mode and colour handling.
 ///
 /// Catalogued formats decode where the request says (a sandboxed worker, as a rule, which has
 /// every decoder); in-process, only PNG, JPEG and what `decoders` adds are linked.
@@ -103,6 +104,7 @@ public struct ImageThumbnailProvider: ThumbnailProvider {
 
     public var contentTypes: Set<ContentType> {
         Set((decoders.registrations.map(\.typeIdentifier) + ImageFormatSignature.all.map(\.typeIdentifier)).map { ContentType($0) })
+            .union(TextTypes.identifiers)
     }
 
     public init(decoders: ImageDecoders = .standard) {
@@ -115,6 +117,7 @@ public struct ImageThumbnailProvider: ThumbnailProvider {
         // The content type came from the file's first bytes already: no need to read them again.
         let format = decoders.format(ofType: request.contentType.identifier)
             ?? ImageFormatSignature.format(ofType: request.contentType.identifier)
+            ?? (TextTypes.identifiers.contains(request.contentType) ? .text : nil)
         // A catalogued format goes where the request says; a format only this provider's
         // decoders know is decoded here.
         let made = if let decoding = request.decoding, let format, ImageFormatSignature.of(format) != nil {

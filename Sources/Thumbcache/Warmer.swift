@@ -160,17 +160,14 @@ public final class Warmer: Sendable {
                                        decoding: any ImageDecoding, header: DecodedHeader, options: Options, tally: Tally,
                                        writes: inout [StoreWrite]) -> Outcome {
         let pipeline = ThumbnailPipeline(factory: factory, decoding: decoding, header: header)
+        // The name promises a format we make thumbnails of, but the bytes are not one.
+        if let named = factory.brokenPromise(path: path, type: type) {
+            return .failed(path, id.snapshot.size == 0 ? "empty file" : GenerationError.Reason.notWhatItsNameSays(named: named, content: type).description)
+        }
         let specs: [ThumbnailSpec]
         switch pipeline.plan(type: type, specs: options.specs) {
         case .success(let served): specs = served
-        case .failure(.belowMinimumDimension): return .notSupported
-        case .failure(.noProvider):
-            // The name promises an image we make thumbnails of, but the bytes are not one.
-            let name = path.split(separator: "/").last.map(String.init) ?? path
-            if let named = factory.types.type(forFilename: name), factory.provider(for: named) != nil {
-                return .failed(path, id.snapshot.size == 0 ? "empty file" : "not a valid \(named.displayName) (its content is \(type))")
-            }
-            return .notSupported
+        case .failure(.belowMinimumDimension), .failure(.noProvider): return .notSupported
         }
         // Another path with the same bytes is (or was) handled in this run: nothing more to make.
         guard tally.claim(id.content) else { return .sameContentAsAnother }

@@ -5,11 +5,16 @@ extension ImageDecoders {
     /// (Docs/IMAGING.md). What the sandboxed worker runs; linked into worker executables only,
     /// because some of these libraries (libheif through x265) are GPL-licensed.
     public static let all = ImageDecoders(ImageDecoders.standard.registrations.reversed() + [.webP, .gif, .tiff, .heif, .avif, .jpegXL, .svg, .bmp, .ico, .cur, .pnm, .tga] + cameraRaw
-                                          + media + [.pdf])
+                                          + media + [.pdf, .text] + fonts)
 
     /// One FFmpeg registration per video and audio container.
     static let media = (MediaFormats.movies + MediaFormats.audio).map { signature in
         ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in try MediaSource(descriptor: fd, name: name) }
+    }
+
+    /// One FreeType registration per font format.
+    static let fonts = MediaFormats.fonts.map { signature in
+        ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in try FontSource(descriptor: fd, name: name) }
     }
 
     /// One LibRaw registration per raw kind.
@@ -52,6 +57,11 @@ extension ImageDecoderRegistration {
     /// PDF through poppler and cairo: the first page drawn at the output size.
     public static let pdf = ImageDecoderRegistration(.pdf) { (fd, name) throws(ImagingError) in
         try PDFSource(descriptor: fd, name: name)
+    }
+
+    /// Text of every kind through FreeType: the first lines on a page.
+    public static let text = ImageDecoderRegistration(.plainText) { (fd, name) throws(ImagingError) in
+        try TextSource(descriptor: fd, name: name)
     }
 
     /// SVG through librsvg and cairo: drawn at the output size.

@@ -204,10 +204,24 @@ public struct ImageDecoders: Sendable {
     }
 
     /// Opens the image on `descriptor` with the decoder its bytes call for, or `format`'s if given.
-    public func open(_ descriptor: Int32, name: String, format: ImageFormat? = nil) throws(ImagingError) -> (ImageFormat, any RowSource) {
+    /// `fallback` is tried only when no decoder recognises the bytes: a format nothing in a
+    /// file's bytes can name (text), whose decoder checks them itself.
+    public func open(_ descriptor: Int32, name: String, format: ImageFormat? = nil,
+                     fallback: ImageFormat? = nil) throws(ImagingError) -> (ImageFormat, any RowSource) {
         let registration: ImageDecoderRegistration
         if let format, let known = self.registration(of: format) { registration = known } else {
-            registration = try self.registration(for: descriptor, name: name)
+            do {
+                registration = try self.registration(for: descriptor, name: name)
+            } catch where error.reason == .unsupportedFormat {
+                if let fallback, let known = self.registration(of: fallback) {
+                    registration = known
+                } else if let wanted = format ?? fallback, ImageDecoders.catalogue.registration(of: wanted) != nil {
+                    // Text, say, asked of a process that does not link its decoder.
+                    throw ImagingError(path: name, reason: .decoderNotInProcess(format: wanted.rawValue))
+                } else {
+                    throw error
+                }
+            }
         }
         return (registration.format, try registration.open(descriptor, name))
     }

@@ -1,11 +1,11 @@
 /// Formats that are not images but render to one in the worker: video and audio containers
-/// (FFmpeg: a representative frame, or the cover an audio file embeds) and PDF (poppler: the
-/// first page). They join the same catalogue so detection, routing, the worker and the planner
+/// (FFmpeg: a representative frame, or the cover an audio file embeds), PDF (poppler: the
+/// first page), text (its first lines on a page) and fonts (a sample in the font). They join the same catalogue so detection, routing, the worker and the planner
 /// treat them as any decoded format (Docs/MEDIA.md).
 public enum MediaFormats {
     /// What a catalogued format's files are, for their place in the type tree.
     public enum Family: Sendable {
-        case movie, audio, document
+        case movie, audio, document, text, font
     }
 
     /// Video containers: `public.movie` and its kinds.
@@ -16,14 +16,21 @@ public enum MediaFormats {
     /// Documents rendered page-first.
     public static let documents: [ImageFormatSignature] = [.pdf]
 
+    /// Text of any kind, drawn as a page of its first lines (FreeType, a monospaced font).
+    public static let text: [ImageFormatSignature] = [.plainText]
+    /// Font files, drawn as a sample in the font (FreeType).
+    public static let fonts: [ImageFormatSignature] = [.trueType, .openType, .fontCollection, .woff, .woff2, .type1]
+
     /// Every media format, in detection order.
-    public static let all = movies + audio + documents
+    public static let all = movies + audio + documents + text + fonts
 
     /// The family of a catalogued media format, nil for an image.
     public static func family(of format: ImageFormat) -> Family? {
         if movies.contains(where: { $0.format == format }) { return .movie }
         if audio.contains(where: { $0.format == format }) { return .audio }
         if documents.contains(where: { $0.format == format }) { return .document }
+        if text.contains(where: { $0.format == format }) { return .text }
+        if fonts.contains(where: { $0.format == format }) { return .font }
         return nil
     }
 

@@ -113,12 +113,13 @@ public enum Thumbnailer {
     }
 
     /// A thumbnail of the image on `descriptor` (read from its start; the caller keeps it open):
-    /// what a worker that is handed descriptors, never paths, calls. `name` is for errors.
+    /// what a worker that is handed descriptors, never paths, calls. `name` is for errors;
+    /// `fallback` is the format to read it as when no decoder recognises its bytes (text).
     public static func thumbnail(
         ofDescriptor descriptor: Int32, name: String, options: ThumbnailOptions, format: ImageFormat? = nil,
-        decoders: ImageDecoders = .standard
+        fallback: ImageFormat? = nil, decoders: ImageDecoders = .standard
     ) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
-        let (format, source) = try decoders.open(descriptor, name: name, format: format)
+        let (format, source) = try decoders.open(descriptor, name: name, format: format, fallback: fallback)
         return try thumbnail(of: source, format: format, name: name, options: options)
     }
 
@@ -133,9 +134,10 @@ public enum Thumbnailer {
 
     /// ``info(ofFileAt:format:decoders:)`` for an open descriptor.
     public static func info(
-        ofDescriptor descriptor: Int32, name: String, format: ImageFormat? = nil, decoders: ImageDecoders = .standard
+        ofDescriptor descriptor: Int32, name: String, format: ImageFormat? = nil, fallback: ImageFormat? = nil,
+        decoders: ImageDecoders = .standard
     ) throws(ImagingError) -> ImageInfo {
-        let (format, source) = try decoders.open(descriptor, name: name, format: format)
+        let (format, source) = try decoders.open(descriptor, name: name, format: format, fallback: fallback)
         let (exif, turn) = metadata(source.header)
         return ImageInfo(format: format, header: source.header, orientation: turn, exif: exif)
     }

@@ -41,6 +41,9 @@ package struct WorkerRequest: Codable, Sendable {
     /// The file's path, for the worker's error messages only: it never opens paths.
     package var name: String
     package var options: ThumbnailOptions?
+    /// The format to read the file as if the worker's decoders recognise none in its bytes: the
+    /// parent's type for a format bytes cannot name (text). Never overrides what the bytes say.
+    package var fallback: String?
 }
 
 /// A worker's answer. `image` describes the pixels that follow the document.

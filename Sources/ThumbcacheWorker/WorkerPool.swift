@@ -67,8 +67,10 @@ package final class WorkerPool: ImageDecoding {
 
     package func thumbnail(ofFileAt path: String, options: ThumbnailOptions, format: ImageFormat?) throws -> (image: RGBAImage, info: ImageInfo) {
         // `format` is not sent: the worker's decoders choose from the bytes themselves, never from
-        // the parent's guess about a file it has not parsed.
-        let request = WorkerRequest(kind: .thumbnail, name: path, options: options)
+        // the parent's guess about a file it has not parsed; only a format bytes cannot name goes
+        // along, for when nothing else claims them.
+        var request = WorkerRequest(kind: .thumbnail, name: path, options: options)
+        request.fallback = Self.fallback(format)
         let (reply, pixels) = try run(request, maxPixelBytes: options.maxWidth * options.maxHeight * 4)
         guard let image = reply.image, let info = reply.info, image.width <= options.maxWidth, image.height <= options.maxHeight else {
             throw WorkerFailure(path: path, reason: .protocolViolation("a thumbnail larger than its box, or without its header"))
@@ -77,7 +79,9 @@ package final class WorkerPool: ImageDecoding {
     }
 
     package func info(ofFileAt path: String, format: ImageFormat?) throws -> ImageInfo {
-        let (reply, _) = try run(WorkerRequest(kind: .info, name: path), maxPixelBytes: 0)
+        var request = WorkerRequest(kind: .info, name: path)
+        request.fallback = Self.fallback(format)
+        let (reply, _) = try run(request, maxPixelBytes: 0)
         guard let info = reply.info else { throw WorkerFailure(path: path, reason: .protocolViolation("no header in an info reply")) }
         return info
     }
@@ -85,6 +89,12 @@ package final class WorkerPool: ImageDecoding {
     package func embeddedThumbnail(ofFileAt path: String) throws -> RGBAImage? {
         let (reply, pixels) = try run(WorkerRequest(kind: .embeddedThumbnail, name: path), maxPixelBytes: 1024 * 1024 * 4)
         return reply.image.map { RGBAImage(width: $0.width, height: $0.height, pixels: pixels, hasAlpha: $0.hasAlpha) }
+    }
+
+    /// `format` if it is one the worker cannot tell from bytes (text): no magic, no sniffer.
+    static func fallback(_ format: ImageFormat?) -> String? {
+        guard let format, let signature = ImageFormatSignature.of(format), signature.magic.isEmpty, signature.sniffer == nil else { return nil }
+        return format.rawValue
     }
 
     // MARK: Running a request

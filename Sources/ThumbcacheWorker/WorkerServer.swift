@@ -42,15 +42,16 @@ package enum WorkerServer {
         guard file >= 0 else {
             return (WorkerReply(error: ImagingError(path: request.name, reason: .unreadable("no descriptor came with the request"))), [])
         }
+        let fallback = request.fallback.map(ImageFormat.init(rawValue:))
         do throws(ImagingError) {
             switch request.kind {
             case .thumbnail:
                 let options = request.options ?? ThumbnailOptions(maxWidth: 256, maxHeight: 256)
                 let (image, info) = try Thumbnailer.thumbnail(ofDescriptor: file, name: request.name, options: options,
-                                                              decoders: decoders)
+                                                              fallback: fallback, decoders: decoders)
                 return (WorkerReply(image: .init(width: image.width, height: image.height, hasAlpha: image.hasAlpha), info: info), image.pixels)
             case .info:
-                return (WorkerReply(info: try Thumbnailer.info(ofDescriptor: file, name: request.name, decoders: decoders)), [])
+                return (WorkerReply(info: try Thumbnailer.info(ofDescriptor: file, name: request.name, fallback: fallback, decoders: decoders)), [])
             case .embeddedThumbnail:
                 guard let image = try Thumbnailer.embeddedThumbnail(ofDescriptor: file, name: request.name) else { return (WorkerReply(), []) }
                 return (WorkerReply(image: .init(width: image.width, height: image.height, hasAlpha: image.hasAlpha)), image.pixels)

@@ -7,4 +7,5 @@ import ThumbcacheCodecs
 
 var decoders = ImageDecoders.all
 for registration in HostileDecoders.registrations { decoders.register(registration) }
+preloadFonts()
 WorkerMain.run(decoders: decoders)

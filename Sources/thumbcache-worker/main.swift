@@ -4,4 +4,5 @@ import ThumbcacheImaging
 import ThumbcacheCodecs
 import ThumbcacheSandbox
 
+preloadFonts()
 WorkerMain.run(decoders: .all)

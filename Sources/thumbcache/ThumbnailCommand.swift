@@ -12,7 +12,9 @@ struct ThumbnailCommand: ParsableCommand {
             content, not name — shrinking it while it loads where the format allows (JPEG, WebP, a \
             raw file's preview, a TIFF's reduced page, a HEIF's embedded thumbnail; SVG is drawn \
             at the size), resizes with a streaming filter whose memory does not grow with the \
-            image's height, turns it upright, and writes PNG (or JPEG).
+            image's height, turns it upright, and writes PNG (or JPEG). Other files get what \
+            QuickLook shows: a video's representative frame, an audio file's cover, a PDF's first \
+            page, a text file's first lines on a page, a font's "Aa" drawn in it.
 
             Files are decoded in a sandboxed worker process (see `thumbcache warm --help`) unless \
             --in-process is given, which decodes PNG and JPEG only. A file that cannot be made into a thumbnail is reported with \
@@ -25,7 +27,7 @@ struct ThumbnailCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("Image files.", valueName: "file"))
+    @Argument(help: ArgumentHelp("Image (or other) files.", valueName: "file"))
     var files: [String]
 
     @OptionGroup var decoderOptions: DecoderOptions
@@ -66,9 +68,13 @@ struct ThumbnailCommand: ParsableCommand {
         if let outputDir { try FileManager.default.createDirectory(atPath: outputDir, withIntermediateDirectories: true) }
         var failed = 0
         let decoding = decoderOptions.isolation().makeDecoding(defaultWorkers: 1)
+        let types = ContentTypeRegistry()
         for file in files {
             do {
-                let (image, _) = try decoding.thumbnail(ofFileAt: file, options: options, format: nil)
+                // Text has no signature: its type (name and bytes) says to read it as text if
+                // the worker finds no format in the bytes.
+                let text = types.conforms(types.type(ofFileAt: file), to: .text)
+                let (image, _) = try decoding.thumbnail(ofFileAt: file, options: options, format: text ? .text : nil)
                 let bytes = format == .png ? try ImageEncoder.png(image) : try ImageEncoder.jpeg(image)
                 try Data(bytes).write(to: URL(fileURLWithPath: destination(for: file)))
             } catch {

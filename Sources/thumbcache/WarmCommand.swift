@@ -11,14 +11,16 @@ struct WarmCommand: AsyncParsableCommand {
             Walks directories recursively (never into the cache itself; symbolic links are \
             skipped unless --follow-symlinks, and loops end), identifies every file by the hash \
             of its bytes, and makes the missing thumbnails of its images (PNG, JPEG, WebP, GIF, \
-            TIFF, HEIC, AVIF, JPEG XL, SVG, camera raw, BMP, ICO, Netpbm, TGA) in parallel \
-            for each size × scale; one writer commits them in batches. A file the stat cache \
+            TIFF, HEIC, AVIF, JPEG XL, SVG, camera raw, BMP, ICO, Netpbm, TGA), videos, audio \
+            covers, PDFs, fonts and text files in parallel for each size × scale; one writer \
+            commits them in batches. A file the stat cache \
             knows unchanged is not read again, so a second warm is fast. Files with the same \
             bytes share one thumbnail.
 
             Every file walked (of any type) is also indexed for `thumbcache search`: name, \
             path, size, dates, type, and for images pixel size, bits per sample, colour model, \
-            alpha, frame count and EXIF (camera, lens, exposure, GPS, dates), plus tags and a \
+            alpha, frame count and EXIF (camera, lens, exposure, GPS, dates); for media and \
+            documents duration, codecs, pages, title, authors, album, font family; plus tags and a \
             comment from the user.xdg.tags / user.xdg.comment extended attributes. Changed \
             files are re-indexed, files gone from under the warmed paths are dropped, and a \
             file moved to a new path keeps its index entry. --no-index skips all of that.

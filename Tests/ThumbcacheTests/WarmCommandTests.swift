@@ -44,19 +44,20 @@ struct WarmCommandTests {
         for i in 0..<6 { try dir.write("tree/sub/p\(i).png", ImageEncoder.png(testPhoto(width: 300 + i, height: 200))) }
         try dir.write("tree/photo.jpg", ImageEncoder.jpeg(testPhoto(width: 640, height: 480)))
         try dir.write("tree/copy-of-p3.png", ImageEncoder.png(testPhoto(width: 303, height: 200)))
-        try dir.write("tree/notes.txt", Array("not an image".utf8))
+        try dir.write("tree/notes.txt", Array("a page of text".utf8))
+        try dir.write("tree/blob.bin", (0..<512).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         // The files are seconds old, inside the stat cache's racy window: each warm reads them
         // again. The counts below hold either way; ThumbnailStoreTests covers settled entries.
 
         let first = try warm(tree, cache: cache, ["--scale", "1,2"])
-        #expect(first.seen == 9)
-        #expect(first.generated == 7)
+        #expect(first.seen == 10)
+        #expect(first.generated == 8)
         #expect(first.sameContentAsAnother == 1)
         #expect(first.notSupported == 1)
 
         let second = try warm(tree, cache: cache, ["--scale", "1,2"])
         #expect(second.generated == 0)
-        #expect(second.alreadyCached == 7)
+        #expect(second.alreadyCached == 8)
 
         try dir.write("tree/sub/p1.png", ImageEncoder.png(testPhoto(width: 64, height: 64)))
         let third = try warm(tree, cache: cache, ["--scale", "1,2"])
@@ -64,8 +65,8 @@ struct WarmCommandTests {
 
         let (end, out, _) = try run(["stats", "--cache", cache, "--json"])
         #expect(end == .exited(0))
-        // 8 contents × 2 scales, the changed file's old content included.
-        #expect(out.contains("\"thumbnails\" : 16"))
+        // 9 contents × 2 scales, the changed file's old content included.
+        #expect(out.contains("\"thumbnails\" : 18"))
     }
 
     @Test func relativeAndAbsoluteRootsAreTheSameFiles() throws {
