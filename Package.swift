@@ -43,6 +43,8 @@ let package = Package(
         // poppler (GPL) and cairo behind a shim that keeps GLib's types out of Swift.
         .systemLibrary(name: "CPoppler", pkgConfig: "poppler-glib", providers: [.apt(["libpoppler-glib-dev"])]),
         .target(name: "CPDF", dependencies: ["CPoppler"]),
+        // libarchive behind a shim that lists an archive in memory and reads one entry, capped.
+        .target(name: "CArchive", linkerSettings: [.linkedLibrary("archive")]),
         // FreeType behind a shim that draws a page of text or a font's sample into RGBA.
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
         .target(name: "CText", dependencies: ["CFreeType"]),
@@ -72,7 +74,7 @@ let package = Package(
         .target(name: "ThumbcacheImaging", dependencies: ["CPNG", "CJPEG", "ThumbcacheSync"]),
         // Every other format's decoder (WebP, GIF, TIFF, HEIF/AVIF, SVG…): linked into the worker
         // executables only, never into the library an app links (libheif pulls in GPL x265).
-        .target(name: "ThumbcacheCodecs", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CWebP", "CGIF", "CTIFF", "CHEIF", "CSVG", "CRaw", "CJXL", "CVideo", "CPDF", "CText"]),
+        .target(name: "ThumbcacheCodecs", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CWebP", "CGIF", "CTIFF", "CHEIF", "CSVG", "CRaw", "CJXL", "CVideo", "CPDF", "CText", "CArchive"]),
         // Decoding in a pool of sandboxed worker processes: the protocol, the pool, the worker's loop.
         .target(name: "ThumbcacheWorker", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CDescriptors"]),
         // The worker executables' entry: confine (CSandbox), then serve.

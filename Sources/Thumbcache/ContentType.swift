@@ -35,6 +35,9 @@ public struct ContentType: RawRepresentable, Hashable, Sendable, Codable, Custom
         case "public.pbm": "Netpbm image"
         case "com.truevision.tga-image": "TGA image"
         case .pdf: "PDF document"
+        case "org.oasis-open.opendocument.text": "OpenDocument text"
+        case "org.openxmlformats.wordprocessingml.document": "Word document"
+        case "org.idpf.epub-container": "EPUB book"
         case "public.mpeg-4": "MPEG-4 movie"
         case "com.apple.quicktime-movie": "QuickTime movie"
         case "org.matroska.mkv": "Matroska video"
@@ -77,6 +80,9 @@ public struct ContentType: RawRepresentable, Hashable, Sendable, Codable, Custom
     public static let compositeContent: ContentType = "public.composite-content"
     public static let archive: ContentType = "public.archive"
     public static let zip: ContentType = "public.zip-archive"
+    public static let rar: ContentType = "com.rarlab.rar-archive"
+    public static let sevenZip: ContentType = "org.7-zip.7-zip-archive"
+    public static let tar: ContentType = "public.tar-archive"
 }
 
 /// What is known of a type: its parents, MIME type, filename extensions and magic bytes.
@@ -161,7 +167,21 @@ public struct ContentTypeRegistry: Sendable {
     ] + MediaFormats.fonts.map { ContentTypeDeclaration($0, conformsTo: [.font]) } + [
         .init(.archive, conformsTo: [.data]),
         .init(.zip, conformsTo: [.archive], mimeType: "application/zip", extensions: ["zip"], magic: [Magic([0x50, 0x4B, 0x03, 0x04])]),
-    ]
+        .init(.rar, conformsTo: [.archive], mimeType: "application/vnd.rar", extensions: ["rar"], magic: [Magic("Rar!\u{1A}\u{07}")]),
+        .init(.sevenZip, conformsTo: [.archive], mimeType: "application/x-7z-compressed", extensions: ["7z"],
+              magic: [Magic([0x37, 0x7A, 0xBC, 0xAF, 0x27, 0x1C])]),
+        .init(.tar, conformsTo: [.archive], mimeType: "application/x-tar", extensions: ["tar"], magic: [Magic("ustar", at: 257)]),
+        // Documents and comics in archives: each is a kind of its archive format, so a name that
+        // says `.cbz` refines bytes that say ZIP.
+    ] + DocumentFormats.all.map { signature in
+        let container: ContentType = switch signature.format {
+        case .comicRAR: .rar
+        case .comic7Zip: .sevenZip
+        case .comicTar: .tar
+        default: .zip
+        }
+        return ContentTypeDeclaration(signature, conformsTo: [.compositeContent, container])
+    }
 
     /// Adds (or replaces) a type.
     public mutating func declare(_ d: ContentTypeDeclaration) {
@@ -216,9 +236,13 @@ public struct ContentTypeRegistry: Sendable {
     public func type(ofHead head: UnsafeRawBufferPointer, name: String) -> ContentType {
         func passes(_ sniffer: ImageFormatSignature.Sniffer) -> Bool { sniffer.test(UnsafeRawBufferPointer(rebasing: head.prefix(sniffer.span))) }
         for (sniffer, type) in sniffers where !sniffer.needsExtension && passes(sniffer) { return type }
-        for (magic, type) in magics where magic.matches(head) { return type }
         let named = byFilename[name.lowercased()]
             ?? name.lastIndex(of: ".").flatMap { dot in byExtension[name[name.index(after: dot)...].lowercased()] }
+        for (magic, type) in magics where magic.matches(head) {
+            // A name that says a kind of what the bytes are (a `.cbz` is a ZIP) says more.
+            if let named, named != type, conforms(named, to: type), declarations[named]?.sniffer.map(passes) ?? true { return named }
+            return type
+        }
         if let type = named {
             // A format without a signature: its name and a plausible header together.
             if let sniffer = declarations[type]?.sniffer, sniffer.needsExtension, passes(sniffer) { return type }

@@ -3,13 +3,14 @@ import ThumbcacheImaging
 /// Generic icons per type family: a page with a coloured band, drawn once per family and size.
 enum Icons {
     enum Family: String, CaseIterable {
-        case image, text, pdf, audio, movie, archive, folder, data
+        case image, text, pdf, document, audio, movie, archive, folder, data
 
         var color: (UInt8, UInt8, UInt8) {
             switch self {
             case .image: (52, 120, 246)
             case .text: (120, 120, 128)
             case .pdf: (214, 48, 49)
+            case .document: (43, 87, 154)
             case .audio: (245, 130, 32)
             case .movie: (142, 68, 173)
             case .archive: (150, 111, 51)
@@ -26,6 +27,7 @@ enum Icons {
         if types.conforms(type, to: .text) { return .text }
         if types.conforms(type, to: .audio) { return .audio }
         if types.conforms(type, to: .movie) { return .movie }
+        if types.conforms(type, to: .compositeContent) { return .document }
         if types.conforms(type, to: .archive) { return .archive }
         return .data
     }

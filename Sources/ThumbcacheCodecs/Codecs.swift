@@ -5,11 +5,16 @@ extension ImageDecoders {
     /// (Docs/IMAGING.md). What the sandboxed worker runs; linked into worker executables only,
     /// because some of these libraries (libheif through x265) are GPL-licensed.
     public static let all = ImageDecoders(ImageDecoders.standard.registrations.reversed() + [.webP, .gif, .tiff, .heif, .avif, .jpegXL, .svg, .bmp, .ico, .cur, .pnm, .tga] + cameraRaw
-                                          + media + [.pdf, .text] + fonts)
+                                          + media + [.pdf, .text] + fonts + documents)
 
     /// One FFmpeg registration per video and audio container.
     static let media = (MediaFormats.movies + MediaFormats.audio).map { signature in
         ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in try MediaSource(descriptor: fd, name: name) }
+    }
+
+    /// One libarchive registration per archive-borne document format.
+    static let documents = DocumentFormats.all.map { signature in
+        ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in try ArchiveSource(descriptor: fd, name: name, format: signature.format) }
     }
 
     /// One FreeType registration per font format.

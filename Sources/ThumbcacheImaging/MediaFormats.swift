@@ -13,8 +13,8 @@ public enum MediaFormats {
                                                         .asf, .flashVideo, .oggVideo]
     /// Audio files: `public.audio` and its kinds.
     public static let audio: [ImageFormatSignature] = [.mp3, .mpeg4Audio, .flac, .wave, .aiff, .aac, .oggVorbis, .opus]
-    /// Documents rendered page-first.
-    public static let documents: [ImageFormatSignature] = [.pdf]
+    /// Documents: PDF rendered page-first, and those that carry their own picture.
+    public static let documents: [ImageFormatSignature] = [.pdf] + DocumentFormats.all
 
     /// Text of any kind, drawn as a page of its first lines (FreeType, a monospaced font).
     public static let text: [ImageFormatSignature] = [.plainText]

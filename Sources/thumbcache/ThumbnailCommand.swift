@@ -14,7 +14,8 @@ struct ThumbnailCommand: ParsableCommand {
             at the size), resizes with a streaming filter whose memory does not grow with the \
             image's height, turns it upright, and writes PNG (or JPEG). Other files get what \
             QuickLook shows: a video's representative frame, an audio file's cover, a PDF's first \
-            page, a text file's first lines on a page, a font's "Aa" drawn in it.
+            page, an office document's stored thumbnail, an e-book's cover, a comic's first page, \
+            a text file's first lines on a page, a font's "Aa" drawn in it.
 
             Files are decoded in a sandboxed worker process (see `thumbcache warm --help`) unless \
             --in-process is given, which decodes PNG and JPEG only. A file that cannot be made into a thumbnail is reported with \

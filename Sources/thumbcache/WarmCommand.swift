@@ -12,8 +12,8 @@ struct WarmCommand: AsyncParsableCommand {
             skipped unless --follow-symlinks, and loops end), identifies every file by the hash \
             of its bytes, and makes the missing thumbnails of its images (PNG, JPEG, WebP, GIF, \
             TIFF, HEIC, AVIF, JPEG XL, SVG, camera raw, BMP, ICO, Netpbm, TGA), videos, audio \
-            covers, PDFs, fonts and text files in parallel for each size × scale; one writer \
-            commits them in batches. A file the stat cache \
+            covers, PDFs, office documents, e-books, comics, fonts and text files in parallel \
+            for each size × scale; one writer commits them in batches. A file the stat cache \
             knows unchanged is not read again, so a second warm is fast. Files with the same \
             bytes share one thumbnail.
 

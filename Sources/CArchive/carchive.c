@@ -1,0 +1,140 @@
+#include "carchive.h"
+#include <archive.h>
+#include <archive_entry.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void say(char *message, size_t size, const char *text) {
+    if (message && size) snprintf(message, size, "%s", text);
+}
+
+// The formats documents and comics come in; no filters (a compressed tar is not a comic).
+static struct archive *open_memory(const uint8_t *bytes, size_t length, char *message, size_t message_size) {
+    struct archive *a = archive_read_new();
+    if (!a) {
+        say(message, message_size, "out of memory");
+        return NULL;
+    }
+    archive_read_support_format_zip(a);
+    archive_read_support_format_rar(a);
+    archive_read_support_format_rar5(a);
+    archive_read_support_format_7zip(a);
+    archive_read_support_format_tar(a);
+    if (archive_read_open_memory(a, bytes, length) != ARCHIVE_OK) {
+        say(message, message_size, archive_error_string(a) ? archive_error_string(a) : "not an archive libarchive reads");
+        archive_read_free(a);
+        return NULL;
+    }
+    return a;
+}
+
+void carchive_free(void *pointer) { free(pointer); }
+
+int carchive_list(const uint8_t *bytes, size_t length, int max_entries, char **names, size_t *names_length,
+                  char *message, size_t message_size) {
+    *names = NULL;
+    *names_length = 0;
+    struct archive *a = open_memory(bytes, length, message, message_size);
+    if (!a) return -1;
+    size_t capacity = 4096, used = 0;
+    char *out = malloc(capacity);
+    int count = 0, status = 0;
+    struct archive_entry *entry;
+    while (out && count < max_entries) {
+        int r = archive_read_next_header(a, &entry);
+        if (r == ARCHIVE_EOF) break;
+        if (r < ARCHIVE_WARN) {
+            say(message, message_size, archive_error_string(a) ? archive_error_string(a) : "the archive is damaged");
+            status = -1;
+            break;
+        }
+        const char *name = archive_entry_pathname(entry);
+        if (!name || archive_entry_filetype(entry) != AE_IFREG) continue;
+        size_t n = strlen(name) + 1;
+        if (used + n > capacity) {
+            while (used + n > capacity) capacity *= 2;
+            char *grown = realloc(out, capacity);
+            if (!grown) break;
+            out = grown;
+        }
+        memcpy(out + used, name, n);
+        used += n;
+        count++;
+    }
+    archive_read_free(a);
+    if (!out) {
+        say(message, message_size, "out of memory");
+        return -1;
+    }
+    if (status < 0 && count == 0) {
+        free(out);
+        return -1;
+    }
+    *names = out;
+    *names_length = used;
+    return count;
+}
+
+int carchive_read(const uint8_t *bytes, size_t length, const char *name, size_t cap, uint8_t **data, size_t *data_length,
+                  char *message, size_t message_size) {
+    *data = NULL;
+    *data_length = 0;
+    struct archive *a = open_memory(bytes, length, message, message_size);
+    if (!a) return -1;
+    struct archive_entry *entry;
+    int result = 1;
+    for (;;) {
+        int r = archive_read_next_header(a, &entry);
+        if (r == ARCHIVE_EOF) break;
+        if (r < ARCHIVE_WARN) {
+            say(message, message_size, archive_error_string(a) ? archive_error_string(a) : "the archive is damaged");
+            result = -1;
+            break;
+        }
+        const char *entry_name = archive_entry_pathname(entry);
+        if (!entry_name || archive_entry_filetype(entry) != AE_IFREG || strcmp(entry_name, name) != 0) continue;
+        // What the header claims is checked first; what is decompressed is capped regardless.
+        if (archive_entry_size_is_set(entry) && archive_entry_size(entry) > (la_int64_t)cap) {
+            result = 2;
+            break;
+        }
+        size_t capacity = archive_entry_size_is_set(entry) && archive_entry_size(entry) > 0 ? (size_t)archive_entry_size(entry) : 65536;
+        uint8_t *out = malloc(capacity + 1);
+        size_t used = 0;
+        result = 0;
+        while (out) {
+            if (used == capacity) {
+                if (capacity >= cap) {
+                    result = 2;
+                    break;
+                }
+                capacity = capacity * 2 > cap ? cap : capacity * 2;
+                uint8_t *grown = realloc(out, capacity + 1);
+                if (!grown) break;
+                out = grown;
+            }
+            la_ssize_t n = archive_read_data(a, out + used, capacity - used);
+            if (n == 0) break;
+            if (n < 0) {
+                say(message, message_size, archive_error_string(a) ? archive_error_string(a) : "the entry is damaged");
+                result = -1;
+                break;
+            }
+            used += (size_t)n;
+        }
+        if (!out) {
+            say(message, message_size, "out of memory");
+            result = -1;
+        } else if (result == 0) {
+            out[used] = 0;  // a terminator, so XML can be scanned as a C string
+            *data = out;
+            *data_length = used;
+            out = NULL;
+        }
+        free(out);
+        break;
+    }
+    archive_read_free(a);
+    return result;
+}

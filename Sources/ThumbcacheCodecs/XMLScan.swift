@@ -1,0 +1,99 @@
+/// Just enough XML for a document's metadata and an e-book's manifest: start tags by local name
+/// (any namespace prefix), their attributes, and the text up to the next tag. Not a validating
+/// parser: what it cannot read it skips, so a malformed file yields less, never an error.
+struct XMLScan {
+    struct Element {
+        var name: String
+        var attributes: [String: String]
+        var text: String
+    }
+
+    let elements: [Element]
+
+    /// Scans at most `limit` elements of `text`.
+    init(_ text: String, limit: Int = 100_000) {
+        var out: [Element] = []
+        var rest = Substring(text)
+        while out.count < limit, let open = rest.firstIndex(of: "<") {
+            rest = rest[rest.index(after: open)...]
+            // Comments, declarations, processing instructions and end tags carry nothing here.
+            if rest.hasPrefix("!--") {
+                guard let end = rest.firstRange(of: "-->") else { break }
+                rest = rest[end.upperBound...]
+                continue
+            }
+            guard let close = rest.firstIndex(of: ">") else { break }
+            let tag = rest[..<close]
+            rest = rest[rest.index(after: close)...]
+            guard let first = tag.first, first != "/", first != "!", first != "?" else { continue }
+            let nameEnd = tag.firstIndex(where: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "/" }) ?? tag.endIndex
+            let body = rest[..<(rest.firstIndex(of: "<") ?? rest.endIndex)]
+            out.append(Element(name: Self.local(tag[..<nameEnd]), attributes: Self.attributes(tag[nameEnd...]),
+                               text: Self.unescape(body).trimming(" \t\r\n")))
+        }
+        elements = out
+    }
+
+    /// Every element whose local name is `name`.
+    func all(_ name: String) -> [Element] { elements.filter { $0.name == name } }
+
+    /// The text of the first element named `name` that has any.
+    func text(_ name: String) -> String? { elements.first { $0.name == name && !$0.text.isEmpty }?.text }
+
+    private static func local(_ qualified: Substring) -> String {
+        String(qualified.split(separator: ":").last ?? qualified)
+    }
+
+    private static func attributes(_ s: Substring) -> [String: String] {
+        var out: [String: String] = [:]
+        var rest = s
+        while let eq = rest.firstIndex(of: "=") {
+            let key = local(Substring(rest[..<eq].trimming(" \t\r\n/")))
+            rest = rest[rest.index(after: eq)...].drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+            guard let quote = rest.first, quote == "\"" || quote == "'" else { break }
+            rest = rest.dropFirst()
+            guard let end = rest.firstIndex(of: quote) else { break }
+            out[key] = unescape(rest[..<end])
+            rest = rest[rest.index(after: end)...]
+        }
+        return out
+    }
+
+    /// The five named entities and numeric references.
+    static func unescape(_ s: Substring) -> String {
+        guard s.contains("&") else { return String(s) }
+        var out = ""
+        var rest = s
+        while let amp = rest.firstIndex(of: "&") {
+            out += rest[..<amp]
+            rest = rest[rest.index(after: amp)...]
+            guard let semi = rest.prefix(12).firstIndex(of: ";") else {
+                out += "&"
+                continue
+            }
+            let entity = rest[..<semi]
+            rest = rest[rest.index(after: semi)...]
+            switch entity {
+            case "amp": out += "&"
+            case "lt": out += "<"
+            case "gt": out += ">"
+            case "quot": out += "\""
+            case "apos": out += "'"
+            default:
+                let value = entity.hasPrefix("#x") ? UInt32(entity.dropFirst(2), radix: 16) : entity.hasPrefix("#") ? UInt32(entity.dropFirst()) : nil
+                if let value, let scalar = Unicode.Scalar(value) { out.unicodeScalars.append(scalar) } else { out += "&\(entity);" }
+            }
+        }
+        return out + rest
+    }
+}
+
+extension StringProtocol {
+    func trimming(_ set: String) -> String {
+        let scalars = Set(set.unicodeScalars)
+        let u = unicodeScalars
+        guard let start = u.firstIndex(where: { !scalars.contains($0) }) else { return "" }
+        let end = u.lastIndex(where: { !scalars.contains($0) })!
+        return String(String.UnicodeScalarView(u[start...end]))
+    }
+}
