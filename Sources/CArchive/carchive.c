@@ -31,6 +31,19 @@ static struct archive *open_memory(const uint8_t *bytes, size_t length, char *me
 
 void carchive_free(void *pointer) { free(pointer); }
 
+// The next regular file's header: 1; 0 at the end; -1 with a message when the archive is damaged.
+static int next_file(struct archive *a, struct archive_entry **entry, char *message, size_t message_size) {
+    for (;;) {
+        int r = archive_read_next_header(a, entry);
+        if (r == ARCHIVE_EOF) return 0;
+        if (r < ARCHIVE_WARN) {
+            say(message, message_size, archive_error_string(a) ? archive_error_string(a) : "the archive is damaged");
+            return -1;
+        }
+        if (archive_entry_pathname(*entry) && archive_entry_filetype(*entry) == AE_IFREG) return 1;
+    }
+}
+
 int carchive_list(const uint8_t *bytes, size_t length, int max_entries, char **names, size_t *names_length,
                   char *message, size_t message_size) {
     *names = NULL;
@@ -41,16 +54,8 @@ int carchive_list(const uint8_t *bytes, size_t length, int max_entries, char **n
     char *out = malloc(capacity);
     int count = 0, status = 0;
     struct archive_entry *entry;
-    while (out && count < max_entries) {
-        int r = archive_read_next_header(a, &entry);
-        if (r == ARCHIVE_EOF) break;
-        if (r < ARCHIVE_WARN) {
-            say(message, message_size, archive_error_string(a) ? archive_error_string(a) : "the archive is damaged");
-            status = -1;
-            break;
-        }
+    while (out && count < max_entries && (status = next_file(a, &entry, message, message_size)) > 0) {
         const char *name = archive_entry_pathname(entry);
-        if (!name || archive_entry_filetype(entry) != AE_IFREG) continue;
         size_t n = strlen(name) + 1;
         if (used + n > capacity) {
             while (used + n > capacity) capacity *= 2;
@@ -83,17 +88,13 @@ int carchive_read(const uint8_t *bytes, size_t length, const char *name, size_t 
     struct archive *a = open_memory(bytes, length, message, message_size);
     if (!a) return -1;
     struct archive_entry *entry;
-    int result = 1;
-    for (;;) {
-        int r = archive_read_next_header(a, &entry);
-        if (r == ARCHIVE_EOF) break;
-        if (r < ARCHIVE_WARN) {
-            say(message, message_size, archive_error_string(a) ? archive_error_string(a) : "the archive is damaged");
+    int result = 1, found;
+    while ((found = next_file(a, &entry, message, message_size)) != 0) {
+        if (found < 0) {
             result = -1;
             break;
         }
-        const char *entry_name = archive_entry_pathname(entry);
-        if (!entry_name || archive_entry_filetype(entry) != AE_IFREG || strcmp(entry_name, name) != 0) continue;
+        if (strcmp(archive_entry_pathname(entry), name) != 0) continue;
         // What the header claims is checked first; what is decompressed is capped regardless.
         if (archive_entry_size_is_set(entry) && archive_entry_size(entry) > (la_int64_t)cap) {
             result = 2;
