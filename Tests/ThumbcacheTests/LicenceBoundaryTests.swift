@@ -52,5 +52,9 @@ struct LicenceBoundaryTests {
             #expect(reached.isEmpty, "library product \(product.name) links \(reached.sorted())")
         }
         #expect(closure(["thumbcache-worker"]).isSuperset(of: ["CSandbox", "ThumbcacheCodecs"]))
+        // The command-line tool starts the worker; depending on it would link the worker's code
+        // and libraries into the tool.
+        let cli = closure(["thumbcache"]).intersection(Self.workerOnly.union(["thumbcache-worker"]))
+        #expect(cli.isEmpty, "the thumbcache tool links \(cli.sorted())")
     }
 }
