@@ -184,7 +184,12 @@ enum MonospacedFont {
     static let candidates = ["/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf", "/usr/share/fonts/dejavu-sans-mono-fonts/DejaVuSansMono.ttf",
                              "/usr/share/fonts/dejavu/DejaVuSansMono.ttf", "/usr/share/fonts/TTF/DejaVuSansMono.ttf"]
 
-    static let loaded: (path: String, bytes: [UInt8])? = candidates.lazy.compactMap { path in readWhole(path).map { (path, $0) } }.first
+    static let loaded: (path: String, bytes: [UInt8])? = {
+        for path in candidates {
+            if let bytes = readWhole(path) { return (path, bytes) }
+        }
+        return nil
+    }()
     static var path: String? { loaded?.path }
     static var bytes: [UInt8]? { loaded?.bytes }
 
