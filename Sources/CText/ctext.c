@@ -16,8 +16,11 @@ static void say(char *message, size_t size, const char *text) {
 }
 
 static void say_error(char *message, size_t size, const char *what, FT_Error error) {
+    // Debian's FreeType is built without error strings: the number then (fterrdef.h names it).
     const char *name = FT_Error_String(error);
-    if (message && size) snprintf(message, size, "%s (FreeType: %s)", what, name ? name : "error");
+    if (!message || !size) return;
+    if (name) snprintf(message, size, "%s (FreeType: %s)", what, name);
+    else snprintf(message, size, "%s (FreeType error 0x%02X)", what, (unsigned)error);
 }
 
 void ctext_close(ctext_face *f) {

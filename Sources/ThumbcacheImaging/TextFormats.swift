@@ -70,5 +70,5 @@ extension ImageFormatSignature {
     public static let type1 = ImageFormatSignature(
         format: .type1, typeIdentifier: "com.adobe.postscript-font", mimeType: "application/x-font-type1",
         extensions: ["pfa", "pfb", "t1", "gsf"],
-        magic: ["%!PS-AdobeFont", "%!FontType1"].flatMap { [Magic($0), Magic([0x80, 0x01]).and($0, at: 6)] })
+        magic: ["%!PS-AdobeFont", "%!FontType1", "%!PS-Adobe-3.0 Resource-Font"].flatMap { [Magic($0), Magic([0x80, 0x01]).and($0, at: 6)] })
 }
