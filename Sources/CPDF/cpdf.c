@@ -69,7 +69,8 @@ int cpdf_render(cpdf_document *d, int width, int height, uint8_t *rgba, char *me
         say(message, message_size, "the first page has no size");
         return -1;
     }
-    cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height);
+    // Drawn straight into the caller's buffer: cairo's ARGB32, which the caller straightens.
+    cairo_surface_t *surface = cairo_image_surface_create_for_data(rgba, CAIRO_FORMAT_ARGB32, width, height, width * 4);
     if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
         say(message, message_size, "cannot make a canvas that size");
         cairo_surface_destroy(surface);
@@ -88,19 +89,6 @@ int cpdf_render(cpdf_document *d, int width, int height, uint8_t *rgba, char *me
         say(message, message_size, cairo_status_to_string(status));
         cairo_surface_destroy(surface);
         return -1;
-    }
-    const uint8_t *data = cairo_image_surface_get_data(surface);
-    int stride = cairo_image_surface_get_stride(surface);
-    for (int y = 0; y < height; y++) {
-        const uint32_t *row = (const uint32_t *)(data + (size_t)y * stride);
-        uint8_t *out = rgba + (size_t)y * width * 4;
-        for (int x = 0; x < width; x++) {
-            uint32_t p = row[x];  // xRGB in native order
-            out[4 * x] = (uint8_t)(p >> 16);
-            out[4 * x + 1] = (uint8_t)(p >> 8);
-            out[4 * x + 2] = (uint8_t)p;
-            out[4 * x + 3] = 255;
-        }
     }
     cairo_surface_destroy(surface);
     return 0;

@@ -37,7 +37,8 @@ csvg_document *csvg_open(const uint8_t *bytes, size_t length, double *width, dou
 }
 
 int csvg_render(csvg_document *document, int width, int height, uint8_t *rgba, char *message, size_t message_size) {
-    cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, width, height);
+    // Drawn straight into the caller's buffer: cairo's ARGB32, which the caller straightens.
+    cairo_surface_t *surface = cairo_image_surface_create_for_data(rgba, CAIRO_FORMAT_ARGB32, width, height, width * 4);
     if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
         if (message && message_size) snprintf(message, message_size, "cannot make a %dx%d canvas", width, height);
         cairo_surface_destroy(surface);
@@ -54,26 +55,6 @@ int csvg_render(csvg_document *document, int width, int height, uint8_t *rgba, c
         return -1;
     }
     cairo_surface_flush(surface);
-    // cairo's ARGB32 is premultiplied, native-endian 32-bit: straighten into RGBA bytes.
-    const uint8_t *data = cairo_image_surface_get_data(surface);
-    int stride = cairo_image_surface_get_stride(surface);
-    for (int y = 0; y < height; y++) {
-        const uint32_t *row = (const uint32_t *)(data + (size_t)y * stride);
-        uint8_t *out = rgba + (size_t)y * width * 4;
-        for (int x = 0; x < width; x++) {
-            uint32_t p = row[x];
-            uint32_t a = p >> 24, r = (p >> 16) & 0xff, g = (p >> 8) & 0xff, b = p & 0xff;
-            if (a != 0 && a != 255) {
-                r = (r * 255 + a / 2) / a;
-                g = (g * 255 + a / 2) / a;
-                b = (b * 255 + a / 2) / a;
-            }
-            out[x * 4] = (uint8_t)(r > 255 ? 255 : r);
-            out[x * 4 + 1] = (uint8_t)(g > 255 ? 255 : g);
-            out[x * 4 + 2] = (uint8_t)(b > 255 ? 255 : b);
-            out[x * 4 + 3] = (uint8_t)a;
-        }
-    }
     cairo_surface_destroy(surface);
     return 0;
 }

@@ -126,9 +126,18 @@ public struct ContentTypeRegistry: Sendable {
     private var magics: [(magic: Magic, type: ContentType)] = []
     private var sniffers: [(sniffer: ImageFormatSignature.Sniffer, type: ContentType)] = []
 
+    /// The built-in types.
     public init() {
-        for d in Self.builtins { declare(d) }
+        self = Self.standard
     }
+
+    private init(declaring list: [ContentTypeDeclaration]) {
+        for d in list { declare(d) }
+    }
+
+    /// The built-ins declared once per process (sorting the magic and reading shared-mime-info
+    /// is start-up work); every registry starts as a copy.
+    private static let standard = ContentTypeRegistry(declaring: builtins)
 
     static let builtins = base + text
     /// The text types (TextTypes), declared once per process from shared-mime-info.
@@ -239,23 +248,19 @@ public struct ContentTypeRegistry: Sendable {
     public func type(ofHead head: UnsafeRawBufferPointer, name: String) -> ContentType {
         func passes(_ sniffer: ImageFormatSignature.Sniffer) -> Bool { sniffer.test(UnsafeRawBufferPointer(rebasing: head.prefix(sniffer.span))) }
         for (sniffer, type) in sniffers where !sniffer.needsExtension && passes(sniffer) { return type }
-        let named = byFilename[name.lowercased()]
-            ?? name.lastIndex(of: ".").flatMap { dot in byExtension[name[name.index(after: dot)...].lowercased()] }
+        // Looked up only when the bytes leave the question open.
+        lazy var named = type(forFilename: name)
         for (magic, type) in magics where magic.matches(head) {
             // A name that says a kind of what the bytes are (a `.cbz` is a ZIP) says more.
             if let named, named != type, conforms(named, to: type), declarations[named]?.sniffer.map(passes) ?? true { return named }
             return type
         }
-        if let type = named {
-            // A format without a signature: its name and a plausible header together.
-            if let sniffer = declarations[type]?.sniffer, sniffer.needsExtension, passes(sniffer) { return type }
-            // A name says "image" but the bytes are not one of the image formats we detect by
-            // magic: trust the name only for types without magic (or a sniffer) of their own.
-            if let d = declarations[type], !d.magic.isEmpty || d.sniffer != nil {
-                // fall through: the bytes decide
-            } else {
-                return type
-            }
+        if let named, let d = declarations[named] {
+            // A format without a signature: its name and a plausible header together (TGA, text).
+            if let sniffer = d.sniffer, sniffer.needsExtension, passes(sniffer) { return named }
+            // A name alone is trusted only for a type with no magic or sniffer of its own: a name
+            // that says "image" over bytes that are not one leaves the bytes to decide.
+            if d.magic.isEmpty && d.sniffer == nil { return named }
         }
         // A name that says nothing: UTF-8 (or UTF-16 with its mark) that reads as text is plain
         // text; 8-bit text needs a name that says so.

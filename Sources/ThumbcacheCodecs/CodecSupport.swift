@@ -31,6 +31,16 @@ final class MappedFile {
     deinit { munmap(UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count) }
 }
 
+/// What a shim's opening call returns; when it returns nil, the message it wrote is the error for
+/// `path`. (Every shim reports failures in a caller's 256-byte buffer.)
+func opened<T>(_ path: String, _ open: (_ message: UnsafeMutablePointer<CChar>, _ size: Int) -> T?) throws(ImagingError) -> T {
+    var message = [CChar](repeating: 0, count: 256)
+    guard let value = message.withUnsafeMutableBufferPointer({ open($0.baseAddress!, $0.count) }) else {
+        throw ImagingError(path: path, reason: .corrupt(cText(message)))
+    }
+    return value
+}
+
 /// The TIFF structure inside an ISO-BMFF `Exif` item or box (HEIF, JPEG XL): it starts with a
 /// 4-byte big-endian offset to the TIFF header.
 func exifTIFF(inBox box: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
@@ -46,6 +56,26 @@ func cString<T>(tuple: T) -> String? {
     var copy = tuple
     let s = withUnsafeBytes(of: &copy) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
     return s.isEmpty ? nil : s
+}
+
+/// A source drawn whole at the size the planner asks (SVG, PDF, a page of text, a font's
+/// sample): `draw` fills a buffer once, and the rows are read from it.
+protocol DrawnSource: ScalableRowSource {
+    /// The whole picture at `width × height`.
+    func draw(width: Int, height: Int) throws(ImagingError) -> RGBABuffer
+    /// What `draw` made, until its rows are read.
+    var output: RGBABuffer { get set }
+}
+
+extension DrawnSource {
+    func start(width: Int, height: Int) throws(ImagingError) -> (width: Int, height: Int) {
+        output = try draw(width: width, height: height)
+        return (width, height)
+    }
+
+    func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
+        output.drain(sink)
+    }
 }
 
 /// Rows held whole (a decoder that fills a buffer), fed top to bottom.
@@ -72,6 +102,30 @@ struct RGBABuffer {
             message.withUnsafeMutableBufferPointer { draw(pixels.baseAddress, $0.baseAddress!, $0.count) }
         }
         guard status == 0 else { throw ImagingError(path: path, reason: .corrupt(cText(message))) }
+        return canvas
+    }
+
+    /// ``drawn(width:height:path:_:)`` by cairo (librsvg, poppler), which leaves premultiplied
+    /// ARGB in native-endian 32-bit words: made straight RGBA in place, one pass for both.
+    static func drawnByCairo(width: Int, height: Int, path: String,
+                             _ draw: (UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<CChar>, Int) -> Int32) throws(ImagingError) -> RGBABuffer {
+        var canvas = try drawn(width: width, height: height, path: path, draw)
+        canvas.pixels.withUnsafeMutableBytes { p in
+            for i in stride(from: 0, to: p.count, by: 4) {
+                let word = p.load(fromByteOffset: i, as: UInt32.self)
+                let a = word >> 24
+                var r = word >> 16 & 0xFF, g = word >> 8 & 0xFF, b = word & 0xFF
+                if a != 0, a != 255 {
+                    r = min(255, (r * 255 + a / 2) / a)
+                    g = min(255, (g * 255 + a / 2) / a)
+                    b = min(255, (b * 255 + a / 2) / a)
+                }
+                p[i] = UInt8(r)
+                p[i + 1] = UInt8(g)
+                p[i + 2] = UInt8(b)
+                p[i + 3] = UInt8(a)
+            }
+        }
         return canvas
     }
 

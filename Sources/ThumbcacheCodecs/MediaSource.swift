@@ -22,10 +22,7 @@ final class MediaSource: RowSource {
     init(descriptor: Int32, name: String) throws(ImagingError) {
         path = name
         var info = cvideo_info()
-        var message = [CChar](repeating: 0, count: 256)
-        guard let v = cvideo_open(descriptor, &info, &message, message.count) else {
-            throw ImagingError(path: name, reason: .corrupt(cText(message)))
-        }
+        let v = try opened(name) { cvideo_open(descriptor, &info, $0, $1) }
         video = v
         let media = Self.metadata(v, info)
         stored = (Int(info.display_width), Int(info.height))

@@ -5,22 +5,19 @@ import ThumbcacheImaging
 /// for, on white (a page is never rendered large and shrunk). The header's size is the crop box
 /// in points, after the page's rotation. Parsed from the mapped file; only the first page is
 /// loaded, so a document of 100 000 pages costs its cross-reference table, not its pages.
-final class PDFSource: ScalableRowSource {
+final class PDFSource: DrawnSource {
     private let path: String
     private let file: MappedFile
     private let document: OpaquePointer
     let header: RowSourceHeader
-    private var output = RGBABuffer()
+    var output = RGBABuffer()
 
     init(descriptor: Int32, name: String) throws(ImagingError) {
         path = name
-        file = try MappedFile(descriptor: descriptor, name: name)
+        let file = try MappedFile(descriptor: descriptor, name: name)
+        self.file = file
         var info = cpdf_info()
-        var message = [CChar](repeating: 0, count: 256)
-        guard let d = cpdf_open(file.bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), file.bytes.count, &info, &message, message.count) else {
-            throw ImagingError(path: name, reason: .corrupt(cText(message)))
-        }
-        document = d
+        document = try opened(name) { cpdf_open(file.bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), file.bytes.count, &info, $0, $1) }
         var media = MediaMetadata()
         func text(_ p: UnsafePointer<CChar>?) -> String? { p.map { String(cString: $0) } }
         media.title = text(info.title)
@@ -40,12 +37,7 @@ final class PDFSource: ScalableRowSource {
 
     deinit { cpdf_close(document) }
 
-    func start(width: Int, height: Int) throws(ImagingError) -> (width: Int, height: Int) {
-        output = try .drawn(width: width, height: height, path: path) { cpdf_render(document, Int32(width), Int32(height), $0, $1, $2) }
-        return (width, height)
-    }
-
-    func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
-        output.drain(sink)
+    func draw(width: Int, height: Int) throws(ImagingError) -> RGBABuffer {
+        try .drawnByCairo(width: width, height: height, path: path) { cpdf_render(document, Int32(width), Int32(height), $0, $1, $2) }
     }
 }

@@ -5,11 +5,11 @@ import ThumbcacheImaging
 /// large and shrunk). Parsed from memory without a base URI, so references to files or the network
 /// resolve to nothing (and the worker could not open them anyway); librsvg's own limits on
 /// elements and nesting hold, and the worker's time and memory limits bound the rest.
-final class SVGSource: ScalableRowSource {
+final class SVGSource: DrawnSource {
     private let path: String
     private let document: OpaquePointer
     let header: RowSourceHeader
-    private var output = RGBABuffer()
+    var output = RGBABuffer()
 
     /// The size drawn for a document that states none (no width, height or viewBox).
     static let defaultSide = 512
@@ -19,12 +19,9 @@ final class SVGSource: ScalableRowSource {
         // librsvg parses the whole document from the bytes at once: the mapping ends with init.
         let file = try MappedFile(descriptor: descriptor, name: name)
         var width = 0.0, height = 0.0
-        var message = [CChar](repeating: 0, count: 256)
-        guard let d = csvg_open(file.bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), file.bytes.count, &width, &height,
-                                &message, message.count) else {
-            throw ImagingError(path: name, reason: .corrupt(cText(message)))
+        document = try opened(name) {
+            csvg_open(file.bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), file.bytes.count, &width, &height, $0, $1)
         }
-        document = d
         // Sides below one pixel or absurdly large are replaced by a square default: the aspect
         // ratio is all a box needs.
         let valid = width.isFinite && height.isFinite && width >= 1 && height >= 1 && width <= 1e6 && height <= 1e6
@@ -34,12 +31,7 @@ final class SVGSource: ScalableRowSource {
 
     deinit { csvg_close(document) }
 
-    func start(width: Int, height: Int) throws(ImagingError) -> (width: Int, height: Int) {
-        output = try .drawn(width: width, height: height, path: path) { csvg_render(document, Int32(width), Int32(height), $0, $1, $2) }
-        return (width, height)
-    }
-
-    func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
-        output.drain(sink)
+    func draw(width: Int, height: Int) throws(ImagingError) -> RGBABuffer {
+        try .drawnByCairo(width: width, height: height, path: path) { csvg_render(document, Int32(width), Int32(height), $0, $1, $2) }
     }
 }

@@ -18,11 +18,7 @@ final class TIFFSource: RowSource {
     init(descriptor: Int32, name: String) throws(ImagingError) {
         path = name
         var info = ctiff_info()
-        var message = [CChar](repeating: 0, count: 256)
-        guard let d = ctiff_open_fd(descriptor, &info, &message, message.count) else {
-            throw ImagingError(path: name, reason: .corrupt(cText(message)))
-        }
-        decoder = d
+        decoder = try opened(name) { ctiff_open_fd(descriptor, &info, $0, $1) }
         self.info = info
         let width = Int(info.width), height = Int(info.height)
         let bandBytes = width * Int(info.band_rows) * 4

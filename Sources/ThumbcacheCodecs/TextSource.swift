@@ -1,14 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CText
 import ThumbcacheImaging
-import ThumbcacheSync
 
 /// A text file as QuickLook draws one: a white page (Letter's shape) with its first lines in a
 /// monospaced font (DejaVu Sans Mono, FreeType), tabs expanded and long lines clipped. Only the
 /// first 64 KiB are read, by `pread`: a 2 GB log costs what a short note does.
-final class TextSource: ScalableRowSource {
+final class TextSource: DrawnSource {
     /// The page's grid: columns across; as many lines as the page's height fits (about 44).
     static let columns = 64
     static let maxLines = 80
@@ -19,11 +15,12 @@ final class TextSource: ScalableRowSource {
     private let path: String
     private let lines: TextLines
     let header: RowSourceHeader
-    private var output = RGBABuffer()
+    var output = RGBABuffer()
 
     init(descriptor: Int32, name: String) throws(ImagingError) {
         path = name
-        let bytes = try Self.head(descriptor, name: name)
+        let reader = try ByteReader(descriptor: descriptor, name: name)
+        let bytes = try reader.bytes(at: 0, count: min(reader.size, Self.readLimit), what: "text")
         guard let lines = bytes.withUnsafeBytes({ TextLines($0, maxLines: Self.maxLines, columns: Self.columns, tabWidth: Self.tabWidth) })
         else { throw ImagingError(path: name, reason: .corrupt("binary data, not text")) }
         self.lines = lines
@@ -31,31 +28,11 @@ final class TextSource: ScalableRowSource {
         header = RowSourceHeader(width: 850, height: 1100, hasAlpha: false, bitsPerSample: 8, colorSpace: "RGB")
     }
 
-    /// The file's first ``readLimit`` bytes.
-    private static func head(_ fd: Int32, name: String) throws(ImagingError) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: readLimit)
-        var filled = 0
-        while filled < bytes.count {
-            let got = bytes.withUnsafeMutableBytes { b in retryingInterrupts { pread(fd, b.baseAddress! + filled, b.count - filled, off_t(filled)) } }
-            switch got {
-            case .success(0): bytes.removeSubrange(filled...); return try nonEmpty(bytes, name)
-            case .success(let n): filled += n
-            case .failure(let errno): throw ImagingError(path: name, reason: .unreadable(errno.description))
-            }
-        }
-        return bytes
-    }
-
-    private static func nonEmpty(_ bytes: [UInt8], _ name: String) throws(ImagingError) -> [UInt8] {
-        guard !bytes.isEmpty else { throw ImagingError(path: name, reason: .empty) }
-        return bytes
-    }
-
-    func start(width: Int, height: Int) throws(ImagingError) -> (width: Int, height: Int) {
+    func draw(width: Int, height: Int) throws(ImagingError) -> RGBABuffer {
         guard let font = MonospacedFont.bytes else {
             throw ImagingError(path: path, reason: .corrupt("no monospaced font to draw text with (install fonts-dejavu-core)"))
         }
-        let drawn = font.withUnsafeBytes { bytes in
+        return try font.withUnsafeBytes { bytes in
             Result { () throws(ImagingError) -> RGBABuffer in
                 let face = try FontFace(bytes, name: MonospacedFont.path ?? "the monospaced font")
                 return try .drawn(width: width, height: height, path: path) { pixels, message, size in
@@ -67,13 +44,7 @@ final class TextSource: ScalableRowSource {
                     }
                 }
             }
-        }
-        output = try drawn.get()
-        return (width, height)
-    }
-
-    func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
-        output.drain(sink)
+        }.get()
     }
 }
 
@@ -166,10 +137,7 @@ final class FontFace {
 
     init(_ bytes: UnsafeRawBufferPointer, index: Int = 0, name: String) throws(ImagingError) {
         var info = ctext_info()
-        var message = [CChar](repeating: 0, count: 256)
-        guard let face = ctext_open(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, index, &info, &message, message.count)
-        else { throw ImagingError(path: name, reason: .corrupt(cText(message))) }
-        self.face = face
+        face = try opened(name) { ctext_open(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, index, &info, $0, $1) }
         self.info = info
     }
 
@@ -186,29 +154,14 @@ enum MonospacedFont {
 
     static let loaded: (path: String, bytes: [UInt8])? = {
         for path in candidates {
-            if let bytes = readWhole(path) { return (path, bytes) }
+            guard let file = try? ImageFile(path: path), let reader = try? ByteReader(descriptor: file.descriptor, name: path),
+                  reader.size < 16 << 20, let bytes = try? reader.bytes(at: 0, count: reader.size, what: "font") else { continue }
+            return (path, bytes)
         }
         return nil
     }()
     static var path: String? { loaded?.path }
     static var bytes: [UInt8]? { loaded?.bytes }
-
-    private static func readWhole(_ path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var s = stat()
-        guard fstat(fd, &s) == 0, s.st_size > 0, s.st_size < 16 << 20 else { return nil }
-        var bytes = [UInt8](repeating: 0, count: Int(s.st_size))
-        var filled = 0
-        while filled < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { return nil }
-            filled += n
-        }
-        return bytes
-    }
 }
 
 /// Reads what the decoders need from the file system before the worker confines itself.

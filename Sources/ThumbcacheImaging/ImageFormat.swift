@@ -49,10 +49,10 @@ public struct DecodeLimits: Sendable, Hashable, Codable {
 }
 
 /// A file opened read-only for decoding; closed when released.
-final class ImageFile {
-    let descriptor: Int32
+package final class ImageFile {
+    package let descriptor: Int32
 
-    init(path: String) throws(ImagingError) {
+    package init(path: String) throws(ImagingError) {
         switch retryingInterrupts({ open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }) {
         case .success(let fd): descriptor = fd
         case .failure(let errno): throw ImagingError(path: path, reason: .unreadable(errno.description))

@@ -20,8 +20,9 @@ typedef struct {
 /// PDF poppler reads, is encrypted, or has no pages.
 cpdf_document *cpdf_open(const uint8_t *bytes, size_t length, cpdf_info *info, char *message, size_t message_size);
 
-/// Draws the first page on white, scaled to `width × height` pixels, into straight-alpha RGBA.
-/// 0, or -1 with a message.
+/// Draws the first page on white, scaled to `width × height` pixels, straight into `rgba` in
+/// cairo's ARGB32 (native-endian 32-bit words, rows of width × 4 bytes); the caller makes RGBA of
+/// it. 0, or -1 with a message.
 int cpdf_render(cpdf_document *document, int width, int height, uint8_t *rgba, char *message, size_t message_size);
 
 void cpdf_close(cpdf_document *document);

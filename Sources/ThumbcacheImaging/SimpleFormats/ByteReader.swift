@@ -5,14 +5,15 @@ import ThumbcacheSync
 
 /// Reads of a descriptor for the small parsers of our own (BMP, ICO, PNM, TGA): positioned reads
 /// of exact sizes, and a buffered forward cursor for formats read as a stream (ASCII PNM, RLE).
-/// Every read is bounded; a short read is a truncated file.
-struct ByteReader {
-    let descriptor: Int32
-    let name: String
+/// Every read is bounded; a short read is a truncated file. The other decoders' modules use it
+/// for what they read whole (a text file's start, the font text is drawn in).
+package struct ByteReader {
+    package let descriptor: Int32
+    package let name: String
     /// The file's size, taken when opened: offsets past it are refused before reading.
-    let size: Int
+    package let size: Int
 
-    init(descriptor: Int32, name: String) throws(ImagingError) {
+    package init(descriptor: Int32, name: String) throws(ImagingError) {
         var s = stat()
         guard fstat(descriptor, &s) == 0 else { throw ImagingError(path: name, reason: .unreadable(Errno.current.description)) }
         self.descriptor = descriptor
@@ -43,7 +44,7 @@ struct ByteReader {
     }
 
     /// `count` bytes at `offset` as an array (headers, palettes: small by construction).
-    func bytes(at offset: Int, count: Int, what: String) throws(ImagingError) -> [UInt8] {
+    package func bytes(at offset: Int, count: Int, what: String) throws(ImagingError) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: count)
         try read(into: &out, at: offset, what: what)
         return out
