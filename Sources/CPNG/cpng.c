@@ -231,8 +231,21 @@ static void flush_nothing(png_structp png) { (void)png; }
 
 static cpng_status encode(png_structp png, png_infop info, growable *g, const uint8_t *pixels, uint32_t width,
                           uint32_t height, size_t stride, int has_alpha, int level, int filters,
-                          const uint8_t *exif, size_t exif_length) {
-    if (setjmp(png_jmpbuf(png))) return CPNG_ERROR;
+                          const uint8_t *exif, size_t exif_length, const char *const *text, size_t text_count) {
+    png_text *chunks = NULL;
+    if (text_count > 0) {
+        chunks = calloc(text_count, sizeof *chunks);
+        if (!chunks) return CPNG_ERROR;
+        for (size_t i = 0; i < text_count; i++) {
+            chunks[i].compression = PNG_TEXT_COMPRESSION_NONE;
+            chunks[i].key = (png_charp)text[2 * i];
+            chunks[i].text = (png_charp)text[2 * i + 1];
+        }
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        free(chunks);
+        return CPNG_ERROR;
+    }
     png_set_write_fn(png, g, write_bytes, flush_nothing);
     png_set_compression_level(png, level);
     png_set_filter(png, PNG_FILTER_TYPE_BASE, filters);
@@ -241,27 +254,30 @@ static cpng_status encode(png_structp png, png_infop info, growable *g, const ui
 #ifdef PNG_eXIf_SUPPORTED
     if (exif && exif_length > 0) png_set_eXIf_1(png, info, (png_uint_32)exif_length, (png_bytep)exif);
 #endif
+    if (chunks) png_set_text(png, info, chunks, (int)text_count);
     png_write_info(png, info);
     if (!has_alpha) png_set_filler(png, 0, PNG_FILLER_AFTER);  // drop the 4th byte
     for (uint32_t y = 0; y < height; y++) png_write_row(png, (png_const_bytep)(pixels + (size_t)y * stride));
     png_write_end(png, NULL);
+    free(chunks);
     return CPNG_OK;
 }
 
 cpng_status cpng_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride, int has_alpha,
                              int compression_level, int filters, const uint8_t *exif, size_t exif_length,
+                             const char *const *text, size_t text_count,
                              uint8_t **out, size_t *out_length, char *message, size_t message_size) {
-    char text[256] = "libpng error";
-    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, text, on_error, on_warning);
+    char error_text[256] = "libpng error";
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, error_text, on_error, on_warning);
     png_infop info = png ? png_create_info_struct(png) : NULL;
     growable g = {0};
     cpng_status status = CPNG_ERROR;
-    if (png && info) status = encode(png, info, &g, pixels, width, height, stride, has_alpha, compression_level, filters, exif, exif_length);
-    else snprintf(text, sizeof text, "out of memory");
+    if (png && info) status = encode(png, info, &g, pixels, width, height, stride, has_alpha, compression_level, filters, exif, exif_length, text, text_count);
+    else snprintf(error_text, sizeof error_text, "out of memory");
     if (png) png_destroy_write_struct(&png, info ? &info : NULL);
     if (status != CPNG_OK) {
         free(g.data);
-        set_message(message, message_size, text);
+        set_message(message, message_size, error_text);
         return status;
     }
     *out = g.data;

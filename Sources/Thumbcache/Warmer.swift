@@ -26,13 +26,23 @@ public final class Warmer: Sendable {
         public var index: MetadataIndex?
         /// Where the built-in decoders run: sandboxed workers (the default, one per job) or this process.
         public var isolation: DecoderIsolation
+        /// Also write the freedesktop standard's thumbnails (what file managers read), made from
+        /// the stored ones; a spec for the largest size is added if none covers it.
+        public var freedesktop: FreedesktopExport?
 
         public init(jobs: Int = Warmer.defaultJobs, followSymbolicLinks: Bool = false,
                     specs: [ThumbnailSpec] = [ThumbnailSpec(size: 256)], retryFailed: Bool = false, index: MetadataIndex? = nil,
-                    isolation: DecoderIsolation = .sandboxed) {
+                    isolation: DecoderIsolation = .sandboxed, freedesktop: FreedesktopExport? = nil) {
             self.isolation = isolation
             self.jobs = max(1, jobs)
             self.followSymbolicLinks = followSymbolicLinks
+            self.freedesktop = freedesktop
+            var specs = specs
+            if let needed = freedesktop?.sourceSpec,
+                !specs.contains(where: { $0.variant(.thumbnail) == needed.variant(.thumbnail) && min($0.boxWidth, $0.boxHeight) >= needed.boxWidth })
+            {
+                specs.append(needed)
+            }
             self.specs = specs.sorted { $0.boxWidth * $0.boxHeight > $1.boxWidth * $1.boxHeight }
             self.retryFailed = retryFailed
             self.index = index
@@ -64,8 +74,10 @@ public final class Warmer: Sendable {
         let store = self.store
         let factory = self.factory
         let writer = GroupCommitWriter(store: store)
-        let walker = DirectoryWalker(followSymbolicLinks: options.followSymbolicLinks,
-                                     excluding: [store.directory] + (options.index.map { [$0.directory] } ?? []))
+        // Thumbnails are never made of the caches themselves, ours or the standard's.
+        let excluded = [store.directory, FreedesktopThumbnailCache.defaultDirectory] + (options.index.map { [$0.directory] } ?? [])
+            + (options.freedesktop.map { [$0.cache.directory] } ?? [])
+        let walker = DirectoryWalker(followSymbolicLinks: options.followSymbolicLinks, excluding: excluded)
         let decoding = options.isolation.makeDecoding(defaultWorkers: options.jobs)
         let feeder = options.index.map { IndexFeeder(index: $0, decoding: decoding) }
         // Deep enough (a few MB of paths) that the walk of a typical tree finishes early, so the
@@ -74,6 +86,7 @@ public final class Warmer: Sendable {
         let tally = Tally()
         let inFlight = DispatchSemaphore(value: 256)
         let threads = DispatchGroup()
+        let exporting = options.freedesktop.map { Exporting(FreedesktopExporter(export: $0, store: store), threads: options.jobs) }
 
         if options.retryFailed { _ = try? store.clearAllFailures() }
         // Absolute, canonical roots: the stat cache (and later the index) is keyed by path, so
@@ -98,17 +111,22 @@ public final class Warmer: Sendable {
             Thread {
                 let hasher = factory.store.hasher()
                 while let path = queue.pop() {
-                    let (outcome, writes) = Self.process(path, factory: factory, decoding: decoding, hasher: hasher, options: options,
-                                                         tally: tally, feeder: feeder)
+                    let (outcome, writes, export) = Self.process(path, factory: factory, decoding: decoding, hasher: hasher,
+                                                                 options: options, tally: tally, feeder: feeder)
                     // Counted before its records are queued, so that a failed commit can move it to
                     // "failed" instead of counting the file twice.
                     let counts = tally.record(outcome)  // always: `progress?(…)` would skip it when nil
                     if !writes.isEmpty {
                         inFlight.wait()
                         writer.enqueue(writes) { result in
-                            if case .failure(let error) = result { tally.reclassify(outcome, asFailed: path, reason: error.description) }
+                            switch result {
+                            case .failure(let error): tally.reclassify(outcome, asFailed: path, reason: error.description)
+                            case .success: if let export { exporting?.submit(export, after: outcome) }
+                            }
                             inFlight.signal()
                         }
+                    } else if let export {
+                        exporting?.submit(export, after: outcome)
                     }
                     progress?(counts)
                 }
@@ -121,6 +139,7 @@ public final class Warmer: Sendable {
         for failure in await writer.flush() { tally.record(.failed(store.directory, failure.description)) }
         writer.close()
         var summary = tally.summary(elapsed: 0)
+        if let exporting { summary.freedesktop = await exporting.finish() }
         if let feeder, let index = options.index {
             feeder.flush()
             do {
@@ -134,16 +153,17 @@ public final class Warmer: Sendable {
         return summary
     }
 
-    /// Everything one file needs; returns its outcome and the records to commit together.
+    /// Everything one file needs; returns its outcome, the records to commit together and, when
+    /// exporting, what to export once they are committed.
     static func process(_ path: String, factory: ThumbnailFactory, decoding: any ImageDecoding, hasher: ContentHasher, options: Options,
-                        tally: Tally, feeder: IndexFeeder? = nil) -> (Outcome, [StoreWrite]) {
+                        tally: Tally, feeder: IndexFeeder? = nil) -> (Outcome, [StoreWrite], FreedesktopExporter.Job?) {
         let id: FileIdentity
         do {
             id = try factory.store.identify(fileAt: path, hasher: hasher)
         } catch let error as FileError {
-            return (.failed(error.path, error.reason.description), [])
+            return (.failed(error.path, error.reason.description), [], nil)
         } catch {
-            return (.failed(path, "\(error)"), [])
+            return (.failed(path, "\(error)"), [], nil)
         }
         var writes: [StoreWrite] = id.fromCache ? [] : [.file(path: path, snapshot: id.snapshot, content: id.content)]
         let type = factory.types.type(ofFileAt: path)
@@ -153,7 +173,14 @@ public final class Warmer: Sendable {
         let outcome = makeThumbnails(path, id: id, type: type, factory: factory, decoding: decoding, header: header, options: options,
                                      tally: tally, writes: &writes)
         feeder?.submit(path: path, id: id, type: type, types: factory.types, decoded: header.info)
-        return (outcome, writes)
+        var export: FreedesktopExporter.Job?
+        if options.freedesktop != nil {
+            let types = factory.types
+            let keys = FreedesktopKey.keys(for: header.info, isImage: types.conforms(type, to: .image), isMovie: types.conforms(type, to: .movie))
+            export = FreedesktopExporter.Job(path: path, snapshot: id.snapshot, content: id.content, mimeType: types.mimeType(of: type),
+                                             keys: keys, failed: false)
+        }
+        return (outcome, writes, export)
     }
 
     private static func makeThumbnails(_ path: String, id: FileIdentity, type: ContentType, factory: ThumbnailFactory,
@@ -227,6 +254,8 @@ public struct WarmSummary: Sendable, Codable, Hashable {
     public var elapsedSeconds: Double
     /// What happened in the metadata index, if the warm fed one.
     public var index: IndexSummary?
+    /// What was written to the freedesktop thumbnail cache, if the warm exported to it.
+    public var freedesktop: FreedesktopSummary?
 
     public var failed: Int { failures.values.reduce(0) { $0 + $1.count } }
 }

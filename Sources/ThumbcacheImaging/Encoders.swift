@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CJPEG
 import CPNG
 
@@ -19,19 +22,27 @@ public enum ImageEncoder {
         public static let all: PNGFilters = [.none, .sub, .up, .average, .paeth]
     }
 
-    /// PNG, 8-bit RGBA (or RGB when the image is opaque).
+    /// PNG, 8-bit RGBA (or RGB when the image is opaque, unless `alwaysRGBA`), with `text` as
+    /// uncompressed tEXt chunks before the image data (keys and values Latin-1, as PNG requires).
     public static func png(
-        _ image: RGBAImage, compressionLevel: Int = defaultPNGCompression, filters: PNGFilters = .up, exif: [UInt8]? = nil
+        _ image: RGBAImage, compressionLevel: Int = defaultPNGCompression, filters: PNGFilters = .up, exif: [UInt8]? = nil,
+        text: [(key: String, value: String)] = [], alwaysRGBA: Bool = false
     ) throws(ImagingError) -> [UInt8] {
         var out: UnsafeMutablePointer<UInt8>?
         var length = 0
         var message = [CChar](repeating: 0, count: 256)
+        // Owned C strings for libpng, freed after the call.
+        let strings = text.flatMap { [strdup($0.key), strdup($0.value)] }
+        defer { strings.forEach { free($0) } }
+        let pointers = strings.map { UnsafePointer($0) }
         let status = image.pixels.withUnsafeBufferPointer { p in
             (exif ?? []).withUnsafeBufferPointer { e in
-                cpng_encode_rgba(
-                    p.baseAddress, UInt32(image.width), UInt32(image.height), image.width * 4, image.hasAlpha ? 1 : 0,
-                    Int32(compressionLevel), filters.rawValue, exif == nil ? nil : e.baseAddress, e.count, &out, &length,
-                    &message, message.count)
+                pointers.withUnsafeBufferPointer { t in
+                    cpng_encode_rgba(
+                        p.baseAddress, UInt32(image.width), UInt32(image.height), image.width * 4, image.hasAlpha || alwaysRGBA ? 1 : 0,
+                        Int32(compressionLevel), filters.rawValue, exif == nil ? nil : e.baseAddress, e.count, t.baseAddress, text.count,
+                        &out, &length, &message, message.count)
+                }
             }
         }
         guard status == CPNG_OK, let out else {

@@ -13,4 +13,36 @@ public enum FilePaths {
         defer { free(resolved) }
         return String(cString: resolved)
     }
+
+    /// A non-empty environment variable.
+    public static func environment(_ name: String) -> String? {
+        guard let v = getenv(name) else { return nil }
+        let s = String(cString: v)
+        return s.isEmpty ? nil : s
+    }
+
+    /// The user's home directory: $HOME, else the password database's, else /tmp.
+    public static var home: String {
+        if let home = environment("HOME") { return home }
+        if let pw = getpwuid(getuid()), let dir = pw.pointee.pw_dir { return String(cString: dir) }
+        return "/tmp"
+    }
+
+    /// $XDG_CACHE_HOME, else ~/.cache (the XDG spec says to ignore a relative value).
+    public static var cacheHome: String {
+        if let xdg = environment("XDG_CACHE_HOME"), xdg.hasPrefix("/") { return xdg }
+        return home + "/.cache"
+    }
+
+    /// $XDG_DATA_HOME, else ~/.local/share.
+    public static var dataHome: String {
+        if let xdg = environment("XDG_DATA_HOME"), xdg.hasPrefix("/") { return xdg }
+        return home + "/.local/share"
+    }
+
+    /// $XDG_DATA_DIRS (absolute entries), else /usr/local/share and /usr/share.
+    public static var dataDirectories: [String] {
+        let dirs = (environment("XDG_DATA_DIRS") ?? "").split(separator: ":").map(String.init).filter { $0.hasPrefix("/") }
+        return dirs.isEmpty ? ["/usr/local/share", "/usr/share"] : dirs
+    }
 }

@@ -89,17 +89,8 @@ public final class ThumbnailStore: Sendable {
     /// The default cache directory: `$THUMBCACHE_DIR`, else `$XDG_CACHE_HOME/thumbcache`,
     /// else `~/.cache/thumbcache`.
     public static var defaultDirectory: String {
-        func env(_ name: String) -> String? {
-            guard let v = getenv(name) else { return nil }
-            let s = String(cString: v)
-            return s.isEmpty ? nil : s
-        }
-        if let dir = env("THUMBCACHE_DIR") { return dir }
-        // The XDG spec says to ignore a relative XDG_CACHE_HOME.
-        if let xdg = env("XDG_CACHE_HOME"), xdg.hasPrefix("/") { return xdg + "/thumbcache" }
-        var home = env("HOME")
-        if home == nil, let pw = getpwuid(getuid()), let dir = pw.pointee.pw_dir { home = String(cString: dir) }
-        return (home ?? "/tmp") + "/.cache/thumbcache"
+        if let dir = FilePaths.environment("THUMBCACHE_DIR") { return dir }
+        return FilePaths.cacheHome + "/thumbcache"
     }
 
     private init(directory: String, options: Environment.Options, keying: ContentHasher.Keying) throws(StoreError) {

@@ -33,6 +33,18 @@ struct WarmCommand: AsyncParsableCommand {
             A file that cannot be read or decoded is reported with its path and reason, and \
             remembered so that later warms do not retry it (--retry-failed does); the warm goes \
             on. The exit status is 0 unless --strict is given and a file failed.
+
+            --freedesktop also writes the thumbnails every Linux file manager reads \
+            ($XDG_CACHE_HOME/thumbnails, the freedesktop.org Thumbnail Managing Standard): \
+            for each file and each of --freedesktop-sizes, a PNG named by the MD5 of its file:// \
+            URI, with its URI, modification time, size and MIME type, made from the thumbnail \
+            in thumbcache's cache (no second decode). A file that failed gets an entry under \
+            fail/thumbcache-VERSION/. Valid thumbnails are left alone, so a second warm writes \
+            only what changed. `thumbcache compact --freedesktop` cleans that cache.
+
+            Examples:
+              thumbcache warm ~/Pictures
+              thumbcache warm --freedesktop --freedesktop-sizes normal,large,x-large ~/Pictures
             """
     )
 
@@ -67,6 +79,20 @@ struct WarmCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Do not index file metadata for search (thumbnails only).")
     var noIndex = false
 
+    @Flag(name: .long, help: "Also write the freedesktop standard's thumbnails (for file managers).")
+    var freedesktop = false
+
+    @Option(name: .long, parsing: .singleValue, help: ArgumentHelp(
+        "Standard sizes to write, comma-separated: normal (128 px), large (256), x-large (512), xx-large (1024).", valueName: "sizes"))
+    var freedesktopSizes: [String] = ["normal,large"]
+
+    @Option(name: .long, help: ArgumentHelp("The standard thumbnail cache (default: $XDG_CACHE_HOME/thumbnails).", valueName: "dir"))
+    var freedesktopDir: String?
+
+    var standardSizes: [FreedesktopThumbnailCache.Size] {
+        freedesktopSizes.flatMap { $0.split(separator: ",") }.compactMap { FreedesktopThumbnailCache.Size(rawValue: $0.trimmingCharacters(in: .whitespaces)) }
+    }
+
     var scales: [Double] {
         scale.flatMap { $0.split(separator: ",") }.compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
     }
@@ -77,6 +103,10 @@ struct WarmCommand: AsyncParsableCommand {
         let parsed = scale.flatMap { $0.split(separator: ",") }
         guard !parsed.isEmpty, parsed.allSatisfy({ Double($0.trimmingCharacters(in: .whitespaces)).map { $0 > 0 && $0 <= 8 } ?? false }) else {
             throw ValidationError("--scale takes numbers between 0 and 8, comma-separated, like 1,2")
+        }
+        let sizeNames = freedesktopSizes.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
+        if let bad = sizeNames.first(where: { FreedesktopThumbnailCache.Size(rawValue: $0) == nil }) {
+            throw ValidationError("unknown standard size '\(bad)': use normal, large, x-large or xx-large")
         }
         for path in paths where !FileManager.default.fileExists(atPath: path) {
             throw ValidationError("no such file or directory: \(path)")
@@ -92,7 +122,8 @@ struct WarmCommand: AsyncParsableCommand {
         let specs = Set(scales).sorted().map { ThumbnailSpec(size: size, scale: $0) }
         let index = noIndex ? nil : try cacheOptions.openIndex(durability: .deferred)
         let options = Warmer.Options(jobs: jobs, followSymbolicLinks: followSymlinks, specs: specs, retryFailed: retryFailed, index: index,
-                                     isolation: decoderOptions.isolation())
+                                     isolation: decoderOptions.isolation(),
+                                     freedesktop: freedesktop ? FreedesktopExport(cache: FreedesktopThumbnailCache(directory: freedesktopDir ?? FreedesktopThumbnailCache.defaultDirectory), sizes: standardSizes) : nil)
         var report: (@Sendable (WarmProgress) -> Void)?
         if progress.isEnabled { report = { progress.update($0) } }
         let summary = await warmer.warm(paths, options: options, progress: report)
@@ -126,6 +157,11 @@ extension WarmSummary {
         if let i = index {
             lines.append("  index: \(i.added) added, \(i.updated) updated, \(i.moved) moved, \(i.removed) removed, \(i.unchanged) unchanged")
             for e in i.errors.prefix(5) { lines.append("    index error: \(e)") }
+        }
+        if let f = freedesktop {
+            lines.append("  freedesktop: \(f.written) thumbnails written, \(f.unchanged) files unchanged, \(f.failuresRecorded) failures recorded")
+            for e in f.errors.prefix(5) { lines.append("    freedesktop error: \(e)") }
+            if f.errors.count > 5 { lines.append("    … and \(f.errors.count - 5) more (use --json for all)") }
         }
         for (reason, paths) in failures.sorted(by: { $0.key < $1.key }) {
             lines.append("    \(reason): \(paths.count)")

@@ -1,0 +1,150 @@
+import Foundation
+import Testing
+import ThumbcacheTestSupport
+@testable import Thumbcache
+
+/// The freedesktop thumbnail cache, checked by its real consumers: GNOME's own thumbnail factory
+/// (libgnome-desktop through Python's `gi`) and GLib's URI escaping.
+@Suite(.serialized)
+struct FreedesktopTests {
+    typealias Size = FreedesktopThumbnailCache.Size
+
+    /// Runs a Python script with GNOME's libraries, `XDG_CACHE_HOME` set to `cacheHome`.
+    static func gnome(cacheHome: String, _ script: String, _ arguments: [String]) throws -> String {
+        try ImageFormatTests.run("XDG_CACHE_HOME=\(cacheHome)", ["GSETTINGS_SCHEMA_DIR=/usr/share/glib-2.0/schemas", "/usr/bin/python3", "-c", """
+            import gi, json, os, sys
+            gi.require_version('GnomeDesktop', '3.0')
+            from gi.repository import GnomeDesktop, GLib
+            """ + "\n" + script] + arguments)
+    }
+
+    /// What `DesktopThumbnailFactory.lookup(uri, mtime)` finds for each file in each size
+    /// directory: the thumbnail's path, or nil.
+    static func lookup(cacheHome: String, _ files: [String], sizes: [Size]) throws -> [String: [String: String?]] {
+        let names = sizes.map { ["normal": "NORMAL", "large": "LARGE", "x-large": "XLARGE", "xx-large": "XXLARGE"][$0.rawValue]! }
+        let printed = try gnome(cacheHome: cacheHome, """
+            out = {}
+            for size in sys.argv[1].split(','):
+                f = GnomeDesktop.DesktopThumbnailFactory.new(getattr(GnomeDesktop.DesktopThumbnailSize, size))
+                out[size] = {p: f.lookup(GLib.filename_to_uri(p, None), int(os.stat(p).st_mtime)) for p in sys.argv[2:]}
+            print(json.dumps(out))
+            """, [names.joined(separator: ",")] + files)
+        let decoded = try JSONDecoder().decode([String: [String: String?]].self, from: Data(printed.utf8))
+        return Dictionary(uniqueKeysWithValues: zip(sizes.map(\.rawValue), names.map { decoded[$0] ?? [:] }))
+    }
+
+    /// A tree of kinds a file manager shows: photos (one large, one small with alpha), a text
+    /// file, a broken JPEG, and a name that needs escaping in its URI.
+    static func tree(_ dir: TemporaryDirectory) throws -> (files: [String], broken: String) {
+        try FileManager.default.createDirectory(atPath: dir.appending("tree/sub dir"), withIntermediateDirectories: true)
+        let files = [
+            try dir.write("tree/photo.jpg", ImageEncoder.jpeg(ImageFormatTests.source(width: 1200, height: 800))),
+            try dir.write("tree/sub dir/small #1 (ü).png", ImageEncoder.png(ImageFormatTests.source(width: 60, height: 40, alpha: true))),
+            try dir.write("tree/notes.txt", Array(String(repeating: "a line of text\n", count: 30).utf8)),
+        ]
+        let broken = try dir.write("tree/broken.jpg", [0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 7, count: 64))
+        return (files, broken)
+    }
+
+    static func warm(_ root: String, store: ThumbnailStore, cache: FreedesktopThumbnailCache, sizes: [Size] = [.normal, .large]) async -> WarmSummary {
+        await Warmer(store: store).warm([root], options: .init(jobs: 2, index: nil, freedesktop: FreedesktopExport(cache: cache, sizes: sizes)))
+    }
+
+    @Test func uriAndNameAreGLibsAndMD5s() throws {
+        let dir = TemporaryDirectory()
+        let paths = ["/tmp/plain.png", "/tmp/a b/ü#?%;[]{}!$&'()*+,=:@~^`|\\\"<>.png", "/home/me/日本語/\u{1}x.jpg"]
+        let printed = try Self.gnome(cacheHome: dir.path, """
+            import hashlib
+            print(json.dumps([[GLib.filename_to_uri(p, None), hashlib.md5(GLib.filename_to_uri(p, None).encode()).hexdigest()] for p in sys.argv[1:]]))
+            """, paths)
+        let expected = try JSONDecoder().decode([[String]].self, from: Data(printed.utf8))
+        for (path, pair) in zip(paths, expected) {
+            #expect(FileURI.of(path: path) == pair[0])
+            #expect(FreedesktopThumbnailCache.name(forURI: pair[0]) == pair[1] + ".png")
+            #expect(FileURI.path(of: pair[0]) == path)
+        }
+        #expect(MD5.hex([UInt8]()) == "d41d8cd98f00b204e9800998ecf8427e")
+        #expect(MD5.hex(Array(String(repeating: "x", count: 200).utf8)) == "30a83621ce5422fbdfdd539777458c78")  // four blocks
+    }
+
+    @Test func gnomeFindsEveryExportedThumbnailValidInEverySize() async throws {
+        let dir = TemporaryDirectory()
+        let (files, broken) = try Self.tree(dir)
+        let store = try ThumbnailStore.open(directory: dir.appending("store"))
+        let cache = FreedesktopThumbnailCache(directory: dir.appending("xdg/thumbnails"))
+        let summary = await Self.warm(dir.appending("tree"), store: store, cache: cache, sizes: Size.allCases)
+        #expect(summary.freedesktop?.written == files.count * 4, "\(summary)")
+        #expect(summary.freedesktop?.failuresRecorded == 1)
+        #expect(summary.freedesktop?.errors == [])
+
+        let found = try Self.lookup(cacheHome: dir.appending("xdg"), files + [broken], sizes: Size.allCases)
+        for size in Size.allCases {
+            for file in files {
+                let uri = FileURI.of(path: file)
+                #expect(found[size.rawValue]?[file] == .some(cache.path(forURI: uri, size: size)), "\(size) \(file)")
+                let path = cache.path(forURI: uri, size: size)
+                let image = try ImageDecoder.png(Array(try Data(contentsOf: URL(fileURLWithPath: path))), name: path)
+                #expect(max(image.width, image.height) <= size.pixels)
+                #expect(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int == 0o600)
+                // 8-bit RGBA: colour type 6 at byte 25, bit depth 8 at byte 24.
+                let head = Array(try Data(contentsOf: URL(fileURLWithPath: path)).prefix(26))
+                #expect(head[24] == 8 && head[25] == 6, "\(path)")
+            }
+            #expect(found[size.rawValue]?[broken] == .some(nil))
+        }
+        // The photo fills its boxes; the 60×40 picture is never enlarged.
+        let photo = try ImageDecoder.png(Array(try Data(contentsOf: URL(fileURLWithPath: cache.path(forURI: FileURI.of(path: files[0]), size: .xxLarge)))), name: "")
+        #expect((photo.width, photo.height) == (1024, 683))
+        let small = try ImageDecoder.png(Array(try Data(contentsOf: URL(fileURLWithPath: cache.path(forURI: FileURI.of(path: files[1]), size: .large)))), name: "")
+        #expect((small.width, small.height) == (60, 40))
+        for sub in ["", "/normal", "/large", "/x-large", "/xx-large", "/fail", "/fail/thumbcache-\(thumbcacheVersion)"] {
+            #expect(try FileManager.default.attributesOfItem(atPath: cache.directory + sub)[.posixPermissions] as? Int == 0o700, "\(sub)")
+        }
+
+        let keys = try #require(PNGText.read(path: cache.path(forURI: FileURI.of(path: files[0]), size: .large)))
+        #expect(keys["Thumb::Mimetype"] == "image/jpeg")
+        #expect(keys["Thumb::Size"] == String(try FileManager.default.attributesOfItem(atPath: files[0])[.size] as! Int))
+        #expect(keys["Thumb::Image::Width"] == "1200" && keys["Thumb::Image::Height"] == "800")
+        let failure = try #require(PNGText.read(path: cache.failurePath(forURI: FileURI.of(path: broken))))
+        #expect(failure["Thumb::URI"] == FileURI.of(path: broken))
+    }
+
+    @Test func aSecondWarmWritesNothingAndAChangedFileIsInvalidUntilTheNext() async throws {
+        let dir = TemporaryDirectory()
+        let (files, _) = try Self.tree(dir)
+        let store = try ThumbnailStore.open(directory: dir.appending("store"))
+        let cache = FreedesktopThumbnailCache(directory: dir.appending("xdg/thumbnails"))
+        _ = await Self.warm(dir.appending("tree"), store: store, cache: cache)
+        let before = try files.map { try FileManager.default.attributesOfItem(atPath: cache.path(forURI: FileURI.of(path: $0), size: .normal))[.systemFileNumber] as? Int }
+
+        let again = await Self.warm(dir.appending("tree"), store: store, cache: cache)
+        #expect(again.freedesktop?.written == 0)
+        #expect(again.freedesktop?.unchanged == files.count)
+        let after = try files.map { try FileManager.default.attributesOfItem(atPath: cache.path(forURI: FileURI.of(path: $0), size: .normal))[.systemFileNumber] as? Int }
+        #expect(before == after, "no thumbnail was replaced")
+
+        // The text file changes (new bytes, a later modification time): GNOME finds none for it.
+        let changed = files[2]
+        try Data(String(repeating: "other text\n", count: 12).utf8).write(to: URL(fileURLWithPath: changed))
+        let later = Date().addingTimeInterval(5)
+        try FileManager.default.setAttributes([.modificationDate: later], ofItemAtPath: changed)
+        var found = try Self.lookup(cacheHome: dir.appending("xdg"), files, sizes: [.normal, .large])
+        #expect(found["normal"]?[changed] == .some(nil) && found["large"]?[changed] == .some(nil))
+        #expect(found["normal"]?[files[0]] != .some(nil))
+
+        let third = await Self.warm(dir.appending("tree"), store: store, cache: cache)
+        #expect(third.freedesktop?.written == 2)  // the changed file, in two sizes
+        found = try Self.lookup(cacheHome: dir.appending("xdg"), files, sizes: [.normal, .large])
+        #expect(found["normal"]?[changed] != .some(nil) && found["large"]?[changed] != .some(nil))
+    }
+
+    @Test func theThumbnailCacheItselfIsNeverThumbnailed() async throws {
+        let dir = TemporaryDirectory()
+        _ = try Self.tree(dir)
+        let store = try ThumbnailStore.open(directory: dir.appending("store"))
+        let cache = FreedesktopThumbnailCache(directory: dir.appending("tree/.cache/thumbnails"))
+        let first = await Self.warm(dir.appending("tree"), store: store, cache: cache)
+        let second = await Self.warm(dir.appending("tree"), store: store, cache: cache)
+        #expect(first.seen == 4 && second.seen == 4, "the cache's \(first.freedesktop?.written ?? 0) PNGs are not walked")
+    }
+}
