@@ -35,8 +35,12 @@ struct ThumbcacheCommand: AsyncParsableCommand {
               thumbcache info a.jpg                 every indexed attribute of a file
               thumbcache stats --json               what the cache holds, as JSON
               thumbcache thumbnail a.jpg -o a.png   one thumbnail, no cache
+              thumbcache warm --freedesktop ~/Pictures   also the thumbnails file managers read
+              thumbcache freedesktop install        let GNOME and Thunar use thumbcache
             """,
-        subcommands: [WarmCommand.self, GetCommand.self, SearchCommand.self, InfoCommand.self, StatsCommand.self, CompactCommand.self, ThumbnailCommand.self]
+        version: thumbcacheVersion,
+        subcommands: [WarmCommand.self, GetCommand.self, SearchCommand.self, InfoCommand.self, StatsCommand.self, CompactCommand.self, ThumbnailCommand.self,
+                      FreedesktopCommand.self]
     )
 }
 

@@ -72,10 +72,7 @@ struct ThumbnailCommand: ParsableCommand {
         let types = ContentTypeRegistry()
         for file in files {
             do {
-                // Text has no signature: its type (name and bytes) says to read it as text if
-                // the worker finds no format in the bytes.
-                let text = types.conforms(types.type(ofFileAt: file), to: .text)
-                let (image, _) = try decoding.thumbnail(ofFileAt: file, options: options, format: text ? .text : nil)
+                let image = try DirectThumbnail.make(file, options: options, decoding: decoding, types: types)
                 let bytes = format == .png ? try ImageEncoder.png(image) : try ImageEncoder.jpeg(image)
                 try Data(bytes).write(to: URL(fileURLWithPath: destination(for: file)))
             } catch {

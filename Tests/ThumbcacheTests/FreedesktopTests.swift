@@ -147,4 +147,45 @@ struct FreedesktopTests {
         let second = await Self.warm(dir.appending("tree"), store: store, cache: cache)
         #expect(first.seen == 4 && second.seen == 4, "the cache's \(first.freedesktop?.written ?? 0) PNGs are not walked")
     }
+
+    /// GNOME's factory, finding thumbcache's `.thumbnailer` for a type only it declares (a font:
+    /// the data directories hold nothing else), runs it in GNOME's own bubblewrap sandbox, which
+    /// sees /usr only. So a private mount namespace puts the built programs and the Swift runtime
+    /// in a tmpfs over /usr/local, as an install would (root needed, as CI has).
+    @Test func gnomesFactoryRunsThumbcacheAsItsPlugIn() throws {
+        let dir = TemporaryDirectory()
+        let font = dir.appending("sample.ttf")
+        try FileManager.default.copyItem(atPath: "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", toPath: font)
+        let products = ChildProcess.productsDirectory
+        let script = try dir.write("run.sh", Array("""
+            set -e
+            mount -t tmpfs tmpfs /usr/local
+            mkdir -p /usr/local/bin
+            cp '\(products)/thumbcache' '\(products)/thumbcache-worker' /usr/local/bin/
+            # What the loader finds outside /usr and /lib (the Swift runtime), found there through $ORIGIN.
+            for lib in $(ldd /usr/local/bin/thumbcache /usr/local/bin/thumbcache-worker | awk '$3 ~ /^\\// && $3 !~ /^\\/(usr|lib)/ { print $3 }' | sort -u); do
+              cp "$lib" /usr/local/bin/
+            done
+            /usr/local/bin/thumbcache freedesktop install --directory '\(dir.appending("data/thumbnailers"))' >&2
+            export GSETTINGS_SCHEMA_DIR=/usr/share/glib-2.0/schemas XDG_DATA_DIRS='\(dir.appending("data"))' \\
+              XDG_DATA_HOME='\(dir.appending("none"))' XDG_CACHE_HOME='\(dir.appending("cache"))'
+            /usr/bin/python3 -c '
+            import gi, sys
+            gi.require_version("GnomeDesktop", "3.0")
+            from gi.repository import GnomeDesktop, GLib
+            f = GnomeDesktop.DesktopThumbnailFactory.new(GnomeDesktop.DesktopThumbnailSize.LARGE)
+            uri = GLib.filename_to_uri(sys.argv[1], None)
+            assert f.can_thumbnail(uri, "font/ttf", 0)
+            f.generate_thumbnail(uri, "font/ttf", None).savev(sys.argv[2], "png", [], [])
+            ' '\(font)' '\(dir.appending("gnome.png"))'
+            /usr/local/bin/thumbcache thumbnail --size 256 '\(font)' -o '\(dir.appending("direct.png"))'
+            """.utf8))
+        _ = try ImageFormatTests.run("unshare", ["--mount", "--propagation", "private", "bash", script])
+        let gnome = try ImageDecoder.png(Array(try Data(contentsOf: URL(fileURLWithPath: dir.appending("gnome.png")))), name: "gnome.png")
+        let direct = try ImageDecoder.png(Array(try Data(contentsOf: URL(fileURLWithPath: dir.appending("direct.png")))), name: "direct.png")
+        #expect((gnome.width, gnome.height) == (direct.width, direct.height))
+        // GNOME's pixbuf, saved again as PNG: thumbcache's pixels (a font's "Aa"), not an icon.
+        #expect(ImageFormatTests.premultipliedPSNR(gnome, direct) > 45)
+        #expect(!FileManager.default.fileExists(atPath: dir.appending("cache/thumbcache")), "no cache made where there was none")
+    }
 }

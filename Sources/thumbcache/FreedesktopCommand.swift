@@ -1,0 +1,131 @@
+import ArgumentParser
+import Foundation
+import Thumbcache
+import ThumbcacheWorker
+
+struct FreedesktopCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "freedesktop",
+        abstract: "Work with the desktop's thumbnailing: install thumbcache as a .thumbnailer plug-in.",
+        discussion: """
+            GNOME's thumbnail factory (Nautilus, the file chooser) and tumbler (Thunar) run a \
+            .thumbnailer plug-in for the MIME types it declares. `install` declares thumbcache \
+            for every type it makes thumbnails of; those programs then run `thumbcache \
+            freedesktop thumbnail`, which answers from thumbcache's cache when it can reach it \
+            and stores what it makes there. GNOME runs plug-ins in a bubblewrap sandbox that sees \
+            /usr only: install thumbcache under /usr (or /usr/local) for GNOME to run it, and \
+            there it makes thumbnails without its cache.
+
+            To write the standard thumbnails of a whole tree ahead of time, use \
+            `thumbcache warm --freedesktop`; to clean them, `thumbcache compact --freedesktop`.
+
+            Examples:
+              thumbcache freedesktop install              for you (~/.local/share/thumbnailers)
+              sudo thumbcache freedesktop install --system   for everyone (/usr/local/share/thumbnailers)
+              thumbcache freedesktop install --print      show the file, write nothing
+            """,
+        subcommands: [Install.self, Thumbnail.self]
+    )
+
+    struct Install: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Install thumbcache.thumbnailer for you or for everyone.")
+
+        @Flag(name: .long, help: "Install for every user: /usr/local/share/thumbnailers (needs root).")
+        var system = false
+
+        @Option(name: .long, help: ArgumentHelp("Install into this thumbnailers directory instead.", valueName: "dir"))
+        var directory: String?
+
+        @Option(name: .long, help: ArgumentHelp("The thumbcache program the plug-in runs (default: this one).", valueName: "path"))
+        var executable: String?
+
+        @Flag(name: .long, help: "Print the file instead of writing it.")
+        var print = false
+
+        func run() throws {
+            let program = executable ?? Self.currentExecutable
+            let entry = ThumbnailerEntry.thumbcache(executable: program)
+            if print {
+                Swift.print(entry.text, terminator: "")
+                return
+            }
+            let folder = directory ?? (system ? "/usr/local/share/thumbnailers" : FilePaths.dataHome + "/thumbnailers")
+            let path = folder + "/thumbcache.thumbnailer"
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                try Data(entry.text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+            } catch {
+                throw CommandFailure("cannot write \(path): \((error as NSError).localizedDescription)")
+            }
+            Swift.print("installed \(path): \(entry.mimeTypes.count) MIME types, running \(program)")
+        }
+
+        /// This program's absolute path.
+        static var currentExecutable: String {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        }
+    }
+
+    struct Thumbnail: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "What the plug-in runs: write one file's thumbnail as PNG (the .thumbnailer contract).",
+            discussion: """
+                Serves the thumbnail from thumbcache's cache, or makes it and stores it there; \
+                where there is no cache (inside GNOME's sandbox, which hides it) it makes it \
+                directly. \
+                Exits 1 with the reason on standard error if no thumbnail can be made, so the \
+                caller records a failure.
+                """)
+
+        @Option(name: .shortAndLong, help: "Largest side in pixels (%s).")
+        var size: Int = 256
+
+        @Argument(help: ArgumentHelp("The file, as a path or a file:// URI (%i or %u).", valueName: "input"))
+        var input: String
+
+        @Argument(help: ArgumentHelp("Where to write the PNG (%o).", valueName: "output"))
+        var output: String
+
+        @OptionGroup var cacheOptions: CacheOptions
+
+        @OptionGroup var decoderOptions: DecoderOptions
+
+        func validate() throws {
+            guard (1...4096).contains(size) else { throw ValidationError("--size must be between 1 and 4096") }
+        }
+
+        func run() async throws {
+            let path = input.hasPrefix("file://") ? (FileURI.path(of: input) ?? input) : input
+            let file = FilePaths.resolved(path)
+            let isolation = decoderOptions.isolation(workers: 1)
+            do {
+                let png: [UInt8]
+                // An existing cache only: inside GNOME's sandbox the path leads into its private
+                // /tmp, where a new cache would be thrown away with a warning about left files.
+                if FileManager.default.fileExists(atPath: cacheOptions.directory + "/data.mdb"), let store = try? cacheOptions.open() {
+                    let generator = ThumbnailGenerator(store: store, isolation: isolation)
+                    let request = ThumbnailRequest(fileAt: file, size: Double(size), representationTypes: .thumbnail)
+                    png = try await generator.bestRepresentation(for: request).pngData()
+                } else {
+                    png = try ImageEncoder.png(DirectThumbnail.make(file, options: ThumbnailOptions(maxWidth: size, maxHeight: size),
+                                                                    decoding: isolation.makeDecoding(defaultWorkers: 1)))
+                }
+                try Data(png).write(to: URL(fileURLWithPath: output))
+            } catch {
+                throw CommandFailure("\(error)")
+            }
+        }
+    }
+}
+
+/// A thumbnail made straight from the file, no cache: what `thumbnail` does, and the plug-in
+/// where the cache is out of reach.
+enum DirectThumbnail {
+    static func make(_ file: String, options: ThumbnailOptions, decoding: any ImageDecoding, types: ContentTypeRegistry = ContentTypeRegistry()) throws -> RGBAImage {
+        // Text has no signature: its type (name and bytes) says to read it as text if the
+        // worker finds no format in the bytes.
+        let text = types.conforms(types.type(ofFileAt: file), to: .text)
+        return try decoding.thumbnail(ofFileAt: file, options: options, format: text ? .text : nil).0
+    }
+}
