@@ -17,9 +17,16 @@ struct CompactCommand: ParsableCommand {
             until they notice the new one, and no write is lost. Killing a compaction leaves a \
             usable cache.
 
+            --freedesktop also cleans the freedesktop thumbnail cache ($XDG_CACHE_HOME/thumbnails, \
+            which file managers fill and nobody cleans): every program's thumbnails whose file is \
+            gone or changed are removed, in each size directory and under fail/; with \
+            --freedesktop-max-size, then the least recently used until the rest fit. Thumbnails \
+            of files that are not local (sftp://, trash://) are kept.
+
             Examples:
               thumbcache compact --gc --dry-run
               thumbcache compact --max-size 500M --json
+              thumbcache compact --freedesktop --freedesktop-max-size 200M
             """
     )
 
@@ -30,6 +37,15 @@ struct CompactCommand: ParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("Keep thumbnails within this size (e.g. 500M, 2G, 800K).", valueName: "size"))
     var maxSize: String?
+
+    @Flag(name: .long, help: "Also remove standard thumbnails ($XDG_CACHE_HOME/thumbnails) of deleted or changed files.")
+    var freedesktop = false
+
+    @Option(name: .long, help: ArgumentHelp("Keep the standard thumbnail cache within this size (with --freedesktop).", valueName: "size"))
+    var freedesktopMaxSize: String?
+
+    @Option(name: .long, help: ArgumentHelp("The standard thumbnail cache (default: $XDG_CACHE_HOME/thumbnails).", valueName: "dir"))
+    var freedesktopDir: String?
 
     @Flag(name: .long, help: "Report what would be removed; change nothing.")
     var dryRun = false
@@ -42,6 +58,10 @@ struct CompactCommand: ParsableCommand {
     func validate() throws {
         if let maxSize, Self.parseSize(maxSize) == nil {
             throw ValidationError("--max-size takes a size like 500M, 2G or 800K, got '\(maxSize)'")
+        }
+        if let size = freedesktopMaxSize {
+            guard Self.parseSize(size) != nil else { throw ValidationError("--freedesktop-max-size takes a size like 200M, got '\(size)'") }
+            guard freedesktop else { throw ValidationError("--freedesktop-max-size needs --freedesktop") }
         }
     }
 
@@ -66,6 +86,7 @@ struct CompactCommand: ParsableCommand {
         var gc: MaintenanceReport?
         var eviction: MaintenanceReport?
         var rewrite: CompactionReport?
+        var freedesktop: FreedesktopCleaningReport?
         var seconds: Double
     }
 
@@ -77,7 +98,10 @@ struct CompactCommand: ParsableCommand {
         let evictReport = try budget.map { try store.evict(toFit: $0, dryRun: dryRun) }
         let rewrite = dryRun ? nil : try store.compactFile()
         let after = try store.statistics()
-        let report = Report(before: before, after: after, gc: gcReport, eviction: evictReport, rewrite: rewrite,
+        let standard = freedesktop
+            ? FreedesktopThumbnailCache(directory: freedesktopDir ?? FreedesktopThumbnailCache.defaultDirectory)
+                .clean(maxBytes: freedesktopMaxSize.flatMap(Self.parseSize), dryRun: dryRun) : nil
+        let report = Report(before: before, after: after, gc: gcReport, eviction: evictReport, rewrite: rewrite, freedesktop: standard,
                             seconds: Date().timeIntervalSince(start))
         if json {
             let encoder = JSONEncoder()
@@ -100,5 +124,10 @@ struct CompactCommand: ParsableCommand {
             print("  rewrite: \(r.fileSizeBefore) -> \(r.fileSizeAfter) bytes in \(String(format: "%.2f", r.seconds)) s (generation \(r.generation))")
         }
         print("  after:  \(line(after))")
+        if let f = standard {
+            print("  freedesktop: \(f.examined) thumbnails, \(f.stale) of gone or changed files and \(f.evicted) least recently used removed, "
+                + "\(f.bytesBefore) -> \(f.bytesAfter) bytes")
+            for e in f.errors.prefix(5) { print("    error: \(e)") }
+        }
     }
 }

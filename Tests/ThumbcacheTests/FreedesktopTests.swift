@@ -188,4 +188,49 @@ struct FreedesktopTests {
         #expect(ImageFormatTests.premultipliedPSNR(gnome, direct) > 45)
         #expect(!FileManager.default.fileExists(atPath: dir.appending("cache/thumbcache")), "no cache made where there was none")
     }
+
+    @Test func cleaningRemovesThumbnailsOfGoneAndChangedFilesThenTheLeastRecentlyUsed() async throws {
+        let dir = TemporaryDirectory()
+        let (files, broken) = try Self.tree(dir)
+        let store = try ThumbnailStore.open(directory: dir.appending("store"))
+        let cache = FreedesktopThumbnailCache(directory: dir.appending("xdg/thumbnails"))
+        _ = await Self.warm(dir.appending("tree"), store: store, cache: cache)
+        // Another program's thumbnail of a remote file (kept: nothing here can check it), and a
+        // writer's temporary file left two hours ago.
+        let pixel = RGBAImage(width: 1, height: 1, pixels: [1, 2, 3, 255], hasAlpha: true)
+        try cache.write(pixel, for: .init(uri: "sftp://host/photo.jpg", modificationTime: 1, size: 1), size: .normal, mimeType: nil)
+        let leftover = try dir.write("xdg/thumbnails/large/.thumbcache-1-2.png", [1, 2, 3])
+        var old = timespec(tv_sec: time(nil) - 7200, tv_nsec: 0)
+        _ = withUnsafePointer(to: &old) { p in [p.pointee, p.pointee].withUnsafeBufferPointer { utimensat(AT_FDCWD, leftover, $0.baseAddress, 0) } }
+
+        let untouched = cache.clean()
+        #expect(untouched.stale == 0 && untouched.evicted == 0 && untouched.notLocal == 1 && untouched.temporaryFiles == 1)
+        #expect(untouched.examined == files.count * 2 + 2)  // two sizes, the failure entry, the remote file's
+
+        try FileManager.default.removeItem(atPath: files[0])
+        try Data("changed".utf8).write(to: URL(fileURLWithPath: files[2]))
+        try FileManager.default.removeItem(atPath: broken)
+        let dry = cache.clean(dryRun: true)
+        #expect(dry.stale == 5)  // two sizes of two files, and the failure entry
+        #expect(FileManager.default.fileExists(atPath: cache.path(forURI: FileURI.of(path: files[0]), size: .normal)))
+
+        let cleaned = cache.clean()
+        #expect(cleaned.stale == 5 && cleaned.errors == [])
+        for file in [files[0], files[2]] {
+            for size in [Size.normal, .large] { #expect(!FileManager.default.fileExists(atPath: cache.path(forURI: FileURI.of(path: file), size: size))) }
+        }
+        #expect(!FileManager.default.fileExists(atPath: cache.failurePath(forURI: FileURI.of(path: broken))))
+        let found = try Self.lookup(cacheHome: dir.appending("xdg"), [files[1]], sizes: [.normal, .large])
+        #expect(found["normal"]?[files[1]] != .some(nil) && found["large"]?[files[1]] != .some(nil))
+
+        // Within a budget: the least recently used go first, what remains fits.
+        let remote = cache.path(forURI: "sftp://host/photo.jpg", size: .normal)
+        var long = timespec(tv_sec: time(nil) - 86_400 * 30, tv_nsec: 0)
+        _ = withUnsafePointer(to: &long) { p in [p.pointee, p.pointee].withUnsafeBufferPointer { utimensat(AT_FDCWD, remote, $0.baseAddress, 0) } }
+        let small = try FileManager.default.attributesOfItem(atPath: cache.path(forURI: FileURI.of(path: files[1]), size: .normal))[.size] as! Int
+        let large = try FileManager.default.attributesOfItem(atPath: cache.path(forURI: FileURI.of(path: files[1]), size: .large))[.size] as! Int
+        let budget = cache.clean(maxBytes: small + large)
+        #expect(budget.evicted == 1 && budget.bytesAfter <= small + large)
+        #expect(!FileManager.default.fileExists(atPath: remote), "the one used longest ago")
+    }
 }
