@@ -11,9 +11,15 @@ package final class ThumbnailFactory: Sendable {
     private let providers: [ContentType: any ThumbnailProvider]
     private let icons = Mutex<[String: (ThumbnailHeader, [UInt8])]>([:])
     private let renders = Atomic<Int>(0)
+    private let imports = Atomic<Int>(0)
 
     /// How many thumbnails were rendered from files (not from a larger image) by this factory.
     package var renderCount: Int { renders.load(ordering: .relaxed) }
+
+    /// How many thumbnails were made from another program's standard thumbnail instead of the file.
+    package var importCount: Int { imports.load(ordering: .relaxed) }
+
+    package func countImport() { imports.add(1, ordering: .relaxed) }
 
     package init(store: ThumbnailStore, types: ContentTypeRegistry = ContentTypeRegistry(),
                 providers: [any ThumbnailProvider] = [ImageThumbnailProvider()]) {

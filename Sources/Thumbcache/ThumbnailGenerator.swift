@@ -32,6 +32,8 @@ public final class ThumbnailGenerator: Sendable {
 
     /// Keeps the store within its budget, if one was given.
     public let budget: CacheBudget?
+    /// The freedesktop cache whose valid thumbnails stand in for a decode, if one was given.
+    public let standardThumbnails: FreedesktopThumbnailCache?
 
     /// - Parameters:
     ///   - store: the cache the thumbnails are read from and written to.
@@ -41,8 +43,12 @@ public final class ThumbnailGenerator: Sendable {
     ///     least-recently-used eviction run by themselves in the background.
     ///   - isolation: where the built-in decoders run: sandboxed worker processes (the default,
     ///     one per core at most) or this process.
+    ///   - standardThumbnails: on a cache miss, a valid thumbnail another program left in this
+    ///     freedesktop cache (at least the requested size) is used instead of decoding the file.
     public init(store: ThumbnailStore, providers: [any ThumbnailProvider] = [ImageThumbnailProvider()],
-                types: ContentTypeRegistry = ContentTypeRegistry(), budget: Int? = nil, isolation: DecoderIsolation = .sandboxed) {
+                types: ContentTypeRegistry = ContentTypeRegistry(), budget: Int? = nil, isolation: DecoderIsolation = .sandboxed,
+                standardThumbnails: FreedesktopThumbnailCache? = nil) {
+        self.standardThumbnails = standardThumbnails
         factory = ThumbnailFactory(store: store, types: types, providers: providers)
         decoding = isolation.makeDecoding(defaultWorkers: ProcessInfo.processInfo.activeProcessorCount)
         writer = GroupCommitWriter(store: store)
@@ -75,6 +81,9 @@ public final class ThumbnailGenerator: Sendable {
 
     /// How many thumbnails this generator has rendered from source files (not served from the cache).
     public var generationCount: Int { factory.renderCount }
+
+    /// How many thumbnails this generator made from valid standard thumbnails instead of the files.
+    public var importCount: Int { factory.importCount }
 
     /// How many files this generator has read to hash (stat-cache misses).
     package var filesHashed: Int { hashes.load(ordering: .relaxed) }
@@ -261,7 +270,7 @@ public final class ThumbnailGenerator: Sendable {
     /// Makes, stores and returns the thumbnail under `key` (one caller at a time per key).
     private func generate(_ request: ThumbnailRequest, id: FileIdentity, key: ThumbnailKey) async throws -> ThumbnailRepresentation {
         let spec = request.spec
-        let pipeline = ThumbnailPipeline(factory: factory, decoding: decoding)
+        let pipeline = ThumbnailPipeline(factory: factory, decoding: decoding, standardThumbnails: standardThumbnails)
         let type = request.contentType ?? factory.types.type(ofFileAt: request.path)
         if request.contentType == nil, let named = factory.brokenPromise(path: request.path, type: type) {
             throw GenerationError(path: request.path, reason: .notWhatItsNameSays(named: named, content: type))

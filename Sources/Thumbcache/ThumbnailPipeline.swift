@@ -13,11 +13,15 @@ package struct ThumbnailPipeline: Sendable {
     package let decoding: any ImageDecoding
     /// Receives the image header a decode reads, for the caller to index.
     package let header: DecodedHeader?
+    /// Where valid standard thumbnails another program made may stand in for a decode of the file.
+    package let standardThumbnails: FreedesktopThumbnailCache?
 
-    package init(factory: ThumbnailFactory, decoding: any ImageDecoding, header: DecodedHeader? = nil) {
+    package init(factory: ThumbnailFactory, decoding: any ImageDecoding, header: DecodedHeader? = nil,
+                 standardThumbnails: FreedesktopThumbnailCache? = nil) {
         self.factory = factory
         self.decoding = decoding
         self.header = header
+        self.standardThumbnails = standardThumbnails
     }
 
     /// Why nothing is made for a file.
@@ -64,8 +68,8 @@ package struct ThumbnailPipeline: Sendable {
 
     /// Makes the thumbnails of `specs` (which ``plan(type:specs:)`` returned) for the file at
     /// `path` whose bytes hash to `content`. Each box comes from a larger image already in hand —
-    /// one made in this call, or a larger thumbnail of the same content in the cache — and only
-    /// otherwise from the file.
+    /// one made in this call, a larger thumbnail of the same content in the cache, or a valid
+    /// standard thumbnail of the file at least as large — and only otherwise from the file.
     /// - Parameter minimumSide: pixels; a thumbnail whose smaller side comes out below this is a
     ///   failure of this request (``GenerationError/Reason/belowMinimumDimension(_:)``), not of the content.
     package func make(_ specs: [ThumbnailSpec], path: String, content: ContentHash, type: ContentType, minimumSide: Int = 0) -> Made {
@@ -79,6 +83,7 @@ package struct ThumbnailPipeline: Sendable {
             for spec in specs {
                 let image = try images.first(where: { Self.canServe(spec, from: $0.spec) }).map { ThumbnailFactory.resize($0.image, to: spec) }
                     ?? cachedLarger(spec, content: content)
+                    ?? imported(spec, path: path)
                     ?? factory.render(path: path, type: type, spec: spec, decoding: decoding, header: header)
                 if min(image.width, image.height) < minimumSide {
                     throw GenerationError(path: path, reason: .belowMinimumDimension(minimumSide))
@@ -105,6 +110,25 @@ package struct ThumbnailPipeline: Sendable {
             $0.key.variant == variant && $0.key.boxWidth >= UInt32(spec.boxWidth) && $0.key.boxHeight >= UInt32(spec.boxHeight)
         }), let record = try factory.store.thumbnail(larger.key), record.header.encoding == .png else { return nil }
         return ThumbnailFactory.resize(try ImageDecoder.png(record.data), to: spec)
+    }
+
+    /// A valid standard thumbnail of the file (URI, MTime and Size as the standard checks them)
+    /// whose size covers `spec`'s box, decoded where the decoders run: another program wrote it.
+    private func imported(_ spec: ThumbnailSpec, path: String) -> RGBAImage? {
+        guard let cache = standardThumbnails, spec.mode == .fit, !spec.linearLight, let snapshot = try? FileSnapshot.of(path: path) else {
+            return nil
+        }
+        let source = FreedesktopThumbnailCache.Source(path: path, snapshot: snapshot)
+        let options = ThumbnailOptions(maxWidth: spec.boxWidth, maxHeight: spec.boxHeight)
+        for size in FreedesktopThumbnailCache.Size.allCases where size.pixels >= max(spec.boxWidth, spec.boxHeight) {
+            let file = cache.path(forURI: source.uri, size: size)
+            guard FreedesktopThumbnailCache.isValid(thumbnailAt: file, for: source),
+                let (image, _) = try? decoding.thumbnail(ofFileAt: file, options: options, format: nil)
+            else { continue }
+            factory.countImport()
+            return image
+        }
+        return nil
     }
 
     /// An image made for `larger` can be shrunk into `spec`: same variant, a box at least as large.

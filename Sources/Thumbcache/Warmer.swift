@@ -29,11 +29,15 @@ public final class Warmer: Sendable {
         /// Also write the freedesktop standard's thumbnails (what file managers read), made from
         /// the stored ones; a spec for the largest size is added if none covers it.
         public var freedesktop: FreedesktopExport?
+        /// Where valid standard thumbnails another program made stand in for a decode of the file.
+        public var standardThumbnails: FreedesktopThumbnailCache?
 
         public init(jobs: Int = Warmer.defaultJobs, followSymbolicLinks: Bool = false,
                     specs: [ThumbnailSpec] = [ThumbnailSpec(size: 256)], retryFailed: Bool = false, index: MetadataIndex? = nil,
-                    isolation: DecoderIsolation = .sandboxed, freedesktop: FreedesktopExport? = nil) {
+                    isolation: DecoderIsolation = .sandboxed, freedesktop: FreedesktopExport? = nil,
+                    standardThumbnails: FreedesktopThumbnailCache? = nil) {
             self.isolation = isolation
+            self.standardThumbnails = standardThumbnails
             self.jobs = max(1, jobs)
             self.followSymbolicLinks = followSymbolicLinks
             self.freedesktop = freedesktop
@@ -186,7 +190,7 @@ public final class Warmer: Sendable {
     private static func makeThumbnails(_ path: String, id: FileIdentity, type: ContentType, factory: ThumbnailFactory,
                                        decoding: any ImageDecoding, header: DecodedHeader, options: Options, tally: Tally,
                                        writes: inout [StoreWrite]) -> Outcome {
-        let pipeline = ThumbnailPipeline(factory: factory, decoding: decoding, header: header)
+        let pipeline = ThumbnailPipeline(factory: factory, decoding: decoding, header: header, standardThumbnails: options.standardThumbnails)
         // The name promises a format we make thumbnails of, but the bytes are not one.
         if let named = factory.brokenPromise(path: path, type: type) {
             return .failed(path, id.snapshot.size == 0 ? "empty file" : GenerationError.Reason.notWhatItsNameSays(named: named, content: type).description)

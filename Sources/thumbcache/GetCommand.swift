@@ -37,6 +37,9 @@ struct GetCommand: AsyncParsableCommand {
 
     @OptionGroup var cacheOptions: CacheOptions
 
+    @Flag(name: .long, inversion: .prefixedNo, help: "Use a valid thumbnail another program left in $XDG_CACHE_HOME/thumbnails instead of decoding the file.")
+    var freedesktopImport = true
+
     @OptionGroup var decoderOptions: DecoderOptions
 
     enum Kind: String, ExpressibleByArgument, CaseIterable {
@@ -50,7 +53,8 @@ struct GetCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let generator = ThumbnailGenerator(store: try cacheOptions.open(), isolation: decoderOptions.isolation(workers: 1))
+        let generator = ThumbnailGenerator(store: try cacheOptions.open(), isolation: decoderOptions.isolation(workers: 1),
+                                           standardThumbnails: freedesktopImport ? FreedesktopThumbnailCache() : nil)
         let types: ThumbnailRequest.RepresentationTypes =
             switch kind {
             case .icon: .icon

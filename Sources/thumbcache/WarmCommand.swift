@@ -53,6 +53,9 @@ struct WarmCommand: AsyncParsableCommand {
 
     @OptionGroup var cacheOptions: CacheOptions
 
+    @Flag(name: .long, inversion: .prefixedNo, help: "Use a valid thumbnail another program left in $XDG_CACHE_HOME/thumbnails instead of decoding the file.")
+    var freedesktopImport = true
+
     @OptionGroup var decoderOptions: DecoderOptions
 
     @Option(name: .shortAndLong, help: "Thumbnail size in points (the largest side).")
@@ -123,7 +126,8 @@ struct WarmCommand: AsyncParsableCommand {
         let index = noIndex ? nil : try cacheOptions.openIndex(durability: .deferred)
         let options = Warmer.Options(jobs: jobs, followSymbolicLinks: followSymlinks, specs: specs, retryFailed: retryFailed, index: index,
                                      isolation: decoderOptions.isolation(),
-                                     freedesktop: freedesktop ? FreedesktopExport(cache: FreedesktopThumbnailCache(directory: freedesktopDir ?? FreedesktopThumbnailCache.defaultDirectory), sizes: standardSizes) : nil)
+                                     freedesktop: freedesktop ? FreedesktopExport(cache: FreedesktopThumbnailCache(directory: freedesktopDir ?? FreedesktopThumbnailCache.defaultDirectory), sizes: standardSizes) : nil,
+                                     standardThumbnails: freedesktopImport ? FreedesktopThumbnailCache(directory: freedesktopDir ?? FreedesktopThumbnailCache.defaultDirectory) : nil)
         var report: (@Sendable (WarmProgress) -> Void)?
         if progress.isEnabled { report = { progress.update($0) } }
         let summary = await warmer.warm(paths, options: options, progress: report)

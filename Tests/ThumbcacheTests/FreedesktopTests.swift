@@ -233,4 +233,41 @@ struct FreedesktopTests {
         #expect(budget.evicted == 1 && budget.bytesAfter <= small + large)
         #expect(!FileManager.default.fileExists(atPath: remote), "the one used longest ago")
     }
+
+    /// A thumbnail GNOME's factory saved (`save_thumbnail`: its URI and MTime keys) serves a
+    /// request without decoding the file, while the file is unchanged; a touched file is decoded.
+    @Test func aValidThumbnailAnotherProgramMadeServesARequest() async throws {
+        let dir = TemporaryDirectory()
+        let photo = try dir.write("photo.png", ImageEncoder.png(ImageFormatTests.source(width: 800, height: 600)))
+        // GNOME's thumbnail is solid red: whatever comes back red came from it, not from the photo.
+        _ = try Self.gnome(cacheHome: dir.appending("xdg"), """
+            gi.require_version('GdkPixbuf', '2.0')
+            from gi.repository import GdkPixbuf
+            p = GdkPixbuf.Pixbuf.new(GdkPixbuf.Colorspace.RGB, True, 8, 256, 192)
+            p.fill(0xff0000ff)
+            f = GnomeDesktop.DesktopThumbnailFactory.new(GnomeDesktop.DesktopThumbnailSize.LARGE)
+            f.save_thumbnail(p, GLib.filename_to_uri(sys.argv[1], None), int(os.stat(sys.argv[1]).st_mtime))
+            """, [photo])
+        let cache = FreedesktopThumbnailCache(directory: dir.appending("xdg/thumbnails"))
+        #expect(FileManager.default.fileExists(atPath: cache.path(forURI: FileURI.of(path: photo), size: .large)))
+
+        let generator = ThumbnailGenerator(store: try ThumbnailStore.open(directory: dir.appending("store")), standardThumbnails: cache)
+        let image = try await generator.bestRepresentation(for: ThumbnailRequest(fileAt: photo, size: 200, representationTypes: .thumbnail)).image()
+        #expect((image.width, image.height) == (200, 150))
+        #expect(Array(image.pixels[0..<4]) == [255, 0, 0, 255])
+        #expect(generator.importCount == 1 && generator.generationCount == 0)
+
+        // Too small to serve a larger box: a 256-pixel thumbnail is not enlarged to 400.
+        let third = ThumbnailGenerator(store: try ThumbnailStore.open(directory: dir.appending("store3")), standardThumbnails: cache)
+        _ = try await third.bestRepresentation(for: ThumbnailRequest(fileAt: photo, size: 400, representationTypes: .thumbnail))
+        #expect(third.importCount == 0 && third.generationCount == 1)
+
+        // Touched: GNOME's thumbnail no longer matches the file's modification time.
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(10)], ofItemAtPath: photo)
+        let other = ThumbnailGenerator(store: try ThumbnailStore.open(directory: dir.appending("store2")), standardThumbnails: cache)
+        let decoded = try await other.bestRepresentation(for: ThumbnailRequest(fileAt: photo, size: 200, representationTypes: .thumbnail)).image()
+        #expect(Array(decoded.pixels[0..<4]) != [255, 0, 0, 255])
+        #expect(other.importCount == 0 && other.generationCount == 1)
+
+    }
 }
