@@ -120,7 +120,7 @@ public struct ContentTypeDeclaration: Sendable, Hashable {
 
 /// The known content types: built-ins plus what an app declares.
 public struct ContentTypeRegistry: Sendable {
-    private var declarations: [ContentType: ContentTypeDeclaration] = [:]
+    private(set) var declarations: [ContentType: ContentTypeDeclaration] = [:]
     private var byExtension: [String: ContentType] = [:]
     private var byFilename: [String: ContentType] = [:]
     private var magics: [(magic: Magic, type: ContentType)] = []

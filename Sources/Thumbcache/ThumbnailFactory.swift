@@ -44,6 +44,12 @@ package final class ThumbnailFactory: Sendable {
     /// The provider registered for exactly `type`, if any.
     package func provider(for type: ContentType) -> (any ThumbnailProvider)? { providers[type] }
 
+    /// The version a failure of `type`'s content is recorded under: the generator's, or for a
+    /// `.thumbnailer` plug-in one of its own, so that another plug-in tries the bytes again.
+    package func failureVersion(for type: ContentType) -> UInt32 {
+        (providers[type] as? ThumbnailerPluginProvider)?.failureVersion(for: type) ?? thumbnailGeneratorVersion
+    }
+
     /// The full thumbnail of the file, fitted to `spec`'s box (not stored).
     package func render(path: String, type: ContentType, spec: ThumbnailSpec, decoding: (any ImageDecoding)? = nil,
                         header: DecodedHeader? = nil) throws -> RGBAImage {

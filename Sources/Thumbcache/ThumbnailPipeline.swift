@@ -74,7 +74,8 @@ package struct ThumbnailPipeline: Sendable {
     ///   failure of this request (``GenerationError/Reason/belowMinimumDimension(_:)``), not of the content.
     package func make(_ specs: [ThumbnailSpec], path: String, content: ContentHash, type: ContentType, minimumSide: Int = 0) -> Made {
         var made = Made()
-        if let earlier = try? factory.store.failure(content: content, generatorVersion: thumbnailGeneratorVersion) {
+        let failureVersion = factory.failureVersion(for: type)
+        if let earlier = try? factory.store.failure(content: content, generatorVersion: failureVersion) {
             made.failedBefore = earlier.reason
             return made
         }
@@ -96,7 +97,7 @@ package struct ThumbnailPipeline: Sendable {
             made.thumbnails = []
             made.failure = error
             if Self.isContentFault(error) {
-                made.failureRecord = .failure(content: content, generatorVersion: thumbnailGeneratorVersion,
+                made.failureRecord = .failure(content: content, generatorVersion: failureVersion,
                                               FailureRecord(reason: Self.reason(error), created: StoreClock.nowNanoseconds()))
             }
         }

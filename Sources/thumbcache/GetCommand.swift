@@ -42,6 +42,8 @@ struct GetCommand: AsyncParsableCommand {
 
     @OptionGroup var decoderOptions: DecoderOptions
 
+    @OptionGroup var pluginOptions: PluginOptions
+
     enum Kind: String, ExpressibleByArgument, CaseIterable {
         case icon, low, full, best
     }
@@ -53,7 +55,9 @@ struct GetCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let generator = ThumbnailGenerator(store: try cacheOptions.open(), isolation: decoderOptions.isolation(workers: 1),
+        let (providers, contentTypes) = pluginOptions.providers(decoderOptions)
+        let generator = ThumbnailGenerator(store: try cacheOptions.open(), providers: providers, types: contentTypes,
+                                           isolation: decoderOptions.isolation(workers: 1),
                                            standardThumbnails: freedesktopImport ? FreedesktopThumbnailCache() : nil)
         let types: ThumbnailRequest.RepresentationTypes =
             switch kind {

@@ -58,6 +58,8 @@ struct WarmCommand: AsyncParsableCommand {
 
     @OptionGroup var decoderOptions: DecoderOptions
 
+    @OptionGroup var pluginOptions: PluginOptions
+
     @Option(name: .shortAndLong, help: "Thumbnail size in points (the largest side).")
     var size: Int = 256
 
@@ -120,7 +122,8 @@ struct WarmCommand: AsyncParsableCommand {
         // Warming writes a lot and the cache can be rebuilt: commits are flushed to disk at
         // checkpoints and at the end instead of after every batch (see Docs/ARCHITECTURE.md).
         let store = try cacheOptions.open(durability: .deferred)
-        let warmer = Warmer(store: store)
+        let (providers, types) = pluginOptions.providers(decoderOptions)
+        let warmer = Warmer(store: store, providers: providers, types: types)
         let progress = ProgressLine()
         let specs = Set(scales).sorted().map { ThumbnailSpec(size: size, scale: $0) }
         let index = noIndex ? nil : try cacheOptions.openIndex(durability: .deferred)

@@ -1,0 +1,108 @@
+import Foundation
+import ThumbcacheStore
+import ThumbcacheSync
+
+/// Runs a `.thumbnailer` plug-in's command in bubblewrap, as GNOME runs them: `/usr` read-only,
+/// the input file bound read-only, a private `/tmp` (a fresh host directory) for the output,
+/// every namespace unshared (no network, no other process), a new session, address-space,
+/// CPU-time and file-size limits, and killed at its time limit.
+public enum PluginSandbox {
+    /// Why a plug-in produced no thumbnail.
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        public var plugin: String
+        public var reason: String
+        public var description: String { "thumbnailer plug-in \(plugin): \(reason)" }
+    }
+
+    /// The limits a plug-in runs under (the worker's, by default).
+    public struct Limits: Sendable, Hashable {
+        public var timeout: Double
+        public var memoryLimit: Int
+        /// Largest output accepted.
+        public var maxOutputBytes: Int
+
+        public init(timeout: Double = 20, memoryLimit: Int = 1 << 30, maxOutputBytes: Int = 32 << 20) {
+            self.timeout = timeout
+            self.memoryLimit = memoryLimit
+            self.maxOutputBytes = maxOutputBytes
+        }
+    }
+
+    /// bubblewrap's path, if it is installed and can make a sandbox here (checked once per process).
+    public static let bubblewrap: String? = {
+        guard let bwrap = ThumbnailerEntry.resolve(program: "bwrap") else { return nil }
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: bwrap)
+        probe.arguments = ["--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
+                           "--symlink", "usr/lib64", "/lib64", "--unshare-all", "--die-with-parent", "/usr/bin/true"]
+        probe.standardError = FileHandle.nullDevice
+        probe.standardOutput = FileHandle.nullDevice
+        guard (try? probe.run()) != nil else { return nil }
+        probe.waitUntilExit()
+        return probe.terminationStatus == 0 ? bwrap : nil
+    }()
+
+    /// Runs `entry` for the file at `input`, `size` pixels, and hands `body` the path of the
+    /// regular file it wrote (removed after `body` returns).
+    public static func run<T>(_ entry: ThumbnailerEntry, input: String, size: Int, limits: Limits = Limits(),
+                              _ body: (String) throws -> T) throws -> T {
+        func fail(_ reason: String) -> Failure { Failure(plugin: entry.name, reason: reason) }
+        guard let bwrap = bubblewrap else { throw fail("bubblewrap (bwrap) is missing or cannot make a sandbox here; plug-ins run only inside one") }
+        guard entry.isRunnable else { throw fail("its program is not installed (TryExec)") }
+        let name = (input as NSString).lastPathComponent
+        let ext = (name as NSString).pathExtension
+        let inside = "/tmp/thumbcache-input" + (ext.isEmpty ? "" : "." + ext)
+        let output = "/tmp/thumbcache-output.png"
+        guard var command = entry.command(uri: FileURI.of(path: inside), input: inside, output: output, size: size),
+            let program = ThumbnailerEntry.resolve(program: command[0])
+        else { throw fail("its Exec line does not parse: \(entry.exec)") }
+        command[0] = program
+
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("thumbcache-plugin-\(UUID().uuidString)").path
+        guard (try? FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])) != nil
+        else { throw fail("cannot create a private /tmp under \(FileManager.default.temporaryDirectory.path)") }
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+
+        var arguments = ["--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
+                         "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+                         "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache", "--ro-bind-try", "/etc/alternatives", "/etc/alternatives",
+                         "--ro-bind-try", "/etc/fonts", "/etc/fonts", "--ro-bind-try", "/var/cache/fontconfig", "/var/cache/fontconfig",
+                         "--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp",
+                         "--unshare-all", "--die-with-parent", "--new-session",
+                         "--bind", scratch, "/tmp", "--ro-bind", input, inside]
+        // A plug-in installed outside /usr (in /opt, say) is visible at its own path, read-only.
+        if !program.hasPrefix("/usr/") { arguments += ["--ro-bind", program, program] }
+        let cpuSeconds = max(1, Int(limits.timeout.rounded(.up)))
+        arguments += ["--", "/usr/bin/prlimit", "--as=\(limits.memoryLimit)", "--cpu=\(cpuSeconds)", "--fsize=\(limits.maxOutputBytes)", "--core=0", "--"]
+            + command
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: bwrap)
+        process.arguments = arguments
+        process.environment = ["PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"]
+        let errors = scratch + ".stderr"
+        FileManager.default.createFile(atPath: errors, contents: nil)
+        defer { unlink(errors) }
+        process.standardError = FileHandle(forWritingAtPath: errors)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        let ended = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in ended.signal() }
+        do { try process.run() } catch { throw fail("bwrap did not start: \(error)") }
+        if ended.wait(timeout: .now() + limits.timeout) == .timedOut {
+            kill(process.processIdentifier, SIGKILL)  // its sandbox's processes die with it (--die-with-parent, its own PID namespace)
+            ended.wait()
+            throw fail("took longer than \(limits.timeout) s and was stopped")
+        }
+        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+            let said = (try? String(contentsOfFile: errors, encoding: .utf8))?.split(separator: "\n").last.map(String.init) ?? ""
+            let how = process.terminationReason == .exit ? "exited with status \(process.terminationStatus)" : "was killed by signal \(process.terminationStatus)"
+            throw fail(how + (said.isEmpty ? "" : ": " + said))
+        }
+        let written = scratch + "/thumbcache-output.png"
+        var s = stat()
+        guard lstat(written, &s) == 0, s.st_mode & S_IFMT == S_IFREG else { throw fail("exited without writing a thumbnail") }
+        guard s.st_size > 0, Int(s.st_size) <= limits.maxOutputBytes else { throw fail("wrote \(s.st_size) bytes, not a thumbnail") }
+        return try body(written)
+    }
+}
