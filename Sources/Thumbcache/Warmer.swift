@@ -51,6 +51,12 @@ public final class Warmer: Sendable {
             self.retryFailed = retryFailed
             self.index = index
         }
+
+        /// What a walk never enters: thumbnails are not made of the caches, ours or the standard's.
+        func cacheDirectories(_ store: ThumbnailStore) -> [String] {
+            [store.directory, FreedesktopThumbnailCache.defaultDirectory] + (index.map { [$0.directory] } ?? [])
+                + (freedesktop.map { [$0.cache.directory] } ?? [])
+        }
     }
 
     /// One worker per core.
@@ -78,10 +84,7 @@ public final class Warmer: Sendable {
         let store = self.store
         let factory = self.factory
         let writer = GroupCommitWriter(store: store)
-        // Thumbnails are never made of the caches themselves, ours or the standard's.
-        let excluded = [store.directory, FreedesktopThumbnailCache.defaultDirectory] + (options.index.map { [$0.directory] } ?? [])
-            + (options.freedesktop.map { [$0.cache.directory] } ?? [])
-        let walker = DirectoryWalker(followSymbolicLinks: options.followSymbolicLinks, excluding: excluded)
+        let walker = DirectoryWalker(followSymbolicLinks: options.followSymbolicLinks, excluding: options.cacheDirectories(store))
         let decoding = options.isolation.makeDecoding(defaultWorkers: options.jobs)
         let feeder = options.index.map { IndexFeeder(index: $0, decoding: decoding) }
         // Deep enough (a few MB of paths) that the walk of a typical tree finishes early, so the
@@ -144,15 +147,7 @@ public final class Warmer: Sendable {
         writer.close()
         var summary = tally.summary(elapsed: 0)
         if let exporting { summary.freedesktop = await exporting.finish() }
-        if let feeder, let index = options.index {
-            feeder.flush()
-            do {
-                feeder.removed(try index.removeMissingFiles(under: roots))
-            } catch {
-                feeder.failed(error.description)
-            }
-            summary.index = feeder.summary
-        }
+        summary.index = feeder?.finish(roots: roots)
         summary.elapsedSeconds = Double(MonotonicClock.nanoseconds() - start) / 1e9
         return summary
     }
@@ -343,69 +338,4 @@ public struct IndexSummary: Sendable, Codable, Hashable {
     public var removed = 0
     /// Index writes that failed (the reason of each).
     public var errors: [String] = []
-}
-
-/// Collects file items from the workers and indexes them in batches, one transaction each.
-final class IndexFeeder: Sendable {
-    let index: MetadataIndex
-    /// Image headers and EXIF are read where the decoders run (a sandboxed worker, as a rule).
-    let decoding: any ImageDecoding
-    private let pending = Mutex<[FileItem]>([])
-    private let counts = Mutex(IndexSummary())
-    static let batchSize = 256
-
-    init(index: MetadataIndex, decoding: any ImageDecoding) {
-        self.index = index
-        self.decoding = decoding
-    }
-
-    /// Queues the file's item unless the index has it in the same state.
-    /// - Parameter decoded: the image header a decode of this file already read, if any.
-    func submit(path: String, id: FileIdentity, type: ContentType, types: ContentTypeRegistry, decoded: ImageInfo? = nil) {
-        let s = id.snapshot
-        if let known = try? index.indexedState(path: path), known == IndexedFileState(s) {
-            counts.withLock { $0.unchanged += 1 }
-            return
-        }
-        let format = ImageFormatSignature.format(ofType: type.identifier)
-        let item = FileMetadata.item(path: path, snapshot: s, content: id.content, type: type, types: types, imageFormat: format,
-                                     decoding: decoding, decoded: decoded)
-        let batch = pending.withLock { list -> [FileItem]? in
-            list.append(item)
-            guard list.count >= Self.batchSize else { return nil }
-            defer { list = [] }
-            return list
-        }
-        if let batch { write(batch) }
-    }
-
-    func flush() {
-        let batch = pending.withLock { list in
-            defer { list = [] }
-            return list
-        }
-        if !batch.isEmpty { write(batch) }
-    }
-
-    private func write(_ batch: [FileItem]) {
-        do {
-            let outcomes = try index.indexFiles(batch)
-            counts.withLock { c in
-                for o in outcomes {
-                    switch o {
-                    case .added: c.added += 1
-                    case .updated: c.updated += 1
-                    case .moved: c.moved += 1
-                    case .unchanged: c.unchanged += 1
-                    }
-                }
-            }
-        } catch {
-            failed(error.description)
-        }
-    }
-
-    func removed(_ n: Int) { counts.withLock { $0.removed += n } }
-    func failed(_ reason: String) { counts.withLock { $0.errors.append(reason) } }
-    var summary: IndexSummary { counts.withLock { $0 } }
 }

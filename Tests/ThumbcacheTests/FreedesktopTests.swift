@@ -50,6 +50,22 @@ struct FreedesktopTests {
         await Warmer(store: store).warm([root], options: .init(jobs: 2, index: nil, freedesktop: FreedesktopExport(cache: cache, sizes: sizes)))
     }
 
+    /// ``tree(_:)`` warmed once with export into `dir/xdg/thumbnails`.
+    struct Warmed {
+        var files: [String]
+        var broken: String
+        var store: ThumbnailStore
+        var cache: FreedesktopThumbnailCache
+        var summary: WarmSummary
+
+        init(_ dir: TemporaryDirectory, sizes: [Size] = [.normal, .large]) async throws {
+            (files, broken) = try FreedesktopTests.tree(dir)
+            store = try ThumbnailStore.open(directory: dir.appending("store"))
+            cache = FreedesktopThumbnailCache(directory: dir.appending("xdg/thumbnails"))
+            summary = await FreedesktopTests.warm(dir.appending("tree"), store: store, cache: cache, sizes: sizes)
+        }
+    }
+
     @Test func uriAndNameAreGLibsAndMD5s() throws {
         let dir = TemporaryDirectory()
         let paths = ["/tmp/plain.png", "/tmp/a b/ü#?%;[]{}!$&'()*+,=:@~^`|\\\"<>.png", "/home/me/日本語/\u{1}x.jpg"]
@@ -69,10 +85,8 @@ struct FreedesktopTests {
 
     @Test func gnomeFindsEveryExportedThumbnailValidInEverySize() async throws {
         let dir = TemporaryDirectory()
-        let (files, broken) = try Self.tree(dir)
-        let store = try ThumbnailStore.open(directory: dir.appending("store"))
-        let cache = FreedesktopThumbnailCache(directory: dir.appending("xdg/thumbnails"))
-        let summary = await Self.warm(dir.appending("tree"), store: store, cache: cache, sizes: Size.allCases)
+        let warmed = try await Warmed(dir, sizes: Size.allCases)
+        let (files, broken, cache, summary) = (warmed.files, warmed.broken, warmed.cache, warmed.summary)
         #expect(summary.freedesktop?.written == files.count * 4, "\(summary)")
         #expect(summary.freedesktop?.failuresRecorded == 1)
         #expect(summary.freedesktop?.errors == [])
@@ -111,10 +125,8 @@ struct FreedesktopTests {
 
     @Test func aSecondWarmWritesNothingAndAChangedFileIsInvalidUntilTheNext() async throws {
         let dir = TemporaryDirectory()
-        let (files, _) = try Self.tree(dir)
-        let store = try ThumbnailStore.open(directory: dir.appending("store"))
-        let cache = FreedesktopThumbnailCache(directory: dir.appending("xdg/thumbnails"))
-        _ = await Self.warm(dir.appending("tree"), store: store, cache: cache)
+        let warmed = try await Warmed(dir)
+        let (files, store, cache) = (warmed.files, warmed.store, warmed.cache)
         let before = try files.map { try FileManager.default.attributesOfItem(atPath: cache.path(forURI: FileURI.of(path: $0), size: .normal))[.systemFileNumber] as? Int }
 
         let again = await Self.warm(dir.appending("tree"), store: store, cache: cache)
@@ -191,10 +203,8 @@ struct FreedesktopTests {
 
     @Test func cleaningRemovesThumbnailsOfGoneAndChangedFilesThenTheLeastRecentlyUsed() async throws {
         let dir = TemporaryDirectory()
-        let (files, broken) = try Self.tree(dir)
-        let store = try ThumbnailStore.open(directory: dir.appending("store"))
-        let cache = FreedesktopThumbnailCache(directory: dir.appending("xdg/thumbnails"))
-        _ = await Self.warm(dir.appending("tree"), store: store, cache: cache)
+        let warmed = try await Warmed(dir)
+        let (files, broken, cache) = (warmed.files, warmed.broken, warmed.cache)
         // Another program's thumbnail of a remote file (kept: nothing here can check it), and a
         // writer's temporary file left two hours ago.
         let pixel = RGBAImage(width: 1, height: 1, pixels: [1, 2, 3, 255], hasAlpha: true)

@@ -177,7 +177,7 @@ struct TextAndFontTests {
         let dir = TemporaryDirectory()
         let path = dir.appending("huge.log")
         let head = (1...2000).map { "2026-11-24 12:00:\($0 % 60) service started worker \($0)" }.joined(separator: "\n") + "\n"
-        FileManager.default.createFile(atPath: path, contents: Data(head.utf8))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(head.utf8))
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         try handle.truncate(atOffset: 2 << 30)
         try handle.close()

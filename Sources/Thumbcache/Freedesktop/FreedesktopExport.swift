@@ -8,7 +8,9 @@ public struct FreedesktopExport: Sendable, Hashable {
     public var cache: FreedesktopThumbnailCache
     public var sizes: [FreedesktopThumbnailCache.Size]
 
-    /// - Parameter sizes: the size directories to fill; the standard's `normal` and `large` by default.
+    /// - Parameters:
+    ///   - cache: the standard cache to write into (`$XDG_CACHE_HOME/thumbnails` by default).
+    ///   - sizes: the size directories to fill; the standard's `normal` and `large` by default.
     public init(cache: FreedesktopThumbnailCache = FreedesktopThumbnailCache(), sizes: [FreedesktopThumbnailCache.Size] = [.normal, .large]) {
         self.cache = cache
         self.sizes = Array(Set(sizes)).sorted()

@@ -80,10 +80,16 @@ public enum PluginSandbox {
         process.executableURL = URL(fileURLWithPath: bwrap)
         process.arguments = arguments
         process.environment = ["PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"]
+        // Beside the private /tmp, not in it: what the plug-in says is read here, never written by it as a file.
         let errors = scratch + ".stderr"
-        FileManager.default.createFile(atPath: errors, contents: nil)
-        defer { unlink(errors) }
-        process.standardError = FileHandle(forWritingAtPath: errors)
+        guard FileManager.default.createFile(atPath: errors, contents: nil), let errorHandle = FileHandle(forWritingAtPath: errors) else {
+            throw fail("cannot create \(errors) for its messages")
+        }
+        defer {
+            try? errorHandle.close()
+            unlink(errors)
+        }
+        process.standardError = errorHandle
         process.standardOutput = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
         let ended = DispatchSemaphore(value: 0)

@@ -36,7 +36,10 @@ public struct ThumbnailerPluginProvider: ThumbnailProvider {
                     default: .data
                     }
                     var declaration = ContentTypeDeclaration(type, conformsTo: [family], mimeType: mimeType)
+                    // Names no declared type claims: a plug-in's type never takes a name from a built-in one.
                     for (pattern, globbed) in mime.globs where globbed == mimeType {
+                        let name = pattern.hasPrefix("*.") ? "file." + pattern.dropFirst(2) : pattern
+                        guard types.type(forFilename: name) == nil else { continue }
                         if pattern.hasPrefix("*.") { declaration.extensions.append(String(pattern.dropFirst(2))) } else { declaration.filenames.append(pattern) }
                     }
                     // A name is what finds these types: with none, nothing would ever be detected as one.
