@@ -20,9 +20,9 @@ struct FreedesktopCommand: ParsableCommand {
             `thumbcache warm --freedesktop`; to clean them, `thumbcache compact --freedesktop`.
 
             Examples:
-              thumbcache freedesktop install              for you (~/.local/share/thumbnailers)
-              sudo thumbcache freedesktop install --system   for everyone (/usr/local/share/thumbnailers)
-              thumbcache freedesktop install --print      show the file, write nothing
+              thumbcache freedesktop install          (for you)
+              sudo thumbcache freedesktop install --system
+              thumbcache freedesktop install --print  (show it)
             """,
         subcommands: [Install.self, Thumbnail.self]
     )

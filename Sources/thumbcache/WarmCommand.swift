@@ -44,7 +44,8 @@ struct WarmCommand: AsyncParsableCommand {
 
             Examples:
               thumbcache warm ~/Pictures
-              thumbcache warm --freedesktop --freedesktop-sizes normal,large,x-large ~/Pictures
+              thumbcache warm --freedesktop ~/Pictures
+              thumbcache warm --freedesktop --freedesktop-sizes large,x-large ~/Videos
             """
     )
 
