@@ -55,6 +55,8 @@ let package = Package(
         .target(name: "CFileInfo"),
         // Descriptor passing over Unix sockets (SCM_RIGHTS), whose cmsg macros Swift cannot call.
         .target(name: "CDescriptors"),
+        // sd-bus (libsystemd) behind a shim that owns the bus, the thumbnail service's vtables and its loop.
+        .target(name: "CBus", linkerSettings: [.linkedLibrary("systemd")]),
         // The worker's confinement: no_new_privs, rlimits, namespaces, a seccomp allow-list
         // (libseccomp). Linked into the worker executables only, never into the library.
         .target(name: "CSandbox", linkerSettings: [.linkedLibrary("seccomp")]),
@@ -85,13 +87,17 @@ let package = Package(
             dependencies: ["ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheIndex", "ThumbcacheSync", "ThumbcacheWorker", "CFileInfo"]
         ),
 
+        // The desktop daemon: the org.freedesktop.thumbnails Thumbnailer1 and Cache1 services on the
+        // session bus (a drop-in for tumblerd), its request scheduler and workers.
+        .target(name: "ThumbcacheDaemon", dependencies: ["Thumbcache", "ThumbcacheSync", "CBus"]),
+
         // The command-line tool; its commands only call the library. It starts thumbcache-worker
         // to decode, and does not depend on it: an executable that depends on another links its
         // code and every library it links (FFmpeg, poppler…), which would make the tool GPL and
         // cost 40 ms of loading at each start. `swift build` builds both.
         .executableTarget(
             name: "thumbcache",
-            dependencies: ["Thumbcache", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Thumbcache", "ThumbcacheDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // The sandboxed decoder process (GPL-licensed decoders will link here only: Docs/LICENSES.md).
         .executableTarget(name: "thumbcache-worker", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheCodecs"]),

@@ -50,3 +50,53 @@ public enum PNGText {
         String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
     }
 }
+
+extension PNGText {
+    /// `png` with its tEXt chunks for `keys` replaced by (or, for a new key, joined by) the given
+    /// values, every other chunk kept as it is: a thumbnail's `Thumb::URI` changed without
+    /// decoding it. Nil if `png` is not a well-formed chunk sequence.
+    public static func replacing(_ keys: [(key: String, value: String)], in png: [UInt8]) -> [UInt8]? {
+        guard png.count >= 8 + 25, walk(Array(png.prefix(8 + 25))).keys != nil else { return nil }
+        let names = Set(keys.map(\.key))
+        var out = Array(png[0..<8])
+        var offset = 8
+        var wroteKeys = false
+        while offset + 12 <= png.count {
+            let length = Int(png[offset]) << 24 | Int(png[offset + 1]) << 16 | Int(png[offset + 2]) << 8 | Int(png[offset + 3])
+            guard length <= png.count - offset - 12 else { return nil }
+            let end = offset + 12 + length
+            let type = String(decoding: png[offset + 4..<offset + 8], as: UTF8.self)
+            var keep = true
+            if type == "tEXt", let zero = png[offset + 8..<end - 4].firstIndex(of: 0), names.contains(latin1(png[offset + 8..<zero])) {
+                keep = false
+            }
+            if keep { out += png[offset..<end] }
+            if type == "IHDR" && !wroteKeys {
+                for (key, value) in keys { out += chunk("tEXt", Array(key.unicodeScalars.map { UInt8(truncatingIfNeeded: $0.value) }) + [0] + Array(value.utf8)) }
+                wroteKeys = true
+            }
+            offset = end
+            if type == "IEND" { return wroteKeys ? out : nil }
+        }
+        return nil
+    }
+
+    /// One chunk: length, type, data, CRC-32 of type and data.
+    static func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+        let body = Array(type.utf8) + data
+        let crc = CRC32.of(body)
+        return [UInt8(data.count >> 24 & 255), UInt8(data.count >> 16 & 255), UInt8(data.count >> 8 & 255), UInt8(data.count & 255)] + body
+            + [UInt8(crc >> 24), UInt8(crc >> 16 & 255), UInt8(crc >> 8 & 255), UInt8(crc & 255)]
+    }
+}
+
+/// CRC-32 (ISO 3309, as PNG and zlib use it).
+enum CRC32 {
+    static let table: [UInt32] = (0..<256).map { n in
+        (0..<8).reduce(UInt32(n)) { c, _ in c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
+    }
+
+    static func of(_ bytes: [UInt8]) -> UInt32 {
+        ~bytes.reduce(~UInt32(0)) { c, b in table[Int((c ^ UInt32(b)) & 0xFF)] ^ (c >> 8) }
+    }
+}

@@ -37,10 +37,11 @@ struct ThumbcacheCommand: AsyncParsableCommand {
               thumbcache thumbnail a.jpg -o a.png   one thumbnail, no cache
               thumbcache warm --freedesktop ~/Pictures   also the thumbnails file managers read
               thumbcache freedesktop install        let GNOME and Thunar use thumbcache
+              thumbcache daemon                     serve thumbnails on D-Bus, as tumblerd does
             """,
         version: thumbcacheVersion,
         subcommands: [WarmCommand.self, GetCommand.self, SearchCommand.self, InfoCommand.self, StatsCommand.self, CompactCommand.self, ThumbnailCommand.self,
-                      FreedesktopCommand.self]
+                      FreedesktopCommand.self, DaemonCommand.self]
     )
 }
 

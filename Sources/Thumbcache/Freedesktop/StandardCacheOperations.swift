@@ -1,0 +1,100 @@
+import Foundation
+import ThumbcacheImaging
+import ThumbcacheIndex
+import ThumbcacheStore
+import ThumbcacheWorker
+
+/// What `org.freedesktop.thumbnails.Cache1` asks of a thumbnail service when a file manager has
+/// moved, copied or deleted files: the standard thumbnails follow (renamed to their new URI's
+/// MD5 with `Thumb::URI` rewritten in place, never decoded), and so do thumbcache's stat cache and
+/// metadata index — a move stays a move there too.
+package struct StandardCacheOperations: Sendable {
+    package let cache: FreedesktopThumbnailCache
+    package let store: ThumbnailStore
+    package let index: MetadataIndex?
+    package let types: ContentTypeRegistry
+    /// Reads the header of a file the index learns of (a copy's).
+    package let decoding: any ImageDecoding
+
+    package init(cache: FreedesktopThumbnailCache, store: ThumbnailStore, index: MetadataIndex?, types: ContentTypeRegistry,
+                 decoding: any ImageDecoding) {
+        self.cache = cache
+        self.store = store
+        self.index = index
+        self.types = types
+        self.decoding = decoding
+    }
+
+    private var folders: [String] {
+        FreedesktopThumbnailCache.Size.allCases.map { cache.directory + "/" + $0.rawValue }
+            + ((try? FileManager.default.contentsOfDirectory(atPath: cache.directory + "/fail")) ?? []).map { cache.directory + "/fail/" + $0 }
+    }
+
+    /// Each file moved from `from[i]` to `to[i]` (URIs); returns how many thumbnails followed.
+    @discardableResult
+    package func move(from: [String], to: [String], keepOriginal: Bool = false) -> Int {
+        var moved = 0
+        var storeWrites: [StoreWrite] = []
+        var items: [FileItem] = []
+        for (old, new) in zip(from, to) {
+            let oldName = FreedesktopThumbnailCache.name(forURI: old), newName = FreedesktopThumbnailCache.name(forURI: new)
+            for folder in folders {
+                guard let bytes = FileManager.default.contents(atPath: folder + "/" + oldName),
+                    let rewritten = PNGText.replacing([("Thumb::URI", new)], in: Array(bytes)),
+                    (try? FreedesktopThumbnailCache.writeAtomically(rewritten, to: folder + "/" + newName)) != nil
+                else { continue }
+                if !keepOriginal { unlink(folder + "/" + oldName) }
+                moved += 1
+            }
+            guard let oldPath = FileURI.path(of: old), let newPath = FileURI.path(of: new) else { continue }
+            // The stat entry goes with the file when the new path is the same file, unchanged.
+            if let entry = try? store.fileEntry(path: oldPath), let now = try? FileSnapshot.of(path: newPath), entry.snapshot.sameContentAs(now) {
+                if !keepOriginal { storeWrites.append(.removeFile(path: oldPath)) }
+                storeWrites.append(.file(path: newPath, snapshot: now, content: entry.content))
+                // The index sees the new path with the content of a path that is gone: a move, same item.
+                if let index, (try? index.item(path: oldPath)) != nil {
+                    let type = types.type(ofFileAt: newPath)
+                    items.append(FileMetadata.item(path: newPath, snapshot: now, content: entry.content, type: type, types: types,
+                                                   imageFormat: ImageFormatSignature.format(ofType: type.identifier), decoding: decoding))
+                }
+            }
+        }
+        if !storeWrites.isEmpty { try? store.apply(storeWrites) }
+        if !items.isEmpty { _ = try? index?.indexFiles(items) }
+        return moved
+    }
+
+    /// The thumbnails, stat entries and index entries of `uris`, removed.
+    @discardableResult
+    package func delete(_ uris: [String]) -> Int {
+        var removed = 0
+        for uri in uris {
+            let name = FreedesktopThumbnailCache.name(forURI: uri)
+            for folder in folders where unlink(folder + "/" + name) == 0 { removed += 1 }
+        }
+        let paths = uris.compactMap(FileURI.path(of:))
+        try? store.apply(paths.map { .removeFile(path: $0) })
+        _ = try? index?.removeFiles(paths: paths)
+        return removed
+    }
+
+    /// Thumbnails of files under `baseURIs` (all, if empty) that are gone or changed, removed;
+    /// `since` (seconds since 1970, 0 for any) limits it to thumbnails written since then.
+    @discardableResult
+    package func cleanup(baseURIs: [String], since: UInt32) -> Int {
+        var removed = 0
+        for folder in folders {
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
+            for name in names where name.hasSuffix(".png") {
+                let path = folder + "/" + name
+                var s = stat()
+                guard lstat(path, &s) == 0, since == 0 || s.st_mtim.tv_sec >= Int(since) else { continue }
+                if !baseURIs.isEmpty {
+                    guard let uri = PNGText.read(path: path)?["Thumb::URI"], baseURIs.contains(where: { uri.hasPrefix($0) }) else { continue }
+                }
+                if FreedesktopThumbnailCache.state(ofThumbnailAt: path) == .stale, unlink(path) == 0 { removed += 1 }
+            }
+        }
+        return removed
+    }
+}
