@@ -50,6 +50,9 @@ struct DaemonCommand: ParsableCommand {
         @Option(name: .long, help: ArgumentHelp("The standard thumbnail cache (default: $XDG_CACHE_HOME/thumbnails).", valueName: "dir"))
         var freedesktopDir: String?
 
+        @Flag(name: .long, help: "Leave the search index alone (Cache1 then moves only thumbnails and the stat cache).")
+        var noIndex = false
+
         @OptionGroup var cacheOptions: CacheOptions
 
         @OptionGroup var decoderOptions: DecoderOptions
@@ -66,7 +69,7 @@ struct DaemonCommand: ParsableCommand {
             let cache = FreedesktopThumbnailCache(directory: freedesktopDir ?? FreedesktopThumbnailCache.defaultDirectory)
             do {
                 try BusService.run(.init(address: bus, idleExit: idleExit, replace: replace), store: try cacheOptions.open(),
-                                   index: try? cacheOptions.openIndex(), cache: cache, providers: providers, types: types,
+                                   index: noIndex ? nil : try? cacheOptions.openIndex(), cache: cache, providers: providers, types: types,
                                    isolation: decoderOptions.isolation(workers: jobs), workers: jobs) { line in
                     FileHandle.standardError.write(Data("thumbcache daemon: \(line)\n".utf8))
                 }
