@@ -129,12 +129,7 @@ struct DaemonCommand: ParsableCommand {
                     Swift.print("# \(path)\n\(text)")
                     continue
                 }
-                do {
-                    try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-                    try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-                } catch {
-                    throw CommandFailure("cannot write \(path): \((error as NSError).localizedDescription)")
-                }
+                try FreedesktopCommand.Install.install(text, at: path)
                 Swift.print("installed \(path)")
             }
         }

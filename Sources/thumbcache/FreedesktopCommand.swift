@@ -52,13 +52,18 @@ struct FreedesktopCommand: ParsableCommand {
             }
             let folder = directory ?? (system ? "/usr/local/share/thumbnailers" : FilePaths.dataHome + "/thumbnailers")
             let path = folder + "/thumbcache.thumbnailer"
+            try Self.install(entry.text, at: path)
+            Swift.print("installed \(path): \(entry.mimeTypes.count) MIME types, running \(program)")
+        }
+
+        /// Writes `text` to `path` (its directory made if missing), atomically.
+        static func install(_ text: String, at path: String) throws {
             do {
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-                try Data(entry.text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+                try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
             } catch {
                 throw CommandFailure("cannot write \(path): \((error as NSError).localizedDescription)")
             }
-            Swift.print("installed \(path): \(entry.mimeTypes.count) MIME types, running \(program)")
         }
 
         /// This program's absolute path.

@@ -28,7 +28,7 @@ struct WarmCommandTests {
     }
 
     /// Help text is prose: a line end escaped twice inside `"""` would print a backslash.
-    @Test(arguments: ["warm", "get", "search", "info", "stats", "compact", "thumbnail", "freedesktop"])
+    @Test(arguments: ["warm", "get", "search", "info", "stats", "compact", "thumbnail", "freedesktop", "daemon"])
     func helpHasNoStrayBackslashes(command: String) throws {
         let (end, out, _) = try run([command, "--help"])
         #expect(end == .exited(0))
