@@ -65,8 +65,12 @@ public final class Warmer: Sendable {
     package let factory: ThumbnailFactory
     public var store: ThumbnailStore { factory.store }
 
-    package init(factory: ThumbnailFactory) {
+    /// Decoders kept across warms (a watcher's many small ones); nil: a pool per warm.
+    package let sharedDecoding: (any ImageDecoding)?
+
+    package init(factory: ThumbnailFactory, sharedDecoding: (any ImageDecoding)? = nil) {
         self.factory = factory
+        self.sharedDecoding = sharedDecoding
     }
 
     /// A warmer that makes thumbnails with `providers` (later ones win for the same type), as
@@ -85,7 +89,7 @@ public final class Warmer: Sendable {
         let factory = self.factory
         let writer = GroupCommitWriter(store: store)
         let walker = DirectoryWalker(followSymbolicLinks: options.followSymbolicLinks, excluding: options.cacheDirectories(store))
-        let decoding = options.isolation.makeDecoding(defaultWorkers: options.jobs)
+        let decoding = sharedDecoding ?? options.isolation.makeDecoding(defaultWorkers: options.jobs)
         let feeder = options.index.map { IndexFeeder(index: $0, decoding: decoding) }
         // Deep enough (a few MB of paths) that the walk of a typical tree finishes early, so the
         // progress line can show a total and an ETA; bounded, so a huge tree cannot grow it without end.

@@ -38,10 +38,11 @@ struct ThumbcacheCommand: AsyncParsableCommand {
               thumbcache warm --freedesktop ~/Pictures   also the thumbnails file managers read
               thumbcache freedesktop install        let GNOME and Thunar use thumbcache
               thumbcache daemon                     serve thumbnails on D-Bus, as tumblerd does
+              thumbcache watch ~/Pictures           keep the cache and index up to date live
             """,
         version: thumbcacheVersion,
         subcommands: [WarmCommand.self, GetCommand.self, SearchCommand.self, InfoCommand.self, StatsCommand.self, CompactCommand.self, ThumbnailCommand.self,
-                      FreedesktopCommand.self, DaemonCommand.self]
+                      FreedesktopCommand.self, DaemonCommand.self, WatchCommand.self]
     )
 }
 

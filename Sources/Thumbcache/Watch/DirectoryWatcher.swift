@@ -1,0 +1,182 @@
+import Foundation
+import ThumbcacheStore
+import ThumbcacheSync
+
+/// inotify on every directory of some trees: what changed, as paths, moves paired by cookie.
+///
+/// Directories are watched one by one (inotify is not recursive): a directory created or moved
+/// in is added when its event is read, and what it already holds is reported as created. A
+/// directory moved within the trees keeps its watch, and its descendants' paths follow.
+package final class DirectoryWatcher {
+    /// One change, after pairing.
+    package enum Change: Equatable, Sendable {
+        /// A file written and closed, created, or its attributes (tags) changed.
+        case file(String)
+        /// A directory that appeared (created or moved in): everything under it is new.
+        case directory(String)
+        /// Moved within the watched trees.
+        case moved(from: String, to: String, isDirectory: Bool)
+        /// Deleted, or moved out of the watched trees.
+        case removed(String, isDirectory: Bool)
+        /// The kernel's queue overflowed: events were lost, the trees must be looked at again.
+        case overflow
+    }
+
+    private let fd: Int32
+    private var pending: [Change] = []
+    /// Moves whose other half has not been read yet, by cookie.
+    private var movedFrom: [UInt32: (String, Bool)] = [:]
+    private var paths: [Int32: String] = [:]
+    private var watches: [String: Int32] = [:]
+    /// Directories beyond `maxWatches` or the system's limit: rescanned instead of watched.
+    package private(set) var unwatched: [String] = []
+    package let maxWatches: Int?
+    /// Why some directories are not watched, once said.
+    package private(set) var limitMessage: String?
+
+    private static let mask: UInt32 = 0x0000_0008 | 0x0000_0004 | 0x0000_0040 | 0x0000_0080 | 0x0000_0100 | 0x0000_0200 | 0x0000_0400 | 0x0000_0800
+    // IN_CLOSE_WRITE | IN_ATTRIB | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
+    private static let inIsDir: UInt32 = 0x4000_0000, inOverflow: UInt32 = 0x0000_4000, inIgnored: UInt32 = 0x0000_8000
+    private static let inCreate: UInt32 = 0x100, inDelete: UInt32 = 0x200, inMovedFrom: UInt32 = 0x40, inMovedTo: UInt32 = 0x80
+    private static let inCloseWrite: UInt32 = 0x8, inAttrib: UInt32 = 0x4
+
+    /// - Parameter maxWatches: watch at most this many directories (the rest are rescanned).
+    package init(maxWatches: Int? = nil) throws {
+        fd = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+        guard fd >= 0 else { throw FileError(path: "inotify", reason: .system(operation: "inotify_init1", Errno.current)) }
+        self.maxWatches = maxWatches
+    }
+
+    deinit { close(fd) }
+
+    package var descriptor: Int32 { fd }
+    package var watchedCount: Int { watches.count }
+
+    /// Watches `root` and every directory under it (not following symbolic links, skipping `excluded`).
+    /// Returns the directories added.
+    @discardableResult
+    package func add(tree root: String, excluding excluded: Set<String> = []) -> [String] {
+        var added: [String] = []
+        var stack = [root]
+        while let dir = stack.popLast() {
+            guard !excluded.contains(dir), watches[dir] == nil else { continue }
+            guard addWatch(dir) else { continue }
+            added.append(dir)
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { continue }
+            for name in names {
+                let path = dir + "/" + name
+                var s = stat()
+                if lstat(path, &s) == 0, s.st_mode & S_IFMT == S_IFDIR { stack.append(path) }
+            }
+        }
+        return added
+    }
+
+    private func addWatch(_ dir: String) -> Bool {
+        if let maxWatches, watches.count >= maxWatches {
+            unwatched.append(dir)
+            limitMessage = "watching \(maxWatches) directories at most (--max-watches): \(unwatched.count) more are rescanned instead"
+            return false
+        }
+        let wd = inotify_add_watch(fd, dir, Self.mask | 0x0100_0000 | 0x0200_0000)  // | IN_ONLYDIR | IN_DONT_FOLLOW
+        guard wd >= 0 else {
+            if errno == ENOSPC {
+                unwatched.append(dir)
+                let limit = (try? String(contentsOfFile: "/proc/sys/fs/inotify/max_user_watches", encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
+                limitMessage = "the system's inotify watch limit is reached (fs.inotify.max_user_watches = \(limit)): \(unwatched.count) directories are rescanned instead of watched; raise it with `sysctl fs.inotify.max_user_watches=…`"
+            }
+            return false
+        }
+        paths[wd] = dir
+        watches[dir] = wd
+        return true
+    }
+
+    private func forget(tree dir: String) {
+        for (path, wd) in watches where path == dir || path.hasPrefix(dir + "/") {
+            inotify_rm_watch(fd, wd)
+            watches[path] = nil
+            paths[wd] = nil
+        }
+    }
+
+    private func rename(tree from: String, to: String) {
+        for (path, wd) in watches where path == from || path.hasPrefix(from + "/") {
+            let new = to + path.dropFirst(from.count)
+            watches[path] = nil
+            watches[new] = wd
+            paths[wd] = new
+        }
+    }
+
+    /// Reads what is waiting (never blocks) into the pending changes; true if anything came.
+    @discardableResult
+    package func read() -> Bool {
+        var got = false
+        var changes: [Change] = []
+        defer { pending += changes }
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            got = true
+            var offset = 0
+            while offset + 16 <= n {
+                let (wd, mask, cookie, length) = buffer.withUnsafeBytes { raw in
+                    (raw.load(fromByteOffset: offset, as: Int32.self), raw.load(fromByteOffset: offset + 4, as: UInt32.self),
+                     raw.load(fromByteOffset: offset + 8, as: UInt32.self), Int(raw.load(fromByteOffset: offset + 12, as: UInt32.self)))
+                }
+                let nameBytes = buffer[(offset + 16)..<min(n, offset + 16 + length)].prefix { $0 != 0 }
+                offset += 16 + length
+                if mask & Self.inOverflow != 0 {
+                    changes.append(.overflow)
+                    continue
+                }
+                if mask & Self.inIgnored != 0 {
+                    if let dir = paths[wd] { watches[dir] = nil }
+                    paths[wd] = nil
+                    continue
+                }
+                guard let dir = paths[wd], !nameBytes.isEmpty else { continue }
+                let path = dir + "/" + String(decoding: nameBytes, as: UTF8.self)
+                let isDir = mask & Self.inIsDir != 0
+                if mask & Self.inMovedFrom != 0 {
+                    movedFrom[cookie] = (path, isDir)
+                } else if mask & Self.inMovedTo != 0 {
+                    if let (from, _) = movedFrom.removeValue(forKey: cookie) {
+                        if isDir { rename(tree: from, to: path) }
+                        changes.append(.moved(from: from, to: path, isDirectory: isDir))
+                    } else if isDir {
+                        add(tree: path)
+                        changes.append(.directory(path))
+                    } else {
+                        changes.append(.file(path))
+                    }
+                } else if mask & Self.inCreate != 0 {
+                    if isDir {
+                        add(tree: path)
+                        changes.append(.directory(path))
+                    }  // a file is reported when it is closed after writing
+                } else if mask & Self.inDelete != 0 {
+                    changes.append(.removed(path, isDirectory: isDir))
+                } else if mask & (Self.inCloseWrite | Self.inAttrib) != 0, !isDir {
+                    changes.append(.file(path))
+                }
+            }
+        }
+        return got
+    }
+
+    /// The changes read so far; a move whose other half never came was a move out of the trees.
+    package func take() -> [Change] {
+        for (_, (path, isDir)) in movedFrom {
+            if isDir { forget(tree: path) }
+            pending.append(.removed(path, isDirectory: isDir))
+        }
+        movedFrom = [:]
+        defer { pending = [] }
+        return pending
+    }
+}

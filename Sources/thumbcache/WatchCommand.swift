@@ -1,0 +1,112 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Thumbcache
+
+struct WatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Keep the cache and the search index up to date as files change.",
+        discussion: """
+            Warms the paths once, then watches every directory under them with inotify: new and \
+            changed files get their thumbnails and index entries, a file or directory moved \
+            within the paths keeps its index entry and thumbnails (a move, not a delete and an \
+            add), deleted ones are removed. Bursts are gathered (--quiet, at most --max-delay) \
+            into one batch. If the kernel's event queue overflows, the paths are rescanned, so \
+            nothing is missed. Nothing runs while nothing changes.
+
+            inotify watches one directory at a time, up to fs.inotify.max_user_watches for all \
+            of a user's programs; past that (or --max-watches) the rest are rescanned every \
+            --rescan-interval seconds, and watch says so.
+
+            Runs until interrupted (Ctrl-C or SIGTERM).
+
+            Examples:
+              thumbcache watch ~/Pictures ~/Documents
+              thumbcache watch --freedesktop --json ~/Pictures
+            """
+    )
+
+    @Argument(help: ArgumentHelp("Directories to watch.", valueName: "path"))
+    var paths: [String]
+
+    @OptionGroup var cacheOptions: CacheOptions
+
+    @OptionGroup var decoderOptions: DecoderOptions
+
+    @OptionGroup var pluginOptions: PluginOptions
+
+    @Option(name: .shortAndLong, help: "Parallel workers (the default is one per core).")
+    var jobs: Int = Warmer.defaultJobs
+
+    @Flag(name: .long, help: "Also keep the freedesktop thumbnails ($XDG_CACHE_HOME/thumbnails, normal and large) up to date.")
+    var freedesktop = false
+
+    @Flag(name: .long, help: "Do not index file metadata for search (thumbnails only).")
+    var noIndex = false
+
+    @Option(name: .long, help: ArgumentHelp("Seconds without events that end a batch.", valueName: "seconds"))
+    var quiet: Double = 0.15
+
+    @Option(name: .long, help: ArgumentHelp("Seconds a batch waits at most after its first event.", valueName: "seconds"))
+    var maxDelay: Double = 1
+
+    @Option(name: .long, help: ArgumentHelp("Watch at most this many directories (leave watches for other programs).", valueName: "n"))
+    var maxWatches: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Seconds between rescans of directories that could not be watched.", valueName: "seconds"))
+    var rescanInterval: Double = 60
+
+    @Flag(name: .long, help: "Print a JSON line per batch.")
+    var json = false
+
+    func validate() throws {
+        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        guard quiet > 0, maxDelay >= quiet else { throw ValidationError("--quiet must be above 0 and at most --max-delay") }
+        if let maxWatches, maxWatches < 1 { throw ValidationError("--max-watches must be at least 1") }
+        guard rescanInterval >= 1 else { throw ValidationError("--rescan-interval must be at least 1 second") }
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ValidationError("not a directory: \(path)")
+            }
+        }
+    }
+
+    func run() async throws {
+        let store = try cacheOptions.open(durability: .deferred)
+        let index = noIndex ? nil : try cacheOptions.openIndex(durability: .deferred)
+        let (providers, types) = pluginOptions.providers(decoderOptions)
+        let warm = Warmer.Options(jobs: jobs, index: index, isolation: decoderOptions.isolation(),
+                                  freedesktop: freedesktop ? FreedesktopExport() : nil)
+        let updater = try LiveUpdater(roots: paths, store: store, providers: providers, types: types,
+                                      options: .init(warm: warm, quiet: quiet, maxDelay: maxDelay, maxWatches: maxWatches,
+                                                     rescanInterval: rescanInterval))
+        // Signals end the loop after its batch, so the last commits are flushed.
+        var sources: [any DispatchSourceSignal] = []
+        for signal in [SIGINT, SIGTERM] {
+            Foundation.signal(signal, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signal, queue: .global())
+            source.setEventHandler { updater.stop() }
+            source.resume()
+            sources.append(source)
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try await updater.run { batch in
+            if let message = batch.message { FileHandle.standardError.write(Data("thumbcache watch: \(message)\n".utf8)) }
+            // Unbuffered: a reader on a pipe sees each batch as it ends.
+            if json {
+                FileHandle.standardOutput.write(((try? encoder.encode(batch)) ?? Data()) + Data("\n".utf8))
+            } else {
+                let w = batch.warm
+                FileHandle.standardOutput.write(Data((String(format: "%@: %d files, %d directories, %d moved, %d removed%@ — %d thumbnails made, %d failed (%.2f s)",
+                             Date().formatted(date: .omitted, time: .standard), batch.files, batch.directories, batch.moved, batch.removed,
+                             batch.rescanned ? ", rescanned" : "", w?.generated ?? 0, w?.failed ?? 0, batch.seconds) + "\n").utf8))
+            }
+            try? index?.sync()
+        }
+        sources.forEach { $0.cancel() }
+        try index?.sync()
+    }
+}
