@@ -53,6 +53,11 @@ struct DaemonCommand: ParsableCommand {
         @Flag(name: .long, help: "Leave the search index alone (Cache1 then moves only thumbnails and the stat cache).")
         var noIndex = false
 
+        @Option(name: .long, parsing: .singleValue, help: ArgumentHelp(
+            "Also keep this directory's cache, index and standard thumbnails up to date live, as `thumbcache watch` does (repeatable).",
+            valueName: "dir"))
+        var watch: [String] = []
+
         @OptionGroup var cacheOptions: CacheOptions
 
         @OptionGroup var decoderOptions: DecoderOptions
@@ -61,21 +66,44 @@ struct DaemonCommand: ParsableCommand {
 
         func validate() throws {
             guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+            if idleExit != nil && !watch.isEmpty { throw ValidationError("--idle-exit and --watch do not go together: a watching daemon is never idle") }
             if let idleExit, idleExit <= 0 { throw ValidationError("--idle-exit takes a number of seconds above 0") }
         }
 
         func run() throws {
             let (providers, types) = pluginOptions.providers(decoderOptions)
             let cache = FreedesktopThumbnailCache(directory: freedesktopDir ?? FreedesktopThumbnailCache.defaultDirectory)
+            let store = try cacheOptions.open()
+            let index = noIndex ? nil : try? cacheOptions.openIndex()
+            let updater = try watchDirectories(store: store, index: index, cache: cache, providers: providers, types: types)
+            defer { updater?.stop() }
             do {
-                try BusService.run(.init(address: bus, idleExit: idleExit, replace: replace), store: try cacheOptions.open(),
-                                   index: noIndex ? nil : try? cacheOptions.openIndex(), cache: cache, providers: providers, types: types,
+                try BusService.run(.init(address: bus, idleExit: watch.isEmpty ? idleExit : nil, replace: replace), store: store,
+                                   index: index, cache: cache, providers: providers, types: types,
                                    isolation: decoderOptions.isolation(workers: jobs), workers: jobs) { line in
                     FileHandle.standardError.write(Data("thumbcache daemon: \(line)\n".utf8))
                 }
-            } catch let failure as BusService.Failure {
-                throw CommandFailure(failure.description)
+            } catch {
+                throw CommandFailure(error.description)
             }
+        }
+
+        /// Starts watching `--watch`'s directories on a task of their own, if any.
+        private func watchDirectories(store: ThumbnailStore, index: MetadataIndex?, cache: FreedesktopThumbnailCache,
+                                      providers: [any ThumbnailProvider], types: ContentTypeRegistry) throws -> LiveUpdater? {
+            guard !watch.isEmpty else { return nil }
+            let updater = try LiveUpdater(
+                roots: watch, store: store, providers: providers, types: types,
+                options: .init(warm: .init(jobs: 1, index: index, isolation: decoderOptions.isolation(workers: 1),
+                                           freedesktop: FreedesktopExport(cache: cache))))
+            Task.detached {
+                try? await updater.run { batch in
+                    let line = "watch: \(batch.files) files, \(batch.directories) directories, \(batch.moved) moved, \(batch.removed) removed, "
+                        + "\(batch.warm?.generated ?? 0) thumbnails made" + (batch.message.map { "; " + $0 } ?? "")
+                    FileHandle.standardError.write(Data("thumbcache daemon: \(line)\n".utf8))
+                }
+            }
+            return updater
         }
     }
 

@@ -230,4 +230,23 @@ struct DaemonTests {
         }
         #expect(gone, "the activated daemon exited when idle")
     }
+
+    /// `daemon --watch`: a file created in a watched tree gets its standard thumbnails without a request.
+    @Test func aWatchingDaemonMakesTheThumbnailsOfNewFiles() throws {
+        let dir = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.appending("tree"), withIntermediateDirectories: true)
+        let service = try Service(dir, extra: ["--watch", dir.appending("tree")])
+        // Created before its watch is set, the initial warm (which follows the watch) finds it; after, the event.
+        let picture = try Self.pictures(dir, "tree", count: 1)[0]
+        let thumbnail = service.cache.path(forURI: FileURI.of(path: picture), size: .large)
+        var valid = false
+        for _ in 0..<200 where !valid {
+            usleep(50_000)
+            if let snapshot = try? FileSnapshot.of(path: picture) {
+                valid = FreedesktopThumbnailCache.isValid(thumbnailAt: thumbnail, for: .init(path: picture, snapshot: snapshot))
+            }
+        }
+        #expect(valid)
+        #expect(service.stopDaemon().contains("watch: "))
+    }
 }
