@@ -209,6 +209,17 @@ public struct ContentTypeRegistry: Sendable {
 
     public func declaration(of type: ContentType) -> ContentTypeDeclaration? { declarations[type] }
 
+    /// A fingerprint of everything detection goes by (each type's identifier, parents, MIME type,
+    /// extensions, names, magic and sniffer), and thumbcache's version: a type detected under
+    /// another stamp is detected again.
+    public var stamp: UInt32 {
+        var text = thumbcacheVersion
+        for (type, d) in declarations.sorted(by: { $0.key.identifier < $1.key.identifier }) {
+            text += "\n\(type.identifier) \(d.conformsTo.map(\.identifier)) \(d.mimeType ?? "") \(d.extensions) \(d.filenames) \(d.magic) \(d.sniffer?.name ?? "")"
+        }
+        return UInt32(truncatingIfNeeded: ContentHash.of(Array(text.utf8)).low)
+    }
+
     /// True if `type` is `other` or descends from it.
     public func conforms(_ type: ContentType, to other: ContentType) -> Bool {
         if type == other { return true }

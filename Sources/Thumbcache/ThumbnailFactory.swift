@@ -8,6 +8,8 @@ import ThumbcacheWorker
 package final class ThumbnailFactory: Sendable {
     package let store: ThumbnailStore
     package let types: ContentTypeRegistry
+    /// `types.stamp`, taken once: what the stat cache's kept types are checked against.
+    package let typeStamp: UInt32
     private let providers: [ContentType: any ThumbnailProvider]
     private let icons = Mutex<[String: (ThumbnailHeader, [UInt8])]>([:])
     private let renders = Atomic<Int>(0)
@@ -25,6 +27,7 @@ package final class ThumbnailFactory: Sendable {
                 providers: [any ThumbnailProvider] = [ImageThumbnailProvider()]) {
         self.store = store
         self.types = types
+        typeStamp = types.stamp
         var map: [ContentType: any ThumbnailProvider] = [:]
         // Later providers win, so an app's provider can replace a built-in one.
         for p in providers { for t in p.contentTypes { map[t] = p } }

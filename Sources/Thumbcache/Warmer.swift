@@ -168,8 +168,17 @@ public final class Warmer: Sendable {
         } catch {
             return (.failed(path, "\(error)"), [], nil)
         }
-        var writes: [StoreWrite] = id.fromCache ? [] : [.file(path: path, snapshot: id.snapshot, content: id.content)]
-        let type = factory.types.type(ofFileAt: path)
+        // The type the stat cache keeps, while the registry is the one that detected it: a
+        // re-warm of an unchanged file opens nothing. Else detected now, and kept.
+        let type: ContentType
+        var writes: [StoreWrite] = []
+        if let cached = id.cachedType, cached.registryStamp == factory.typeStamp {
+            type = ContentType(cached.identifier)
+        } else {
+            type = factory.types.type(ofFileAt: path)
+            writes.append(.file(path: path, snapshot: id.snapshot, content: id.content,
+                                type: CachedContentType(identifier: type.identifier, registryStamp: factory.typeStamp)))
+        }
         // The index is fed after the thumbnails, with the header their decode read (no second
         // request to a worker for it).
         let header = DecodedHeader()

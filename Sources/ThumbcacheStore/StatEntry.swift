@@ -1,26 +1,46 @@
-/// What the stat cache remembers of a path: the file's snapshot and its content hash.
+/// A file's detected content type, as the stat cache keeps it: the type's identifier and a stamp
+/// of the type registry that detected it (another registry — a new thumbcache, a plug-in
+/// installed — detects again).
+public struct CachedContentType: Sendable, Hashable {
+    public var identifier: String
+    public var registryStamp: UInt32
+
+    public init(identifier: String, registryStamp: UInt32) {
+        self.identifier = identifier
+        self.registryStamp = registryStamp
+    }
+}
+
+/// What the stat cache remembers of a path: the file's snapshot, its content hash and, once a
+/// warm has detected it, its content type.
 ///
-/// Layout (little-endian, 58 bytes): version u8, flags u8, device u64, inode u64, size u64,
-/// modification time i64, change time i64, content hash (16 bytes, canonical).
+/// Layout (little-endian): version u8 (2), flags u8, device u64, inode u64, size u64,
+/// modification time i64, change time i64, content hash (16 bytes, canonical), type length u8
+/// (0: none), then that many bytes of type identifier (UTF-8) and the registry stamp u32 if the
+/// length is not 0. Version 1 (58 bytes) is the same without the type; it is still read.
 /// For a path too long to be a key, the path's UTF-8 bytes follow.
 public struct StatEntry: Sendable, Hashable {
-    static let currentVersion: UInt8 = 1
-    static let fixedSize = 58
+    static let currentVersion: UInt8 = 2
+    static let fixedSize = 59
 
     public var snapshot: FileSnapshot
     public var content: ContentHash
     /// Set when the file's times were too recent to trust at the moment it was recorded: a write in
     /// the same timestamp tick could go unseen, so the next lookup hashes the file again.
     public var isRacy: Bool
+    /// The type a warm detected for these bytes under this name, so a re-warm opens no file.
+    public var type: CachedContentType?
 
-    public init(snapshot: FileSnapshot, content: ContentHash, isRacy: Bool) {
+    public init(snapshot: FileSnapshot, content: ContentHash, isRacy: Bool, type: CachedContentType? = nil) {
         self.snapshot = snapshot
         self.content = content
         self.isRacy = isRacy
+        self.type = type
     }
 
     func encoded(longPath: [UInt8]?) -> [UInt8] {
-        var w = ByteWriter(capacity: Self.fixedSize + (longPath?.count ?? 0))
+        let identifier = type.map { Array($0.identifier.utf8) }.flatMap { $0.count <= 255 ? $0 : nil } ?? []
+        var w = ByteWriter(capacity: Self.fixedSize + identifier.count + 4 + (longPath?.count ?? 0))
         w.u8(Self.currentVersion)
         w.u8(isRacy ? 1 : 0)
         w.u64(snapshot.device)
@@ -29,17 +49,30 @@ public struct StatEntry: Sendable, Hashable {
         w.i64(snapshot.modificationTime)
         w.i64(snapshot.changeTime)
         w.hash(content)
+        w.u8(UInt8(identifier.count))
+        if let type, !identifier.isEmpty {
+            w.raw(identifier)
+            w.u32(type.registryStamp)
+        }
         if let longPath { w.raw(longPath) }
         return w.bytes
     }
 
     static func decode(_ value: UnsafeRawBufferPointer) -> (StatEntry, trailingPath: UnsafeRawBufferPointer)? {
         var r = ByteReader(value)
-        guard r.u8() == currentVersion, let flags = r.u8(), let dev = r.u64(), let ino = r.u64(), let size = r.u64(),
-            let mtime = r.i64(), let ctime = r.i64(), let hash = r.hash()
+        guard let version = r.u8(), version == 1 || version == currentVersion, let flags = r.u8(), let dev = r.u64(), let ino = r.u64(),
+            let size = r.u64(), let mtime = r.i64(), let ctime = r.i64(), let hash = r.hash()
         else { return nil }
+        var type: CachedContentType?
+        if version >= 2 {
+            guard let length = r.u8() else { return nil }
+            if length > 0 {
+                guard let identifier = r.view(Int(length)), let stamp = r.u32() else { return nil }
+                type = CachedContentType(identifier: String(decoding: identifier, as: UTF8.self), registryStamp: stamp)
+            }
+        }
         let snapshot = FileSnapshot(device: dev, inode: ino, size: size, modificationTime: mtime, changeTime: ctime, kind: .regular)
-        return (StatEntry(snapshot: snapshot, content: hash, isRacy: flags & 1 != 0), r.rest())
+        return (StatEntry(snapshot: snapshot, content: hash, isRacy: flags & 1 != 0, type: type), r.rest())
     }
 }
 

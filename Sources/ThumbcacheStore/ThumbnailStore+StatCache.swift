@@ -44,8 +44,13 @@ extension ThumbnailStore {
     /// The content hash of `path` if the stat cache knows it and `snapshot` shows the file
     /// unchanged since; nil otherwise (unknown, changed, or recorded while racy).
     package func cachedContentHash(path: String, snapshot: FileSnapshot) throws(StoreError) -> ContentHash? {
+        try cachedEntry(path: path, snapshot: snapshot)?.content
+    }
+
+    /// The stat-cache entry of `path` if `snapshot` shows the file unchanged since it was made.
+    package func cachedEntry(path: String, snapshot: FileSnapshot) throws(StoreError) -> StatEntry? {
         guard let entry = try fileEntry(path: path), !entry.isRacy, entry.snapshot.sameContentAs(snapshot) else { return nil }
-        return entry.content
+        return entry
     }
 
     /// Identifies the file at `path`: one `stat`, then the stat cache, and only on a miss a
@@ -60,8 +65,8 @@ extension ThumbnailStore {
     /// ``identify(fileAt:hasher:)`` for a caller that has just taken the file's `snapshot`.
     public func identify(fileAt path: String, snapshot: FileSnapshot, hasher: ContentHasher) throws -> FileIdentity {
         guard snapshot.kind == .regular else { throw FileError(path: path, reason: .notRegularFile(snapshot.kind)) }
-        if let hash = try cachedContentHash(path: path, snapshot: snapshot) {
-            return FileIdentity(path: path, snapshot: snapshot, content: hash, fromCache: true)
+        if let entry = try cachedEntry(path: path, snapshot: snapshot) {
+            return FileIdentity(path: path, snapshot: snapshot, content: entry.content, fromCache: true, cachedType: entry.type)
         }
         let (hash, hashed) = try hasher.hash(fileAt: path)
         return FileIdentity(path: path, snapshot: hashed, content: hash, fromCache: false)

@@ -316,11 +316,14 @@ public struct FileIdentity: Sendable, Hashable {
     public var content: ContentHash
     /// True if the hash came from the stat cache, without reading the file.
     public var fromCache: Bool
+    /// The content type the stat cache keeps for the file, if any (only when ``fromCache``).
+    public var cachedType: CachedContentType?
 
-    public init(path: String, snapshot: FileSnapshot, content: ContentHash, fromCache: Bool) {
+    public init(path: String, snapshot: FileSnapshot, content: ContentHash, fromCache: Bool, cachedType: CachedContentType? = nil) {
         self.path = path
         self.snapshot = snapshot
         self.content = content
         self.fromCache = fromCache
+        self.cachedType = cachedType
     }
 }
