@@ -291,7 +291,7 @@ public struct ContentTypeRegistry: Sendable {
         let path = path.fileSystemPath
         guard case .success(let fd) = retryingInterrupts({ open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }) else { return .data }
         defer { close(fd) }
-        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let name = FilePaths.lastComponent(path)
         // A stack buffer, not zeroed: only the bytes read are looked at.
         return withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 16) { buffer in
             let n = (try? retryingInterrupts { read(fd, buffer.baseAddress, buffer.count) }.get()) ?? 0

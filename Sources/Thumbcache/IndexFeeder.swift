@@ -5,40 +5,76 @@ import ThumbcacheStore
 import ThumbcacheWorker
 
 /// Collects file items from the workers and indexes them in batches, one transaction each.
+/// Whether a file changed since it was indexed is asked a batch at a time too: one read
+/// transaction for 256 files, not one per file.
 final class IndexFeeder: Sendable {
     let index: MetadataIndex
     /// Image headers and EXIF are read where the decoders run (a sandboxed worker, as a rule).
     let decoding: any ImageDecoding
+    let types: ContentTypeRegistry
+    private struct Candidate: Sendable {
+        var path: String
+        var id: FileIdentity
+        var type: ContentType
+        var decoded: ImageInfo?
+    }
+    private let candidates = Mutex<[Candidate]>([])
+    /// Indexed files this warm saw: the end of the warm need not look at them again.
+    private let seen = Mutex(ItemBitmap())
     private let pending = Mutex<[FileItem]>([])
     private let counts = Mutex(IndexSummary())
     static let batchSize = 256
 
-    init(index: MetadataIndex, decoding: any ImageDecoding) {
+    init(index: MetadataIndex, decoding: any ImageDecoding, types: ContentTypeRegistry) {
         self.index = index
         self.decoding = decoding
+        self.types = types
     }
 
-    /// Queues the file's item unless the index has it in the same state.
+    /// Queues the file; it is indexed unless the index has it in the same state.
     /// - Parameter decoded: the image header a decode of this file already read, if any.
-    func submit(path: String, id: FileIdentity, type: ContentType, types: ContentTypeRegistry, decoded: ImageInfo? = nil) {
-        let s = id.snapshot
-        if let known = try? index.indexedState(path: path), known == IndexedFileState(s) {
-            counts.withLock { $0.unchanged += 1 }
-            return
-        }
-        let format = ImageFormatSignature.format(ofType: type.identifier)
-        let item = FileMetadata.item(path: path, snapshot: s, content: id.content, type: type, types: types, imageFormat: format,
-                                     decoding: decoding, decoded: decoded)
-        let batch = pending.withLock { list -> [FileItem]? in
-            list.append(item)
+    func submit(path: String, id: FileIdentity, type: ContentType, decoded: ImageInfo? = nil) {
+        let batch = candidates.withLock { list -> [Candidate]? in
+            list.append(Candidate(path: path, id: id, type: type, decoded: decoded))
             guard list.count >= Self.batchSize else { return nil }
             defer { list = [] }
             return list
         }
-        if let batch { write(batch) }
+        if let batch { check(batch) }
+    }
+
+    /// Items for the files of `batch` the index does not have as they are now.
+    private func check(_ batch: [Candidate]) {
+        let states = (try? index.indexedStates(paths: batch.map(\.path))) ?? Array(repeating: nil, count: batch.count)
+        var unchanged = 0
+        var items: [FileItem] = []
+        seen.withLock { bits in for case let (item, _)? in states { bits.insert(item) } }
+        for (c, known) in zip(batch, states) {
+            if let state = known?.state, state == IndexedFileState(c.id.snapshot) {
+                unchanged += 1
+                continue
+            }
+            items.append(FileMetadata.item(path: c.path, snapshot: c.id.snapshot, content: c.id.content, type: c.type, types: types,
+                                           imageFormat: ImageFormatSignature.format(ofType: c.type.identifier), decoding: decoding,
+                                           decoded: c.decoded))
+        }
+        if unchanged > 0 { counts.withLock { $0.unchanged += unchanged } }
+        guard !items.isEmpty else { return }
+        let full = pending.withLock { list -> [FileItem]? in
+            list += items
+            guard list.count >= Self.batchSize else { return nil }
+            defer { list = [] }
+            return list
+        }
+        if let full { write(full) }
     }
 
     func flush() {
+        let rest = candidates.withLock { list in
+            defer { list = [] }
+            return list
+        }
+        if !rest.isEmpty { check(rest) }
         let batch = pending.withLock { list in
             defer { list = [] }
             return list
@@ -68,7 +104,7 @@ final class IndexFeeder: Sendable {
     func finish(roots: [String]) -> IndexSummary {
         flush()
         do {
-            removed(try index.removeMissingFiles(under: roots))
+            removed(try index.removeMissingFiles(under: roots, except: seen.withLock { $0 }))
         } catch {
             failed(error.description)
         }

@@ -38,7 +38,7 @@ package final class ThumbnailFactory: Sendable {
     /// (`photo.jpg` that holds an HTML error page): a failure to report, not a page of text.
     package func brokenPromise(path: String, type: ContentType) -> ContentType? {
         guard providers[type] == nil || TextTypes.identifiers.contains(type) else { return nil }
-        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let name = FilePaths.lastComponent(path)
         guard let named = types.type(forFilename: name), named != type, !TextTypes.identifiers.contains(named),
               providers[named] != nil else { return nil }
         return named

@@ -90,7 +90,7 @@ public final class Warmer: Sendable {
         let writer = GroupCommitWriter(store: store)
         let walker = DirectoryWalker(followSymbolicLinks: options.followSymbolicLinks, excluding: options.cacheDirectories(store))
         let decoding = sharedDecoding ?? options.isolation.makeDecoding(defaultWorkers: options.jobs)
-        let feeder = options.index.map { IndexFeeder(index: $0, decoding: decoding) }
+        let feeder = options.index.map { IndexFeeder(index: $0, decoding: decoding, types: factory.types) }
         // Deep enough (a few MB of paths) that the walk of a typical tree finishes early, so the
         // progress line can show a total and an ETA; bounded, so a huge tree cannot grow it without end.
         let queue = WorkQueue<String>(capacity: 65_536)
@@ -184,7 +184,7 @@ public final class Warmer: Sendable {
         let header = DecodedHeader()
         let outcome = makeThumbnails(path, id: id, type: type, factory: factory, decoding: decoding, header: header, options: options,
                                      tally: tally, writes: &writes)
-        feeder?.submit(path: path, id: id, type: type, types: factory.types, decoded: header.info)
+        feeder?.submit(path: path, id: id, type: type, decoded: header.info)
         var export: FreedesktopExporter.Job?
         if options.freedesktop != nil {
             let types = factory.types

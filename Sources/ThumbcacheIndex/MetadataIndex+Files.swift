@@ -166,8 +166,10 @@ extension MetadataIndex {
     }
 
     /// Removes indexed files at or under `roots` that no longer exist; returns how many.
+    /// - Parameter seen: items known to exist (a warm saw them): not looked at again, so a
+    ///   re-warm does not `stat` every file a second time.
     @discardableResult
-    public func removeMissingFiles(under roots: [String]) throws(IndexError) -> Int {
+    public func removeMissingFiles(under roots: [String], except seen: ItemBitmap? = nil) throws(IndexError) -> Int {
         var missing: [String] = []
         for root in roots {
             let paths: [String]
@@ -175,6 +177,7 @@ extension MetadataIndex {
                 paths = try environment.read { txn in
                     var itemNumbers = try QueryExecutor(index: self, universe: universe(txn)).itemsUnder(root, txn).0.members
                     if let own = try lookup(.file, root, txn) { itemNumbers.append(own) }
+                    if let seen { itemNumbers.removeAll(where: seen.contains) }
                     return try itemNumbers.compactMap { try record($0, txn) }.filter { $0.kind == .file }.map(\.identifier)
                 }
             } catch { throw IndexError.wrapping(error, path: directory) }
@@ -264,3 +267,23 @@ extension MetadataIndex {
         try recordDiff(before, txn, &session)
     }
 }
+
+/// A set of item numbers as bits: 128 KB for a million items, what a warm of any size keeps to
+/// know which indexed files it saw.
+public struct ItemBitmap: Sendable, Hashable {
+    private var words: [UInt64] = []
+
+    public init() {}
+
+    public mutating func insert(_ item: UInt32) {
+        let word = Int(item >> 6)
+        if word >= words.count { words += [UInt64](repeating: 0, count: word - words.count + 1 + words.count / 2) }
+        words[word] |= 1 << UInt64(item & 63)
+    }
+
+    public func contains(_ item: UInt32) -> Bool {
+        let word = Int(item >> 6)
+        return word < words.count && words[word] & (1 << UInt64(item & 63)) != 0
+    }
+}
+

@@ -187,6 +187,19 @@ public final class MetadataIndex: Sendable {
         } catch { throw IndexError.wrapping(error, path: directory) }
     }
 
+    /// ``indexedState(path:)`` for many paths in one read transaction, with each file's item
+    /// number: what a warm asks of every file it walks, a batch at a time.
+    public func indexedStates(paths: [String]) throws(IndexError) -> [(item: UInt32, state: IndexedFileState?)?] {
+        do {
+            return try environment.read { txn in
+                try paths.map { path in
+                    guard let itemNumber = try lookup(.file, path, txn) else { return nil }
+                    return (itemNumber, try txn.get(items, key: Self.itemNumberBytes(itemNumber)).flatMap(RecordView.init)?.fileState)
+                }
+            }
+        } catch { throw IndexError.wrapping(error, path: directory) }
+    }
+
     /// The client state saved with the last batch of `client`, after a crash too.
     public func clientState(client: String = "") throws(IndexError) -> [UInt8]? {
         do {

@@ -45,4 +45,11 @@ public enum FilePaths {
         let dirs = (environment("XDG_DATA_DIRS") ?? "").split(separator: ":").map(String.init).filter { $0.hasPrefix("/") }
         return dirs.isEmpty ? ["/usr/local/share", "/usr/share"] : dirs
     }
+
+    /// The last component of `path` (what follows its last `/`), without splitting the whole path:
+    /// it runs for every file a warm walks.
+    public static func lastComponent(_ path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
+        return String(path[path.utf8.index(after: slash)...])
+    }
 }

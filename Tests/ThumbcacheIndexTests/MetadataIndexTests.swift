@@ -336,4 +336,30 @@ struct MetadataIndexTests {
         #expect(try names(index, #"kMDItemFSName == "*.txt""#) == [a, "/elsewhere/gone.txt"].sorted())
         #expect(try names(index, #"kMDItemFSName == "*.txt""#, onlyIn: [dir.path]) == [a])
     }
+
+    /// Items a warm saw are not looked at again: even one whose file is gone by then stays (it
+    /// was seen), the others are checked as before.
+    @Test func itemsSeenByAWarmAreNotCheckedAgain() throws {
+        let dir = TemporaryDirectory()
+        let a = try dir.write("a.txt", [1])
+        let b = try dir.write("b.txt", [2])
+        let c = try dir.write("c.txt", [3])
+        let index = try Self.open(dir)
+        _ = try index.indexFiles([Self.file(a), Self.file(b, inode: 2), Self.file(c, inode: 3)])
+        let states = try index.indexedStates(paths: [a, b, "/not/indexed"])
+        #expect(states[0]?.state != nil && states[1]?.state != nil && states[2] == nil)
+        let (itemA, itemB) = (try #require(states[0]).item, try #require(states[1]).item)
+        var seen = ItemBitmap()
+        seen.insert(itemB)
+        #expect(seen.contains(itemB) && !seen.contains(itemA))
+        try FileManager.default.removeItem(atPath: b)
+        try FileManager.default.removeItem(atPath: c)
+        #expect(try index.removeMissingFiles(under: [dir.path], except: seen) == 1)  // c only
+        #expect(try names(index, #"kMDItemFSName == "*.txt""#) == [a, b].sorted())
+
+        var large = ItemBitmap()
+        for n: UInt32 in [0, 63, 64, 1_000_000] { large.insert(n) }
+        #expect([0, 63, 64, 1_000_000].allSatisfy(large.contains) && !large.contains(65) && !large.contains(999_999) && !large.contains(5_000_000))
+    }
 }
+
