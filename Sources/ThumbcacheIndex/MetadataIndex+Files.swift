@@ -166,8 +166,10 @@ extension MetadataIndex {
     }
 
     /// Removes indexed files at or under `roots` that no longer exist; returns how many.
-    /// - Parameter seen: items known to exist (a warm saw them): not looked at again, so a
-    ///   re-warm does not `stat` every file a second time.
+    /// - Parameters:
+    ///   - roots: the directories (or files) whose indexed files are checked.
+    ///   - seen: items known to exist (a warm saw them): not looked at again, so a re-warm does
+    ///     not `stat` every file a second time.
     @discardableResult
     public func removeMissingFiles(under roots: [String], except seen: ItemBitmap? = nil) throws(IndexError) -> Int {
         var missing: [String] = []

@@ -57,7 +57,7 @@ extension ThumbnailStore {
     /// read of the whole file through `hasher`.
     ///
     /// - Returns: the hash, the snapshot it belongs to, and whether it came from the cache.
-    ///   On a miss, record the result with ``StoreWrite/file(path:snapshot:content:now:)``.
+    ///   On a miss, record the result with ``StoreWrite/file(path:snapshot:content:type:now:)``.
     public func identify(fileAt path: String, hasher: ContentHasher) throws -> FileIdentity {
         try identify(fileAt: path, snapshot: FileSnapshot.of(path: path), hasher: hasher)
     }
