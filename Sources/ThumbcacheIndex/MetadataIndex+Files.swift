@@ -180,10 +180,20 @@ extension MetadataIndex {
                     var itemNumbers = try QueryExecutor(index: self, universe: universe(txn)).itemsUnder(root, txn).0.members
                     if let own = try lookup(.file, root, txn) { itemNumbers.append(own) }
                     if let seen { itemNumbers.removeAll(where: seen.contains) }
-                    return try itemNumbers.compactMap { try record($0, txn) }.filter { $0.kind == .file }.map(\.identifier)
+                    // Each record viewed in place for its kind and path, not decoded: a cold warm
+                    // asks this of every file it indexed, and holding them all cost 1 KB a file.
+                    var paths: [String] = []
+                    for itemNumber in itemNumbers {
+                        guard let bytes = try txn.get(items, key: Self.itemNumberBytes(itemNumber)), let view = RecordView(bytes),
+                            view.kind == .file
+                        else { continue }
+                        let path = String(decoding: view.identifier, as: UTF8.self)
+                        if Self.isGone(path) { paths.append(path) }
+                    }
+                    return paths
                 }
             } catch { throw IndexError.wrapping(error, path: directory) }
-            missing += paths.filter(Self.isGone)
+            missing += paths
         }
         guard !missing.isEmpty else { return 0 }
         return try removeFiles(paths: missing)
