@@ -13,7 +13,9 @@ import Darwin
 /// dangling links as per-path errors instead of stopping.
 package struct DirectoryWalker: Sendable {
     package enum Entry: Sendable {
-        case file(String)
+        /// A regular file, with what `fstatat` relative to its directory said of it when the walk
+        /// saw it (nil for a root or a followed link): one path lookup less per file.
+        case file(String, FileSnapshot?)
         case failure(FileError)
     }
 
@@ -41,7 +43,7 @@ package struct DirectoryWalker: Sendable {
             switch classify(root, followLink: true) {
             case .directory(let id):
                 if seen.insert(id).inserted { stack.append(root) }
-            case .file: visit(.file(root))
+            case .file: visit(.file(root, nil))
             case .skip: break
             case .failure(let error): visit(.failure(error))
             }
@@ -61,7 +63,9 @@ package struct DirectoryWalker: Sendable {
                 let path = prefix + name
                 let type = entry.pointee.d_type
                 if type == UInt8(DT_REG) {
-                    visit(.file(path))
+                    var s = stat()
+                    let seen = fstatat(dirfd(handle), name, &s, AT_SYMLINK_NOFOLLOW) == 0 && s.st_mode & S_IFMT == S_IFREG
+                    visit(.file(path, seen ? FileSnapshot(s) : nil))
                     continue
                 }
                 if type == UInt8(DT_LNK) && !followSymbolicLinks {
@@ -78,7 +82,7 @@ package struct DirectoryWalker: Sendable {
                 switch classify(path, followLink: followSymbolicLinks) {
                 case .directory(let id):
                     if seen.insert(id).inserted { subdirectories.append(path) }
-                case .file: visit(.file(path))
+                case .file: visit(.file(path, nil))
                 case .skip: break
                 case .failure(let error): visit(.failure(error))
                 }

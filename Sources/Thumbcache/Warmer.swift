@@ -59,6 +59,9 @@ public final class Warmer: Sendable {
         }
     }
 
+    /// Files handed from the walk to a worker at a time.
+    static let handful = 32
+
     /// One worker per core.
     public static var defaultJobs: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
@@ -93,7 +96,9 @@ public final class Warmer: Sendable {
         let feeder = options.index.map { IndexFeeder(index: $0, decoding: decoding, types: factory.types) }
         // Deep enough (a few MB of paths) that the walk of a typical tree finishes early, so the
         // progress line can show a total and an ETA; bounded, so a huge tree cannot grow it without end.
-        let queue = WorkQueue<String>(capacity: 65_536)
+        // Files travel in handfuls: one hand-off between threads per file cost more than an
+        // unchanged file's whole check on a tree of a million.
+        let queue = WorkQueue<[(path: String, snapshot: FileSnapshot?)]>(capacity: 65_536 / Self.handful)
         let tally = Tally()
         let inFlight = DispatchSemaphore(value: 256)
         let threads = DispatchGroup()
@@ -105,41 +110,34 @@ public final class Warmer: Sendable {
         let roots = roots.map { FilePaths.resolved($0.fileSystemPath) }
         threads.enter()
         Thread {
-            walker.walk(roots) { entry in
-                switch entry {
-                case .file(let path):
-                    tally.found()
-                    queue.push(path)
-                case .failure(let error): tally.record(.failed(error.path, error.reason.description))
-                }
-            }
-            tally.walkFinished()
-            queue.finish()
+            Self.walk(roots, with: walker, into: queue, tally: tally)
             threads.leave()
         }.start()
         for _ in 0..<options.jobs {
             threads.enter()
             Thread {
                 let hasher = factory.store.hasher()
-                while let path = queue.pop() {
-                    let (outcome, writes, export) = Self.process(path, factory: factory, decoding: decoding, hasher: hasher,
-                                                                 options: options, tally: tally, feeder: feeder)
-                    // Counted before its records are queued, so that a failed commit can move it to
-                    // "failed" instead of counting the file twice.
-                    let counts = tally.record(outcome)  // always: `progress?(…)` would skip it when nil
-                    if !writes.isEmpty {
-                        inFlight.wait()
-                        writer.enqueue(writes) { result in
-                            switch result {
-                            case .failure(let error): tally.reclassify(outcome, asFailed: path, reason: error.description)
-                            case .success: if let export { exporting?.submit(export, after: outcome) }
+                while let files = queue.pop() {
+                    for (path, snapshot) in files {
+                        let (outcome, writes, export) = Self.process(path, snapshot: snapshot, factory: factory, decoding: decoding,
+                                                                     hasher: hasher, options: options, tally: tally, feeder: feeder)
+                        // Counted before its records are queued, so that a failed commit can move it to
+                        // "failed" instead of counting the file twice.
+                        let counts = tally.record(outcome)  // always: `progress?(…)` would skip it when nil
+                        if !writes.isEmpty {
+                            inFlight.wait()
+                            writer.enqueue(writes) { result in
+                                switch result {
+                                case .failure(let error): tally.reclassify(outcome, asFailed: path, reason: error.description)
+                                case .success: if let export { exporting?.submit(export, after: outcome) }
+                                }
+                                inFlight.signal()
                             }
-                            inFlight.signal()
+                        } else if let export {
+                            exporting?.submit(export, after: outcome)
                         }
-                    } else if let export {
-                        exporting?.submit(export, after: outcome)
+                        progress?(counts)
                     }
-                    progress?(counts)
                 }
                 threads.leave()
             }.start()
@@ -156,13 +154,38 @@ public final class Warmer: Sendable {
         return summary
     }
 
+    /// Walks `roots` into `queue`, a handful of files at a time, and closes it.
+    private static func walk(_ roots: [String], with walker: DirectoryWalker, into queue: WorkQueue<[(path: String, snapshot: FileSnapshot?)]>,
+                             tally: Tally) {
+        var handful: [(path: String, snapshot: FileSnapshot?)] = []
+        func hand() {
+            tally.found(handful.count)
+            queue.push(handful)
+            handful = []
+        }
+        walker.walk(roots) { entry in
+            switch entry {
+            case .file(let path, let snapshot):
+                handful.append((path, snapshot))
+                if handful.count == Self.handful { hand() }
+            case .failure(let error): tally.record(.failed(error.path, error.reason.description))
+            }
+        }
+        if !handful.isEmpty { hand() }
+        tally.walkFinished()
+        queue.finish()
+    }
+
     /// Everything one file needs; returns its outcome, the records to commit together and, when
     /// exporting, what to export once they are committed.
-    static func process(_ path: String, factory: ThumbnailFactory, decoding: any ImageDecoding, hasher: ContentHasher, options: Options,
-                        tally: Tally, feeder: IndexFeeder? = nil) -> (Outcome, [StoreWrite], FreedesktopExporter.Job?) {
+    static func process(_ path: String, snapshot: FileSnapshot? = nil, factory: ThumbnailFactory, decoding: any ImageDecoding,
+                        hasher: ContentHasher, options: Options, tally: Tally, feeder: IndexFeeder? = nil)
+        -> (Outcome, [StoreWrite], FreedesktopExporter.Job?)
+    {
         let id: FileIdentity
         do {
-            id = try factory.store.identify(fileAt: path, hasher: hasher)
+            id = try snapshot.map { try factory.store.identify(fileAt: path, snapshot: $0, hasher: hasher) }
+                ?? factory.store.identify(fileAt: path, hasher: hasher)
         } catch let error as FileError {
             return (.failed(error.path, error.reason.description), [], nil)
         } catch {
@@ -289,7 +312,7 @@ final class Tally: Sendable {
     private let state = ConditionLockedState(State())
     private let start = MonotonicClock.nanoseconds()
 
-    func found() { state.withLock { $0.found += 1 } }
+    func found(_ count: Int = 1) { state.withLock { $0.found += count } }
     func walkFinished() { state.withLock { $0.walkComplete = true } }
 
     /// True the first time `content` is claimed in this run.

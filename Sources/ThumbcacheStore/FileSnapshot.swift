@@ -25,7 +25,7 @@ public struct FileSnapshot: Sendable, Hashable {
         self.kind = kind
     }
 
-    init(_ s: stat) {
+    package init(_ s: stat) {
         device = UInt64(s.st_dev)
         inode = UInt64(s.st_ino)
         size = UInt64(s.st_size)

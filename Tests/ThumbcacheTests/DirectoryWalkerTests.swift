@@ -10,7 +10,10 @@ struct DirectoryWalkerTests {
         var failures: [FileError] = []
         walker.walk(roots) { entry in
             switch entry {
-            case .file(let path): files.append(path)
+            case .file(let path, let snapshot):
+                files.append(path)
+                // What the walk saw of a file is what a stat of its path says.
+                if let snapshot { #expect(snapshot == (try? FileSnapshot.of(path: path)), "\(path)") }
             case .failure(let error): failures.append(error)
             }
         }

@@ -180,7 +180,7 @@ public final class LiveUpdater: Sendable {
 
     private static func files(under dir: String) -> [String] {
         var out: [String] = []
-        DirectoryWalker().walk([dir]) { if case .file(let path) = $0 { out.append(path) } }
+        DirectoryWalker().walk([dir]) { if case .file(let path, _) = $0 { out.append(path) } }
         return out
     }
 }
