@@ -1,5 +1,6 @@
 import Foundation
 import ThumbcacheImaging
+import ThumbcacheStore
 
 /// The text content types: Apple's identifiers for the common kinds (source code, scripts,
 /// markup, data) and every other type shared-mime-info puts under `text/plain`, each with the
@@ -112,15 +113,8 @@ struct SharedMIMEInfo: Sendable {
     private var subclasses: [String: [String]] = [:]
     private var aliases: [String: String] = [:]
 
-    /// The database of this system, read once.
-    static let system = SharedMIMEInfo(directories: dataDirectories.map { $0 + "/mime" })
-
-    static var dataDirectories: [String] {
-        let env = ProcessInfo.processInfo.environment
-        let home = env["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (env["HOME"].map { $0 + "/.local/share" } ?? "")
-        let dirs = env["XDG_DATA_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/local/share:/usr/share"
-        return ([home] + dirs.split(separator: ":").map(String.init)).filter { !$0.isEmpty }
-    }
+    /// The database of this system (`$XDG_DATA_HOME`, then each of `$XDG_DATA_DIRS`), read once.
+    static let system = SharedMIMEInfo(directories: ([FilePaths.dataHome] + FilePaths.dataDirectories).map { $0 + "/mime" })
 
     init(directories: [String]) {
         var best: [String: String] = [:]

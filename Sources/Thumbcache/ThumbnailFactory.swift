@@ -8,12 +8,22 @@ import ThumbcacheWorker
 package final class ThumbnailFactory: Sendable {
     package let store: ThumbnailStore
     package let types: ContentTypeRegistry
-    /// `types.stamp`, taken once: what the stat cache's kept types are checked against.
-    package let typeStamp: UInt32
+    /// `types.stamp` once known (bit 32 set): taken on first use, as only a warm needs it.
+    private let stamp = Atomic<UInt64>(0)
     private let providers: [ContentType: any ThumbnailProvider]
     private let icons = Mutex<[String: (ThumbnailHeader, [UInt8])]>([:])
     private let renders = Atomic<Int>(0)
     private let imports = Atomic<Int>(0)
+
+    /// `types.stamp`: what the stat cache's kept types are checked against. Computed on first
+    /// use (two threads may both compute it; they agree), not at every generator's start.
+    package var typeStamp: UInt32 {
+        let known = stamp.load(ordering: .relaxed)
+        if known != 0 { return UInt32(truncatingIfNeeded: known) }
+        let computed = types.stamp
+        stamp.store(1 << 32 | UInt64(computed), ordering: .relaxed)
+        return computed
+    }
 
     /// How many thumbnails were rendered from files (not from a larger image) by this factory.
     package var renderCount: Int { renders.load(ordering: .relaxed) }
@@ -27,7 +37,6 @@ package final class ThumbnailFactory: Sendable {
                 providers: [any ThumbnailProvider] = [ImageThumbnailProvider()]) {
         self.store = store
         self.types = types
-        typeStamp = types.stamp
         var map: [ContentType: any ThumbnailProvider] = [:]
         // Later providers win, so an app's provider can replace a built-in one.
         for p in providers { for t in p.contentTypes { map[t] = p } }

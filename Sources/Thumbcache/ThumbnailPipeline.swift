@@ -44,6 +44,9 @@ package struct ThumbnailPipeline: Sendable {
     package struct Made: Sendable {
         /// One `.thumbnail` write per box made (with the spec it was made for).
         package var thumbnails: [(spec: ThumbnailSpec, header: ThumbnailHeader, data: [UInt8])] = []
+        /// The pixels of the first thumbnail, for a caller that uses them at once (the daemon
+        /// writes its standard thumbnail from them instead of decoding what was just encoded).
+        package var firstImage: RGBAImage?
         /// Why the file failed, if it did; ``failureRecord`` is set when the content is at fault.
         package var failure: (any Error)?
         /// The record that keeps the same bytes from being tried again (until `--retry-failed` or
@@ -90,11 +93,13 @@ package struct ThumbnailPipeline: Sendable {
                     throw GenerationError(path: path, reason: .belowMinimumDimension(minimumSide))
                 }
                 images.append((spec, image))
+                if made.firstImage == nil { made.firstImage = image }
                 let (header, bytes) = try factory.encode(image, kind: .thumbnail, spec: spec, sourceType: type)
                 made.thumbnails.append((spec, header, bytes))
             }
         } catch {
             made.thumbnails = []
+            made.firstImage = nil
             made.failure = error
             if Self.isContentFault(error) {
                 made.failureRecord = .failure(content: content, generatorVersion: failureVersion,

@@ -91,15 +91,19 @@ public struct ThumbnailRepresentation: Sendable {
     /// - Throws: `ImagingError` naming the representation (such as "(thumbnail representation)")
     ///   when its bytes do not decode or do not hold the pixels they claim.
     public func image() throws(ImagingError) -> RGBAImage {
-        let name = "(\(kind) representation)"
+        try Self.decode(data, encoding: encoding, width: pixelWidth, height: pixelHeight, name: "(\(kind) representation)")
+    }
+
+    /// The pixels of a stored thumbnail's bytes, whichever its encoding.
+    static func decode(_ data: [UInt8], encoding: ThumbnailEncoding, width: Int, height: Int, name: String) throws(ImagingError) -> RGBAImage {
         switch encoding {
         case .png: return try ImageDecoder.png(data, name: name)
         case .jpeg: return try ImageDecoder.jpeg(data, name: name)
         case .rgba8:
-            guard pixelWidth > 0, pixelHeight > 0, data.count == pixelWidth * pixelHeight * 4 else {
-                throw ImagingError(path: name, reason: .corrupt("\(data.count) bytes for \(pixelWidth)×\(pixelHeight) RGBA pixels"))
+            guard width > 0, height > 0, data.count == width * height * 4 else {
+                throw ImagingError(path: name, reason: .corrupt("\(data.count) bytes for \(width)×\(height) RGBA pixels"))
             }
-            return RGBAImage(width: pixelWidth, height: pixelHeight, pixels: data, hasAlpha: true)
+            return RGBAImage(width: width, height: height, pixels: data, hasAlpha: true)
         }
     }
 
@@ -108,3 +112,12 @@ public struct ThumbnailRepresentation: Sendable {
         encoding == .png ? data : try ImageEncoder.png(image())
     }
 }
+
+extension ThumbnailRecord {
+    /// The stored thumbnail's pixels (thumbcache's own PNG, as a rule).
+    package func image(name: String = "(stored thumbnail)") throws(ImagingError) -> RGBAImage {
+        try ThumbnailRepresentation.decode(data, encoding: header.encoding, width: Int(header.pixelWidth), height: Int(header.pixelHeight),
+                                           name: name)
+    }
+}
+

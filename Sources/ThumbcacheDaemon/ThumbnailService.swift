@@ -83,9 +83,7 @@ package final class ThumbnailService: Sendable {
         var valid: [String] = [], rest: [String] = []
         for uri in uris {
             if let path = FileURI.path(of: uri), let snapshot = try? FileSnapshot.of(path: path),
-                FreedesktopThumbnailCache.isValid(thumbnailAt: cache.path(forURI: uri, size: size),
-                                                  for: .init(uri: uri, modificationTime: FreedesktopThumbnailCache.Source(path: path, snapshot: snapshot).modificationTime,
-                                                             size: snapshot.size))
+                FreedesktopThumbnailCache.isValid(thumbnailAt: cache.path(forURI: uri, size: size), for: .init(uri: uri, snapshot: snapshot))
             {
                 valid.append(uri)
             } else {

@@ -26,9 +26,10 @@ public enum PNGText {
     /// The tEXt keys of a PNG held in memory (its head is enough).
     public static func parse(_ bytes: [UInt8]) -> [String: String]? { walk(bytes).keys }
 
+    static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+
     /// The keys, and whether the walk reached the image data (else `bytes` ended first).
     static func walk(_ bytes: [UInt8]) -> (keys: [String: String]?, complete: Bool) {
-        let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         guard bytes.count >= 8, Array(bytes[0..<8]) == signature else { return (nil, true) }
         var keys: [String: String] = [:]
         var offset = 8
@@ -56,7 +57,7 @@ extension PNGText {
     /// values, every other chunk kept as it is: a thumbnail's `Thumb::URI` changed without
     /// decoding it. Nil if `png` is not a well-formed chunk sequence.
     public static func replacing(_ keys: [(key: String, value: String)], in png: [UInt8]) -> [UInt8]? {
-        guard png.count >= 8 + 25, walk(Array(png.prefix(8 + 25))).keys != nil else { return nil }
+        guard png.count >= 8, Array(png[0..<8]) == signature else { return nil }
         let names = Set(keys.map(\.key))
         var out = Array(png[0..<8])
         var offset = 8

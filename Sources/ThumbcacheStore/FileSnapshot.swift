@@ -52,6 +52,11 @@ public struct FileSnapshot: Sendable, Hashable {
         return FileSnapshot(s)
     }
 
+    /// The modification time in whole seconds (rounded down, before 1970 too), as `st_mtime` says it.
+    public var modificationSeconds: Int64 {
+        modificationTime >= 0 ? modificationTime / 1_000_000_000 : (modificationTime + 1) / 1_000_000_000 - 1
+    }
+
     /// True if the file's bytes can be assumed unchanged between the two snapshots.
     public func sameContentAs(_ other: FileSnapshot) -> Bool {
         device == other.device && inode == other.inode && size == other.size

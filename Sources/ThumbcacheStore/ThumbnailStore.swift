@@ -88,6 +88,12 @@ public final class ThumbnailStore: Sendable {
 
     /// The default cache directory: `$THUMBCACHE_DIR`, else `$XDG_CACHE_HOME/thumbcache`,
     /// else `~/.cache/thumbcache`.
+    /// Whether a cache exists in `directory` (in the directory itself or, after a compaction,
+    /// in the generation it names), without creating one.
+    public static func exists(directory: String) -> Bool {
+        access(Generation.path(Generation.current(in: directory), in: directory) + "/data.mdb", F_OK) == 0
+    }
+
     public static var defaultDirectory: String {
         if let dir = FilePaths.environment("THUMBCACHE_DIR") { return dir }
         return FilePaths.cacheHome + "/thumbcache"

@@ -188,24 +188,18 @@ package final class WorkerPool: ImageDecoding {
         if let explicit = configuration.executable { return explicit }
         if let value = getenv("THUMBCACHE_WORKER"), value.pointee != 0 { return String(cString: value) }
         var candidates: [String] = []
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        if n > 0 {
-            let exe = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if let slash = exe.lastIndex(of: "/") {
-                let dir = String(exe[..<slash])
-                candidates.append(dir + "/thumbcache-worker")
-                // `swift test` may run an .xctest bundle below the products' directory.
-                if let bundle = dir.split(separator: "/").firstIndex(where: { $0.hasSuffix(".xctest") }) {
-                    candidates.append("/" + dir.split(separator: "/")[..<bundle].joined(separator: "/") + "/thumbcache-worker")
-                }
+        let exe = ProgramPaths.currentExecutable
+        if let exe, let slash = exe.lastIndex(of: "/") {
+            let dir = String(exe[..<slash])
+            candidates.append(dir + "/thumbcache-worker")
+            // `swift test` may run an .xctest bundle below the products' directory.
+            if let bundle = dir.split(separator: "/").firstIndex(where: { $0.hasSuffix(".xctest") }) {
+                candidates.append("/" + dir.split(separator: "/")[..<bundle].joined(separator: "/") + "/thumbcache-worker")
             }
         }
-        if let path = getenv("PATH") {
-            candidates += String(cString: path).split(separator: ":").map { $0 + "/thumbcache-worker" }
-        }
+        candidates += ProgramPaths.searchPath.map { $0 + "/thumbcache-worker" }
         if let found = candidates.first(where: { access($0, X_OK) == 0 }) { return found }
-        throw .unavailable("thumbcache-worker was not found beside \(n > 0 ? "this program" : "the executable") or on PATH "
+        throw .unavailable("thumbcache-worker was not found beside \(exe == nil ? "the executable" : "this program") or on PATH "
             + "(set THUMBCACHE_WORKER to its path, or decode in-process)")
     }
 }

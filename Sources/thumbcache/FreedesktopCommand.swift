@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Thumbcache
+import ThumbcacheSync
 import ThumbcacheWorker
 
 struct FreedesktopCommand: ParsableCommand {
@@ -67,9 +68,7 @@ struct FreedesktopCommand: ParsableCommand {
         }
 
         /// This program's absolute path.
-        static var currentExecutable: String {
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        }
+        static var currentExecutable: String { ProgramPaths.currentExecutable ?? CommandLine.arguments[0] }
     }
 
     struct Thumbnail: AsyncParsableCommand {
@@ -108,7 +107,7 @@ struct FreedesktopCommand: ParsableCommand {
                 let png: [UInt8]
                 // An existing cache only: inside GNOME's sandbox the path leads into its private
                 // /tmp, where a new cache would be thrown away with a warning about left files.
-                if FileManager.default.fileExists(atPath: cacheOptions.directory + "/data.mdb"), let store = try? cacheOptions.open() {
+                if ThumbnailStore.exists(directory: cacheOptions.directory), let store = try? cacheOptions.open() {
                     let generator = ThumbnailGenerator(store: store, isolation: isolation)
                     let request = ThumbnailRequest(fileAt: file, size: Double(size), representationTypes: .thumbnail)
                     png = try await generator.bestRepresentation(for: request).pngData()

@@ -124,4 +124,17 @@ struct StoreErrorTests {
             #expect(!error.description.contains("LMDB"), "\(error)")
         }
     }
+
+    /// A cache is found where it is, before and after a compaction moved it into a generation.
+    @Test func aCacheIsFoundInItsCurrentGeneration() throws {
+        let dir = TemporaryDirectory()
+        let cache = dir.appending("cache")
+        #expect(!ThumbnailStore.exists(directory: cache))
+        let store = try ThumbnailStore.open(directory: cache)
+        #expect(ThumbnailStore.exists(directory: cache))
+        _ = try store.compactFile()
+        #expect(!FileManager.default.fileExists(atPath: cache + "/data.mdb"), "moved into a generation")
+        #expect(ThumbnailStore.exists(directory: cache))
+    }
 }
+

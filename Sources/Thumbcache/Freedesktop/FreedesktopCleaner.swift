@@ -22,40 +22,56 @@ public struct FreedesktopCleaningReport: Sendable, Codable, Hashable {
 }
 
 extension FreedesktopThumbnailCache {
+    /// Every size directory and every program's failure directory.
+    var thumbnailFolders: [String] {
+        let fail = directory + "/fail"
+        return Size.allCases.map { directory + "/" + $0.rawValue }
+            + ((try? FileManager.default.contentsOfDirectory(atPath: fail)) ?? []).sorted().map { fail + "/" + $0 }
+    }
+
     /// Removes thumbnails whose file is gone or changed (the standard's validity check, against
     /// the file as it is now), then, if `maxBytes` is given, the least recently used (by access,
     /// else modification time) until the rest fit. Any program's thumbnails, not only thumbcache's:
     /// the standard leaves cleaning to implementations, and none does it.
-    public func clean(maxBytes: Int? = nil, dryRun: Bool = false) -> FreedesktopCleaningReport {
+    /// - Parameters:
+    ///   - maxBytes: after the stale ones, remove the least recently used until the rest fit.
+    ///   - dryRun: report what would be removed, remove nothing.
+    ///   - baseURIs: only thumbnails of files under these URIs (all if empty), as `Cache1.Cleanup` asks.
+    ///   - writtenSince: only thumbnails written at or after this time (seconds since 1970).
+    public func clean(maxBytes: Int? = nil, dryRun: Bool = false, under baseURIs: [String] = [], writtenSince: Int64 = 0)
+        -> FreedesktopCleaningReport
+    {
         var report = FreedesktopCleaningReport()
         var kept: [(path: String, bytes: Int, used: Int64)] = []
-        let fail = directory + "/fail"
-        let folders = Size.allCases.map { directory + "/" + $0.rawValue }
-            + ((try? FileManager.default.contentsOfDirectory(atPath: fail)) ?? []).sorted().map { fail + "/" + $0 }
+        let everything = baseURIs.isEmpty && writtenSince == 0
         let hourAgo = Int64(Date().timeIntervalSince1970) - 3600
-        for folder in folders {
+        for folder in thumbnailFolders {
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
             for name in names.sorted() {
                 let path = folder + "/" + name
                 var s = stat()
-                guard lstat(path, &s) == 0, s.st_mode & S_IFMT == S_IFREG else { continue }
+                guard lstat(path, &s) == 0, s.st_mode & S_IFMT == S_IFREG, Int64(s.st_mtim.tv_sec) >= writtenSince else { continue }
                 let bytes = Int(s.st_size)
-                report.bytesBefore += bytes
                 func remove() {
                     report.bytesRemoved += bytes
                     if !dryRun && unlink(path) != 0 { report.errors.append("\(path): \(String(cString: strerror(errno)))") }
                 }
-                if name.hasPrefix(".thumbcache-") {
-                    // Ours, from a writer that died between writing and renaming.
-                    if Int64(s.st_mtim.tv_sec) < hourAgo {
+                guard name.hasSuffix(".png"), !name.hasPrefix(".thumbcache-") else {
+                    report.bytesBefore += bytes
+                    // Ours, from a writer that died between writing and renaming (a full clean only).
+                    if name.hasPrefix(".thumbcache-") && everything && Int64(s.st_mtim.tv_sec) < hourAgo {
                         report.temporaryFiles += 1
                         remove()
                     }
                     continue
                 }
-                guard name.hasSuffix(".png") else { continue }
+                let keys = PNGText.read(path: path)
+                if !baseURIs.isEmpty {
+                    guard let uri = keys?["Thumb::URI"], baseURIs.contains(where: { uri.hasPrefix($0) }) else { continue }
+                }
+                report.bytesBefore += bytes
                 report.examined += 1
-                switch Self.state(ofThumbnailAt: path) {
+                switch Self.state(of: keys, name: name) {
                 case .notLocal:
                     report.notLocal += 1
                     kept.append((path, bytes, max(Int64(s.st_atim.tv_sec), Int64(s.st_mtim.tv_sec))))
@@ -80,14 +96,13 @@ extension FreedesktopThumbnailCache {
 
     enum ThumbnailState { case valid, stale, notLocal }
 
-    /// A thumbnail checked against its file as it is now.
-    static func state(ofThumbnailAt path: String) -> ThumbnailState {
-        guard let keys = PNGText.read(path: path), let uri = keys["Thumb::URI"] else { return .stale }
+    /// A thumbnail (its keys and its file name) checked against its file as it is now.
+    static func state(of keys: [String: String]?, name: String) -> ThumbnailState {
+        guard let keys, let uri = keys["Thumb::URI"] else { return .stale }
         guard uri.hasPrefix("file://") else { return .notLocal }
-        guard let file = FileURI.path(of: uri), name(forURI: uri) == (path as NSString).lastPathComponent,
-            let snapshot = try? FileSnapshot.of(path: file)
-        else { return .stale }
-        return matches(keys, Source(uri: uri, modificationTime: Source(path: file, snapshot: snapshot).modificationTime, size: snapshot.size))
-            ? .valid : .stale
+        guard let file = FileURI.path(of: uri), self.name(forURI: uri) == name, let snapshot = try? FileSnapshot.of(path: file) else {
+            return .stale
+        }
+        return matches(keys, Source(uri: uri, snapshot: snapshot)) ? .valid : .stale
     }
 }

@@ -83,7 +83,7 @@ final class FreedesktopExporter: Sendable {
                 }
                 if decoded[key] == nil {
                     guard let record = try store.thumbnail(key) else { throw FreedesktopError(path: job.path, reason: "its stored thumbnail went away") }
-                    decoded[key] = try Self.decode(record)
+                    decoded[key] = try record.image()
                 }
                 let image = ThumbnailFactory.resize(decoded[key]!, to: ThumbnailSpec(size: size.pixels))
                 try cache.write(image, for: source, size: size, mimeType: job.mimeType, extraKeys: job.keys.map { ($0.key, $0.value) })
@@ -101,18 +101,6 @@ final class FreedesktopExporter: Sendable {
         guard let largest = stored.last, largest.header.pixelWidth < largest.key.boxWidth, largest.header.pixelHeight < largest.key.boxHeight
         else { return nil }
         return largest.key
-    }
-
-    static func decode(_ record: ThumbnailRecord) throws -> RGBAImage {
-        switch record.header.encoding {
-        case .png: return try ImageDecoder.png(record.data, name: "(stored thumbnail)")
-        case .jpeg: return try ImageDecoder.jpeg(record.data, name: "(stored thumbnail)")
-        case .rgba8:
-            guard record.data.count == Int(record.header.pixelWidth) * Int(record.header.pixelHeight) * 4 else {
-                throw FreedesktopError(path: "(stored thumbnail)", reason: "\(record.data.count) bytes for its RGBA pixels")
-            }
-            return RGBAImage(width: Int(record.header.pixelWidth), height: Int(record.header.pixelHeight), pixels: record.data, hasAlpha: true)
-        }
     }
 }
 

@@ -42,11 +42,14 @@ public struct FreedesktopThumbnailCache: Sendable, Hashable {
             self.size = size
         }
 
+        /// The file at `uri` as `snapshot` saw it.
+        public init(uri: String, snapshot: FileSnapshot) {
+            self.init(uri: uri, modificationTime: snapshot.modificationSeconds, size: snapshot.size)
+        }
+
         /// The file at `path` as `snapshot` saw it.
         public init(path: String, snapshot: FileSnapshot) {
-            let ns = snapshot.modificationTime
-            self.init(uri: FileURI.of(path: path), modificationTime: ns >= 0 ? ns / 1_000_000_000 : (ns + 1) / 1_000_000_000 - 1,
-                      size: snapshot.size)
+            self.init(uri: FileURI.of(path: path), snapshot: snapshot)
         }
     }
 
@@ -99,8 +102,9 @@ public struct FreedesktopThumbnailCache: Sendable, Hashable {
     /// a 1×1 transparent PNG with the URI and modification time, as GNOME writes them.
     public func writeFailure(for source: Source) throws {
         let pixel = RGBAImage(width: 1, height: 1, pixels: [0, 0, 0, 0], hasAlpha: true)
-        let keys = [("Thumb::URI", source.uri), ("Thumb::MTime", String(source.modificationTime)), ("Software", "thumbcache " + thumbcacheVersion)]
-        try Self.writeAtomically(try ImageEncoder.png(pixel, text: keys.map { (key: $0.0, value: $0.1) }), to: failurePath(forURI: source.uri))
+        let keys: [(key: String, value: String)] = [("Thumb::URI", source.uri), ("Thumb::MTime", String(source.modificationTime)),
+                                                    ("Software", "thumbcache " + thumbcacheVersion)]
+        try Self.writeAtomically(try ImageEncoder.png(pixel, text: keys), to: failurePath(forURI: source.uri))
     }
 
     /// Creates `directory` and its parents as 0700 where missing.

@@ -1,11 +1,12 @@
-import Foundation
+import Foundation  // sin, floor
 
 /// MD5 (RFC 1321), for the one place a standard asks for it: the freedesktop thumbnail name is
 /// the MD5 of the file's URI. Not for anything that needs a secure hash.
 enum MD5 {
     /// The digest of `message` as 32 lowercase hex digits.
     static func hex(_ message: some Collection<UInt8>) -> String {
-        digest(message).map { String(format: "%02x", $0) }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        return String(decoding: digest(message).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self)
     }
 
     static func digest(_ message: some Collection<UInt8>) -> [UInt8] {

@@ -30,7 +30,7 @@ public enum PluginSandbox {
 
     /// bubblewrap's path, if it is installed and can make a sandbox here (checked once per process).
     public static let bubblewrap: String? = {
-        guard let bwrap = ThumbnailerEntry.resolve(program: "bwrap") else { return nil }
+        guard let bwrap = ProgramPaths.resolve("bwrap") else { return nil }
         let probe = Process()
         probe.executableURL = URL(fileURLWithPath: bwrap)
         probe.arguments = ["--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
@@ -54,7 +54,7 @@ public enum PluginSandbox {
         let inside = "/tmp/thumbcache-input" + (ext.isEmpty ? "" : "." + ext)
         let output = "/tmp/thumbcache-output.png"
         guard var command = entry.command(uri: FileURI.of(path: inside), input: inside, output: output, size: size),
-            let program = ThumbnailerEntry.resolve(program: command[0])
+            let program = ProgramPaths.resolve(command[0])
         else { throw fail("its Exec line does not parse: \(entry.exec)") }
         command[0] = program
 

@@ -25,11 +25,6 @@ package struct StandardCacheOperations: Sendable {
         self.decoding = decoding
     }
 
-    private var folders: [String] {
-        FreedesktopThumbnailCache.Size.allCases.map { cache.directory + "/" + $0.rawValue }
-            + ((try? FileManager.default.contentsOfDirectory(atPath: cache.directory + "/fail")) ?? []).map { cache.directory + "/fail/" + $0 }
-    }
-
     /// Each file moved from `from[i]` to `to[i]` (URIs); returns how many thumbnails followed.
     @discardableResult
     package func move(from: [String], to: [String], keepOriginal: Bool = false) -> Int {
@@ -38,7 +33,7 @@ package struct StandardCacheOperations: Sendable {
         var items: [FileItem] = []
         for (old, new) in zip(from, to) {
             let oldName = FreedesktopThumbnailCache.name(forURI: old), newName = FreedesktopThumbnailCache.name(forURI: new)
-            for folder in folders {
+            for folder in cache.thumbnailFolders {
                 guard let bytes = FileManager.default.contents(atPath: folder + "/" + oldName),
                     let rewritten = PNGText.replacing([("Thumb::URI", new)], in: Array(bytes)),
                     (try? FreedesktopThumbnailCache.writeAtomically(rewritten, to: folder + "/" + newName)) != nil
@@ -70,7 +65,7 @@ package struct StandardCacheOperations: Sendable {
         var removed = 0
         for uri in uris {
             let name = FreedesktopThumbnailCache.name(forURI: uri)
-            for folder in folders where unlink(folder + "/" + name) == 0 { removed += 1 }
+            for folder in cache.thumbnailFolders where unlink(folder + "/" + name) == 0 { removed += 1 }
         }
         let paths = uris.compactMap(FileURI.path(of:))
         try? store.apply(paths.map { .removeFile(path: $0) })
@@ -82,19 +77,6 @@ package struct StandardCacheOperations: Sendable {
     /// `since` (seconds since 1970, 0 for any) limits it to thumbnails written since then.
     @discardableResult
     package func cleanup(baseURIs: [String], since: UInt32) -> Int {
-        var removed = 0
-        for folder in folders {
-            guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
-            for name in names where name.hasSuffix(".png") {
-                let path = folder + "/" + name
-                var s = stat()
-                guard lstat(path, &s) == 0, since == 0 || s.st_mtim.tv_sec >= Int(since) else { continue }
-                if !baseURIs.isEmpty {
-                    guard let uri = PNGText.read(path: path)?["Thumb::URI"], baseURIs.contains(where: { uri.hasPrefix($0) }) else { continue }
-                }
-                if FreedesktopThumbnailCache.state(ofThumbnailAt: path) == .stale, unlink(path) == 0 { removed += 1 }
-            }
-        }
-        return removed
+        cache.clean(under: baseURIs, writtenSince: Int64(since)).stale
     }
 }

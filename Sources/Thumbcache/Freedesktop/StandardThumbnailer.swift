@@ -40,23 +40,25 @@ package final class StandardThumbnailer: Sendable {
         if path.hasPrefix(cache.directory + "/") { throw Failure(code: 3, reason: "\(path) is a thumbnail itself") }
         let snapshot: FileSnapshot
         do { snapshot = try FileSnapshot.of(path: path) } catch { throw Failure(code: 1, reason: "\(error)") }
-        let source = FreedesktopThumbnailCache.Source(uri: uri, modificationTime: FreedesktopThumbnailCache.Source(path: path, snapshot: snapshot).modificationTime,
-                                                      size: snapshot.size)
+        let source = FreedesktopThumbnailCache.Source(uri: uri, snapshot: snapshot)
         if FreedesktopThumbnailCache.isValid(thumbnailAt: cache.path(forURI: uri, size: size), for: source) { return .alreadyValid }
         let store = factory.store
         let id: FileIdentity
         do { id = try store.identify(fileAt: path, snapshot: snapshot, hasher: store.hasher()) } catch { throw Failure(code: 1, reason: "\(error)") }
         var writes: [StoreWrite] = id.fromCache ? [] : [.file(path: path, snapshot: id.snapshot, content: id.content)]
         defer { if !writes.isEmpty { writer.enqueue(writes) { _ in } } }
-        let type = factory.types.type(ofFileAt: path)
         let spec = ThumbnailSpec(size: size.pixels)
         let image: RGBAImage
         let outcome: Outcome
+        // The stored thumbnail says what its source was: the file is opened only to make one.
+        let type: ContentType
         do {
             if let record = try store.thumbnail(spec.key(for: id.content)) {
-                image = try FreedesktopExporter.decode(record)
+                image = try record.image()
+                type = ContentType(record.header.sourceContentType)
                 outcome = .fromStore
             } else {
+                type = factory.types.type(ofFileAt: path)
                 image = try make(spec, path: path, id: id, type: type, writes: &writes)
                 outcome = .made
             }
@@ -87,7 +89,7 @@ package final class StandardThumbnailer: Sendable {
         writes += made.writes(content: id.content)
         if let reason = made.failedBefore { throw Failure(code: 2, reason: "\(path): \(reason) (recorded earlier)") }
         if let failure = made.failure { throw Failure(code: 2, reason: "\(path): \(ThumbnailPipeline.reason(failure))") }
-        guard let first = made.thumbnails.first else { throw Failure(code: 0, reason: "\(path): no thumbnail") }
-        return try FreedesktopExporter.decode(ThumbnailRecord(header: first.header, data: first.data))
+        guard let image = made.firstImage else { throw Failure(code: 0, reason: "\(path): no thumbnail") }
+        return image
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ThumbcacheStore
+import ThumbcacheSync
 
 /// A `.thumbnailer` file: how GNOME's thumbnail factory and tumbler learn which program makes
 /// thumbnails of which MIME types (`[Thumbnailer Entry]` with `TryExec`, `Exec`, `MimeType`).
@@ -77,14 +78,7 @@ public struct ThumbnailerEntry: Sendable, Hashable {
     /// path or on `PATH`, as GNOME checks before using a thumbnailer.
     public var isRunnable: Bool {
         guard let program = tryExec ?? Self.words(exec)?.first else { return false }
-        return Self.resolve(program: program) != nil
-    }
-
-    /// `program`'s absolute path: itself if absolute, else the first match on `PATH`.
-    public static func resolve(program: String) -> String? {
-        if program.hasPrefix("/") { return access(program, X_OK) == 0 ? program : nil }
-        let path = FilePaths.environment("PATH") ?? "/usr/local/bin:/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/\(program)" }.first { access($0, X_OK) == 0 }
+        return ProgramPaths.resolve(program) != nil
     }
 
     /// Splits a command line into words: spaces separate, single and double quotes group, a

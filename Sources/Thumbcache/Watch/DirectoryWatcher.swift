@@ -34,11 +34,8 @@ package final class DirectoryWatcher {
     /// Why some directories are not watched, once said.
     package private(set) var limitMessage: String?
 
-    private static let mask: UInt32 = 0x0000_0008 | 0x0000_0004 | 0x0000_0040 | 0x0000_0080 | 0x0000_0100 | 0x0000_0200 | 0x0000_0400 | 0x0000_0800
-    // IN_CLOSE_WRITE | IN_ATTRIB | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
-    private static let inIsDir: UInt32 = 0x4000_0000, inOverflow: UInt32 = 0x0000_4000, inIgnored: UInt32 = 0x0000_8000
-    private static let inCreate: UInt32 = 0x100, inDelete: UInt32 = 0x200, inMovedFrom: UInt32 = 0x40, inMovedTo: UInt32 = 0x80
-    private static let inCloseWrite: UInt32 = 0x8, inAttrib: UInt32 = 0x4
+    private static let mask = UInt32(IN_CLOSE_WRITE | IN_ATTRIB | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF
+        | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW)
 
     /// - Parameter maxWatches: watch at most this many directories (the rest are rescanned).
     package init(maxWatches: Int? = nil) throws {
@@ -78,7 +75,7 @@ package final class DirectoryWatcher {
             limitMessage = "watching \(maxWatches) directories at most (--max-watches): \(unwatched.count) more are rescanned instead"
             return false
         }
-        let wd = inotify_add_watch(fd, dir, Self.mask | 0x0100_0000 | 0x0200_0000)  // | IN_ONLYDIR | IN_DONT_FOLLOW
+        let wd = inotify_add_watch(fd, dir, Self.mask)
         guard wd >= 0 else {
             if errno == ENOSPC {
                 unwatched.append(dir)
@@ -130,21 +127,21 @@ package final class DirectoryWatcher {
                 }
                 let nameBytes = buffer[(offset + 16)..<min(n, offset + 16 + length)].prefix { $0 != 0 }
                 offset += 16 + length
-                if mask & Self.inOverflow != 0 {
+                if mask & UInt32(IN_Q_OVERFLOW) != 0 {
                     changes.append(.overflow)
                     continue
                 }
-                if mask & Self.inIgnored != 0 {
+                if mask & UInt32(IN_IGNORED) != 0 {
                     if let dir = paths[wd] { watches[dir] = nil }
                     paths[wd] = nil
                     continue
                 }
                 guard let dir = paths[wd], !nameBytes.isEmpty else { continue }
                 let path = dir + "/" + String(decoding: nameBytes, as: UTF8.self)
-                let isDir = mask & Self.inIsDir != 0
-                if mask & Self.inMovedFrom != 0 {
+                let isDir = mask & UInt32(IN_ISDIR) != 0
+                if mask & UInt32(IN_MOVED_FROM) != 0 {
                     movedFrom[cookie] = (path, isDir)
-                } else if mask & Self.inMovedTo != 0 {
+                } else if mask & UInt32(IN_MOVED_TO) != 0 {
                     if let (from, _) = movedFrom.removeValue(forKey: cookie) {
                         if isDir { rename(tree: from, to: path) }
                         changes.append(.moved(from: from, to: path, isDirectory: isDir))
@@ -154,14 +151,14 @@ package final class DirectoryWatcher {
                     } else {
                         changes.append(.file(path))
                     }
-                } else if mask & Self.inCreate != 0 {
+                } else if mask & UInt32(IN_CREATE) != 0 {
                     if isDir {
                         add(tree: path)
                         changes.append(.directory(path))
                     }  // a file is reported when it is closed after writing
-                } else if mask & Self.inDelete != 0 {
+                } else if mask & UInt32(IN_DELETE) != 0 {
                     changes.append(.removed(path, isDirectory: isDir))
-                } else if mask & (Self.inCloseWrite | Self.inAttrib) != 0, !isDir {
+                } else if mask & UInt32(IN_CLOSE_WRITE | IN_ATTRIB) != 0, !isDir {
                     changes.append(.file(path))
                 }
             }

@@ -1,0 +1,29 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where programs are: this process's own, and a name looked up as a shell would.
+package enum ProgramPaths {
+    /// This process's executable (`/proc/self/exe`), or nil where that cannot be read.
+    package static var currentExecutable: String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0 else { return nil }
+        return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The directories of `$PATH`, in order (a default when it is unset or empty).
+    package static var searchPath: [String] {
+        let value = getenv("PATH").map { String(cString: $0) } ?? ""
+        return (value.isEmpty ? "/usr/local/bin:/usr/bin:/bin" : value).split(separator: ":").map(String.init)
+    }
+
+    /// `program` if it is an absolute path to an executable, else the first executable of that
+    /// name on `$PATH`.
+    package static func resolve(_ program: String) -> String? {
+        if program.hasPrefix("/") { return access(program, X_OK) == 0 ? program : nil }
+        return searchPath.map { $0 + "/" + program }.first { access($0, X_OK) == 0 }
+    }
+}
