@@ -15,6 +15,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // FilePath, which public API accepts beside String and URL.
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        // `thumbcache serve`'s HTTP server; no traits (swift-configuration, full Foundation) needed.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
     ],
     targets: [
         // C libraries from Debian, bound through module maps only.
@@ -91,13 +95,20 @@ let package = Package(
         // session bus (a drop-in for tumblerd), its request scheduler and workers.
         .target(name: "ThumbcacheDaemon", dependencies: ["Thumbcache", "ThumbcacheSync", "CBus"]),
 
+        // `thumbcache serve`: thumbnails by content hash, search, info and tags over HTTP, and the
+        // page that browses them (Hummingbird 2).
+        .target(name: "ThumbcacheServer", dependencies: ["Thumbcache", "ThumbcacheSync", "CFileInfo",
+                                                         .product(name: "Hummingbird", package: "hummingbird"),
+                                                         .product(name: "Logging", package: "swift-log"),
+                                                         .product(name: "HTTPTypes", package: "swift-http-types")]),
+
         // The command-line tool; its commands only call the library. It starts thumbcache-worker
         // to decode, and does not depend on it: an executable that depends on another links its
         // code and every library it links (FFmpeg, poppler…), which would make the tool GPL and
         // cost 40 ms of loading at each start. `swift build` builds both.
         .executableTarget(
             name: "thumbcache",
-            dependencies: ["Thumbcache", "ThumbcacheDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Thumbcache", "ThumbcacheDaemon", "ThumbcacheServer", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // The sandboxed decoder process (GPL-licensed decoders will link here only: Docs/LICENSES.md).
         .executableTarget(name: "thumbcache-worker", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheCodecs"]),

@@ -12,6 +12,10 @@ int cfi_setxattr(const char *path, const char *name, const void *value, size_t s
     return setxattr(path, name, value, size, 0);
 }
 
+int cfi_removexattr(const char *path, const char *name) {
+    return removexattr(path, name);
+}
+
 int cfi_birthtime(const char *path, int64_t *nanoseconds) {
     struct statx sx;
     if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_BTIME, &sx) != 0) return -1;

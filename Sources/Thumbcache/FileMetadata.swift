@@ -41,7 +41,7 @@ package enum FileMetadata {
             if let exif = info.exif { add(exif, to: &a) }
         }
         if let tags = extendedAttribute(path, tagsAttribute) {
-            let list = tags.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            let list = FileTags.parse(tags)
             if !list.isEmpty { a[MDItem.userTags] = .strings(list) }
         }
         if let comment = extendedAttribute(path, commentAttribute), !comment.isEmpty { a[MDItem.comment] = .string(comment) }

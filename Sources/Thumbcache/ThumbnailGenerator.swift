@@ -334,7 +334,7 @@ private actor InFlight {
 }
 
 /// Runs blocking work on a GCD thread and waits for it without blocking the cooperative pool.
-func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+package func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         DispatchQueue.global(qos: .userInitiated).async {
             continuation.resume(with: Result { try work() })

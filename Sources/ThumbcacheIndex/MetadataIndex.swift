@@ -176,6 +176,25 @@ public final class MetadataIndex: Sendable {
         } catch { throw IndexError.wrapping(error, path: directory) }
     }
 
+    /// The paths of indexed files whose content hash is `hash` (16 bytes), at most `limit`: who
+    /// may be shown a thumbnail known only by its content.
+    public func paths(withContent hash: [UInt8], limit: Int = 64) throws(IndexError) -> [String] {
+        guard hash.count == 16 else { return [] }
+        do {
+            return try environment.read { txn in
+                var numbers: [UInt32] = []
+                try hash.withUnsafeBytes { start in
+                    try txn.forEach(hashes, from: start) { key, _ in
+                        guard key.count == 20, key.starts(with: hash), numbers.count < limit else { return false }
+                        numbers.append(Postings.readBE(key, at: 16))
+                        return true
+                    }
+                }
+                return try numbers.compactMap { n in try record(n, txn).flatMap { $0.kind == .file ? $0.identifier : nil } }
+            }
+        } catch { throw IndexError.wrapping(error, path: directory) }
+    }
+
     /// The state of the file indexed at `path`, to skip unchanged files cheaply (reads the
     /// record's header only: this runs for every file of every warm).
     public func indexedState(path: String) throws(IndexError) -> IndexedFileState? {

@@ -39,10 +39,11 @@ struct ThumbcacheCommand: AsyncParsableCommand {
               thumbcache freedesktop install        let GNOME and Thunar use thumbcache
               thumbcache daemon                     serve thumbnails on D-Bus, as tumblerd does
               thumbcache watch ~/Pictures           keep the cache and index up to date live
+              thumbcache serve ~/Pictures           browse, search and tag them in a web browser
             """,
         version: thumbcacheVersion,
         subcommands: [WarmCommand.self, GetCommand.self, SearchCommand.self, InfoCommand.self, StatsCommand.self, CompactCommand.self, ThumbnailCommand.self,
-                      FreedesktopCommand.self, DaemonCommand.self, WatchCommand.self]
+                      FreedesktopCommand.self, DaemonCommand.self, WatchCommand.self, ServeCommand.self]
     )
 }
 

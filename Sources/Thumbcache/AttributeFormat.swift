@@ -1,19 +1,20 @@
 import Foundation
-import Thumbcache
+import ThumbcacheIndex
+import ThumbcacheStore
 
-/// How attribute values print: mdls-like text, or JSON.
-enum AttributeFormat {
-    static func date(_ seconds: Double) -> String {
+/// How attribute values print: mdls-like text, or JSON (`search`, `info` and `serve` alike).
+package enum AttributeFormat {
+    package static func date(_ seconds: Double) -> String {
         let f = ISO8601DateFormatter()
         f.formatOptions = [.withInternetDateTime]
         return f.string(from: Date(timeIntervalSince1970: seconds))
     }
 
-    static func number(_ n: Double) -> String {
+    package static func number(_ n: Double) -> String {
         n == n.rounded() && abs(n) < 1e15 ? String(Int64(n)) : String(n)
     }
 
-    static func text(_ v: AttributeValue) -> String {
+    package static func text(_ v: AttributeValue) -> String {
         switch v {
         case .string(let s): return "\"\(s)\""
         case .strings(let list): return "(" + list.map { "\"\($0)\"" }.joined(separator: ", ") + ")"
@@ -22,7 +23,7 @@ enum AttributeFormat {
         }
     }
 
-    static func jsonValue(_ v: AttributeValue) -> Any {
+    package static func jsonValue(_ v: AttributeValue) -> Any {
         switch v {
         case .string(let s): return s
         case .strings(let list): return list
@@ -31,7 +32,7 @@ enum AttributeFormat {
         }
     }
 
-    static func json(_ r: SearchResult) -> [String: Any] {
+    package static func json(_ r: SearchResult) -> [String: Any] {
         var o: [String: Any] = ["attributes": r.attributes.mapValues(jsonValue)]
         if let p = r.path { o["path"] = p }
         if let i = r.identifier { o["identifier"] = i }
@@ -40,7 +41,7 @@ enum AttributeFormat {
         return o
     }
 
-    static func jsonText(_ object: Any) throws -> String {
+    package static func jsonText(_ object: Any) throws -> String {
         String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]), as: UTF8.self)
     }
 }

@@ -1,0 +1,93 @@
+/// The fields of a query string or an `application/x-www-form-urlencoded` body, decoded strictly:
+/// `+` is a space, `%XX` a byte, and the bytes must be UTF-8 (else the request is refused rather
+/// than guessed at).
+struct FormFields: Sendable {
+    private(set) var pairs: [(name: String, value: String)] = []
+
+    /// The longest query or form body read.
+    static let maximumBytes = 16 * 1024
+
+    init(_ encoded: Substring?) throws(ServeError) {
+        guard let encoded, !encoded.isEmpty else { return }
+        guard encoded.utf8.count <= Self.maximumBytes else { throw ServeError(.uriTooLong, "the query is longer than \(Self.maximumBytes) bytes") }
+        for field in encoded.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = field.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            pairs.append((try Self.decode(parts[0]), parts.count > 1 ? try Self.decode(parts[1]) : ""))
+        }
+    }
+
+    subscript(name: String) -> String? { pairs.first { $0.name == name }?.value }
+
+    func all(_ name: String) -> [String] { pairs.filter { $0.name == name }.map(\.value) }
+
+    /// An integer field within `range`, or `fallback` when absent.
+    func integer(_ name: String, default fallback: Int, in range: ClosedRange<Int>) throws(ServeError) -> Int {
+        guard let text = self[name] else { return fallback }
+        guard let n = Int(text), range.contains(n) else {
+            throw .badRequest("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return n
+    }
+
+    /// A number field within `range`, or `fallback` when absent.
+    func number(_ name: String, default fallback: Double, in range: ClosedRange<Double>) throws(ServeError) -> Double {
+        guard let text = self[name] else { return fallback }
+        guard let n = Double(text), n.isFinite, range.contains(n) else {
+            throw .badRequest("\(name) must be a number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return n
+    }
+
+    static func decode(_ s: Substring) throws(ServeError) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(s.utf8.count)
+        var i = s.utf8.startIndex
+        let u = s.utf8
+        while i < u.endIndex {
+            let c = u[i]
+            if c == UInt8(ascii: "+") {
+                bytes.append(UInt8(ascii: " "))
+            } else if c == UInt8(ascii: "%") {
+                let h = u.index(after: i)
+                guard h < u.endIndex, u.index(after: h) < u.endIndex, let hi = hex(u[h]), let lo = hex(u[u.index(after: h)]) else {
+                    throw .badRequest("the query has a broken %-escape")
+                }
+                bytes.append(hi << 4 | lo)
+                i = u.index(after: h)
+            } else {
+                bytes.append(c)
+            }
+            i = u.index(after: i)
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw .badRequest("the query is not UTF-8") }
+        return text
+    }
+
+    private static func hex(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+/// Percent-encoding for a URL's query value: everything but RFC 3986's unreserved characters.
+enum URLText {
+    static func query(_ s: String) -> String {
+        var out = ""
+        out.reserveCapacity(s.utf8.count)
+        for b in s.utf8 {
+            switch b {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
+                out.unicodeScalars.append(UnicodeScalar(b))
+            default:
+                let digits = Array("0123456789ABCDEF".utf8)
+                out += "%" + String(UnicodeScalar(digits[Int(b >> 4)])) + String(UnicodeScalar(digits[Int(b & 15)]))
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import Hummingbird
+import Thumbcache
+
+/// The page: Recents at `/`, `/browse`, `/tagged`, `/find`, `/item`, and the no-JavaScript tag form.
+struct PageEndpoints: Sendable {
+    let files: ServedFiles
+    let renderer: PageRenderer
+    /// Tiles a page shows at most.
+    static let tileLimit = 500
+
+    func recents(_ request: Request) async throws -> Response {
+        let files = self.files
+        let recent = try await blocking { try files.recents(limit: 120) }
+        let body = renderer.grid(PageRenderer.tiles(recent), empty: "Nothing indexed yet: run `thumbcache warm` on a served folder.")
+        return Self.html(renderer.page("Recents", section: .recents, body: body))
+    }
+
+    func browse(_ request: Request) async throws -> Response {
+        let fields = try FormFields(request.uri.query?[...])
+        guard let raw = fields["path"] else {
+            let tiles = files.roots.roots.map { PageRenderer.Tile(path: $0.real, name: $0.given, isDirectory: true) }
+            return Self.html(renderer.page("Folders", section: .browse, body: renderer.grid(tiles, empty: "")))
+        }
+        let path = try files.roots.resolve(raw)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            return Response(status: .seeOther, headers: [.location: "/item?path=\(URLText.query(path))"])
+        }
+        let files = self.files
+        let (entries, total) = try await blocking { try files.listing(path, limit: Self.tileLimit) }
+        let tiles = entries.map {
+            PageRenderer.Tile(path: $0.path, name: $0.name, isDirectory: $0.isDirectory, size: $0.size, modified: $0.modified, content: $0.content)
+        }
+        var body = files.roots.root(of: path).map { renderer.breadcrumbs(path, root: $0) } ?? ""
+        body += renderer.grid(tiles, empty: "This folder is empty.")
+        if total > tiles.count { body += "<p class=\"more\">\(tiles.count) of \(total) shown.</p>" }
+        return Self.html(renderer.page((path as NSString).lastPathComponent, section: .browse, body: body))
+    }
+
+    func tagged(_ request: Request) async throws -> Response {
+        let fields = try FormFields(request.uri.query?[...])
+        let files = self.files
+        guard let tag = fields["tag"], !tag.isEmpty else {
+            let counts = try await blocking { try files.tagCounts() }
+            return Self.html(renderer.page("Tags", section: .tags, body: renderer.tagList(counts)))
+        }
+        let results = try await blocking { try files.tagged(tag, limit: Self.tileLimit) }
+        let body = renderer.grid(PageRenderer.tiles(results.results), empty: "No file is tagged \(tag).")
+        return Self.html(renderer.page("Tagged “\(tag)”", section: .tags, body: body))
+    }
+
+    func find(_ request: Request) async throws -> Response {
+        let fields = try FormFields(request.uri.query?[...])
+        let query = fields["q"] ?? ""
+        guard !query.trimmingCharacters(in: .whitespaces).isEmpty else {
+            return Self.html(renderer.page("Search", section: .search, body: "<p class=\"empty\">Type words (a name, a tag, a title) or a query such as "
+                + "<code>kMDItemPixelWidth &gt;= 4000</code>.</p>"))
+        }
+        let files = self.files
+        let body: String
+        do {
+            let results = try await blocking { try files.search(query, limit: Self.tileLimit, attributes: ServedFiles.tileAttributes) }
+            body = "<p class=\"count\">\(results.count) found</p>" + renderer.grid(PageRenderer.tiles(results.results), empty: "Nothing matches.")
+        } catch let error as QueryError {
+            body = "<p class=\"error\">\(PageRenderer.escape(error.message)) (at character \(error.position + 1))</p>"
+        }
+        return Self.html(renderer.page("Search", section: .search, query: query, body: body))
+    }
+
+    func item(_ request: Request) async throws -> Response {
+        let fields = try FormFields(request.uri.query?[...])
+        let path = try files.roots.resolve(fields["path"] ?? "")
+        let found = try files.item(path: path)
+        var content = found?.contentHash.flatMap { h in h.withUnsafeBytes { ContentHash(bytes: $0) } }
+        if let c = content, try files.path(withContent: c) == nil { content = nil }
+        let body = renderer.item(path, content: content, attributes: found?.attributes ?? [:], tags: FileTags.read(path: path))
+        return Self.html(renderer.page((path as NSString).lastPathComponent, section: .item, body: body))
+    }
+
+    /// The tag form's post: adds or removes, then back to the item (303, so a reload does not post again).
+    func editTag(_ request: Request) async throws -> Response {
+        let body = try await request.body.collect(upTo: FormFields.maximumBytes)
+        let fields = try FormFields(String(buffer: body)[...])
+        let path = try files.roots.resolve(fields["path"] ?? "")
+        guard let tag = fields["tag"] else { throw ServeError.badRequest("tag is missing") }
+        _ = try await files.editTag(tag, add: fields["action"] != "remove", path: path)
+        return Response(status: .seeOther, headers: [.location: "/item?path=\(URLText.query(path))"])
+    }
+
+    static func html(_ text: String) -> Response {
+        Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+                 body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static func asset(_ text: String, type: String) -> Response {
+        Response(status: .ok, headers: [.contentType: type, .cacheControl: "public, max-age=86400"], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import Thumbcache
+
+/// The HTML of the page: server-rendered, so browsing, searching and tagging work without
+/// JavaScript; `page.js` only makes tagging quicker and adds keys.
+struct PageRenderer: Sendable {
+    /// Grid tiles' thumbnail size in points (2x from the same cache: a `warm`'s 256 px thumbnails).
+    let tileSize: Int
+
+    enum Section: String { case recents = "Recents", browse = "Browse", tags = "Tags", search = "Search", item = "Item" }
+
+    /// One grid cell: a file or a folder.
+    struct Tile {
+        var path: String
+        var name: String
+        var isDirectory = false
+        var size: UInt64?
+        var modified: Double?
+        var content: ContentHash?
+    }
+
+    func page(_ title: String, section: Section, query: String = "", body: String) -> String {
+        let links: [(Section, String)] = [(.recents, "/"), (.browse, "/browse"), (.tags, "/tagged")]
+        let nav = links.map { s, href in
+            "<a href=\"\(href)\"" + (s == section ? " aria-current=\"page\"" : "") + ">\(s.rawValue)</a>"
+        }.joined()
+        return """
+            <!doctype html>
+            <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(Self.escape(title)) · thumbcache</title><link rel="stylesheet" href="/assets/page.css?v=\(thumbcacheVersion)">
+            <script src="/assets/page.js?v=\(thumbcacheVersion)" defer></script></head>
+            <body><header><nav aria-label="Sections">\(nav)</nav>
+            <form class="search" action="/find" method="get" role="search"><input type="search" name="q" value="\(Self.escape(query))" \
+            placeholder="Search names, tags, or a query" aria-label="Search" accesskey="s"><button type="submit">Search</button></form></header>
+            <main id="main"><h1>\(Self.escape(title))</h1>
+            \(body)
+            </main></body></html>
+            """
+    }
+
+    func grid(_ tiles: [Tile], empty: String) -> String {
+        guard !tiles.isEmpty else { return "<p class=\"empty\">\(Self.escape(empty))</p>" }
+        return "<ul class=\"grid\">" + tiles.map(tile).joined() + "</ul>"
+    }
+
+    private func tile(_ t: Tile) -> String {
+        let href = t.isDirectory ? "/browse?path=\(URLText.query(t.path))" : "/item?path=\(URLText.query(t.path))"
+        var meta: [String] = []
+        if !t.isDirectory, let size = t.size { meta.append(Self.bytes(size)) }
+        if let m = t.modified { meta.append(Self.day(m)) }
+        let picture =
+            t.isDirectory
+            ? "<span class=\"folder\" aria-hidden=\"true\"></span>"
+            : image(t.content, path: t.path, size: tileSize, alt: "")
+        return "<li><a class=\"tile\" href=\"\(href)\">\(picture)<span class=\"name\">\(Self.escape(t.name))</span>"
+            + "<span class=\"meta\">\(meta.joined(separator: " · "))</span></a></li>"
+    }
+
+    /// An `<img>` loaded lazily at the device's scale: immutable URLs when the content is known.
+    func image(_ content: ContentHash?, path: String, size: Int, alt: String) -> String {
+        let one = content.map { ThumbnailEndpoints.url($0, size: size) } ?? ThumbnailEndpoints.url(path: path, size: size)
+        let two = content.map { ThumbnailEndpoints.url($0, size: size, scale: 2) } ?? ThumbnailEndpoints.url(path: path, size: size, scale: 2)
+        return "<img src=\"\(Self.escape(one))\" srcset=\"\(Self.escape(one)) 1x, \(Self.escape(two)) 2x\" width=\"\(size)\" "
+            + "height=\"\(size)\" loading=\"lazy\" decoding=\"async\" alt=\"\(Self.escape(alt))\">"
+    }
+
+    static func tiles(_ results: [SearchResult]) -> [Tile] {
+        results.compactMap { r in
+            guard let path = r.path else { return nil }
+            let name: String
+            if case .string(let n)? = r.attributes[MDItem.fsName] { name = n } else { name = (path as NSString).lastPathComponent }
+            let size = r.attributes[MDItem.fsSize]?.seconds.map { UInt64(max(0, $0)) }
+            let content = r.contentHash.flatMap { h in h.withUnsafeBytes { ContentHash(bytes: $0) } }
+            return Tile(path: path, name: name, size: size, modified: r.attributes[MDItem.contentModificationDate]?.seconds, content: content)
+        }
+    }
+
+    /// One file: its picture, attributes and tags (forms that work without JavaScript).
+    func item(_ path: String, content: ContentHash?, attributes: [String: AttributeValue], tags: [String]) -> String {
+        let rows = attributes.sorted { $0.key < $1.key }.map { name, value in
+            "<tr><th scope=\"row\">\(Self.escape(name))</th><td>\(Self.escape(AttributeFormat.text(value)))</td></tr>"
+        }.joined()
+        let tagItems = tags.map { tag in
+            """
+            <li><form method="post" action="/item/tags" class="tag-edit"><input type="hidden" name="path" value="\(Self.escape(path))">\
+            <input type="hidden" name="tag" value="\(Self.escape(tag))"><input type="hidden" name="action" value="remove">\
+            <span class="tag">\(Self.escape(tag))</span> <button type="submit" aria-label="Remove tag \(Self.escape(tag))">×</button></form></li>
+            """
+        }.joined()
+        let parent = (path as NSString).deletingLastPathComponent
+        return """
+            <div class="item"><figure>\(image(content, path: path, size: 256, alt: (path as NSString).lastPathComponent))</figure>
+            <section aria-labelledby="tags-h"><h2 id="tags-h">Tags</h2><ul class="tags" id="tags">\(tagItems)</ul>
+            <form method="post" action="/item/tags" class="tag-edit" id="add-tag"><input type="hidden" name="path" value="\(Self.escape(path))">\
+            <input type="hidden" name="action" value="add"><label for="new-tag">Add a tag</label> \
+            <input id="new-tag" name="tag" required maxlength="256" autocomplete="off"> <button type="submit">Add</button></form>
+            <p class="error" role="alert" hidden></p>
+            <p><a href="/browse?path=\(URLText.query(parent))">Show in its folder</a></p></section></div>
+            <section aria-labelledby="attrs-h"><h2 id="attrs-h">Attributes</h2>\
+            \(rows.isEmpty ? "<p class=\"empty\">Not in the index yet: run <code>thumbcache warm</code> on its folder.</p>" : "<table class=\"attributes\">\(rows)</table>")</section>
+            """
+    }
+
+    func breadcrumbs(_ path: String, root: ServedRoots.Root) -> String {
+        var crumbs = ["<a href=\"/browse\">Folders</a>"]
+        var current = root.real
+        crumbs.append("<a href=\"/browse?path=\(URLText.query(current))\">\(Self.escape((root.given as NSString).lastPathComponent))</a>")
+        for part in path.dropFirst(root.real.count).split(separator: "/") {
+            current += "/" + part
+            crumbs.append("<a href=\"/browse?path=\(URLText.query(current))\">\(Self.escape(String(part)))</a>")
+        }
+        return "<nav class=\"crumbs\" aria-label=\"Folder\">" + crumbs.joined(separator: " / ") + "</nav>"
+    }
+
+    func tagList(_ counts: [(tag: String, count: Int)]) -> String {
+        guard !counts.isEmpty else {
+            return "<p class=\"empty\">No tags yet. Open a file and add one; files tagged in Dolphin or Files show up after a warm.</p>"
+        }
+        return "<ul class=\"taglist\">" + counts.map {
+            "<li><a href=\"/tagged?tag=\(URLText.query($0.tag))\"><span class=\"tag\">\(Self.escape($0.tag))</span> <span class=\"count\">\($0.count)</span></a></li>"
+        }.joined() + "</ul>"
+    }
+
+    func errorPage(_ error: ServeError) -> String {
+        page("\(error.status.code) \(error.status.reasonPhrase)", section: .item,
+             body: "<p class=\"error\">\(Self.escape(error.message))</p><p><a href=\"/\">Back to Recents</a></p>")
+    }
+
+    static func escape(_ s: String) -> String {
+        var out = ""
+        out.reserveCapacity(s.utf8.count)
+        for c in s.unicodeScalars {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
+
+    static func bytes(_ n: UInt64) -> String {
+        let units = ["bytes", "KB", "MB", "GB", "TB"]
+        var value = Double(n), unit = 0
+        while value >= 1000 && unit < units.count - 1 { value /= 1000; unit += 1 }
+        return unit == 0 ? "\(n) bytes" : String(format: value < 10 ? "%.1f" : "%.0f", value) + " " + units[unit]
+    }
+
+    static func day(_ seconds: Double) -> String {
+        String(AttributeFormat.date(seconds).prefix(10))
+    }
+}

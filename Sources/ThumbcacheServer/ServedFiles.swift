@@ -1,0 +1,186 @@
+import Foundation
+import Synchronization
+import Thumbcache
+
+/// What the server shows of the files under its roots: search, recents, tags, folders, one item,
+/// and which contents may be shown at all. Every path it returns is inside the roots.
+final class ServedFiles: Sendable {
+    let roots: ServedRoots
+    let store: ThumbnailStore
+    let index: MetadataIndex
+    let generator: ThumbnailGenerator
+    /// Brings the index up to date for files whose tags were just written.
+    let reindex: @Sendable ([String]) async -> Void
+    /// Contents met under the roots outside the index (a browsed folder's cached files, a
+    /// `/thumbnail?path=` redirect): content → path, bounded.
+    private let vouched = Mutex<[ContentHash: String]>([:])
+    private static let vouchedLimit = 16384
+
+    /// The most results a search returns, and the most files Recents and Tags look through.
+    static let searchLimit = 1000
+    static let scanLimit = 20000
+    /// The attributes a grid tile shows.
+    static let tileAttributes = [MDItem.fsName, MDItem.fsSize, MDItem.contentModificationDate, MDItem.lastUsedDate, MDItem.contentType,
+                                 MDItem.userTags]
+
+    init(roots: ServedRoots, store: ThumbnailStore, index: MetadataIndex, generator: ThumbnailGenerator,
+         reindex: @escaping @Sendable ([String]) async -> Void) {
+        self.roots = roots
+        self.store = store
+        self.index = index
+        self.generator = generator
+        self.reindex = reindex
+    }
+
+    // MARK: Contents
+
+    /// A file under the roots with this content, if the index or this server has met one: a
+    /// thumbnail is never shown for content only known from elsewhere in the shared cache.
+    func path(withContent content: ContentHash) throws -> String? {
+        if let path = try index.paths(withContent: content.bytes).first(where: roots.contains) { return path }
+        return vouched.withLock { $0[content] }
+    }
+
+    /// Remembers that `path` (inside the roots) has `content`.
+    func vouch(_ content: ContentHash, path: String) {
+        vouched.withLock { map in
+            if map.count >= Self.vouchedLimit { map.removeAll(keepingCapacity: true) }
+            map[content] = path
+        }
+    }
+
+    /// The content hash the stat cache holds for the file as it is now, without reading it.
+    func cachedContent(path: String, snapshot: FileSnapshot) -> ContentHash? {
+        try? store.cachedContentHash(path: path, snapshot: snapshot)
+    }
+
+    // MARK: Searching
+
+    /// A search limited to the roots (or the folders of `onlyIn`, each inside them).
+    func search(_ query: String, onlyIn: [String] = [], limit: Int, attributes: [String]?) throws -> SearchResults {
+        guard !query.trimmingCharacters(in: .whitespaces).isEmpty else { throw ServeError.badRequest("q is missing") }
+        guard query.utf8.count <= 1024 else { throw ServeError.badRequest("q is longer than 1024 bytes") }
+        let folders = onlyIn.isEmpty ? roots.paths : onlyIn
+        var results = try index.search(query, options: SearchOptions(onlyIn: folders, limit: limit, attributes: attributes))
+        results.results.removeAll { $0.path.map { !roots.contains($0) } ?? true }
+        return results
+    }
+
+    /// Files last used or modified, newest first.
+    func recents(limit: Int) throws -> [SearchResult] {
+        var found: [SearchResult] = []
+        for query in ["kMDItemContentModificationDate >= $time.today(-30) || kMDItemLastUsedDate >= $time.today(-30)",
+                      "kMDItemContentModificationDate >= $time.this_year(-1)", "kMDItemFSSize >= 0"] {
+            found = try search(query, limit: Self.scanLimit, attributes: Self.tileAttributes).results
+            if found.count >= limit { break }
+        }
+        func recency(_ r: SearchResult) -> Double {
+            max(r.attributes[MDItem.contentModificationDate]?.seconds ?? 0, r.attributes[MDItem.lastUsedDate]?.seconds ?? 0)
+        }
+        return Array(found.sorted { recency($0) > recency($1) }.prefix(limit))
+    }
+
+    /// Every tag on a file under the roots, with how many files carry it, most used first.
+    func tagCounts() throws -> [(tag: String, count: Int)] {
+        var counts: [String: Int] = [:]
+        let results = try index.search(.comparison(attribute: MDItem.userTags, op: .equal, value: .string("*", []), position: 0),
+                                       options: SearchOptions(onlyIn: roots.paths, limit: Self.scanLimit, attributes: [MDItem.userTags]))
+        for r in results.results where r.path.map(roots.contains) ?? false {
+            if case .strings(let tags)? = r.attributes[MDItem.userTags] { for t in Set(tags) { counts[t, default: 0] += 1 } }
+        }
+        return counts.map { ($0.key, $0.value) }.sorted { $0.count != $1.count ? $0.count > $1.count : $0.tag < $1.tag }
+    }
+
+    /// Files tagged `tag`.
+    func tagged(_ tag: String, limit: Int) throws -> SearchResults {
+        var results = try index.search(.comparison(attribute: MDItem.userTags, op: .equal, value: .string(tag, []), position: 0),
+                                       options: SearchOptions(onlyIn: roots.paths, limit: limit, attributes: Self.tileAttributes))
+        results.results.removeAll { $0.path.map { !roots.contains($0) } ?? true }
+        return results
+    }
+
+    /// Every indexed attribute of the file at `path` (a resolved path inside the roots).
+    func item(path: String) throws -> SearchResult? { try index.item(path: path) }
+
+    // MARK: Tags
+
+    /// Adds or removes a tag on the file's `user.xdg.tags` and updates its index item before
+    /// returning, so the next search sees it.
+    func editTag(_ tag: String, add: Bool, path: String) async throws -> [String] {
+        guard FileTags.isValid(tag) else {
+            throw ServeError.badRequest("a tag must be 1 to 256 bytes, without commas, control characters or surrounding spaces")
+        }
+        let tags = try Self.writeTag(tag, add: add, path: path)
+        await reindex([path])
+        return tags
+    }
+
+    private static func writeTag(_ tag: String, add: Bool, path: String) throws(ServeError) -> [String] {
+        do {
+            if add { return try FileTags.add(tag, path: path) }
+            return try FileTags.remove(tag, path: path)
+        } catch {
+            guard case .system(_, let errno) = error.reason else { throw ServeError(.internalServerError, "cannot write the tags of \(path)") }
+            switch errno.rawValue {
+            case EACCES, EPERM: throw ServeError(.forbidden, "cannot write the tags of \(path): permission denied")
+            case ENOTSUP: throw ServeError(.conflict, "the file system of \(path) does not keep extended attributes")
+            default: throw ServeError(.internalServerError, "cannot write the tags of \(path): \(errno)")
+            }
+        }
+    }
+
+    // MARK: Folders
+
+    /// One entry of a folder.
+    struct Entry: Sendable {
+        var path: String
+        var name: String
+        var isDirectory: Bool
+        var size: UInt64
+        var modified: Double
+        var content: ContentHash?
+    }
+
+    /// The folder's entries, folders first, then by name; hidden ones skipped; at most `limit`.
+    func listing(_ directory: String, limit: Int) throws -> (entries: [Entry], total: Int) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+            throw ServeError(.forbidden, "cannot list \(directory)")
+        }
+        var entries: [Entry] = []
+        let visible = names.filter { !$0.hasPrefix(".") }
+        // Folders this large are shown in part: a page is not the place for a million files.
+        for name in visible.sorted(by: { $0.localizedStandardCompare($1) == .orderedAscending }).prefix(Self.scanLimit) {
+            let path = directory == "/" ? "/" + name : directory + "/" + name
+            var st = stat()
+            guard lstat(path, &st) == 0 else { continue }
+            var snapshot = FileSnapshot(st)
+            if snapshot.kind == .symbolicLink {
+                // A symbolic link leading out of the roots is not shown.
+                guard let real = ServedRoots.realPath(path), roots.roots.contains(where: { ServedRoots.isUnder(real, $0.real) }),
+                      let target = try? FileSnapshot.of(path: path) else { continue }
+                snapshot = target
+            }
+            let isDirectory = snapshot.kind == .directory
+            guard isDirectory || snapshot.kind == .regular else { continue }
+            var content: ContentHash?
+            if !isDirectory, let c = cachedContent(path: path, snapshot: snapshot) {
+                content = c
+                vouch(c, path: path)
+            }
+            entries.append(Entry(path: path, name: name, isDirectory: isDirectory, size: snapshot.size,
+                                 modified: Double(snapshot.modificationTime) / 1e9, content: content))
+        }
+        entries.sort { $0.isDirectory != $1.isDirectory ? $0.isDirectory : false }
+        return (Array(entries.prefix(limit)), visible.count)
+    }
+}
+
+extension AttributeValue {
+    /// A date's or number's seconds, for sorting.
+    var seconds: Double? {
+        switch self {
+        case .date(let d), .number(let d): d
+        default: nil
+        }
+    }
+}

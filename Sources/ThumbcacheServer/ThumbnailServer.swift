@@ -1,0 +1,90 @@
+import Foundation
+import Hummingbird
+import Logging
+import Thumbcache
+
+/// `thumbcache serve`: thumbnails by immutable content-hash URLs, search, attributes and tags
+/// over HTTP, and a page to browse them, for the files under a set of folders.
+public final class ThumbnailServer: Sendable {
+    public struct Configuration: Sendable {
+        /// Address to bind: loopback by default; any other needs the token for every request.
+        public var address: String
+        /// 0 picks a free port (reported to `run`'s `onListening`).
+        public var port: Int
+        /// Ask for the token on loopback too (for machines shared with other users).
+        public var requireToken: Bool
+        /// The grid's thumbnail size in points, and the size in search results' URLs.
+        public var tileSize: Int
+
+        public init(address: String = "127.0.0.1", port: Int = 8421, requireToken: Bool = false, tileSize: Int = 128) {
+            self.address = address
+            self.port = port
+            self.requireToken = requireToken
+            self.tileSize = tileSize
+        }
+
+        /// True for 127.0.0.0/8, ::1 and localhost.
+        public var isLoopback: Bool {
+            address == "localhost" || address == "::1" || address.hasPrefix("127.")
+        }
+    }
+
+    public let configuration: Configuration
+    public let roots: ServedRoots
+    let files: ServedFiles
+    let token: String
+
+    /// - Parameters:
+    ///   - roots: the folders shown; nothing outside them is read or revealed.
+    ///   - token: the access token (``AccessToken/loadOrCreate(directory:)``).
+    ///   - reindex: brings the index up to date for files whose tags were just written (a warm of them).
+    public init(configuration: Configuration, roots: ServedRoots, store: ThumbnailStore, index: MetadataIndex, generator: ThumbnailGenerator,
+                token: String, reindex: @escaping @Sendable ([String]) async -> Void) {
+        self.configuration = configuration
+        self.roots = roots
+        self.token = token
+        files = ServedFiles(roots: roots, store: store, index: index, generator: generator, reindex: reindex)
+    }
+
+    /// Serves until the task is cancelled or SIGINT/SIGTERM arrives; `onListening` gets the bound port.
+    public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        var logger = Logger(label: "thumbcache.serve")
+        logger.logLevel = .warning
+        let app = Application(
+            router: makeRouter(), configuration: .init(address: .hostname(configuration.address, port: configuration.port), serverName: nil),
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) }, logger: logger)
+        try await app.runService()
+    }
+
+    func makeRouter() -> Router<BasicRequestContext> {
+        let router = Router(options: .autoGenerateHeadEndpoints)
+        let renderer = PageRenderer(tileSize: configuration.tileSize)
+        let loopback = configuration.isLoopback
+        let policy = AccessPolicy(token: token, tokenForReads: !loopback || configuration.requireToken,
+                                  hosts: loopback ? ["127.0.0.1", "localhost", "[::1]", configuration.address.lowercased()] : nil)
+        router.add(middleware: RequestGuard(policy: policy, renderer: renderer, issuesCookie: loopback && !configuration.requireToken))
+
+        let thumbnails = ThumbnailEndpoints(files: files)
+        router.get("/thumbnails/:hash") { request, context in try await thumbnails.thumbnail(context.parameters.require("hash")[...], request) }
+        router.get("/thumbnail") { request, _ in try await thumbnails.redirect(request) }
+
+        let api = QueryEndpoints(files: files, thumbnailSize: configuration.tileSize)
+        router.get("/search") { request, _ in try await api.search(request) }
+        router.get("/info") { request, _ in try await api.info(request) }
+        router.get("/tags") { request, _ in try await api.tags(request) }
+        router.put("/tags") { request, _ in try await api.editTag(request, add: true) }
+        router.delete("/tags") { request, _ in try await api.editTag(request, add: false) }
+
+        let pages = PageEndpoints(files: files, renderer: renderer)
+        router.get("/") { request, _ in try await pages.recents(request) }
+        router.get("/browse") { request, _ in try await pages.browse(request) }
+        router.get("/tagged") { request, _ in try await pages.tagged(request) }
+        router.get("/find") { request, _ in try await pages.find(request) }
+        router.get("/item") { request, _ in try await pages.item(request) }
+        router.post("/item/tags") { request, _ in try await pages.editTag(request) }
+        router.get("/assets/page.css") { _, _ in PageEndpoints.asset(PageAssets.css, type: "text/css; charset=utf-8") }
+        router.get("/assets/page.js") { _, _ in PageEndpoints.asset(PageAssets.js, type: "text/javascript; charset=utf-8") }
+        router.get("/favicon.ico") { _, _ in Response(status: .noContent) }
+        return router
+    }
+}

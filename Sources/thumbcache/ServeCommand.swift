@@ -1,0 +1,112 @@
+import ArgumentParser
+import Foundation
+import Thumbcache
+import ThumbcacheServer
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve thumbnails, search and tags over HTTP, with a page to browse them.",
+        discussion: """
+            Shows the files under each ROOT (default: your home folder), from the same cache the \
+            other commands use. Open the address it prints: Recents, Browse, Tags and Search, \
+            thumbnails in a grid; select a file for its attributes and tags. The page works \
+            without JavaScript.
+
+            For programs:
+              GET /thumbnails/HASH?size=256&scale=2   a thumbnail by content hash (immutable, ETag, 304)
+              GET /thumbnail?path=FILE&size=256       redirects to the immutable URL of the file's content
+              GET /search?q=QUERY&onlyin=DIR&limit=N&attrs=A,B   as `thumbcache search --json`
+              GET /info?path=FILE                     as `thumbcache info --json`
+              GET /tags                               every tag with its count
+              PUT|DELETE /tags?path=FILE&tag=TAG      writes user.xdg.tags and updates the index
+
+            It listens on loopback unless --address says otherwise; any other address needs the \
+            token (kept 0600 in the cache directory) on every request, as `Authorization: Bearer \
+            TOKEN` or the cookie the printed link sets. Writes always need it and must come from \
+            the page's own origin. Nothing outside the roots is read or shown. Search and Recents \
+            show indexed files: `thumbcache warm ROOT` first, or pass --warm.
+
+            Examples:
+              thumbcache serve ~/Pictures --warm
+              thumbcache serve --address 0.0.0.0 --port 8080 /srv/photos
+              curl -s 'http://127.0.0.1:8421/search?q=holiday&limit=5'
+            """
+    )
+
+    @Argument(help: ArgumentHelp("Folders to serve (default: your home folder).", valueName: "root"))
+    var roots: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Address to listen on; anything but loopback needs the token.", valueName: "address"))
+    var address = "127.0.0.1"
+
+    @Option(name: .long, help: ArgumentHelp("Port to listen on (0 picks a free one).", valueName: "port"))
+    var port = 8421
+
+    @Flag(name: .long, help: "Ask for the token on loopback too (on a machine shared with other users).")
+    var requireToken = false
+
+    @Flag(name: .long, help: "Warm the roots (thumbnails and index) in the background while serving.")
+    var warm = false
+
+    @Flag(name: .long, help: "Print where it listens as one line of JSON (url, port, token file).")
+    var json = false
+
+    @OptionGroup var cacheOptions: CacheOptions
+
+    @OptionGroup var decoderOptions: DecoderOptions
+
+    @OptionGroup var pluginOptions: PluginOptions
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        for root in roots where !FileManager.default.fileExists(atPath: root) { throw ValidationError("no such folder: \(root)") }
+    }
+
+    func run() async throws {
+        let served: ServedRoots
+        do {
+            served = try ServedRoots((roots.isEmpty ? [FilePaths.home] : roots).map(FilePaths.resolved))
+        } catch {
+            throw CommandFailure(error.message)
+        }
+        let store = try cacheOptions.open()
+        let index = try cacheOptions.openIndex()
+        let token = try AccessToken.loadOrCreate(directory: store.directory)
+        let (providers, types) = pluginOptions.providers(decoderOptions)
+        let generator = ThumbnailGenerator(store: store, providers: providers, types: types, isolation: decoderOptions.isolation())
+        let warmer = Warmer(store: store, providers: providers, types: types)
+        let isolation = decoderOptions.isolation()
+        let server = ThumbnailServer(
+            configuration: .init(address: address, port: port, requireToken: requireToken), roots: served, store: store, index: index,
+            generator: generator, token: token,
+            reindex: { paths in _ = await warmer.warm(paths, options: .init(jobs: 1, index: index, isolation: isolation)) })
+        let json = self.json, warm = self.warm
+        let host = address.contains(":") ? "[\(address)]" : address
+        try await server.run { port in
+            let url = "http://\(host):\(port)/"
+            let tokenFile = store.directory + "/" + AccessToken.fileName
+            let needsToken = !server.configuration.isLoopback || server.configuration.requireToken
+            // Written unbuffered: a program that started the server reads the address at once.
+            var lines: [String] = []
+            if json {
+                let object: [String: Any] = ["url": url, "port": port, "tokenFile": tokenFile, "roots": served.paths, "tokenRequired": needsToken]
+                lines.append(String(decoding: try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self))
+            } else {
+                lines.append("Serving \(served.paths.joined(separator: ", ")) at \(url)")
+                if needsToken { lines.append("Open \(url)?token=\(token) (the token is kept in \(tokenFile))") }
+                if (try? index.statistics().items) == 0 && !warm {
+                    lines.append("The index is empty: search and Recents show indexed files. Run `thumbcache warm` on a root, or pass --warm.")
+                }
+            }
+            FileHandle.standardOutput.write(Data(lines.map { $0 + "\n" }.joined().utf8))
+            if warm {
+                Task.detached {
+                    let summary = await warmer.warm(served.paths, options: .init(index: index, isolation: isolation))
+                    try? index.sync()
+                    FileHandle.standardError.write(Data("thumbcache serve: warmed \(summary.seen) files (\(summary.generated) thumbnails made, \(summary.failed) failed) in \(String(format: "%.1f", summary.elapsedSeconds)) s\n".utf8))
+                }
+            }
+        }
+    }
+}
