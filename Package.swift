@@ -130,7 +130,7 @@ let package = Package(
         .testTarget(
             name: "ThumbcacheTests",
             dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheWorker", "ThumbcacheTestSupport", "thumbcache", "thumbcache-worker",
-                           "thumbcache-test-worker", "CFileInfo", "ThumbcacheCodecs"],
+                           "thumbcache-test-worker", "CFileInfo", "ThumbcacheCodecs", "ThumbcacheServer"],
             exclude: ["FuzzRegressions"]  // inputs FuzzRegressionTests reads from the source tree
         ),
         // An app's view: only `import Thumbcache`, no test support, no internals.

@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+import ThumbcacheTestSupport
+@testable import Thumbcache
+
+/// The page in a real browser: headless Chromium driven through chromedriver (WebDriver, plain
+/// HTTP with JSON) searches, gets a grid whose every thumbnail loaded, opens an item and tags it.
+/// A screenshot of the grid is kept in `.build/test-artifacts/serve-grid.png`.
+@Suite(.serialized)
+struct BrowserTests {
+    /// chromedriver on a free loopback port, and one browser session; both stopped when released.
+    final class Browser {
+        let driver: ChildProcess
+        let port: Int
+        let profile = TemporaryDirectory(prefix: "thumbcache-chromium")
+        private(set) var session = ""
+        static let element = "element-6066-11e4-a52e-4f735466cecf"
+
+        init() throws {
+            port = Self.freePort()
+            driver = try ChildProcess(program: "/usr/bin/chromedriver", arguments: ["--port=\(port)", "--allowed-ips=127.0.0.1"])
+            var ready = false
+            for _ in 0..<100 where !ready {
+                ready = ((try? RawHTTP.request("GET", "/status", port: port))?.json["value"] as? [String: Any])?["ready"] as? Bool == true
+                if !ready { usleep(100_000) }
+            }
+            #expect(ready, "chromedriver did not start")
+            let capabilities: [String: Any] = ["capabilities": ["alwaysMatch": ["browserName": "chrome", "goog:chromeOptions": [
+                "binary": "/usr/bin/chromium",
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1100,800",
+                         "--force-device-scale-factor=1", "--user-data-dir=\(profile.path)", "--no-first-run"],
+            ]]]]
+            let reply = try command("POST", "/session", capabilities)
+            session = (reply["value"] as? [String: Any])?["sessionId"] as? String ?? ""
+            #expect(!session.isEmpty, "no session: \(reply)")
+        }
+
+        deinit {
+            if !session.isEmpty { _ = try? command("DELETE", "/session/\(session)") }
+            driver.kill(SIGTERM)
+            _ = driver.wait(timeout: 20)
+        }
+
+        @discardableResult
+        func command(_ method: String, _ path: String, _ body: [String: Any]? = nil) throws -> [String: Any] {
+            let bytes = try body.map { Array(try JSONSerialization.data(withJSONObject: $0)) } ?? []
+            return try RawHTTP.request(method, path, port: port, headers: ["Content-Type": "application/json"], body: bytes).json
+        }
+
+        func go(_ url: String) throws { try command("POST", "/session/\(session)/url", ["url": url]) }
+
+        func find(_ css: String) throws -> String? {
+            let reply = try command("POST", "/session/\(session)/element", ["using": "css selector", "value": css])
+            return (reply["value"] as? [String: Any])?[Self.element] as? String
+        }
+
+        func type(_ text: String, into element: String) throws {
+            try command("POST", "/session/\(session)/element/\(element)/value", ["text": text])
+        }
+
+        func click(_ element: String) throws { try command("POST", "/session/\(session)/element/\(element)/click", [:]) }
+
+        func run(_ script: String) throws -> Any? {
+            try command("POST", "/session/\(session)/execute/sync", ["script": script, "args": []])["value"]
+        }
+
+        func screenshot() throws -> Data? {
+            (try command("GET", "/session/\(session)/screenshot")["value"] as? String).flatMap { Data(base64Encoded: $0) }
+        }
+
+        /// Polls `script` (which returns a boolean) for up to 20 s.
+        func until(_ script: String) throws -> Bool {
+            for _ in 0..<200 {
+                if try run(script) as? Bool == true { return true }
+                usleep(100_000)
+            }
+            return false
+        }
+
+        static func freePort() -> Int {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            var sa = sockaddr_in()
+            sa.sin_family = sa_family_t(AF_INET)
+            sa.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &sa) { p in
+                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 ? getsockname(fd, $0, &length) : -1 }
+            }
+            return Int(UInt16(bigEndian: sa.sin_port))
+        }
+    }
+
+    /// Where test artifacts are kept: `.build/test-artifacts`.
+    static var artifacts: String {
+        let build = URL(fileURLWithPath: ChildProcess.productsDirectory).deletingLastPathComponent().deletingLastPathComponent().path
+        let dir = build + "/test-artifacts"
+        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    @Test func chromiumSearchesSeesEveryThumbnailAndTagsAFile() throws {
+        let f = try ServeTests.Fixture()
+        let server = try ServeTests.Server(f)
+        let browser = try Browser()
+        let base = "http://127.0.0.1:\(server.port)"
+
+        try browser.go(base + "/")
+        #expect(try browser.run("return document.title") as? String == "Recents · thumbcache")
+        let search = try #require(try browser.find(".search input"))
+        try browser.type("beach\u{E007}", into: search)  // Enter submits the form
+        #expect(try browser.until("return location.pathname === '/find' && document.querySelectorAll('.grid img').length === 3"))
+        // Every thumbnail loaded: complete, with pixels (a broken image has naturalWidth 0).
+        let allLoaded = "return [...document.images].every(i => i.complete && i.naturalWidth > 0)"
+        let loaded = try browser.until(allLoaded)
+        let broken = try browser.run("return [...document.images].filter(i => !i.naturalWidth).map(i => i.src)")
+        #expect(loaded, "broken images: \(String(describing: broken))")
+        let shot = try #require(try browser.screenshot())
+        try shot.write(to: URL(fileURLWithPath: Self.artifacts + "/serve-grid.png"))
+        #expect(shot.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+
+        // Open one item with the keyboard's Enter on a focused tile, then add a tag.
+        let tile = try #require(try browser.find(".grid .tile"))
+        try browser.click(tile)
+        #expect(try browser.until("return location.pathname === '/item' && !!document.getElementById('new-tag')"))
+        #expect(try browser.until(allLoaded))
+        let path = try #require(try browser.run("return new URLSearchParams(location.search).get('path')") as? String)
+        #expect(path.hasPrefix(f.root + "/trip/beach"))
+        guard f.tagsWork else { return }
+        let field = try #require(try browser.find("#new-tag"))
+        try browser.type("favourite\u{E007}", into: field)
+        #expect(try browser.until("return [...document.querySelectorAll('#tags .tag')].some(t => t.textContent === 'favourite')"))
+        #expect(FileTags.read(path: path) == ["favourite"])
+        try browser.go(base + "/tagged")
+        #expect(try browser.until("return document.body.textContent.includes('favourite')"))
+    }
+}

@@ -1,0 +1,355 @@
+import CFileInfo
+import Foundation
+import Testing
+import ThumbcacheImaging
+import ThumbcacheTestSupport
+@testable import Thumbcache
+import ThumbcacheServer
+
+/// `thumbcache serve` as a child process on loopback, asked by a raw HTTP client: every endpoint,
+/// the caching headers, the token and origin rules, tags through the extended attribute, and
+/// escape attempts. The cache it serves also holds files outside its root (warmed beside it),
+/// which must stay invisible.
+@Suite(.serialized)
+struct ServeTests {
+    /// A tree to serve, a sibling whose name extends the root's, and a folder outside with a
+    /// secret, all warmed into one cache; symbolic links from the root lead out.
+    final class Fixture {
+        let dir = TemporaryDirectory(prefix: "thumbcache-serve")
+        let root: String, outside: String, sibling: String, cache: String
+        let secret: String
+        let tagsWork: Bool
+
+        init() throws {
+            let base = FilePaths.resolved(dir.path)
+            root = base + "/photos"
+            sibling = base + "/photos2"
+            outside = base + "/outside"
+            cache = base + "/cache"
+            for d in [root + "/trip", sibling, outside] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
+            for (i, (w, h)) in [(640, 480), (300, 500), (200, 200)].enumerated() {
+                try Data(ImageEncoder.png(testPhoto(width: w + i, height: h))).write(to: URL(fileURLWithPath: root + "/trip/beach\(i).png"))
+            }
+            try Data(ImageEncoder.jpeg(testPhoto(width: 800, height: 600))).write(to: URL(fileURLWithPath: root + "/sunset.jpg"))
+            try Data("holiday plans\n".utf8).write(to: URL(fileURLWithPath: root + "/notes.txt"))
+            try Data(ImageEncoder.png(testPhoto(width: 90, height: 90))).write(to: URL(fileURLWithPath: sibling + "/neighbour.png"))
+            secret = outside + "/secret-plans.png"
+            try Data(ImageEncoder.png(testPhoto(width: 120, height: 80))).write(to: URL(fileURLWithPath: secret))
+            try FileManager.default.createSymbolicLink(atPath: root + "/escape", withDestinationPath: outside)
+            try FileManager.default.createSymbolicLink(atPath: root + "/link.png", withDestinationPath: secret)
+            tagsWork = cfi_setxattr(root + "/sunset.jpg", "user.xdg.tags", "sky", 3) == 0
+            // Older than the stat cache's racy window, so the warm's entries are trusted at once.
+            let past = Date().addingTimeInterval(-10)
+            for f in ["/trip/beach0.png", "/trip/beach1.png", "/trip/beach2.png", "/sunset.jpg", "/notes.txt"] {
+                try FileManager.default.setAttributes([.modificationDate: past], ofItemAtPath: root + f)
+            }
+            let warm = try ChildProcess(program: "thumbcache", arguments: ["warm", root, outside, sibling, "--cache", cache])
+            #expect(warm.wait().termination == .exited(0))
+        }
+    }
+
+    /// A running server; stopped with SIGTERM when released.
+    final class Server {
+        let child: ChildProcess
+        let port: Int
+        let token: String
+
+        init(_ fixture: Fixture, arguments: [String] = []) throws {
+            child = try ChildProcess(program: "thumbcache", arguments: ["serve", fixture.root, "--cache", fixture.cache, "--port", "0", "--json"] + arguments)
+            let line = child.waitForLines(1, timeout: 60).first ?? ""
+            let info = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+            port = info?["port"] as? Int ?? 0
+            token = (try? String(contentsOfFile: fixture.cache + "/serve-token", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            #expect(port > 0, "serve did not start: \(line) \(child.wait(timeout: 1).stderr)")
+        }
+
+        deinit {
+            child.kill(SIGTERM)
+            _ = child.wait(timeout: 20)
+        }
+
+        func get(_ target: String, headers: [String: String] = [:]) throws -> RawHTTP.Reply {
+            try RawHTTP.request("GET", target, port: port, headers: headers)
+        }
+
+        func send(_ method: String, _ target: String, headers: [String: String] = [:], body: String = "") throws -> RawHTTP.Reply {
+            try RawHTTP.request(method, target, port: port, headers: headers, body: Array(body.utf8))
+        }
+
+        var bearer: [String: String] { ["Authorization": "Bearer \(token)"] }
+        var origin: String { "http://127.0.0.1:\(port)" }
+    }
+
+    static func q(_ s: String) -> String { s.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "/-._"))) ?? s }
+
+    @Test func thumbnailsAreImmutableByContentAndRevalidateWith304() throws {
+        let f = try Fixture()
+        let server = try Server(f)
+        let search = try server.get("/search?q=beach&attrs=kMDItemPixelWidth,kMDItemFSName")
+        #expect(search.status == 200)
+        #expect(search.header("content-type")?.hasPrefix("application/json") == true)
+        let results = search.json["results"] as? [[String: Any]] ?? []
+        #expect(search.json["count"] as? Int == 3)
+        #expect(Set(results.compactMap { $0["path"] as? String }) == Set((0..<3).map { f.root + "/trip/beach\($0).png" }))
+        let first = try #require(results.first { ($0["path"] as? String)?.hasSuffix("beach0.png") == true })
+        let hash = try #require(first["contentHash"] as? String)
+        #expect((first["attributes"] as? [String: Any])?["kMDItemPixelWidth"] as? Int == 640)
+        #expect(first["thumbnail"] as? String == "/thumbnails/\(hash)?size=128")
+
+        // Cached by a warm: served with the headers that let any cache keep it forever.
+        let thumb = try server.get("/thumbnails/\(hash)?size=256")
+        #expect(thumb.status == 200)
+        #expect(thumb.header("content-type") == "image/png")
+        #expect(thumb.header("cache-control") == "public, max-age=31536000, immutable")
+        let etag = try #require(thumb.header("etag"))
+        let image = try ImageDecoder.png(thumb.body, name: "reply")
+        #expect(image.width == 256 && image.height == 192)
+        #expect(try server.get("/thumbnails/\(hash)?size=256").header("etag") == etag)
+        let revalidated = try server.get("/thumbnails/\(hash)?size=256", headers: ["If-None-Match": etag])
+        #expect(revalidated.status == 304 && revalidated.body.isEmpty && revalidated.header("etag") == etag)
+        #expect(try server.get("/thumbnails/\(hash)?size=256", headers: ["If-None-Match": "W/\(etag), \"other\""]).status == 304)
+        #expect(try server.get("/thumbnails/\(hash)?size=256", headers: ["If-None-Match": "\"stale\""]).status == 200)
+        let head = try server.send("HEAD", "/thumbnails/\(hash)?size=256")
+        #expect(head.status == 200 && head.header("etag") == etag)
+
+        // Not cached at this size: made on demand, stored, then the same bytes again.
+        let store = try ThumbnailStore.open(directory: f.cache)
+        let content = try #require(ContentHash(hex: hash))
+        #expect(try !store.containsThumbnail(ThumbnailSpec(size: 100, scale: 2).key(for: content)))
+        let made = try server.get("/thumbnails/\(hash)?size=100&scale=2")
+        #expect(made.status == 200 && made.header("etag") != etag)
+        #expect(try ImageDecoder.png(made.body, name: "made").width == 200)
+        #expect(try store.containsThumbnail(ThumbnailSpec(size: 100, scale: 2).key(for: content)))
+        #expect(try server.get("/thumbnails/\(hash)?size=100&scale=2").body == made.body)
+
+        // The path URL redirects to the immutable one of the file's current content.
+        let redirect = try server.get("/thumbnail?path=\(Self.q(f.root + "/trip/beach0.png"))&size=64")
+        #expect(redirect.status == 302)
+        #expect(redirect.header("location") == "/thumbnails/\(hash)?size=64")
+        #expect(redirect.header("cache-control") == "no-cache")
+        // A file changed since: the redirect follows the new content, whose thumbnail is made.
+        try Data(ImageEncoder.png(testPhoto(width: 50, height: 40))).write(to: URL(fileURLWithPath: f.root + "/trip/beach2.png"))
+        let moved = try server.get("/thumbnail?path=\(Self.q(f.root + "/trip/beach2.png"))&size=64")
+        let newURL = try #require(moved.header("location"))
+        #expect(!newURL.contains(hash))
+        let newThumb = try server.get(newURL)
+        #expect(newThumb.status == 200)
+        #expect(try ImageDecoder.png(newThumb.body, name: "new").width == 50, "never enlarged")
+
+        // Wrong hashes and sizes are the client's error, said as JSON.
+        let unknown = try server.get("/thumbnails/\(String(repeating: "0", count: 32))")
+        #expect(unknown.status == 404 && unknown.json["status"] as? Int == 404 && unknown.json["error"] is String)
+        #expect(try server.get("/thumbnails/XYZ").status == 400)
+        #expect(try server.get("/thumbnails/\(hash.uppercased())").status == 400)
+        #expect(try server.get("/thumbnails/\(hash)?size=0").status == 400)
+        #expect(try server.get("/thumbnails/\(hash)?size=99999").status == 400)
+        #expect(try server.get("/thumbnails/\(hash)?scale=abc").status == 400)
+        #expect(try server.get("/no/such/page").status == 404)
+    }
+
+    @Test func searchInfoAndThePageWithoutJavaScript() throws {
+        let f = try Fixture()
+        let server = try Server(f)
+        let info = try server.get("/info?path=\(Self.q(f.root + "/sunset.jpg"))")
+        #expect(info.status == 200)
+        let attributes = info.json["attributes"] as? [String: Any] ?? [:]
+        #expect(attributes["kMDItemPixelWidth"] as? Int == 800)
+        #expect(attributes["kMDItemFSName"] as? String == "sunset.jpg")
+        #expect(try server.get("/info?path=\(Self.q(f.root + "/nothing.jpg"))").status == 404)
+        #expect(try server.get("/info").status == 400)
+
+        // Spotlight's language, plain words, onlyin, limit and a bad query.
+        let query = try server.get("/search?q=\(Self.q("kMDItemPixelWidth >= 600"))&limit=1")
+        #expect(query.json["count"] as? Int == 2 && (query.json["results"] as? [Any])?.count == 1)
+        let only = try server.get("/search?q=\(Self.q("kMDItemFSSize > 0"))&onlyin=\(Self.q(f.root + "/trip"))")
+        #expect(only.json["count"] as? Int == 3)
+        let bad = try server.get("/search?q=\(Self.q("kMDItemFSSize >"))")
+        #expect(bad.status == 400 && (bad.json["error"] as? String)?.contains("character") == true)
+        #expect(try server.get("/search?q=").status == 400)
+        #expect(try server.get("/search?q=\(String(repeating: "a", count: 2000))").status == 400)
+        #expect(try server.get("/search?q=beach&limit=100000").status == 400)
+
+        // The page: plain HTML with links and forms, thumbnails at 1x and 2x, lazily.
+        let recents = try server.get("/")
+        #expect(recents.status == 200 && recents.header("content-type")?.hasPrefix("text/html") == true)
+        #expect(recents.header("content-security-policy")?.contains("frame-ancestors 'none'") == true)
+        #expect(recents.text.contains("sunset.jpg") && recents.text.contains("srcset=") && recents.text.contains("loading=\"lazy\""))
+        #expect(recents.text.contains("<form class=\"search\" action=\"/find\" method=\"get\""))
+        let browse = try server.get("/browse?path=\(Self.q(f.root))")
+        #expect(browse.text.contains("href=\"/browse?path=\(Self.q(f.root + "/trip"))\""))
+        #expect(!browse.text.contains("escape") && !browse.text.contains("link.png"), "links leading out are not listed")
+        let roots = try server.get("/browse")
+        #expect(roots.text.contains(f.root))
+        let found = try server.get("/find?q=beach")
+        #expect(found.text.contains("3 found") && found.text.contains("beach1.png"))
+        let item = try server.get("/item?path=\(Self.q(f.root + "/sunset.jpg"))")
+        #expect(item.text.contains("kMDItemPixelWidth") && item.text.contains("action=\"/item/tags\""))
+        // Every image the pages show loads.
+        for page in [recents, browse, found, item] {
+            for src in Self.imageSources(page.text) {
+                var reply = try server.get(src)
+                if reply.status == 302, let next = reply.header("location") { reply = try server.get(next) }
+                #expect(reply.status == 200 && reply.header("content-type")?.hasPrefix("image/") == true, "\(src): \(reply.status)")
+            }
+        }
+        #expect(try server.get("/assets/page.css").header("content-type")?.hasPrefix("text/css") == true)
+        #expect(try server.get("/assets/page.js").status == 200)
+    }
+
+    static func imageSources(_ html: String) -> [String] {
+        html.components(separatedBy: "<img src=\"").dropFirst().compactMap { $0.split(separator: "\"").first }
+            .map { $0.replacingOccurrences(of: "&amp;", with: "&") }
+    }
+
+    @Test func tagsRoundTripThroughTheExtendedAttribute() throws {
+        let f = try Fixture()
+        guard f.tagsWork else { return }  // a file system without user extended attributes
+        let server = try Server(f)
+        let file = f.root + "/trip/beach1.png"
+        let target = "/tags?path=\(Self.q(file))&tag=\(Self.q("Summer 2026"))"
+
+        let added = try server.send("PUT", target, headers: server.bearer)
+        #expect(added.status == 200)
+        #expect(added.json["tags"] as? [String] == ["Summer 2026"])
+        #expect(FileTags.read(path: file) == ["Summer 2026"])
+        let tagged = try server.get("/search?q=\(Self.q(#"kMDItemUserTags == "summer 2026"c"#))")
+        #expect((tagged.json["results"] as? [[String: Any]])?.compactMap { $0["path"] as? String } == [file], "the index follows at once")
+        let counts = try server.get("/tags").json["tags"] as? [[String: Any]] ?? []
+        #expect(counts.contains { $0["tag"] as? String == "Summer 2026" && $0["count"] as? Int == 1 })
+        #expect(counts.contains { $0["tag"] as? String == "sky" && $0["count"] as? Int == 1 }, "tags written by others, seen by the warm")
+        #expect(try server.get("/tagged?tag=\(Self.q("Summer 2026"))").text.contains("beach1.png"))
+        // Adding twice keeps one; another tag joins the list.
+        _ = try server.send("PUT", target, headers: server.bearer)
+        _ = try server.send("PUT", "/tags?path=\(Self.q(file))&tag=work", headers: server.bearer)
+        #expect(FileTags.read(path: file) == ["Summer 2026", "work"])
+
+        let removed = try server.send("DELETE", target, headers: server.bearer)
+        #expect(removed.status == 200 && removed.json["tags"] as? [String] == ["work"])
+        #expect(FileTags.read(path: file) == ["work"])
+        #expect(try server.get("/search?q=\(Self.q(#"kMDItemUserTags == "summer 2026"c"#))").json["count"] as? Int == 0)
+        _ = try server.send("DELETE", "/tags?path=\(Self.q(file))&tag=work", headers: server.bearer)
+        var buffer = [UInt8](repeating: 0, count: 64)
+        #expect(cfi_getxattr(file, "user.xdg.tags", &buffer, buffer.count) < 0 && errno == ENODATA, "the last tag removes the attribute")
+
+        // Tags that would not read back as themselves are refused.
+        for bad in ["a,b", "", " padded", String(repeating: "x", count: 300)] {
+            #expect(try server.send("PUT", "/tags?path=\(Self.q(file))&tag=\(Self.q(bad))", headers: server.bearer).status == 400, "\(bad)")
+        }
+
+        // The page's form, as a browser without JavaScript posts it: cookie and Origin.
+        let cookie = try #require(try server.get("/").header("set-cookie")?.split(separator: ";").first.map(String.init))
+        let form = "path=\(Self.q(file))&tag=from+the+form&action=add"
+        let posted = try server.send("POST", "/item/tags", headers: ["Cookie": cookie, "Origin": server.origin,
+                                                                     "Content-Type": "application/x-www-form-urlencoded"], body: form)
+        #expect(posted.status == 303 && posted.header("location") == "/item?path=\(Self.q(file))")
+        #expect(FileTags.read(path: file) == ["from the form"])
+    }
+
+    @Test func writesNeedTheTokenAndTheSameOrigin() throws {
+        let f = try Fixture()
+        let server = try Server(f)
+        let file = f.root + "/notes.txt"
+        let target = "/tags?path=\(Self.q(file))&tag=x"
+        #expect(server.token.count == 64)
+        var st = stat()
+        #expect(stat(f.cache + "/serve-token", &st) == 0 && st.st_mode & 0o777 == 0o600)
+
+        let anonymous = try server.send("PUT", target)
+        #expect(anonymous.status == 401 && anonymous.json["status"] as? Int == 401)
+        #expect(try server.send("PUT", target, headers: ["Authorization": "Bearer " + String(repeating: "0", count: 64)]).status == 401)
+        let cookie = "thumbcache_token=\(server.token)"
+        #expect(try server.send("PUT", target, headers: ["Cookie": cookie]).status == 403, "a cookie without Origin")
+        #expect(try server.send("PUT", target, headers: ["Cookie": cookie, "Origin": "http://evil.example"]).status == 403)
+        #expect(try server.send("PUT", target, headers: ["Cookie": cookie, "Origin": server.origin, "Sec-Fetch-Site": "cross-site"]).status == 403)
+        #expect(try server.send("POST", "/item/tags", headers: ["Cookie": cookie, "Origin": "http://evil.example"], body: "path=\(Self.q(file))&tag=x").status == 403)
+        #expect(FileTags.read(path: file).isEmpty, "no refused write reached the file")
+        if f.tagsWork {
+            #expect(try server.send("PUT", target, headers: ["Cookie": cookie, "Origin": server.origin, "Sec-Fetch-Site": "same-origin"]).status == 200)
+            #expect(try server.send("DELETE", target, headers: server.bearer).status == 200)
+        }
+        // A page reached under another name (DNS rebinding) is refused.
+        #expect(try server.get("/", headers: ["Host": "evil.example:\(server.port)"]).status == 421)
+        #expect(try server.get("/", headers: ["Host": "localhost:\(server.port)"]).status == 200)
+    }
+
+    @Test func readsNeedTheTokenBeyondLoopbackOrWhenAsked() throws {
+        let f = try Fixture()
+        let before = try AccessToken.loadOrCreate(directory: f.cache)
+        let server = try Server(f, arguments: ["--require-token"])
+        #expect(server.token == before, "the token survives restarts")
+        #expect(try server.get("/search?q=beach").status == 401)
+        #expect(try server.get("/").status == 401)
+        #expect(try server.get("/search?q=beach", headers: server.bearer).status == 200)
+        #expect(try server.get("/search?q=beach", headers: ["Cookie": "a=b; thumbcache_token=\(server.token)"]).status == 200)
+        #expect(try server.get("/?token=wrong").status == 401)
+        let login = try server.get("/?token=\(server.token)")
+        #expect(login.status == 303 && login.header("location") == "/")
+        #expect(login.header("set-cookie")?.contains("HttpOnly; SameSite=Strict") == true)
+
+        // Any address but loopback: the token for every read, and any Host (the token is the check).
+        let open = try Server(f, arguments: ["--address", "0.0.0.0"])
+        #expect(try open.get("/search?q=beach").status == 401)
+        #expect(try open.get("/thumbnails/\(String(repeating: "0", count: 32))").status == 401)
+        #expect(try open.get("/search?q=beach", headers: open.bearer.merging(["Host": "nas.local"]) { $1 }).status == 200)
+    }
+
+    @Test func escapeAttemptsAreRefused() throws {
+        let f = try Fixture()
+        let server = try Server(f)
+        let store = try ThumbnailStore.open(directory: f.cache)
+        let secretHash = try store.identify(fileAt: f.secret, hasher: store.hasher()).content.hex
+        let siblingHash = try store.identify(fileAt: f.sibling + "/neighbour.png", hasher: store.hasher()).content.hex
+        let r = f.root
+        let attempts: [(method: String, target: String, headers: [String: String])] = [
+            ("GET", "/info?path=/etc/passwd", [:]),
+            ("GET", "/info?path=\(r)/../outside/secret-plans.png", [:]),
+            ("GET", "/info?path=\(r)/%2e%2e/outside/secret-plans.png", [:]),
+            ("GET", "/info?path=\(r)/%2E%2E%2Foutside%2Fsecret-plans.png", [:]),
+            ("GET", "/info?path=\(r)/..%2f..%2f..%2fetc%2fpasswd", [:]),
+            ("GET", "/info?path=\(r)/escape/secret-plans.png", [:]),
+            ("GET", "/info?path=\(r)/link.png", [:]),
+            ("GET", "/info?path=//etc/passwd", [:]),
+            ("GET", "/info?path=etc/passwd", [:]),
+            ("GET", "/info?path=~root/.bashrc", [:]),
+            ("GET", "/info?path=\(r)/notes.txt%00/../../../etc/passwd", [:]),
+            ("GET", "/info?path=\(f.sibling)/neighbour.png", [:]),
+            ("GET", "/thumbnail?path=/etc/passwd", [:]),
+            ("GET", "/thumbnail?path=\(r)/escape/secret-plans.png", [:]),
+            ("GET", "/thumbnail?path=\(r)/link.png", [:]),
+            ("GET", "/thumbnails/\(secretHash)", [:]),
+            ("GET", "/thumbnails/\(siblingHash)?size=64", [:]),
+            ("GET", "/thumbnails/../../../etc/passwd", [:]),
+            ("GET", "/assets/../../../../etc/passwd", [:]),
+            ("GET", "/browse?path=/", [:]),
+            ("GET", "/browse?path=\(r)/..", [:]),
+            ("GET", "/browse?path=\(r)/escape/", [:]),
+            ("GET", "/browse?path=\(f.sibling)", [:]),
+            ("GET", "/item?path=\(f.secret)", [:]),
+            ("GET", "/search?q=secret&onlyin=\(f.outside)", [:]),
+            ("GET", "/search?q=secret&onlyin=\(r)/../outside", [:]),
+            ("GET", "/search?q=secret&onlyin=\(r)/escape", [:]),
+            ("PUT", "/tags?path=\(f.secret)&tag=pwned", ["Authorization": "Bearer "]),
+            ("PUT", "/tags?path=\(r)/link.png&tag=pwned", ["Authorization": "Bearer TOKEN"]),
+            ("PUT", "/tags?path=\(r)/escape/secret-plans.png&tag=pwned", ["Authorization": "Bearer TOKEN"]),
+            ("DELETE", "/tags?path=\(r)/../outside/secret-plans.png&tag=pwned", ["Authorization": "Bearer TOKEN"]),
+            ("GET", "/", ["Host": "attacker.example"]),
+        ]
+        #expect(attempts.count >= 30)
+        for attempt in attempts {
+            let headers = attempt.headers.mapValues { $0.replacingOccurrences(of: "TOKEN", with: server.token) }
+            let reply = try RawHTTP.request(attempt.method, attempt.target, port: server.port, headers: headers)
+            let what = "\(attempt.method) \(attempt.target): \(reply.status) \(reply.text.prefix(200))"
+            #expect([400, 401, 403, 404, 421].contains(reply.status), "\(what)")
+            #expect(!reply.text.contains(f.outside) && !reply.text.contains("root:x:") && !reply.text.contains("neighbour"), "\(what)")
+            if reply.header("content-type")?.hasPrefix("application/json") == true {
+                #expect(reply.json["status"] as? Int == reply.status && reply.json["error"] is String, "\(what)")
+            }
+        }
+        // Searches answer, but never with what is outside.
+        for target in ["/search?q=secret", "/search?q=neighbour", "/search?q=\(Self.q("kMDItemFSSize >= 0"))&limit=1000", "/find?q=secret"] {
+            let reply = try server.get(target)
+            #expect(reply.status == 200 && !reply.text.contains("secret-plans") && !reply.text.contains("neighbour"), "\(target)")
+        }
+        #expect(FileTags.read(path: f.secret).isEmpty)
+    }
+}
