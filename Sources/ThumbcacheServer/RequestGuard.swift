@@ -34,14 +34,13 @@ struct AccessPolicy: Sendable {
             guard hosts.contains(host) else { throw ServeError(.misdirectedRequest, "this server answers to localhost only") }
         }
         let method = request.method
-        let credential = credential(request)
         if method == .get || method == .head {
-            if tokenForReads && credential == nil {
+            if tokenForReads && credential(request) == nil {
                 throw ServeError(.unauthorized, "the token is needed: open the address `thumbcache serve` printed, or send Authorization: Bearer")
             }
             return
         }
-        guard let credential else {
+        guard let credential = credential(request) else {
             throw ServeError(.unauthorized, "writes need the token (Authorization: Bearer, or the cookie the page sets)")
         }
         let own = "http://" + (request.head.authority ?? "")

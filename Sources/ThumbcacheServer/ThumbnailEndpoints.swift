@@ -1,11 +1,13 @@
 import Foundation
 import Hummingbird
 import Thumbcache
+import ThumbcacheSync
 
 /// `GET /thumbnails/{content-hash}` (immutable: the URL names the bytes) and `GET /thumbnail?path=`
 /// (a redirect to the immutable URL of the file's current content).
 struct ThumbnailEndpoints: Sendable {
     let files: ServedFiles
+    let hot: HotThumbnails
 
     /// A year, as long as caches keep anything; the URL can never name other bytes.
     static let immutable = "public, max-age=31536000, immutable"
@@ -33,6 +35,7 @@ struct ThumbnailEndpoints: Sendable {
         let scale = try fields.number("scale", default: 1, in: Self.scales)
         let spec = ThumbnailSpec(size: size, scale: scale)
         let key = spec.key(for: content)
+        if let hit = hot.entry(key) { return Self.respond(hit, request) }
         let etag = "\"\(content.hex)-\(spec.boxWidth)-\(thumbnailGeneratorVersion)\""
         guard let path = try files.path(withContent: content) else {
             throw ServeError.notFound("no file in the served folders has this content")
@@ -40,17 +43,17 @@ struct ThumbnailEndpoints: Sendable {
         if let tags = request.headers[.ifNoneMatch], Self.matches(tags, etag) {
             return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: Self.immutable])
         }
-        if let stored = try stored(key) { return Self.image(stored, etag: etag, caching: Self.immutable) }
+        if let stored = try stored(key) { return Self.respond(remember(key, stored, etag), request) }
         // Made on demand from the file that has this content now; served only if it was stored
         // under this very key (the file may have changed since the index saw it).
-        let request = ThumbnailRequest(fileAt: path, size: Double(size), scale: scale, representationTypes: [.thumbnail, .icon])
+        let wanted = ThumbnailRequest(fileAt: path, size: Double(size), scale: scale, representationTypes: [.thumbnail, .icon])
         let made: ThumbnailRepresentation
         do {
-            made = try await files.generator.bestRepresentation(for: request)
+            made = try await files.generator.bestRepresentation(for: wanted)
         } catch {
             throw ServeError.notFound("no thumbnail can be made of this content")
         }
-        if let stored = try stored(key) { return Self.image(stored, etag: etag, caching: Self.immutable) }
+        if let stored = try stored(key) { return Self.respond(remember(key, stored, etag), request) }
         guard made.kind == .icon else { throw ServeError.notFound("the file with this content has changed") }
         return Self.image((.png, ByteBuffer(bytes: try made.pngData())), etag: nil, caching: Self.provisional)
     }
@@ -76,6 +79,21 @@ struct ThumbnailEndpoints: Sendable {
             if view.header.encoding == .rgba8 { return (.png, ByteBuffer(bytes: try ImageEncoder.png(view.copy().image()))) }
             return (view.header.encoding, ByteBuffer(bytes: view.data))
         }
+    }
+
+    private func remember(_ key: ThumbnailKey, _ stored: (ThumbnailEncoding, ByteBuffer), _ etag: String) -> HotThumbnails.Entry {
+        let entry = HotThumbnails.Entry(body: stored.1, contentType: stored.0 == .jpeg ? "image/jpeg" : "image/png", etag: etag,
+                                        checked: MonotonicClock.coarseNanoseconds())
+        hot.insert(key, entry)
+        return entry
+    }
+
+    private static func respond(_ entry: HotThumbnails.Entry, _ request: Request) -> Response {
+        if let tags = request.headers[.ifNoneMatch], matches(tags, entry.etag) {
+            return Response(status: .notModified, headers: [.eTag: entry.etag, .cacheControl: immutable])
+        }
+        return Response(status: .ok, headers: [.contentType: entry.contentType, .cacheControl: immutable, .eTag: entry.etag],
+                        body: ResponseBody(byteBuffer: entry.body))
     }
 
     private static func image(_ stored: (ThumbnailEncoding, ByteBuffer), etag: String?, caching: String) -> Response {

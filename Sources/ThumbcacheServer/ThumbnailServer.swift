@@ -16,7 +16,12 @@ public final class ThumbnailServer: Sendable {
         /// The grid's thumbnail size in points, and the size in search results' URLs.
         public var tileSize: Int
 
-        public init(address: String = "127.0.0.1", port: Int = 8421, requireToken: Bool = false, tileSize: Int = 128) {
+        /// Bytes of recently served thumbnails kept in memory.
+        public var memoryCache: Int
+
+        public init(address: String = "127.0.0.1", port: Int = 8421, requireToken: Bool = false, tileSize: Int = 128,
+                    memoryCache: Int = 64 << 20) {
+            self.memoryCache = memoryCache
             self.address = address
             self.port = port
             self.requireToken = requireToken
@@ -33,6 +38,7 @@ public final class ThumbnailServer: Sendable {
     public let roots: ServedRoots
     let files: ServedFiles
     let token: String
+    let hot: HotThumbnails
 
     /// - Parameters:
     ///   - roots: the folders shown; nothing outside them is read or revealed.
@@ -43,6 +49,7 @@ public final class ThumbnailServer: Sendable {
         self.configuration = configuration
         self.roots = roots
         self.token = token
+        hot = HotThumbnails(budget: configuration.memoryCache)
         files = ServedFiles(roots: roots, store: store, index: index, generator: generator, reindex: reindex)
     }
 
@@ -64,7 +71,7 @@ public final class ThumbnailServer: Sendable {
                                   hosts: loopback ? ["127.0.0.1", "localhost", "[::1]", configuration.address.lowercased()] : nil)
         router.add(middleware: RequestGuard(policy: policy, renderer: renderer, issuesCookie: loopback && !configuration.requireToken))
 
-        let thumbnails = ThumbnailEndpoints(files: files)
+        let thumbnails = ThumbnailEndpoints(files: files, hot: hot)
         router.get("/thumbnails/:hash") { request, context in try await thumbnails.thumbnail(context.parameters.require("hash")[...], request) }
         router.get("/thumbnail") { request, _ in try await thumbnails.redirect(request) }
 

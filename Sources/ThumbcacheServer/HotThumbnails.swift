@@ -1,0 +1,62 @@
+import Hummingbird
+import Synchronization
+import Thumbcache
+import ThumbcacheSync
+
+/// The thumbnails served last, kept encoded in memory: a URL names immutable bytes, so a copy can
+/// never go stale, and a hit skips the index, the store and the copy out of the map (the buffer
+/// is shared with every response that sends it). Bounded by bytes; the oldest go first.
+final class HotThumbnails: Sendable {
+    struct Entry: Sendable {
+        var body: ByteBuffer
+        var contentType: String
+        var etag: String
+        /// When the content was last found under the roots (the index may drop it later).
+        var checked: UInt64
+    }
+
+    private struct State {
+        var entries: [ThumbnailKey: Entry] = [:]
+        var order: [ThumbnailKey] = []
+        var head = 0
+        var bytes = 0
+    }
+
+    private let state = Mutex(State())
+    let budget: Int
+    /// How long a hit may rely on an earlier check that the content is under the roots.
+    static let recheckNanoseconds: UInt64 = 10_000_000_000
+
+    init(budget: Int) { self.budget = budget }
+
+    /// The entry for `key` if its roots check is recent enough.
+    func entry(_ key: ThumbnailKey) -> Entry? {
+        let now = MonotonicClock.coarseNanoseconds()
+        return state.withLock { s in
+            guard let e = s.entries[key], now &- e.checked < Self.recheckNanoseconds else { return nil }
+            return e
+        }
+    }
+
+    func insert(_ key: ThumbnailKey, _ entry: Entry) {
+        let size = entry.body.readableBytes
+        guard size <= budget / 8 else { return }
+        state.withLock { s in
+            if let old = s.entries.updateValue(entry, forKey: key) {
+                s.bytes -= old.body.readableBytes
+            } else {
+                s.order.append(key)
+            }
+            s.bytes += size
+            while s.bytes > budget, s.head < s.order.count {
+                if let gone = s.entries.removeValue(forKey: s.order[s.head]) { s.bytes -= gone.body.readableBytes }
+                s.head += 1
+            }
+            // The queue's consumed front is dropped once it is half of it.
+            if s.head > 1024 && s.head * 2 > s.order.count {
+                s.order.removeFirst(s.head)
+                s.head = 0
+            }
+        }
+    }
+}
