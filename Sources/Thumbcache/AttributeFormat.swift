@@ -37,11 +37,16 @@ package enum AttributeFormat {
         if let p = r.path { o["path"] = p }
         if let i = r.identifier { o["identifier"] = i }
         if let d = r.domainIdentifier { o["domain"] = d }
-        if let h = r.contentHash.flatMap({ h in h.withUnsafeBytes { ContentHash(bytes: $0) } }) { o["contentHash"] = h.hex }
+        if let h = r.content { o["contentHash"] = h.hex }
         return o
     }
 
     package static func jsonText(_ object: Any) throws -> String {
         String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]), as: UTF8.self)
     }
+}
+
+extension SearchResult {
+    /// The indexed content hash as the store's type.
+    package var content: ContentHash? { contentHash.flatMap { h in h.withUnsafeBytes { ContentHash(bytes: $0) } } }
 }

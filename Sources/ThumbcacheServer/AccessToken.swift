@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Foundation
 import ThumbcacheStore
 import ThumbcacheSync
 
@@ -43,7 +41,7 @@ public enum AccessToken {
         var buffer = [UInt8](repeating: 0, count: 128)
         let n = read(fd, &buffer, buffer.count)
         guard n > 0 else { return nil }
-        let text = String(decoding: buffer[0..<n], as: UTF8.self).trimmingWhitespace
+        let text = String(decoding: buffer[0..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard text.utf8.count == 64, text.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else { return nil }
         return text
     }
@@ -51,11 +49,5 @@ public enum AccessToken {
     private static func hex(_ v: UInt64) -> String {
         let s = String(v, radix: 16)
         return String(repeating: "0", count: 16 - s.count) + s
-    }
-}
-
-extension String {
-    fileprivate var trimmingWhitespace: String {
-        String(self.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
     }
 }

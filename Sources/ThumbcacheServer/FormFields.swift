@@ -1,3 +1,5 @@
+import Thumbcache
+
 /// The fields of a query string or an `application/x-www-form-urlencoded` body, decoded strictly:
 /// `+` is a space, `%XX` a byte, and the bytes must be UTF-8 (else the request is refused rather
 /// than guessed at).
@@ -39,55 +41,21 @@ struct FormFields: Sendable {
     }
 
     static func decode(_ s: Substring) throws(ServeError) -> String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(s.utf8.count)
-        var i = s.utf8.startIndex
-        let u = s.utf8
-        while i < u.endIndex {
-            let c = u[i]
-            if c == UInt8(ascii: "+") {
-                bytes.append(UInt8(ascii: " "))
-            } else if c == UInt8(ascii: "%") {
-                let h = u.index(after: i)
-                guard h < u.endIndex, u.index(after: h) < u.endIndex, let hi = hex(u[h]), let lo = hex(u[u.index(after: h)]) else {
-                    throw .badRequest("the query has a broken %-escape")
-                }
-                bytes.append(hi << 4 | lo)
-                i = u.index(after: h)
-            } else {
-                bytes.append(c)
-            }
-            i = u.index(after: i)
-        }
+        guard let bytes = PercentEncoding.decode(s, plusIsSpace: true) else { throw .badRequest("the query has a broken %-escape") }
         guard let text = String(validating: bytes, as: UTF8.self) else { throw .badRequest("the query is not UTF-8") }
         return text
     }
-
-    private static func hex(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 }
 
-/// Percent-encoding for a URL's query value: everything but RFC 3986's unreserved characters.
+/// Percent-encoding for a URL's query value: everything but RFC 3986's unreserved characters (and `/`).
 enum URLText {
     static func query(_ s: String) -> String {
-        var out = ""
-        out.reserveCapacity(s.utf8.count)
-        for b in s.utf8 {
-            switch b {
+        PercentEncoding.encode(s) { byte in
+            switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
-                out.unicodeScalars.append(UnicodeScalar(b))
-            default:
-                let digits = Array("0123456789ABCDEF".utf8)
-                out += "%" + String(UnicodeScalar(digits[Int(b >> 4)])) + String(UnicodeScalar(digits[Int(b & 15)]))
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"): true
+            default: false
             }
         }
-        return out
     }
 }

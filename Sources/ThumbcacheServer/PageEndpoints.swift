@@ -12,14 +12,14 @@ struct PageEndpoints: Sendable {
     func recents(_ request: Request) async throws -> Response {
         let files = self.files
         let recent = try await blocking { try files.recents(limit: 120) }
-        let body = renderer.grid(PageRenderer.tiles(recent), empty: "Nothing indexed yet: run `thumbcache warm` on a served folder.")
+        let body = renderer.grid(ServedFiles.entries(recent), empty: "Nothing indexed yet: run `thumbcache warm` on a served folder.")
         return Self.html(renderer.page("Recents", section: .recents, body: body))
     }
 
     func browse(_ request: Request) async throws -> Response {
         let fields = try FormFields(request.uri.query?[...])
         guard let raw = fields["path"] else {
-            let tiles = files.roots.roots.map { PageRenderer.Tile(path: $0.real, name: $0.given, isDirectory: true) }
+            let tiles = files.roots.roots.map { ServedFiles.Entry(path: $0.real, name: $0.given, isDirectory: true) }
             return Self.html(renderer.page("Folders", section: .browse, body: renderer.grid(tiles, empty: "")))
         }
         let path = try files.roots.resolve(raw)
@@ -28,10 +28,7 @@ struct PageEndpoints: Sendable {
             return Response(status: .seeOther, headers: [.location: "/item?path=\(URLText.query(path))"])
         }
         let files = self.files
-        let (entries, total) = try await blocking { try files.listing(path, limit: Self.tileLimit) }
-        let tiles = entries.map {
-            PageRenderer.Tile(path: $0.path, name: $0.name, isDirectory: $0.isDirectory, size: $0.size, modified: $0.modified, content: $0.content)
-        }
+        let (tiles, total) = try await blocking { try files.listing(path, limit: Self.tileLimit) }
         var body = files.roots.root(of: path).map { renderer.breadcrumbs(path, root: $0) } ?? ""
         body += renderer.grid(tiles, empty: "This folder is empty.")
         if total > tiles.count { body += "<p class=\"more\">\(tiles.count) of \(total) shown.</p>" }
@@ -46,7 +43,7 @@ struct PageEndpoints: Sendable {
             return Self.html(renderer.page("Tags", section: .tags, body: renderer.tagList(counts)))
         }
         let results = try await blocking { try files.tagged(tag, limit: Self.tileLimit) }
-        let body = renderer.grid(PageRenderer.tiles(results.results), empty: "No file is tagged \(tag).")
+        let body = renderer.grid(ServedFiles.entries(results.results), empty: "No file is tagged \(tag).")
         return Self.html(renderer.page("Tagged “\(tag)”", section: .tags, body: body))
     }
 
@@ -61,7 +58,7 @@ struct PageEndpoints: Sendable {
         let body: String
         do {
             let results = try await blocking { try files.search(query, limit: Self.tileLimit, attributes: ServedFiles.tileAttributes) }
-            body = "<p class=\"count\">\(results.count) found</p>" + renderer.grid(PageRenderer.tiles(results.results), empty: "Nothing matches.")
+            body = "<p class=\"count\">\(results.count) found</p>" + renderer.grid(ServedFiles.entries(results.results), empty: "Nothing matches.")
         } catch let error as QueryError {
             body = "<p class=\"error\">\(PageRenderer.escape(error.message)) (at character \(error.position + 1))</p>"
         }
@@ -72,9 +69,7 @@ struct PageEndpoints: Sendable {
         let fields = try FormFields(request.uri.query?[...])
         let path = try files.roots.resolve(fields["path"] ?? "")
         let found = try files.item(path: path)
-        var content = found?.contentHash.flatMap { h in h.withUnsafeBytes { ContentHash(bytes: $0) } }
-        if let c = content, try files.path(withContent: c) == nil { content = nil }
-        let body = renderer.item(path, content: content, attributes: found?.attributes ?? [:], tags: FileTags.read(path: path))
+        let body = renderer.item(path, content: found?.content, attributes: found?.attributes ?? [:], tags: FileTags.read(path: path))
         return Self.html(renderer.page((path as NSString).lastPathComponent, section: .item, body: body))
     }
 

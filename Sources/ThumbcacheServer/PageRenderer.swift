@@ -9,16 +9,6 @@ struct PageRenderer: Sendable {
 
     enum Section: String { case recents = "Recents", browse = "Browse", tags = "Tags", search = "Search", item = "Item" }
 
-    /// One grid cell: a file or a folder.
-    struct Tile {
-        var path: String
-        var name: String
-        var isDirectory = false
-        var size: UInt64?
-        var modified: Double?
-        var content: ContentHash?
-    }
-
     func page(_ title: String, section: Section, query: String = "", body: String) -> String {
         let links: [(Section, String)] = [(.recents, "/"), (.browse, "/browse"), (.tags, "/tagged")]
         let nav = links.map { s, href in
@@ -38,12 +28,12 @@ struct PageRenderer: Sendable {
             """
     }
 
-    func grid(_ tiles: [Tile], empty: String) -> String {
+    func grid(_ tiles: [ServedFiles.Entry], empty: String) -> String {
         guard !tiles.isEmpty else { return "<p class=\"empty\">\(Self.escape(empty))</p>" }
         return "<ul class=\"grid\">" + tiles.map(tile).joined() + "</ul>"
     }
 
-    private func tile(_ t: Tile) -> String {
+    private func tile(_ t: ServedFiles.Entry) -> String {
         let href = t.isDirectory ? "/browse?path=\(URLText.query(t.path))" : "/item?path=\(URLText.query(t.path))"
         var meta: [String] = []
         if !t.isDirectory, let size = t.size { meta.append(Self.bytes(size)) }
@@ -62,17 +52,6 @@ struct PageRenderer: Sendable {
         let two = content.map { ThumbnailEndpoints.url($0, size: size, scale: 2) } ?? ThumbnailEndpoints.url(path: path, size: size, scale: 2)
         return "<img src=\"\(Self.escape(one))\" srcset=\"\(Self.escape(one)) 1x, \(Self.escape(two)) 2x\" width=\"\(size)\" "
             + "height=\"\(size)\" loading=\"lazy\" decoding=\"async\" alt=\"\(Self.escape(alt))\">"
-    }
-
-    static func tiles(_ results: [SearchResult]) -> [Tile] {
-        results.compactMap { r in
-            guard let path = r.path else { return nil }
-            let name: String
-            if case .string(let n)? = r.attributes[MDItem.fsName] { name = n } else { name = (path as NSString).lastPathComponent }
-            let size = r.attributes[MDItem.fsSize]?.seconds.map { UInt64(max(0, $0)) }
-            let content = r.contentHash.flatMap { h in h.withUnsafeBytes { ContentHash(bytes: $0) } }
-            return Tile(path: path, name: name, size: size, modified: r.attributes[MDItem.contentModificationDate]?.seconds, content: content)
-        }
     }
 
     /// One file: its picture, attributes and tags (forms that work without JavaScript).

@@ -26,7 +26,7 @@ struct QueryEndpoints: Sendable {
         }
         let list = results.results.map { r -> [String: Any] in
             var o = AttributeFormat.json(r)
-            if let hash = o["contentHash"] as? String, let c = ContentHash(hex: hash) { o["thumbnail"] = ThumbnailEndpoints.url(c, size: thumbnailSize) }
+            if let c = r.content { o["thumbnail"] = ThumbnailEndpoints.url(c, size: thumbnailSize) }
             return o
         }
         return try Self.json(["count": results.count, "results": list])

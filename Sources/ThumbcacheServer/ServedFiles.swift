@@ -6,11 +6,12 @@ import Thumbcache
 /// and which contents may be shown at all. Every path it returns is inside the roots.
 final class ServedFiles: Sendable {
     let roots: ServedRoots
-    let store: ThumbnailStore
     let index: MetadataIndex
     let generator: ThumbnailGenerator
-    /// Brings the index up to date for files whose tags were just written.
-    let reindex: @Sendable ([String]) async -> Void
+    /// Warms the roots, and re-indexes a file whose tags were just written; it shares the
+    /// generator's providers and worker pool (a tag edit starts no process).
+    let warmer: Warmer
+    var store: ThumbnailStore { generator.store }
     /// Contents met under the roots outside the index (a browsed folder's cached files, a
     /// `/thumbnail?path=` redirect): content → path, bounded.
     private let vouched = Mutex<[ContentHash: String]>([:])
@@ -23,13 +24,16 @@ final class ServedFiles: Sendable {
     static let tileAttributes = [MDItem.fsName, MDItem.fsSize, MDItem.contentModificationDate, MDItem.lastUsedDate, MDItem.contentType,
                                  MDItem.userTags]
 
-    init(roots: ServedRoots, store: ThumbnailStore, index: MetadataIndex, generator: ThumbnailGenerator,
-         reindex: @escaping @Sendable ([String]) async -> Void) {
+    init(roots: ServedRoots, index: MetadataIndex, generator: ThumbnailGenerator) {
         self.roots = roots
-        self.store = store
         self.index = index
         self.generator = generator
-        self.reindex = reindex
+        warmer = Warmer(factory: generator.factory, sharedDecoding: generator.decoding)
+    }
+
+    /// Warms `paths` (thumbnails and index items).
+    func warm(_ paths: [String]) async -> WarmSummary {
+        await warmer.warm(paths, options: .init(jobs: paths.count == 1 ? 1 : Warmer.defaultJobs, index: index))
     }
 
     // MARK: Contents
@@ -49,11 +53,6 @@ final class ServedFiles: Sendable {
         }
     }
 
-    /// The content hash the stat cache holds for the file as it is now, without reading it.
-    func cachedContent(path: String, snapshot: FileSnapshot) -> ContentHash? {
-        try? store.cachedContentHash(path: path, snapshot: snapshot)
-    }
-
     // MARK: Searching
 
     /// A search limited to the roots (or the folders of `onlyIn`, each inside them).
@@ -61,9 +60,20 @@ final class ServedFiles: Sendable {
         guard !query.trimmingCharacters(in: .whitespaces).isEmpty else { throw ServeError.badRequest("q is missing") }
         guard query.utf8.count <= 1024 else { throw ServeError.badRequest("q is longer than 1024 bytes") }
         let folders = onlyIn.isEmpty ? roots.paths : onlyIn
-        var results = try index.search(query, options: SearchOptions(onlyIn: folders, limit: limit, attributes: attributes))
+        return inRoots(try index.search(query, options: SearchOptions(onlyIn: folders, limit: limit, attributes: attributes)))
+    }
+
+    /// `results` without app items whose path is not under the roots (`onlyIn` keeps files there already).
+    private func inRoots(_ results: SearchResults) -> SearchResults {
+        var results = results
         results.results.removeAll { $0.path.map { !roots.contains($0) } ?? true }
         return results
+    }
+
+    /// Items whose `kMDItemUserTags` has `value` (a wildcard pattern) under the roots.
+    private func tagSearch(_ value: String, limit: Int, attributes: [String]) throws -> SearchResults {
+        let expression = QueryExpression.comparison(attribute: MDItem.userTags, op: .equal, value: .string(value, []), position: 0)
+        return inRoots(try index.search(expression, options: SearchOptions(onlyIn: roots.paths, limit: limit, attributes: attributes)))
     }
 
     /// Files last used or modified, newest first.
@@ -83,9 +93,7 @@ final class ServedFiles: Sendable {
     /// Every tag on a file under the roots, with how many files carry it, most used first.
     func tagCounts() throws -> [(tag: String, count: Int)] {
         var counts: [String: Int] = [:]
-        let results = try index.search(.comparison(attribute: MDItem.userTags, op: .equal, value: .string("*", []), position: 0),
-                                       options: SearchOptions(onlyIn: roots.paths, limit: Self.scanLimit, attributes: [MDItem.userTags]))
-        for r in results.results where r.path.map(roots.contains) ?? false {
+        for r in try tagSearch("*", limit: Self.scanLimit, attributes: [MDItem.userTags]).results {
             if case .strings(let tags)? = r.attributes[MDItem.userTags] { for t in Set(tags) { counts[t, default: 0] += 1 } }
         }
         return counts.map { ($0.key, $0.value) }.sorted { $0.count != $1.count ? $0.count > $1.count : $0.tag < $1.tag }
@@ -93,10 +101,7 @@ final class ServedFiles: Sendable {
 
     /// Files tagged `tag`.
     func tagged(_ tag: String, limit: Int) throws -> SearchResults {
-        var results = try index.search(.comparison(attribute: MDItem.userTags, op: .equal, value: .string(tag, []), position: 0),
-                                       options: SearchOptions(onlyIn: roots.paths, limit: limit, attributes: Self.tileAttributes))
-        results.results.removeAll { $0.path.map { !roots.contains($0) } ?? true }
-        return results
+        try tagSearch(tag, limit: limit, attributes: Self.tileAttributes)
     }
 
     /// Every indexed attribute of the file at `path` (a resolved path inside the roots).
@@ -111,7 +116,7 @@ final class ServedFiles: Sendable {
             throw ServeError.badRequest("a tag must be 1 to 256 bytes, without commas, control characters or surrounding spaces")
         }
         let tags = try Self.writeTag(tag, add: add, path: path)
-        await reindex([path])
+        _ = await warm([path])
         return tags
     }
 
@@ -131,14 +136,25 @@ final class ServedFiles: Sendable {
 
     // MARK: Folders
 
-    /// One entry of a folder.
+    /// A file or folder as the page shows it (a tile), from a folder listing or a search result.
     struct Entry: Sendable {
         var path: String
         var name: String
-        var isDirectory: Bool
-        var size: UInt64
-        var modified: Double
+        var isDirectory = false
+        var size: UInt64?
+        var modified: Double?
         var content: ContentHash?
+    }
+
+    /// The tiles of search results that have a path.
+    static func entries(_ results: [SearchResult]) -> [Entry] {
+        results.compactMap { r in
+            guard let path = r.path else { return nil }
+            let name: String
+            if case .string(let n)? = r.attributes[MDItem.fsName] { name = n } else { name = (path as NSString).lastPathComponent }
+            return Entry(path: path, name: name, size: r.attributes[MDItem.fsSize]?.seconds.map { UInt64(max(0, $0)) },
+                         modified: r.attributes[MDItem.contentModificationDate]?.seconds, content: r.content)
+        }
     }
 
     /// The folder's entries, folders first, then by name; hidden ones skipped; at most `limit`.
@@ -156,14 +172,15 @@ final class ServedFiles: Sendable {
             var snapshot = FileSnapshot(st)
             if snapshot.kind == .symbolicLink {
                 // A symbolic link leading out of the roots is not shown.
-                guard let real = ServedRoots.realPath(path), roots.roots.contains(where: { ServedRoots.isUnder(real, $0.real) }),
+                guard let real = FilePaths.real(path), roots.roots.contains(where: { ServedRoots.isUnder(real, $0.real) }),
                       let target = try? FileSnapshot.of(path: path) else { continue }
                 snapshot = target
             }
             let isDirectory = snapshot.kind == .directory
             guard isDirectory || snapshot.kind == .regular else { continue }
             var content: ContentHash?
-            if !isDirectory, let c = cachedContent(path: path, snapshot: snapshot) {
+            // The stat cache's hash, never the file's bytes: a page view reads no file.
+            if !isDirectory, let c = try? store.cachedContentHash(path: path, snapshot: snapshot) {
                 content = c
                 vouch(c, path: path)
             }

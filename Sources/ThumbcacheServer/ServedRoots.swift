@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Thumbcache
 
 /// The folders a server shows, and the one check every path from a request goes through: no
 /// `.` or `..`, inside a root as written, and inside a root once symbolic links are resolved.
@@ -21,7 +22,7 @@ public struct ServedRoots: Sendable {
         var roots: [Root] = []
         for path in paths {
             let given = Self.normalized(path)
-            guard given.hasPrefix("/"), let real = Self.realPath(given) else { throw .notFound("\(path): no such directory") }
+            guard given.hasPrefix("/"), let real = FilePaths.real(given) else { throw .notFound("\(path): no such directory") }
             var st = stat()
             guard stat(real, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else { throw .badRequest("\(path): not a directory") }
             if !roots.contains(where: { $0.real == real }) { roots.append(Root(given: given, real: real)) }
@@ -53,7 +54,7 @@ public struct ServedRoots: Sendable {
         let path = Self.normalized(raw)
         // Refused by its text before the file system is asked, so nothing outside is even probed.
         guard contains(path) else { throw .outsideRoots }
-        guard let real = Self.realPath(path) else {
+        guard let real = FilePaths.real(path) else {
             throw errno == EACCES ? ServeError(.forbidden, "permission denied: \(path)") : .notFound("no such file: \(path)")
         }
         guard roots.contains(where: { Self.isUnder(real, $0.real) }) else { throw .outsideRoots }
@@ -73,11 +74,5 @@ public struct ServedRoots: Sendable {
     static func normalized(_ path: String) -> String {
         let parts = path.split(separator: "/")
         return path.hasPrefix("/") ? "/" + parts.joined(separator: "/") : parts.joined(separator: "/")
-    }
-
-    static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 }

@@ -40,10 +40,9 @@ struct ThumbnailEndpoints: Sendable {
         guard let path = try files.path(withContent: content) else {
             throw ServeError.notFound("no file in the served folders has this content")
         }
-        if let tags = request.headers[.ifNoneMatch], Self.matches(tags, etag) {
-            return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: Self.immutable])
-        }
-        if let stored = try stored(key) { return Self.respond(remember(key, stored, etag), request) }
+        // Revalidation needs no bytes: the ETag is the URL's.
+        if let unchanged = Self.notModified(etag, request) { return unchanged }
+        if let stored = try stored(key, etag: etag) { return Self.respond(stored, request) }
         // Made on demand from the file that has this content now; served only if it was stored
         // under this very key (the file may have changed since the index saw it).
         let wanted = ThumbnailRequest(fileAt: path, size: Double(size), scale: scale, representationTypes: [.thumbnail, .icon])
@@ -53,9 +52,10 @@ struct ThumbnailEndpoints: Sendable {
         } catch {
             throw ServeError.notFound("no thumbnail can be made of this content")
         }
-        if let stored = try stored(key) { return Self.respond(remember(key, stored, etag), request) }
+        if let stored = try stored(key, etag: etag) { return Self.respond(stored, request) }
         guard made.kind == .icon else { throw ServeError.notFound("the file with this content has changed") }
-        return Self.image((.png, ByteBuffer(bytes: try made.pngData())), etag: nil, caching: Self.provisional)
+        return Response(status: .ok, headers: [.contentType: "image/png", .cacheControl: Self.provisional],
+                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: try made.pngData())))
     }
 
     func redirect(_ request: Request) async throws -> Response {
@@ -63,43 +63,42 @@ struct ThumbnailEndpoints: Sendable {
         let path = try files.roots.resolve(fields["path"] ?? "")
         let size = try fields.integer("size", default: 256, in: Self.sizes)
         let scale = try fields.number("scale", default: 1, in: Self.scales)
-        let files = self.files
+        let store = files.store
+        // The stat cache answers first; the file is read only if it does not know it.
         let content: ContentHash = try await blocking {
             let snapshot = try FileSnapshot.of(path: path)
             guard snapshot.kind == .regular else { throw ServeError.badRequest("not a file: \(path)") }
-            return try files.cachedContent(path: path, snapshot: snapshot)
-                ?? files.store.identify(fileAt: path, snapshot: snapshot, hasher: files.store.hasher()).content
+            return try store.identify(fileAt: path, snapshot: snapshot, hasher: store.hasher()).content
         }
         files.vouch(content, path: path)
         return Response(status: .found, headers: [.location: Self.url(content, size: size, scale: scale), .cacheControl: "no-cache"])
     }
 
-    private func stored(_ key: ThumbnailKey) throws -> (ThumbnailEncoding, ByteBuffer)? {
-        try files.store.withThumbnail(key) { view -> (ThumbnailEncoding, ByteBuffer) in
-            if view.header.encoding == .rgba8 { return (.png, ByteBuffer(bytes: try ImageEncoder.png(view.copy().image()))) }
-            return (view.header.encoding, ByteBuffer(bytes: view.data))
+    /// The stored thumbnail for `key`, kept in memory from now on.
+    private func stored(_ key: ThumbnailKey, etag: String) throws -> HotThumbnails.Entry? {
+        let found = try files.store.withThumbnail(key) { view -> (String, ByteBuffer) in
+            switch view.header.encoding {
+            case .rgba8: ("image/png", ByteBuffer(bytes: try ImageEncoder.png(view.copy().image())))
+            case .jpeg: ("image/jpeg", ByteBuffer(bytes: view.data))
+            case .png: ("image/png", ByteBuffer(bytes: view.data))
+            }
         }
-    }
-
-    private func remember(_ key: ThumbnailKey, _ stored: (ThumbnailEncoding, ByteBuffer), _ etag: String) -> HotThumbnails.Entry {
-        let entry = HotThumbnails.Entry(body: stored.1, contentType: stored.0 == .jpeg ? "image/jpeg" : "image/png", etag: etag,
-                                        checked: MonotonicClock.coarseNanoseconds())
+        guard let (type, body) = found else { return nil }
+        let entry = HotThumbnails.Entry(body: body, contentType: type, etag: etag, checked: MonotonicClock.coarseNanoseconds())
         hot.insert(key, entry)
         return entry
     }
 
     private static func respond(_ entry: HotThumbnails.Entry, _ request: Request) -> Response {
-        if let tags = request.headers[.ifNoneMatch], matches(tags, entry.etag) {
-            return Response(status: .notModified, headers: [.eTag: entry.etag, .cacheControl: immutable])
-        }
-        return Response(status: .ok, headers: [.contentType: entry.contentType, .cacheControl: immutable, .eTag: entry.etag],
+        notModified(entry.etag, request)
+            ?? Response(status: .ok, headers: [.contentType: entry.contentType, .cacheControl: immutable, .eTag: entry.etag],
                         body: ResponseBody(byteBuffer: entry.body))
     }
 
-    private static func image(_ stored: (ThumbnailEncoding, ByteBuffer), etag: String?, caching: String) -> Response {
-        var headers: HTTPFields = [.contentType: stored.0 == .jpeg ? "image/jpeg" : "image/png", .cacheControl: caching]
-        if let etag { headers[.eTag] = etag }
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: stored.1))
+    /// `304` if the request's `If-None-Match` names `etag`.
+    private static func notModified(_ etag: String, _ request: Request) -> Response? {
+        guard let tags = request.headers[.ifNoneMatch], matches(tags, etag) else { return nil }
+        return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: immutable])
     }
 
     /// `If-None-Match`: `*`, or a list of (possibly weak) entity tags.

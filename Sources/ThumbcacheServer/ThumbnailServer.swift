@@ -42,15 +42,20 @@ public final class ThumbnailServer: Sendable {
 
     /// - Parameters:
     ///   - roots: the folders shown; nothing outside them is read or revealed.
+    ///   - generator: makes the thumbnails the cache lacks; its store is the one served. A file
+    ///     whose tags are written is re-indexed with its providers and worker pool.
     ///   - token: the access token (``AccessToken/loadOrCreate(directory:)``).
-    ///   - reindex: brings the index up to date for files whose tags were just written (a warm of them).
-    public init(configuration: Configuration, roots: ServedRoots, store: ThumbnailStore, index: MetadataIndex, generator: ThumbnailGenerator,
-                token: String, reindex: @escaping @Sendable ([String]) async -> Void) {
+    public init(configuration: Configuration, roots: ServedRoots, index: MetadataIndex, generator: ThumbnailGenerator, token: String) {
         self.configuration = configuration
         self.roots = roots
         self.token = token
         hot = HotThumbnails(budget: configuration.memoryCache)
-        files = ServedFiles(roots: roots, store: store, index: index, generator: generator, reindex: reindex)
+        files = ServedFiles(roots: roots, index: index, generator: generator)
+    }
+
+    /// Warms the roots into the store and the index (`serve --warm`), while serving if need be.
+    public func warmRoots() async -> WarmSummary {
+        await files.warm(roots.paths)
     }
 
     /// Serves until the task is cancelled or SIGINT/SIGTERM arrives; `onListening` gets the bound port.

@@ -9,7 +9,13 @@ public enum FilePaths {
     /// `path` resolved to an absolute path without `.`, `..` or symbolic links, if it exists;
     /// else `path` as it is (so a per-file error can name what the user typed).
     public static func resolved(_ path: String) -> String {
-        guard let resolved = realpath(path, nil) else { return path }
+        real(path) ?? path
+    }
+
+    /// `realpath(3)`: `path` without `.`, `..` or symbolic links, or nil (with `errno` set) if it
+    /// does not resolve.
+    public static func real(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)
     }

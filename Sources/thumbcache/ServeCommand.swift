@@ -75,12 +75,8 @@ struct ServeCommand: AsyncParsableCommand {
         let token = try AccessToken.loadOrCreate(directory: store.directory)
         let (providers, types) = pluginOptions.providers(decoderOptions)
         let generator = ThumbnailGenerator(store: store, providers: providers, types: types, isolation: decoderOptions.isolation())
-        let warmer = Warmer(store: store, providers: providers, types: types)
-        let isolation = decoderOptions.isolation()
-        let server = ThumbnailServer(
-            configuration: .init(address: address, port: port, requireToken: requireToken), roots: served, store: store, index: index,
-            generator: generator, token: token,
-            reindex: { paths in _ = await warmer.warm(paths, options: .init(jobs: 1, index: index, isolation: isolation)) })
+        let server = ThumbnailServer(configuration: .init(address: address, port: port, requireToken: requireToken), roots: served,
+                                     index: index, generator: generator, token: token)
         let json = self.json, warm = self.warm
         let host = address.contains(":") ? "[\(address)]" : address
         try await server.run { port in
@@ -102,7 +98,7 @@ struct ServeCommand: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data(lines.map { $0 + "\n" }.joined().utf8))
             if warm {
                 Task.detached {
-                    let summary = await warmer.warm(served.paths, options: .init(index: index, isolation: isolation))
+                    let summary = await server.warmRoots()
                     try? index.sync()
                     FileHandle.standardError.write(Data("thumbcache serve: warmed \(summary.seen) files (\(summary.generated) thumbnails made, \(summary.failed) failed) in \(String(format: "%.1f", summary.elapsedSeconds)) s\n".utf8))
                 }
