@@ -19,6 +19,9 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        // NIOCore and NIOHTTPTypes: `serve` answers thumbnails held in memory in a channel handler.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.27.0"),
     ],
     targets: [
         // C libraries from Debian, bound through module maps only.
@@ -100,7 +103,9 @@ let package = Package(
         .target(name: "ThumbcacheServer", dependencies: ["Thumbcache", "ThumbcacheSync", "CFileInfo",
                                                          .product(name: "Hummingbird", package: "hummingbird"),
                                                          .product(name: "Logging", package: "swift-log"),
-                                                         .product(name: "HTTPTypes", package: "swift-http-types")]),
+                                                         .product(name: "HTTPTypes", package: "swift-http-types"),
+                                                         .product(name: "NIOCore", package: "swift-nio"),
+                                                         .product(name: "NIOHTTPTypes", package: "swift-nio-extras")]),
 
         // The command-line tool; its commands only call the library. It starts thumbcache-worker
         // to decode, and does not depend on it: an executable that depends on another links its

@@ -13,6 +13,19 @@ final class HotThumbnails: Sendable {
         var etag: String
         /// When the content was last found under the roots (the index may drop it later).
         var checked: UInt64
+        /// A `200`'s headers but `Date`, made once for ``HotThumbnailResponder``.
+        let headers: HTTPFields
+
+        init(body: ByteBuffer, contentType: String, etag: String, checked: UInt64) {
+            self.body = body
+            self.contentType = contentType
+            self.etag = etag
+            self.checked = checked
+            var headers = ThumbnailEndpoints.fields(contentType: contentType, etag: etag)
+            headers[.contentLength] = String(body.readableBytes)
+            headers[.xContentTypeOptions] = RequestGuardHeaders.noSniff
+            self.headers = headers
+        }
     }
 
     private struct State {

@@ -16,9 +16,9 @@ struct AccessPolicy: Sendable {
     enum Credential { case header, cookie }
 
     /// The valid token the request carries, and how.
-    func credential(_ request: Request) -> Credential? {
-        if let auth = request.headers[.authorization], auth.hasPrefix("Bearer "), AccessToken.matches(auth.dropFirst(7), token) { return .header }
-        for header in request.headers[values: .cookie] {
+    func credential(_ request: HTTPRequest) -> Credential? {
+        if let auth = request.headerFields[.authorization], auth.hasPrefix("Bearer "), AccessToken.matches(auth.dropFirst(7), token) { return .header }
+        for header in request.headerFields[values: .cookie] {
             for pair in header.split(separator: ";") {
                 let parts = pair.split(separator: "=", maxSplits: 1)
                 if parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == Self.cookie,
@@ -28,9 +28,9 @@ struct AccessPolicy: Sendable {
         return nil
     }
 
-    func check(_ request: Request) throws(ServeError) {
+    func check(_ request: HTTPRequest) throws(ServeError) {
         if let hosts {
-            let host = Self.hostName(request.head.authority ?? "")
+            let host = Self.hostName(request.authority ?? "")
             guard hosts.contains(host) else { throw ServeError(.misdirectedRequest, "this server answers to localhost only") }
         }
         let method = request.method
@@ -43,14 +43,14 @@ struct AccessPolicy: Sendable {
         guard let credential = credential(request) else {
             throw ServeError(.unauthorized, "writes need the token (Authorization: Bearer, or the cookie the page sets)")
         }
-        let own = "http://" + (request.head.authority ?? "")
-        if let origin = request.headers[.origin] {
+        let own = "http://" + (request.authority ?? "")
+        if let origin = request.headerFields[.origin] {
             guard origin == own else { throw ServeError(.forbidden, "cross-origin write refused") }
         } else if credential == .cookie {
             // Browsers send Origin with every POST, PUT and DELETE; a cookie without it is not our page.
             throw ServeError(.forbidden, "cross-origin write refused (no Origin)")
         }
-        if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site != "same-origin" {
+        if let site = request.headerFields[HTTPField.Name("Sec-Fetch-Site")!], site != "same-origin" {
             throw ServeError(.forbidden, "cross-site write refused")
         }
     }
@@ -63,6 +63,11 @@ struct AccessPolicy: Sendable {
     }
 
     func cookieHeader() -> String { "\(Self.cookie)=\(token); Path=/; HttpOnly; SameSite=Strict" }
+}
+
+/// Headers ``RequestGuard`` puts on every response (``HotThumbnailResponder`` too).
+enum RequestGuardHeaders {
+    static let noSniff = "nosniff"
 }
 
 /// Runs first for every request: the access policy, errors as JSON (HTML for pages) with their
@@ -83,7 +88,7 @@ struct RequestGuard<Context: RequestContext>: RouterMiddleware {
         var response: Response
         do {
             if path == "/", request.method == .get, let login = try login(request) { return login }
-            try policy.check(request)
+            try policy.check(request.head)
             response = try await next(request, context)
         } catch let error as ServeError {
             response = failure(error, api: api)
@@ -93,12 +98,12 @@ struct RequestGuard<Context: RequestContext>: RouterMiddleware {
             FileHandle.standardError.write(Data("thumbcache serve: \(request.method) \(path): \(error)\n".utf8))
             response = failure(ServeError(.internalServerError, "internal error"), api: api)
         }
-        response.headers[.xContentTypeOptions] = "nosniff"
+        response.headers[.xContentTypeOptions] = RequestGuardHeaders.noSniff
         if response.headers[.contentType]?.hasPrefix("text/html") == true {
             response.headers[.contentSecurityPolicy] =
                 "default-src 'none'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
             response.headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
-            if issuesCookie, request.method == .get, policy.credential(request) == nil {
+            if issuesCookie, request.method == .get, policy.credential(request.head) == nil {
                 response.headers[.setCookie] = policy.cookieHeader()
             }
         }

@@ -26,13 +26,19 @@ struct ThumbnailEndpoints: Sendable {
         "/thumbnail?path=\(URLText.query(path))&size=\(size)" + (scale == 1 ? "" : "&scale=\(AttributeFormat.number(scale))")
     }
 
-    func thumbnail(_ hash: Substring, _ request: Request) async throws -> Response {
+    /// The content and size a `/thumbnails/{hash}?size=&scale=` URL names.
+    static func parse(hash: Substring, query: Substring?) throws(ServeError) -> (content: ContentHash, size: Int, scale: Double) {
         guard hash.utf8.count == 32, hash.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }),
               let content = ContentHash(hex: hash)
         else { throw ServeError.badRequest("not a content hash (32 lowercase hex digits)") }
-        let fields = try FormFields(request.uri.query?[...])
+        let fields = try FormFields(query)
         let size = try fields.integer("size", default: 256, in: Self.sizes)
         let scale = try fields.number("scale", default: 1, in: Self.scales)
+        return (content, size, scale)
+    }
+
+    func thumbnail(_ hash: Substring, _ request: Request) async throws -> Response {
+        let (content, size, scale) = try Self.parse(hash: hash, query: request.uri.query?[...])
         let spec = ThumbnailSpec(size: size, scale: scale)
         let key = spec.key(for: content)
         if let hit = hot.entry(key) { return Self.respond(hit, request) }
@@ -91,14 +97,21 @@ struct ThumbnailEndpoints: Sendable {
 
     private static func respond(_ entry: HotThumbnails.Entry, _ request: Request) -> Response {
         notModified(entry.etag, request)
-            ?? Response(status: .ok, headers: [.contentType: entry.contentType, .cacheControl: immutable, .eTag: entry.etag],
-                        body: ResponseBody(byteBuffer: entry.body))
+            ?? Response(status: .ok, headers: fields(contentType: entry.contentType, etag: entry.etag), body: ResponseBody(byteBuffer: entry.body))
     }
+
+    /// A `200`'s headers (Hummingbird adds Content-Length; ``HotThumbnails/Entry/headers`` has it).
+    static func fields(contentType: String, etag: String) -> HTTPFields {
+        [.contentType: contentType, .cacheControl: immutable, .eTag: etag]
+    }
+
+    /// A `304`'s headers.
+    static func notModifiedFields(_ etag: String) -> HTTPFields { [.eTag: etag, .cacheControl: immutable] }
 
     /// `304` if the request's `If-None-Match` names `etag`.
     private static func notModified(_ etag: String, _ request: Request) -> Response? {
         guard let tags = request.headers[.ifNoneMatch], matches(tags, etag) else { return nil }
-        return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: immutable])
+        return Response(status: .notModified, headers: notModifiedFields(etag))
     }
 
     /// `If-None-Match`: `*`, or a list of (possibly weak) entity tags.

@@ -39,6 +39,7 @@ public final class ThumbnailServer: Sendable {
     let files: ServedFiles
     let token: String
     let hot: HotThumbnails
+    let policy: AccessPolicy
 
     /// - Parameters:
     ///   - roots: the folders shown; nothing outside them is read or revealed.
@@ -50,6 +51,9 @@ public final class ThumbnailServer: Sendable {
         self.roots = roots
         self.token = token
         hot = HotThumbnails(budget: configuration.memoryCache)
+        let loopback = configuration.isLoopback
+        policy = AccessPolicy(token: token, tokenForReads: !loopback || configuration.requireToken,
+                              hosts: loopback ? ["127.0.0.1", "localhost", "[::1]", configuration.address.lowercased()] : nil)
         files = ServedFiles(roots: roots, index: index, generator: generator)
     }
 
@@ -62,8 +66,11 @@ public final class ThumbnailServer: Sendable {
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         var logger = Logger(label: "thumbcache.serve")
         logger.logLevel = .warning
+        let (hot, policy) = (self.hot, self.policy)
         let app = Application(
-            router: makeRouter(), configuration: .init(address: .hostname(configuration.address, port: configuration.port), serverName: nil),
+            router: makeRouter(),
+            server: .http1(configuration: .init(additionalChannelHandlers: [HotThumbnailResponder(hot: hot, policy: policy)])),
+            configuration: .init(address: .hostname(configuration.address, port: configuration.port), serverName: nil),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) }, logger: logger)
         try await app.runService()
     }
@@ -72,8 +79,6 @@ public final class ThumbnailServer: Sendable {
         let router = Router(options: .autoGenerateHeadEndpoints)
         let renderer = PageRenderer(tileSize: configuration.tileSize)
         let loopback = configuration.isLoopback
-        let policy = AccessPolicy(token: token, tokenForReads: !loopback || configuration.requireToken,
-                                  hosts: loopback ? ["127.0.0.1", "localhost", "[::1]", configuration.address.lowercased()] : nil)
         router.add(middleware: RequestGuard(policy: policy, renderer: renderer, issuesCookie: loopback && !configuration.requireToken))
 
         let thumbnails = ThumbnailEndpoints(files: files, hot: hot)

@@ -21,11 +21,23 @@ public struct ContentHash: Hashable, Sendable, Comparable, CustomStringConvertib
     }
 
     /// Parses 32 hexadecimal digits.
+    @inlinable
     public init?(hex: some StringProtocol) {
-        guard hex.utf8.count == 32,
-            let high = UInt64(hex.prefix(16), radix: 16),
-            let low = UInt64(hex.suffix(16), radix: 16)
-        else { return nil }
+        // One pass over the bytes, specialized where it is called: `serve` parses a hash per request.
+        var high: UInt64 = 0, low: UInt64 = 0, count = 0
+        for byte in hex.utf8 {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte &- UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte &- UInt8(ascii: "a") &+ 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte &- UInt8(ascii: "A") &+ 10
+            default: return nil
+            }
+            guard count < 32 else { return nil }
+            if count < 16 { high = high << 4 | UInt64(digit) } else { low = low << 4 | UInt64(digit) }
+            count += 1
+        }
+        guard count == 32 else { return nil }
         self.init(high: high, low: low)
     }
 

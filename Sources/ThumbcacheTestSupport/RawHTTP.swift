@@ -34,7 +34,31 @@ package enum RawHTTP {
         return try parse(raw, method: method)
     }
 
-    static func exchange(_ bytes: [UInt8], port: Int, address: String, headOnly: Bool) throws -> [UInt8] {
+    /// Sends every request on one kept-alive connection at once (HTTP pipelining; the last one
+    /// asks to close) and returns the responses in the order they came.
+    package static func pipeline(_ requests: [(target: String, headers: [String: String])], port: Int, address: String = "127.0.0.1") throws -> [Reply] {
+        var bytes: [UInt8] = []
+        for (i, request) in requests.enumerated() {
+            var all = request.headers
+            if all["Host"] == nil { all["Host"] = "\(address):\(port)" }
+            if i == requests.count - 1 { all["Connection"] = "close" }
+            let lines = ["GET \(request.target) HTTP/1.1"] + all.sorted(by: { $0.key < $1.key }).map { "\($0.key): \($0.value)" }
+            bytes += Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8)
+        }
+        var raw = try exchange(bytes, port: port, address: address, headOnly: false, untilClosed: true)[...]
+        var replies: [Reply] = []
+        while let end = headEnd(Array(raw)) {
+            let head = Array(raw.prefix(end + 4))
+            var reply = try parse(head, method: "HEAD")
+            let length = reply.status == 304 ? 0 : Int(reply.header("content-length") ?? "") ?? 0
+            reply.body = Array(raw.dropFirst(end + 4).prefix(length))
+            replies.append(reply)
+            raw = raw.dropFirst(end + 4 + length)
+        }
+        return replies
+    }
+
+    static func exchange(_ bytes: [UInt8], port: Int, address: String, headOnly: Bool, untilClosed: Bool = false) throws -> [UInt8] {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
         defer { close(fd) }
@@ -56,7 +80,7 @@ package enum RawHTTP {
         }
         var out: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
-        while !complete(out, headOnly: headOnly) {
+        while untilClosed || !complete(out, headOnly: headOnly) {
             let n = recv(fd, &buffer, buffer.count, 0)
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { break }

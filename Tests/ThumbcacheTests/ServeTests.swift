@@ -147,6 +147,48 @@ struct ServeTests {
         #expect(try server.get("/no/such/page").status == 404)
     }
 
+    /// Thumbnails held in memory are answered before the router (HotThumbnailResponder) on kept
+    /// connections: with the same headers and rules as the router's endpoint, and in order
+    /// behind requests the router is still answering.
+    @Test func thumbnailsInMemoryAreAnsweredInOrderWithTheSameRules() throws {
+        let f = try Fixture()
+        let server = try Server(f, arguments: ["--require-token"])
+        let search = try server.get("/search?q=beach0", headers: server.bearer)
+        let hash = try #require((search.json["results"] as? [[String: Any]])?.first?["contentHash"] as? String)
+        let url = "/thumbnails/\(hash)?size=256"
+        let cold = try server.get(url, headers: server.bearer)
+        #expect(cold.status == 200)
+        let etag = try #require(cold.header("etag"))
+
+        let replies = try RawHTTP.pipeline([
+            (url, server.bearer),  // from memory
+            (url, server.bearer.merging(["If-None-Match": etag]) { $1 }),
+            ("/search?q=beach", server.bearer),  // answered by the router…
+            (url, server.bearer),  // …so this one waits behind it
+            ("/thumbnails/\(hash)?size=0", server.bearer),
+            ("/info?path=\(Self.q(f.root + "/sunset.jpg"))", server.bearer),
+            (url, server.bearer),
+        ], port: server.port)
+        #expect(replies.map(\.status) == [200, 304, 200, 200, 400, 200, 200])
+        guard replies.count == 7 else { return }
+        for i in [0, 3, 6] {
+            #expect(replies[i].body == cold.body)
+            for name in ["content-type", "cache-control", "etag", "content-length", "x-content-type-options"] {
+                #expect(replies[i].header(name) == cold.header(name), "\(name) of reply \(i)")
+            }
+            #expect(replies[i].header("date")?.hasSuffix(" GMT") == true)
+        }
+        #expect(replies[1].header("etag") == etag && replies[1].body.isEmpty && replies[1].header("x-content-type-options") == "nosniff")
+        #expect(replies[2].json["count"] as? Int == 3)
+        #expect(replies[5].json["path"] as? String == f.root + "/sunset.jpg")
+
+        // First on their connections, so answered from memory: the token and the Host still count.
+        let noToken = try RawHTTP.pipeline([(url, [:]), (url, server.bearer)], port: server.port)
+        #expect(noToken.map(\.status) == [401, 200] && noToken.first?.json["status"] as? Int == 401)
+        let rebound = try RawHTTP.pipeline([(url, server.bearer.merging(["Host": "rebound.example"]) { $1 }), (url, server.bearer)], port: server.port)
+        #expect(rebound.map(\.status) == [421, 200])
+    }
+
     @Test func searchInfoAndThePageWithoutJavaScript() throws {
         let f = try Fixture()
         let server = try Server(f)
