@@ -48,8 +48,8 @@ let package = Package(
         // FFmpeg (libavformat, libavcodec, libswscale; GPL as Debian builds it) behind a shim that
         // reads by pread and keeps FFmpeg's structures out of Swift.
         // poppler (GPL) and cairo behind a shim that keeps GLib's types out of Swift.
-        .systemLibrary(name: "CPoppler", pkgConfig: "poppler-glib", providers: [.apt(["libpoppler-glib-dev"])]),
-        .target(name: "CPDF", dependencies: ["CPoppler"]),
+        // poppler's C++ binding (Splash, as pdftoppm draws) behind a C interface.
+        .target(name: "CPDF", linkerSettings: [.linkedLibrary("poppler-cpp")]),
         // libarchive behind a shim that lists an archive in memory and reads one entry, capped.
         .target(name: "CArchive", linkerSettings: [.linkedLibrary("archive")]),
         // FreeType behind a shim that draws a page of text or a font's sample into RGBA.

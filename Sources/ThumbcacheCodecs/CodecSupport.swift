@@ -105,9 +105,9 @@ struct RGBABuffer {
         return canvas
     }
 
-    /// ``drawn(width:height:path:_:)`` by cairo (librsvg, poppler), which leaves premultiplied
-    /// ARGB in native-endian 32-bit words: made straight RGBA in place, one pass for both.
-    static func drawnByCairo(width: Int, height: Int, path: String,
+    /// ``drawn(width:height:path:_:)`` into premultiplied ARGB in native-endian 32-bit words, as
+    /// cairo (librsvg) and poppler's Splash leave it: made straight RGBA in place, one pass for both.
+    static func drawnAsARGB32(width: Int, height: Int, path: String,
                              _ draw: (UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<CChar>, Int) -> Int32) throws(ImagingError) -> RGBABuffer {
         var canvas = try drawn(width: width, height: height, path: path, draw)
         canvas.pixels.withUnsafeMutableBytes { p in

@@ -59,7 +59,7 @@ extension ImageDecoderRegistration {
         try JXLSource(descriptor: fd, name: name)
     }
 
-    /// PDF through poppler and cairo: the first page drawn at the output size.
+    /// PDF through poppler (Splash): the first page drawn at the output size.
     public static let pdf = ImageDecoderRegistration(.pdf) { (fd, name) throws(ImagingError) in
         try PDFSource(descriptor: fd, name: name)
     }

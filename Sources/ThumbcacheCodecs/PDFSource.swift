@@ -1,7 +1,7 @@
 import CPDF
 import ThumbcacheImaging
 
-/// A PDF through poppler and cairo: the first page drawn once, straight at the size the box calls
+/// A PDF through poppler (Splash, as `pdftoppm` draws): the first page drawn once, straight at the size the box calls
 /// for, on white (a page is never rendered large and shrunk). The header's size is the crop box
 /// in points, after the page's rotation. Parsed from the mapped file; only the first page is
 /// loaded, so a document of 100 000 pages costs its cross-reference table, not its pages.
@@ -38,6 +38,6 @@ final class PDFSource: DrawnSource {
     deinit { cpdf_close(document) }
 
     func draw(width: Int, height: Int) throws(ImagingError) -> RGBABuffer {
-        try .drawnByCairo(width: width, height: height, path: path) { cpdf_render(document, Int32(width), Int32(height), $0, $1, $2) }
+        try .drawnAsARGB32(width: width, height: height, path: path) { cpdf_render(document, Int32(width), Int32(height), $0, $1, $2) }
     }
 }

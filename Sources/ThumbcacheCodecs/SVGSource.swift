@@ -32,6 +32,6 @@ final class SVGSource: DrawnSource {
     deinit { csvg_close(document) }
 
     func draw(width: Int, height: Int) throws(ImagingError) -> RGBABuffer {
-        try .drawnByCairo(width: width, height: height, path: path) { csvg_render(document, Int32(width), Int32(height), $0, $1, $2) }
+        try .drawnAsARGB32(width: width, height: height, path: path) { csvg_render(document, Int32(width), Int32(height), $0, $1, $2) }
     }
 }

@@ -216,10 +216,10 @@ struct MediaFormatTests {
         let expected = Thumbnailer.resize(RGBAImage(width: cw, height: ch, pixels: [UInt8](repeating: 0, count: cw * ch * 4), hasAlpha: false),
                                           options: Self.box)
         #expect(made.image.width == expected.width && made.image.height == expected.height)
-        // pdftocairo draws as we do (and as evince does): the same page at the same size. pdftoppm's
-        // Splash places small glyphs and snaps fills to pixels its own way: 26–28 dB on the
-        // landscape page's 7-pixel heading, above 30 on the others and at 512 pixels.
-        for (tool, minimum) in [("pdftocairo", 40.0), ("pdftoppm", 25.0)] {
+        // pdftoppm draws as we do (Splash, poppler's C++ binding): the same page at the same size.
+        // pdftocairo (cairo, as evince draws) places small glyphs and pixel edges its own way:
+        // 27.5 dB on the landscape page's 7-pixel heading, 36–44 on the others.
+        for (tool, minimum) in [("pdftoppm", 45.0), ("pdftocairo", 25.0)] {
             let reference = try Self.render(tool, dir, path, width: made.image.width, height: made.image.height)
             try #require(reference.width == made.image.width && reference.height == made.image.height)
             let db = ImageFormatTests.premultipliedPSNR(made.image, reference)

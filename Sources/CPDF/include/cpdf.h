@@ -3,8 +3,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// poppler (GLib binding) and cairo behind a narrow C interface that keeps GLib's types out of
-// Swift: a document parsed from memory, its first page drawn straight at the size asked for.
+// poppler (its C++ binding, drawing with Splash as pdftoppm does) behind a narrow C interface
+// that keeps C++ out of Swift: a document parsed from memory, its first page drawn straight at
+// the size asked for.
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct cpdf_document cpdf_document;
 
@@ -20,11 +25,15 @@ typedef struct {
 /// PDF poppler reads, is encrypted, or has no pages.
 cpdf_document *cpdf_open(const uint8_t *bytes, size_t length, cpdf_info *info, char *message, size_t message_size);
 
-/// Draws the first page on white, scaled to `width × height` pixels, straight into `rgba` in
-/// cairo's ARGB32 (native-endian 32-bit words, rows of width × 4 bytes); the caller makes RGBA of
+/// Draws the first page on white, scaled to `width × height` pixels, into `rgba` in ARGB32
+/// (native-endian 32-bit words, rows of width × 4 bytes, as cairo's); the caller makes RGBA of
 /// it. 0, or -1 with a message.
 int cpdf_render(cpdf_document *document, int width, int height, uint8_t *rgba, char *message, size_t message_size);
 
 void cpdf_close(cpdf_document *document);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

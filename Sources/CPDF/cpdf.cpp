@@ -1,0 +1,146 @@
+#include "cpdf.h"
+#include <poppler/cpp/poppler-document.h>
+#include <poppler/cpp/poppler-image.h>
+#include <poppler/cpp/poppler-page-renderer.h>
+#include <poppler/cpp/poppler-page.h>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+// poppler's C++ binding renders with Splash, as pdftoppm does (the reference users compare
+// with); its GLib binding draws through cairo. No C++ exception may reach Swift: every entry
+// point catches them.
+
+struct cpdf_document {
+    std::unique_ptr<poppler::document> document;
+    std::unique_ptr<poppler::page> page;
+    char *title = nullptr, *author = nullptr, *creator = nullptr;
+};
+
+static void say(char *message, size_t size, const char *text) {
+    if (message && size) snprintf(message, size, "%s", text);
+}
+
+void cpdf_close(cpdf_document *d) {
+    if (!d) return;
+    free(d->title);
+    free(d->author);
+    free(d->creator);
+    delete d;
+}
+
+// A document property as UTF-8, or NULL when empty. Converted here, not by ustring::to_utf8:
+// that calls iconv, which opens glibc's gconv files, and the sandboxed worker may not.
+static char *property(poppler::document &document, const char *key) {
+    poppler::ustring units = document.info_key(key);  // UTF-16 code units
+    std::string out;
+    for (size_t i = 0; i < units.size(); i++) {
+        uint32_t c = units[i];
+        if (c >= 0xd800 && c < 0xdc00 && i + 1 < units.size() && units[i + 1] >= 0xdc00 && units[i + 1] < 0xe000) {
+            c = 0x10000 + ((c - 0xd800) << 10) + (units[++i] - 0xdc00);
+        } else if (c >= 0xd800 && c < 0xe000) {
+            c = 0xfffd;  // a lone surrogate
+        }
+        if (c == 0) continue;
+        if (c < 0x80) {
+            out += char(c);
+        } else if (c < 0x800) {
+            out += char(0xc0 | (c >> 6));
+            out += char(0x80 | (c & 0x3f));
+        } else if (c < 0x10000) {
+            out += char(0xe0 | (c >> 12));
+            out += char(0x80 | ((c >> 6) & 0x3f));
+            out += char(0x80 | (c & 0x3f));
+        } else {
+            out += char(0xf0 | (c >> 18));
+            out += char(0x80 | ((c >> 12) & 0x3f));
+            out += char(0x80 | ((c >> 6) & 0x3f));
+            out += char(0x80 | (c & 0x3f));
+        }
+    }
+    return out.empty() ? nullptr : strdup(out.c_str());
+}
+
+// Splash's page size: the crop box, its sides swapped by a quarter-turn /Rotate.
+static void page_size(poppler::page &page, double *width, double *height) {
+    poppler::rectf box = page.page_rect(poppler::crop_box);
+    bool turned = page.orientation() == poppler::page::landscape || page.orientation() == poppler::page::seascape;
+    *width = turned ? box.height() : box.width();
+    *height = turned ? box.width() : box.height();
+}
+
+cpdf_document *cpdf_open(const uint8_t *bytes, size_t length, cpdf_info *info, char *message, size_t message_size) {
+    memset(info, 0, sizeof *info);
+    try {
+        if (length > INT_MAX) {
+            say(message, message_size, "larger than the 2 GiB poppler reads from memory");
+            return nullptr;
+        }
+        auto d = std::make_unique<cpdf_document>();
+        // Borrowed, not copied: the caller's mapping outlives the document.
+        d->document.reset(poppler::document::load_from_raw_data(reinterpret_cast<const char *>(bytes), int(length)));
+        if (!d->document) {
+            say(message, message_size, "not a PDF document poppler reads");
+            return nullptr;
+        }
+        if (d->document->is_locked()) {
+            say(message, message_size, "the document is encrypted");
+            return nullptr;
+        }
+        info->pages = d->document->pages();
+        if (info->pages > 0) d->page.reset(d->document->create_page(0));
+        if (!d->page) {
+            say(message, message_size, "the document has no readable page");
+            return nullptr;
+        }
+        page_size(*d->page, &info->width, &info->height);
+        info->title = d->title = property(*d->document, "Title");
+        info->author = d->author = property(*d->document, "Author");
+        info->creator = d->creator = property(*d->document, "Creator");
+        return d.release();
+    } catch (const std::exception &e) {
+        say(message, message_size, e.what());
+    } catch (...) {
+        say(message, message_size, "poppler failed");
+    }
+    return nullptr;
+}
+
+int cpdf_render(cpdf_document *d, int width, int height, uint8_t *rgba, char *message, size_t message_size) {
+    try {
+        double pw = 0, ph = 0;
+        page_size(*d->page, &pw, &ph);
+        if (!(pw > 0 && ph > 0)) {
+            say(message, message_size, "the first page has no size");
+            return -1;
+        }
+        // pdftoppm's defaults: anti-aliased text and shapes, no hinting, white paper.
+        poppler::page_renderer renderer;
+        renderer.set_render_hint(poppler::page_renderer::antialiasing, true);
+        renderer.set_render_hint(poppler::page_renderer::text_antialiasing, true);
+        renderer.set_paper_color(0xffffffff);
+        renderer.set_image_format(poppler::image::format_argb32);
+        // Drawn once at the size asked for: the resolution that maps the page onto the pixels.
+        poppler::image image = renderer.render_page(d->page.get(), 72.0 * width / pw, 72.0 * height / ph, 0, 0, width, height);
+        if (!image.is_valid() || image.format() != poppler::image::format_argb32) {
+            say(message, message_size, "poppler could not draw the page");
+            return -1;
+        }
+        // Splash's ARGB32 rows (native-endian words, like cairo's) into the caller's rows; a
+        // slice poppler made smaller stays white.
+        memset(rgba, 0xff, size_t(width) * size_t(height) * 4);
+        const char *data = image.const_data();
+        int rows = image.height() < height ? image.height() : height;
+        size_t row = size_t(image.width() < width ? image.width() : width) * 4;
+        for (int y = 0; y < rows; y++) memcpy(rgba + size_t(y) * size_t(width) * 4, data + size_t(y) * size_t(image.bytes_per_row()), row);
+        return 0;
+    } catch (const std::exception &e) {
+        say(message, message_size, e.what());
+    } catch (...) {
+        say(message, message_size, "poppler failed");
+    }
+    return -1;
+}
