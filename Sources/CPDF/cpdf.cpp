@@ -17,6 +17,7 @@
 struct cpdf_document {
     std::unique_ptr<poppler::document> document;
     std::unique_ptr<poppler::page> page;
+    double width = 0, height = 0;  // the first page's, as cpdf_info says
     char *title = nullptr, *author = nullptr, *creator = nullptr;
 };
 
@@ -96,7 +97,9 @@ cpdf_document *cpdf_open(const uint8_t *bytes, size_t length, cpdf_info *info, c
             say(message, message_size, "the document has no readable page");
             return nullptr;
         }
-        page_size(*d->page, &info->width, &info->height);
+        page_size(*d->page, &d->width, &d->height);
+        info->width = d->width;
+        info->height = d->height;
         info->title = d->title = property(*d->document, "Title");
         info->author = d->author = property(*d->document, "Author");
         info->creator = d->creator = property(*d->document, "Creator");
@@ -111,8 +114,7 @@ cpdf_document *cpdf_open(const uint8_t *bytes, size_t length, cpdf_info *info, c
 
 int cpdf_render(cpdf_document *d, int width, int height, uint8_t *rgba, char *message, size_t message_size) {
     try {
-        double pw = 0, ph = 0;
-        page_size(*d->page, &pw, &ph);
+        double pw = d->width, ph = d->height;
         if (!(pw > 0 && ph > 0)) {
             say(message, message_size, "the first page has no size");
             return -1;
@@ -131,7 +133,7 @@ int cpdf_render(cpdf_document *d, int width, int height, uint8_t *rgba, char *me
         }
         // Splash's ARGB32 rows (native-endian words, like cairo's) into the caller's rows; a
         // slice poppler made smaller stays white.
-        memset(rgba, 0xff, size_t(width) * size_t(height) * 4);
+        if (image.width() < width || image.height() < height) memset(rgba, 0xff, size_t(width) * size_t(height) * 4);
         const char *data = image.const_data();
         int rows = image.height() < height ? image.height() : height;
         size_t row = size_t(image.width() < width ? image.width() : width) * 4;

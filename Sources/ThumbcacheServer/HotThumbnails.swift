@@ -8,23 +8,19 @@ import ThumbcacheSync
 /// is shared with every response that sends it). Bounded by bytes; the oldest go first.
 final class HotThumbnails: Sendable {
     struct Entry: Sendable {
-        var body: ByteBuffer
-        var contentType: String
-        var etag: String
+        let body: ByteBuffer
+        let etag: String
         /// When the content was last found under the roots (the index may drop it later).
         var checked: UInt64
-        /// A `200`'s headers but `Date`, made once for ``HotThumbnailResponder``.
+        /// A `200`'s headers but `Date`, made once.
         let headers: HTTPFields
 
         init(body: ByteBuffer, contentType: String, etag: String, checked: UInt64) {
             self.body = body
-            self.contentType = contentType
             self.etag = etag
             self.checked = checked
-            var headers = ThumbnailEndpoints.fields(contentType: contentType, etag: etag)
-            headers[.contentLength] = String(body.readableBytes)
-            headers[.xContentTypeOptions] = RequestGuardHeaders.noSniff
-            self.headers = headers
+            headers = [.contentType: contentType, .cacheControl: ThumbnailEndpoints.immutable, .eTag: etag,
+                       .contentLength: String(body.readableBytes), .xContentTypeOptions: RequestGuardHeaders.noSniff]
         }
     }
 
@@ -42,13 +38,21 @@ final class HotThumbnails: Sendable {
 
     init(budget: Int) { self.budget = budget }
 
+    /// The entry for `key`, and whether its roots check is recent enough to rely on.
+    func lookup(_ key: ThumbnailKey) -> (entry: Entry, fresh: Bool)? {
+        let now = MonotonicClock.coarseNanoseconds()
+        return state.withLock { s in s.entries[key].map { ($0, now &- $0.checked < Self.recheckNanoseconds) } }
+    }
+
     /// The entry for `key` if its roots check is recent enough.
     func entry(_ key: ThumbnailKey) -> Entry? {
+        lookup(key).flatMap { $0.fresh ? $0.entry : nil }
+    }
+
+    /// Notes that `key`'s content was found under the roots again.
+    func confirm(_ key: ThumbnailKey) {
         let now = MonotonicClock.coarseNanoseconds()
-        return state.withLock { s in
-            guard let e = s.entries[key], now &- e.checked < Self.recheckNanoseconds else { return nil }
-            return e
-        }
+        state.withLock { $0.entries[key]?.checked = now }
     }
 
     func insert(_ key: ThumbnailKey, _ entry: Entry) {

@@ -85,7 +85,7 @@ final class ServedFiles: Sendable {
             if found.count >= limit { break }
         }
         func recency(_ r: SearchResult) -> Double {
-            max(r.attributes[MDItem.contentModificationDate]?.seconds ?? 0, r.attributes[MDItem.lastUsedDate]?.seconds ?? 0)
+            max(r.attributes[MDItem.contentModificationDate]?.numericValue ?? 0, r.attributes[MDItem.lastUsedDate]?.numericValue ?? 0)
         }
         return Array(found.sorted { recency($0) > recency($1) }.prefix(limit))
     }
@@ -94,7 +94,7 @@ final class ServedFiles: Sendable {
     func tagCounts() throws -> [(tag: String, count: Int)] {
         var counts: [String: Int] = [:]
         for r in try tagSearch("*", limit: Self.scanLimit, attributes: [MDItem.userTags]).results {
-            if case .strings(let tags)? = r.attributes[MDItem.userTags] { for t in Set(tags) { counts[t, default: 0] += 1 } }
+            for t in Set(r.attributes[MDItem.userTags]?.stringValues ?? []) { counts[t, default: 0] += 1 }
         }
         return counts.map { ($0.key, $0.value) }.sorted { $0.count != $1.count ? $0.count > $1.count : $0.tag < $1.tag }
     }
@@ -152,8 +152,8 @@ final class ServedFiles: Sendable {
             guard let path = r.path else { return nil }
             let name: String
             if case .string(let n)? = r.attributes[MDItem.fsName] { name = n } else { name = (path as NSString).lastPathComponent }
-            return Entry(path: path, name: name, size: r.attributes[MDItem.fsSize]?.seconds.map { UInt64(max(0, $0)) },
-                         modified: r.attributes[MDItem.contentModificationDate]?.seconds, content: r.content)
+            return Entry(path: path, name: name, size: r.attributes[MDItem.fsSize]?.numericValue.map { UInt64(max(0, $0)) },
+                         modified: r.attributes[MDItem.contentModificationDate]?.numericValue, content: r.content)
         }
     }
 
@@ -172,7 +172,7 @@ final class ServedFiles: Sendable {
             var snapshot = FileSnapshot(st)
             if snapshot.kind == .symbolicLink {
                 // A symbolic link leading out of the roots is not shown.
-                guard let real = FilePaths.real(path), roots.roots.contains(where: { ServedRoots.isUnder(real, $0.real) }),
+                guard let real = FilePaths.real(path), roots.holds(real: real),
                       let target = try? FileSnapshot.of(path: path) else { continue }
                 snapshot = target
             }
@@ -189,15 +189,5 @@ final class ServedFiles: Sendable {
         }
         entries.sort { $0.isDirectory != $1.isDirectory ? $0.isDirectory : false }
         return (Array(entries.prefix(limit)), visible.count)
-    }
-}
-
-extension AttributeValue {
-    /// A date's or number's seconds, for sorting.
-    var seconds: Double? {
-        switch self {
-        case .date(let d), .number(let d): d
-        default: nil
-        }
     }
 }

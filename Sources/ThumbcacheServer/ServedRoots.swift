@@ -57,8 +57,13 @@ public struct ServedRoots: Sendable {
         guard let real = FilePaths.real(path) else {
             throw errno == EACCES ? ServeError(.forbidden, "permission denied: \(path)") : .notFound("no such file: \(path)")
         }
-        guard roots.contains(where: { Self.isUnder(real, $0.real) }) else { throw .outsideRoots }
+        guard holds(real: real) else { throw .outsideRoots }
         return real
+    }
+
+    /// True if `real` (a path with its symbolic links resolved) is a root's real path or under one.
+    func holds(real: String) -> Bool {
+        roots.contains { Self.isUnder(real, $0.real) }
     }
 
     /// The root `path` (a real path) is in, if any.

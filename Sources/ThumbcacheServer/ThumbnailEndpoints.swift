@@ -31,20 +31,29 @@ struct ThumbnailEndpoints: Sendable {
         guard hash.utf8.count == 32, hash.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }),
               let content = ContentHash(hex: hash)
         else { throw ServeError.badRequest("not a content hash (32 lowercase hex digits)") }
-        let fields = try FormFields(query)
-        let size = try fields.integer("size", default: 256, in: Self.sizes)
-        let scale = try fields.number("scale", default: 1, in: Self.scales)
+        let (size, scale) = try sizeAndScale(FormFields(query))
         return (content, size, scale)
+    }
+
+    /// A query's `size` (points, 256 when absent) and `scale` (1 when absent).
+    static func sizeAndScale(_ fields: FormFields) throws(ServeError) -> (size: Int, scale: Double) {
+        (try fields.integer("size", default: 256, in: sizes), try fields.number("scale", default: 1, in: scales))
     }
 
     func thumbnail(_ hash: Substring, _ request: Request) async throws -> Response {
         let (content, size, scale) = try Self.parse(hash: hash, query: request.uri.query?[...])
         let spec = ThumbnailSpec(size: size, scale: scale)
         let key = spec.key(for: content)
-        if let hit = hot.entry(key) { return Self.respond(hit, request) }
+        let held = hot.lookup(key)
+        if let held, held.fresh { return Self.respond(held.entry, request) }
         let etag = "\"\(content.hex)-\(spec.boxWidth)-\(thumbnailGeneratorVersion)\""
         guard let path = try files.path(withContent: content) else {
             throw ServeError.notFound("no file in the served folders has this content")
+        }
+        // Still under the roots: the bytes held need not be read again.
+        if let held {
+            hot.confirm(key)
+            return Self.respond(held.entry, request)
         }
         // Revalidation needs no bytes: the ETag is the URL's.
         if let unchanged = Self.notModified(etag, request) { return unchanged }
@@ -67,8 +76,7 @@ struct ThumbnailEndpoints: Sendable {
     func redirect(_ request: Request) async throws -> Response {
         let fields = try FormFields(request.uri.query?[...])
         let path = try files.roots.resolve(fields["path"] ?? "")
-        let size = try fields.integer("size", default: 256, in: Self.sizes)
-        let scale = try fields.number("scale", default: 1, in: Self.scales)
+        let (size, scale) = try Self.sizeAndScale(fields)
         let store = files.store
         // The stat cache answers first; the file is read only if it does not know it.
         let content: ContentHash = try await blocking {
@@ -97,12 +105,7 @@ struct ThumbnailEndpoints: Sendable {
 
     private static func respond(_ entry: HotThumbnails.Entry, _ request: Request) -> Response {
         notModified(entry.etag, request)
-            ?? Response(status: .ok, headers: fields(contentType: entry.contentType, etag: entry.etag), body: ResponseBody(byteBuffer: entry.body))
-    }
-
-    /// A `200`'s headers (Hummingbird adds Content-Length; ``HotThumbnails/Entry/headers`` has it).
-    static func fields(contentType: String, etag: String) -> HTTPFields {
-        [.contentType: contentType, .cacheControl: immutable, .eTag: etag]
+            ?? Response(status: .ok, headers: entry.headers, body: ResponseBody(byteBuffer: entry.body))
     }
 
     /// A `304`'s headers.

@@ -45,15 +45,15 @@ package enum RawHTTP {
             let lines = ["GET \(request.target) HTTP/1.1"] + all.sorted(by: { $0.key < $1.key }).map { "\($0.key): \($0.value)" }
             bytes += Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8)
         }
-        var raw = try exchange(bytes, port: port, address: address, headOnly: false, untilClosed: true)[...]
+        let raw = try exchange(bytes, port: port, address: address, headOnly: false, untilClosed: true)
         var replies: [Reply] = []
-        while let end = headEnd(Array(raw)) {
-            let head = Array(raw.prefix(end + 4))
-            var reply = try parse(head, method: "HEAD")
+        var start = 0
+        while let end = headEnd(raw, from: start) {
+            var reply = try parse(Array(raw[start..<(end + 4)]), method: "HEAD")
             let length = reply.status == 304 ? 0 : Int(reply.header("content-length") ?? "") ?? 0
-            reply.body = Array(raw.dropFirst(end + 4).prefix(length))
+            start = min(raw.count, end + 4 + length)
+            reply.body = Array(raw[(end + 4)..<start])
             replies.append(reply)
-            raw = raw.dropFirst(end + 4 + length)
         }
         return replies
     }
@@ -101,9 +101,10 @@ package enum RawHTTP {
         return raw.count >= end + 4 + length
     }
 
-    static func headEnd(_ raw: [UInt8]) -> Int? {
-        guard raw.count >= 4 else { return nil }
-        return (0...(raw.count - 4)).first { raw[$0] == 13 && raw[$0 + 1] == 10 && raw[$0 + 2] == 13 && raw[$0 + 3] == 10 }
+    /// Where the first head at or after `from` ends (the index of its blank line's CR LF CR LF).
+    static func headEnd(_ raw: [UInt8], from: Int = 0) -> Int? {
+        guard raw.count - from >= 4 else { return nil }
+        return (from...(raw.count - 4)).first { raw[$0] == 13 && raw[$0 + 1] == 10 && raw[$0 + 2] == 13 && raw[$0 + 3] == 10 }
     }
 
     static func parse(_ raw: [UInt8], method: String) throws -> Reply {
