@@ -100,12 +100,15 @@ let package = Package(
 
         // `thumbcache serve`: thumbnails by content hash, search, info and tags over HTTP, and the
         // page that browses them (Hummingbird 2).
-        .target(name: "ThumbcacheServer", dependencies: ["Thumbcache", "ThumbcacheSync", "CFileInfo",
+        .target(name: "ThumbcacheServer", dependencies: ["Thumbcache", "ThumbcacheSync", "CFileInfo", "CDescriptors",
                                                          .product(name: "Hummingbird", package: "hummingbird"),
+                                                         .product(name: "HummingbirdCore", package: "hummingbird"),
                                                          .product(name: "Logging", package: "swift-log"),
                                                          .product(name: "HTTPTypes", package: "swift-http-types"),
                                                          .product(name: "NIOCore", package: "swift-nio"),
-                                                         .product(name: "NIOHTTPTypes", package: "swift-nio-extras")]),
+                                                         .product(name: "NIOHTTP1", package: "swift-nio"),
+                                                         .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                                                         .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras")]),
 
         // The command-line tool; its commands only call the library. It starts thumbcache-worker
         // to decode, and does not depend on it: an executable that depends on another links its

@@ -3,11 +3,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 int cdesc_pipe(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
+
+int cdesc_memfd(const char *name) { return memfd_create(name, MFD_CLOEXEC); }
 
 ssize_t cdesc_send(int socket, const void *bytes, size_t length, int fd) {
     struct iovec iov = {.iov_base = (void *)bytes, .iov_len = length};

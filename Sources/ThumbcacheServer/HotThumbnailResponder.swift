@@ -1,21 +1,25 @@
 import Foundation
-import HTTPTypes
+import HummingbirdCore
+import Logging
 import NIOCore
-import NIOHTTPTypes
+import NIOHTTP1
+import NIOHTTPTypesHTTP1
 import Synchronization
 import Thumbcache
 
 /// Answers `GET /thumbnails/{hash}` hits of ``HotThumbnails`` on the event loop that read the
 /// request, in front of Hummingbird: a hit then costs no task, no router and no middleware, which
-/// were most of a hit's time (Docs/PERFORMANCE.md, "Serving"). It applies the same access policy
-/// and sends the same headers as the router's endpoint; everything else passes through untouched:
-/// misses, other requests, requests behind one still being answered (responses stay in order),
-/// and any request while the client is not reading (Hummingbird's writer then applies back-pressure).
-final class HotThumbnailResponder: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+/// were most of a hit's time (Docs/PERFORMANCE.md, "Serving"). It sits below the conversion to
+/// HTTP types so that a held file goes out as a file region (`sendfile`). It applies the same
+/// access policy and sends the same headers as the router's endpoint; everything else passes
+/// through untouched: misses, other requests, HTTP/1.0, requests behind one still being answered
+/// (responses stay in order), and any request while the client is not reading (Hummingbird's
+/// writer then applies back-pressure).
+final class HotThumbnailResponder: ChannelDuplexHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
 
     private let hot: HotThumbnails
     private let policy: AccessPolicy
@@ -32,11 +36,27 @@ final class HotThumbnailResponder: ChannelDuplexHandler, RemovableChannelHandler
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let request):
-            if handedOn == 0, context.channel.isWritable, let (head, body) = answer(request) {
+            if handedOn == 0, context.channel.isWritable, let (head, payload) = answer(request) {
                 answered = true
+                // Corked, the head and a file's pages leave as one segment, not two (nginx's tcp_nopush).
+                let options = context.channel.syncOptions
+                let corked: Bool
+                if case .file = payload { corked = (try? options?.setOption(Self.cork, value: 1)) != nil } else { corked = false }
                 context.write(wrapOutboundOut(.head(head)), promise: nil)
-                if let body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
+                switch payload {
+                case .buffer(let body)?:
+                    context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+                case .file(let file)?:
+                    // The region names the file's descriptor: the file lives until it is written.
+                    let written = context.eventLoop.makePromise(of: Void.self)
+                    written.futureResult.whenComplete { _ in withExtendedLifetime(file) {} }
+                    let region = FileRegion(fileHandle: file.handle, readerIndex: 0, endIndex: file.size)
+                    context.write(wrapOutboundOut(.body(.fileRegion(region))), promise: written)
+                case nil:
+                    break
+                }
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                if corked { try? options?.setOption(Self.cork, value: 0) }
                 return
             }
             handedOn += 1
@@ -56,29 +76,54 @@ final class HotThumbnailResponder: ChannelDuplexHandler, RemovableChannelHandler
         context.write(data, promise: promise)
     }
 
-    /// The response to `request` if it is a permitted `GET` of a thumbnail held in memory.
-    private func answer(_ request: HTTPRequest) -> (HTTPResponse, ByteBuffer?)? {
-        guard request.method == .get, let target = request.path, target.hasPrefix(Self.prefix) else { return nil }
-        let rest = target.utf8.dropFirst(Self.prefix.utf8.count)
+    /// The response to `request` if it is a permitted HTTP/1.1 `GET` of a thumbnail held in memory.
+    private func answer(_ request: HTTPRequestHead) -> (HTTPResponseHead, HotThumbnails.Entry.Payload?)? {
+        guard request.method == .GET, request.version == .http1_1, request.uri.hasPrefix(Self.prefix) else { return nil }
+        let rest = request.uri.utf8.dropFirst(Self.prefix.utf8.count)
         let hashEnd = rest.firstIndex(of: UInt8(ascii: "?")) ?? rest.endIndex
         let query = hashEnd == rest.endIndex ? nil : Substring(rest[rest.index(after: hashEnd)...])
-        guard request.headerFields[.connection]?.lowercased().contains("close") != true,
-              (try? policy.check(request)) != nil,
-              let (content, size, scale) = try? ThumbnailEndpoints.parse(hash: Substring(rest[..<hashEnd]), query: query),
-              let entry = hot.entry(ThumbnailSpec(size: size, scale: scale).key(for: content))
+        let headers = request.headers
+        guard let (content, size, scale) = try? ThumbnailEndpoints.parse(hash: Substring(rest[..<hashEnd]), query: query),
+              let entry = hot.entry(ThumbnailSpec(size: size, scale: scale).key(for: content)),
+              !headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "close" }),
+              policy.permitsRead(authority: headers.first(name: "host"), authorization: headers.first(name: "authorization"),
+                                 cookies: headers["cookie"])
         else { return nil }
-        if let tags = request.headerFields[.ifNoneMatch], ThumbnailEndpoints.matches(tags, entry.etag) {
-            var fields = ThumbnailEndpoints.notModifiedFields(entry.etag)
-            fields[.xContentTypeOptions] = RequestGuardHeaders.noSniff
-            fields.append(HTTPField(name: .date, value: HTTPDate.now()))
-            return (HTTPResponse(status: .notModified, headerFields: fields), nil)
+        if let tags = headers.first(name: "if-none-match"), ThumbnailEndpoints.matches(tags, entry.etag) {
+            var fields = HTTPHeaders(ThumbnailEndpoints.notModifiedFields(entry.etag))
+            fields.add(name: "X-Content-Type-Options", value: RequestGuardHeaders.noSniff)
+            fields.add(name: "Date", value: HTTPDate.now())
+            return (HTTPResponseHead(version: .http1_1, status: .notModified, headers: fields), nil)
         }
-        var fields = entry.headers
-        fields.append(HTTPField(name: .date, value: HTTPDate.now()))
-        return (HTTPResponse(status: .ok, headerFields: fields), entry.body)
+        var fields = entry.wireHeaders
+        fields.add(name: "Date", value: HTTPDate.now())
+        return (HTTPResponseHead(version: .http1_1, status: .ok, headers: fields), entry.payload)
     }
 
     private static let prefix = "/thumbnails/"
+    private static let cork = ChannelOptions.tcpOption(NIOBSDSocket.Option(rawValue: TCP_CORK))
+}
+
+/// Puts ``HotThumbnailResponder`` into each connection's pipeline of Hummingbird's HTTP/1 channel,
+/// in front of the conversion to HTTP types.
+struct HotHTTP1Channel: ServerChildChannel {
+    typealias Value = HTTP1Channel.Value
+    let inner: HTTP1Channel
+    let hot: HotThumbnails
+    let policy: AccessPolicy
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        inner.setup(channel: channel, logger: logger).flatMapThrowing { [hot, policy] value in
+            let pipeline = channel.pipeline.syncOperations
+            let codec = try pipeline.handler(type: HTTP1ToHTTPServerCodec.self)
+            try pipeline.addHandler(HotThumbnailResponder(hot: hot, policy: policy), position: .before(codec))
+            return value
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await inner.handle(value: value, logger: logger)
+    }
 }
 
 /// The `Date` header's text (RFC 9110 IMF-fixdate), made once a second.

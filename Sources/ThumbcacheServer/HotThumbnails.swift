@@ -1,4 +1,6 @@
 import Hummingbird
+import NIOHTTP1
+import NIOHTTPTypesHTTP1
 import Synchronization
 import Thumbcache
 import ThumbcacheSync
@@ -8,19 +10,37 @@ import ThumbcacheSync
 /// is shared with every response that sends it). Bounded by bytes; the oldest go first.
 final class HotThumbnails: Sendable {
     struct Entry: Sendable {
-        let body: ByteBuffer
+        /// The bytes: in a ``HeldFile`` when large enough and descriptors allow, else a buffer.
+        let payload: Payload
+        let size: Int
         let etag: String
         /// When the content was last found under the roots (the index may drop it later).
         var checked: UInt64
-        /// A `200`'s headers but `Date`, made once.
+        /// A `200`'s headers but `Date`, made once: for Hummingbird, and as written on the wire.
         let headers: HTTPFields
+        let wireHeaders: HTTPHeaders
+
+        enum Payload: Sendable {
+            case buffer(ByteBuffer)
+            case file(HeldFile)
+        }
 
         init(body: ByteBuffer, contentType: String, etag: String, checked: UInt64) {
-            self.body = body
+            payload = HeldFile.make(body).map { .file($0) } ?? .buffer(body)
+            size = body.readableBytes
             self.etag = etag
             self.checked = checked
             headers = [.contentType: contentType, .cacheControl: ThumbnailEndpoints.immutable, .eTag: etag,
-                       .contentLength: String(body.readableBytes), .xContentTypeOptions: RequestGuardHeaders.noSniff]
+                       .contentLength: String(size), .xContentTypeOptions: RequestGuardHeaders.noSniff]
+            wireHeaders = HTTPHeaders(headers)
+        }
+
+        /// The bytes as a buffer (read back from a held file; nil if that fails).
+        func body() -> ByteBuffer? {
+            switch payload {
+            case .buffer(let buffer): buffer
+            case .file(let file): file.bytes()
+            }
         }
     }
 
@@ -56,17 +76,17 @@ final class HotThumbnails: Sendable {
     }
 
     func insert(_ key: ThumbnailKey, _ entry: Entry) {
-        let size = entry.body.readableBytes
+        let size = entry.size
         guard size <= budget / 8 else { return }
         state.withLock { s in
             if let old = s.entries.updateValue(entry, forKey: key) {
-                s.bytes -= old.body.readableBytes
+                s.bytes -= old.size
             } else {
                 s.order.append(key)
             }
             s.bytes += size
             while s.bytes > budget, s.head < s.order.count {
-                if let gone = s.entries.removeValue(forKey: s.order[s.head]) { s.bytes -= gone.body.readableBytes }
+                if let gone = s.entries.removeValue(forKey: s.order[s.head]) { s.bytes -= gone.size }
                 s.head += 1
             }
             // The queue's consumed front is dropped once it is half of it.

@@ -17,8 +17,13 @@ struct AccessPolicy: Sendable {
 
     /// The valid token the request carries, and how.
     func credential(_ request: HTTPRequest) -> Credential? {
-        if let auth = request.headerFields[.authorization], auth.hasPrefix("Bearer "), AccessToken.matches(auth.dropFirst(7), token) { return .header }
-        for header in request.headerFields[values: .cookie] {
+        credential(authorization: request.headerFields[.authorization], cookies: request.headerFields[values: .cookie])
+    }
+
+    /// The valid token in an `Authorization` header or a `Cookie` header, and which.
+    func credential(authorization: String?, cookies: some Sequence<String>) -> Credential? {
+        if let auth = authorization, auth.hasPrefix("Bearer "), AccessToken.matches(auth.dropFirst(7), token) { return .header }
+        for header in cookies {
             for pair in header.split(separator: ";") {
                 let parts = pair.split(separator: "=", maxSplits: 1)
                 if parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == Self.cookie,
@@ -28,11 +33,20 @@ struct AccessPolicy: Sendable {
         return nil
     }
 
-    func check(_ request: HTTPRequest) throws(ServeError) {
+    /// Refuses a Host a loopback server does not answer to (DNS rebinding).
+    func checkHost(_ authority: String?) throws(ServeError) {
         if let hosts {
-            let host = Self.hostName(request.authority ?? "")
-            guard hosts.contains(host) else { throw ServeError(.misdirectedRequest, "this server answers to localhost only") }
+            guard hosts.contains(Self.hostName(authority ?? "")) else { throw ServeError(.misdirectedRequest, "this server answers to localhost only") }
         }
+    }
+
+    /// Whether a `GET` or `HEAD` with these headers passes ``check(_:)``.
+    func permitsRead(authority: String?, authorization: String?, cookies: some Sequence<String>) -> Bool {
+        (try? checkHost(authority)) != nil && (!tokenForReads || credential(authorization: authorization, cookies: cookies) != nil)
+    }
+
+    func check(_ request: HTTPRequest) throws(ServeError) {
+        try checkHost(request.authority)
         let method = request.method
         if method == .get || method == .head {
             if tokenForReads && credential(request) == nil {

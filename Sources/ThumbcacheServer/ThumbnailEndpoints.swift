@@ -45,7 +45,7 @@ struct ThumbnailEndpoints: Sendable {
         let spec = ThumbnailSpec(size: size, scale: scale)
         let key = spec.key(for: content)
         let held = hot.lookup(key)
-        if let held, held.fresh { return Self.respond(held.entry, request) }
+        if let held, held.fresh { return try Self.respond(held.entry, request) }
         let etag = "\"\(content.hex)-\(spec.boxWidth)-\(thumbnailGeneratorVersion)\""
         guard let path = try files.path(withContent: content) else {
             throw ServeError.notFound("no file in the served folders has this content")
@@ -53,11 +53,11 @@ struct ThumbnailEndpoints: Sendable {
         // Still under the roots: the bytes held need not be read again.
         if let held {
             hot.confirm(key)
-            return Self.respond(held.entry, request)
+            return try Self.respond(held.entry, request)
         }
         // Revalidation needs no bytes: the ETag is the URL's.
         if let unchanged = Self.notModified(etag, request) { return unchanged }
-        if let stored = try stored(key, etag: etag) { return Self.respond(stored, request) }
+        if let stored = try stored(key, etag: etag) { return try Self.respond(stored, request) }
         // Made on demand from the file that has this content now; served only if it was stored
         // under this very key (the file may have changed since the index saw it).
         let wanted = ThumbnailRequest(fileAt: path, size: Double(size), scale: scale, representationTypes: [.thumbnail, .icon])
@@ -67,7 +67,7 @@ struct ThumbnailEndpoints: Sendable {
         } catch {
             throw ServeError.notFound("no thumbnail can be made of this content")
         }
-        if let stored = try stored(key, etag: etag) { return Self.respond(stored, request) }
+        if let stored = try stored(key, etag: etag) { return try Self.respond(stored, request) }
         guard made.kind == .icon else { throw ServeError.notFound("the file with this content has changed") }
         return Response(status: .ok, headers: [.contentType: "image/png", .cacheControl: Self.provisional],
                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: try made.pngData())))
@@ -103,9 +103,10 @@ struct ThumbnailEndpoints: Sendable {
         return entry
     }
 
-    private static func respond(_ entry: HotThumbnails.Entry, _ request: Request) -> Response {
-        notModified(entry.etag, request)
-            ?? Response(status: .ok, headers: entry.headers, body: ResponseBody(byteBuffer: entry.body))
+    private static func respond(_ entry: HotThumbnails.Entry, _ request: Request) throws -> Response {
+        if let unchanged = notModified(entry.etag, request) { return unchanged }
+        guard let body = entry.body() else { throw ServeError(.internalServerError, "a held thumbnail could not be read back") }
+        return Response(status: .ok, headers: entry.headers, body: ResponseBody(byteBuffer: body))
     }
 
     /// A `304`'s headers.

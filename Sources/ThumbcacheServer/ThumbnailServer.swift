@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import Thumbcache
 
@@ -64,12 +65,13 @@ public final class ThumbnailServer: Sendable {
 
     /// Serves until the task is cancelled or SIGINT/SIGTERM arrives; `onListening` gets the bound port.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        HeldFile.raiseDescriptorLimit()
         var logger = Logger(label: "thumbcache.serve")
         logger.logLevel = .warning
         let (hot, policy) = (self.hot, self.policy)
         let app = Application(
             router: makeRouter(),
-            server: .http1(configuration: .init(additionalChannelHandlers: [HotThumbnailResponder(hot: hot, policy: policy)])),
+            server: HTTPServerBuilder { responder in HotHTTP1Channel(inner: HTTP1Channel(responder: responder), hot: hot, policy: policy) },
             configuration: .init(address: .hostname(configuration.address, port: configuration.port), serverName: nil),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) }, logger: logger)
         try await app.runService()

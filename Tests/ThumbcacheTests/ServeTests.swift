@@ -189,6 +189,46 @@ struct ServeTests {
         #expect(rebound.map(\.status) == [421, 200])
     }
 
+    /// A large thumbnail held in memory goes out from its in-memory file (`sendfile`): the server
+    /// holds the file, and the bytes are those the router sent.
+    @Test func largeThumbnailsInMemoryAreSentFromAFile() throws {
+        let f = try Fixture()
+        var noise = testPhoto(width: 600, height: 400)
+        var seed: UInt32 = 12345
+        for i in noise.pixels.indices where i % 4 != 3 {
+            seed = seed &* 1_664_525 &+ 1_013_904_223
+            noise.pixels[i] = UInt8(truncatingIfNeeded: seed >> 24)
+        }
+        let path = f.root + "/noise.png"
+        try Data(ImageEncoder.png(noise)).write(to: URL(fileURLWithPath: path))
+        let server = try Server(f)
+        let held = { Self.heldFiles(server.child.processIdentifier) }
+        #expect(held() == 0)
+        let found = try server.get("/thumbnail?path=\(Self.q(path))&size=256")
+        let url = try #require(found.header("location"))
+        let cold = try server.get(url)
+        #expect(cold.status == 200 && cold.body.count >= 16 << 10, "a noisy 256-pixel PNG is large")
+        #expect(held() == 1)
+
+        let replies = try RawHTTP.pipeline([(url, [:]), (url, ["If-None-Match": cold.header("etag") ?? ""]), (url, [:])], port: server.port)
+        #expect(replies.map(\.status) == [200, 304, 200])
+        for reply in [replies[0], replies[2]] {
+            #expect(reply.body == cold.body)
+            #expect(reply.header("content-length") == String(cold.body.count) && reply.header("etag") == cold.header("etag"))
+        }
+        // HEAD goes through the router, which reads the held file back.
+        let head = try RawHTTP.request("HEAD", url, port: server.port)
+        #expect(head.status == 200 && head.header("content-length") == String(cold.body.count))
+    }
+
+    /// The server's descriptors that are held thumbnails' in-memory files.
+    static func heldFiles(_ pid: pid_t) -> Int {
+        let dir = "/proc/\(pid)/fd"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: dir + "/" + $0))?.hasPrefix("/memfd:thumbcache-thumbnail") == true
+        }.count
+    }
+
     @Test func searchInfoAndThePageWithoutJavaScript() throws {
         let f = try Fixture()
         let server = try Server(f)

@@ -1,6 +1,7 @@
 #ifndef CDESCRIPTORS_H
 #define CDESCRIPTORS_H
-// Passing file descriptors over a Unix socket (SCM_RIGHTS), whose cmsg macros Swift cannot call.
+// Passing file descriptors over a Unix socket (SCM_RIGHTS), whose cmsg macros Swift cannot call,
+// and the descriptor calls Swift's Glibc module does not export.
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -14,5 +15,8 @@ ssize_t cdesc_receive(int socket, void *bytes, size_t capacity, int *fd);
 
 /// pipe2(fds, O_CLOEXEC), which Swift's Glibc module does not export.
 int cdesc_pipe(int fds[2]);
+
+/// memfd_create(name, MFD_CLOEXEC): an anonymous in-memory file, or -1 with errno.
+int cdesc_memfd(const char *name);
 
 #endif

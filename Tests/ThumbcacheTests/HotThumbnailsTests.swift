@@ -1,0 +1,40 @@
+import Foundation
+import NIOCore
+import Testing
+@testable import Thumbcache
+@testable import ThumbcacheServer
+
+/// The serving cache's bytes held in in-memory files: read back intact, and every descriptor
+/// given back when its thumbnail leaves the cache.
+struct HotThumbnailsTests {
+    @Test func heldFilesAreReadBackAndClosedWhenEvicted() throws {
+        let before = ServeTests.heldFiles(getpid())
+        do {
+            let hot = HotThumbnails(budget: 8 * 20_000)
+            var bodies: [ThumbnailKey: ByteBuffer] = [:]
+            for i in 0..<20 {
+                let bytes = (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i) }
+                let key = ThumbnailSpec(size: 256, scale: 1).key(for: ContentHash(high: UInt64(i), low: 7))
+                bodies[key] = ByteBuffer(bytes: bytes)
+                hot.insert(key, HotThumbnails.Entry(body: ByteBuffer(bytes: bytes), contentType: "image/png", etag: "\"\(i)\"", checked: 0))
+            }
+            // Only the newest eight fit the budget; each is a file, and their bytes come back.
+            #expect(ServeTests.heldFiles(getpid()) - before == 8)
+            var kept = 0
+            for (key, body) in bodies {
+                guard let entry = hot.lookup(key)?.entry else { continue }
+                kept += 1
+                guard case .file = entry.payload else { Issue.record("a 20 KB thumbnail is held as a file"); continue }
+                #expect(entry.body() == body)
+            }
+            #expect(kept == 8)
+        }
+        #expect(ServeTests.heldFiles(getpid()) == before)
+    }
+
+    @Test func smallThumbnailsStayBuffers() {
+        let entry = HotThumbnails.Entry(body: ByteBuffer(bytes: [1, 2, 3]), contentType: "image/png", etag: "\"x\"", checked: 0)
+        guard case .buffer(let buffer) = entry.payload else { Issue.record("a 3-byte thumbnail is not worth a file"); return }
+        #expect(buffer.readableBytes == 3 && entry.headers[.contentLength] == "3")
+    }
+}
