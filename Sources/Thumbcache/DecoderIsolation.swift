@@ -34,9 +34,12 @@ public struct DecoderIsolation: Sendable, Hashable {
     /// Decoding in this process.
     public static let inProcess = DecoderIsolation(isSandboxed: false, timeout: 0, memoryLimit: 0, workers: nil, workerExecutable: nil)
 
-    /// The decoding service this describes, with `defaultWorkers` workers unless ``workers`` says.
-    package func makeDecoding(defaultWorkers: Int) -> any ImageDecoding {
+    /// The decoding service this describes, with `defaultWorkers` workers unless ``workers`` says;
+    /// `forBatches`: every worker starts with the first file (warms and the daemon, which decode
+    /// many), not one at a time as files come (a `get`, which decodes one).
+    package func makeDecoding(defaultWorkers: Int, forBatches: Bool = false) -> any ImageDecoding {
         guard isSandboxed else { return InProcessDecoding() }
-        return WorkerPool(.init(executable: workerExecutable, workers: workers ?? defaultWorkers, timeout: timeout, memoryLimit: memoryLimit))
+        return WorkerPool(.init(executable: workerExecutable, workers: workers ?? defaultWorkers, timeout: timeout, memoryLimit: memoryLimit,
+                                startsAllAtOnce: forBatches))
     }
 }

@@ -92,13 +92,14 @@ public final class Warmer: Sendable {
         let factory = self.factory
         let writer = GroupCommitWriter(store: store)
         let walker = DirectoryWalker(followSymbolicLinks: options.followSymbolicLinks, excluding: options.cacheDirectories(store))
-        let decoding = sharedDecoding ?? options.isolation.makeDecoding(defaultWorkers: options.jobs)
+        let decoding = sharedDecoding ?? options.isolation.makeDecoding(defaultWorkers: options.jobs, forBatches: true)
         let feeder = options.index.map { IndexFeeder(index: $0, decoding: decoding, types: factory.types) }
         // Deep enough (a few MB of paths) that the walk of a typical tree finishes early, so the
         // progress line can show a total and an ETA; bounded, so a huge tree cannot grow it without end.
         // Files travel in handfuls: one hand-off between threads per file cost more than an
-        // unchanged file's whole check on a tree of a million.
-        let queue = WorkQueue<[(path: String, snapshot: FileSnapshot?)]>(capacity: 65_536 / Self.handful)
+        // unchanged file's whole check on a tree of a million. A worker with nothing to do gets
+        // half of another's handful.
+        let queue = SharedWork<(path: String, snapshot: FileSnapshot?)>(capacity: 65_536 / Self.handful)
         let tally = Tally()
         let inFlight = DispatchSemaphore(value: 256)
         let threads = DispatchGroup()
@@ -117,8 +118,10 @@ public final class Warmer: Sendable {
             threads.enter()
             Thread {
                 let hasher = factory.store.hasher()
-                while let files = queue.pop() {
-                    for (path, snapshot) in files {
+                while let handful = queue.take() {
+                    var files = handful[...]
+                    while let (path, snapshot) = files.popFirst() {
+                        queue.share(&files)
                         let (outcome, writes, export) = Self.process(path, snapshot: snapshot, factory: factory, decoding: decoding,
                                                                      hasher: hasher, options: options, tally: tally, feeder: feeder)
                         // Counted before its records are queued, so that a failed commit can move it to
@@ -138,6 +141,7 @@ public final class Warmer: Sendable {
                         }
                         progress?(counts)
                     }
+                    queue.done()
                 }
                 threads.leave()
             }.start()
@@ -155,19 +159,22 @@ public final class Warmer: Sendable {
     }
 
     /// Walks `roots` into `queue`, a handful of files at a time, and closes it.
-    private static func walk(_ roots: [String], with walker: DirectoryWalker, into queue: WorkQueue<[(path: String, snapshot: FileSnapshot?)]>,
+    private static func walk(_ roots: [String], with walker: DirectoryWalker, into queue: SharedWork<(path: String, snapshot: FileSnapshot?)>,
                              tally: Tally) {
         var handful: [(path: String, snapshot: FileSnapshot?)] = []
+        // The first handfuls are small (1, 2, 4…), so that every worker has a file at once.
+        var size = 1
         func hand() {
             tally.found(handful.count)
             queue.push(handful)
             handful = []
+            size = min(size * 2, Self.handful)
         }
         walker.walk(roots) { entry in
             switch entry {
             case .file(let path, let snapshot):
                 handful.append((path, snapshot))
-                if handful.count == Self.handful { hand() }
+                if handful.count == size { hand() }
             case .failure(let error): tally.record(.failed(error.path, error.reason.description))
             }
         }

@@ -153,7 +153,7 @@ extension BusService {
                             providers: [any ThumbnailProvider], types: ContentTypeRegistry, isolation: DecoderIsolation, workers: Int,
                             log: @escaping @Sendable (String) -> Void) throws(Failure) {
         let factory = ThumbnailFactory(store: store, types: types, providers: providers)
-        let decoding = isolation.makeDecoding(defaultWorkers: workers)
+        let decoding = isolation.makeDecoding(defaultWorkers: workers, forBatches: true)
         let writer = GroupCommitWriter(store: store)
         defer { writer.close() }
         let thumbnailer = StandardThumbnailer(factory: factory, decoding: decoding, cache: cache, writer: writer)

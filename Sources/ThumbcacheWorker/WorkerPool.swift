@@ -7,8 +7,8 @@ import ThumbcacheSync
 /// Long-lived, confined worker processes that decode files for this process: a crash, a hang
 /// or an exploit in a decoder costs the file it was decoding, never the caller.
 ///
-/// Workers start on first use, up to ``Configuration/workers`` at once, and are reused across
-/// files (no process per file). The parent opens each file and passes the descriptor; the
+/// Workers start on first use (all of them then if ``Configuration/startsAllAtOnce``), up to
+/// ``Configuration/workers`` at once, and are reused across files (no process per file). The parent opens each file and passes the descriptor; the
 /// worker answers with the downscaled pixels and the header's metadata, which the parent checks
 /// against the box before it allocates for them. A worker that fails is killed and replaced.
 package final class WorkerPool: ImageDecoding {
@@ -25,15 +25,19 @@ package final class WorkerPool: ImageDecoding {
         package var cpuSeconds: Int
         /// Files a worker decodes before it is replaced (bounds what a leak can grow to).
         package var filesPerWorker: Int
+        /// The first file starts every worker: each loads its libraries while that file decodes,
+        /// instead of when the next thread comes with a file (for batches).
+        package var startsAllAtOnce: Bool
 
         package init(executable: String? = nil, workers: Int, timeout: Double = 20, memoryLimit: Int = 1 << 30,
-                     cpuSeconds: Int = 3600, filesPerWorker: Int = 10_000) {
+                     cpuSeconds: Int = 3600, filesPerWorker: Int = 10_000, startsAllAtOnce: Bool = false) {
             self.executable = executable
             self.workers = max(1, workers)
             self.timeout = timeout
             self.memoryLimit = memoryLimit
             self.cpuSeconds = cpuSeconds
             self.filesPerWorker = filesPerWorker
+            self.startsAllAtOnce = startsAllAtOnce
         }
     }
 
@@ -162,12 +166,28 @@ package final class WorkerPool: ImageDecoding {
         }
         if let reuse { return reuse }
         do {
-            let worker = try WorkerProcess.spawn(configuration, executable: try locateExecutable())
-            state.withLock { $0.started += 1 }
+            let executable = try locateExecutable()
+            let worker = try WorkerProcess.spawn(configuration, executable: executable)
+            let first = state.withLock { s in
+                defer { s.started += 1 }
+                return s.started == 0
+            }
+            if first && configuration.startsAllAtOnce { startIdle(configuration.workers - 1, executable: executable) }
             return worker
         } catch {
             state.withLock { $0.running -= 1 }
             throw WorkerFailure(path: path, reason: error)
+        }
+    }
+
+    /// Starts `count` workers into the idle list; one that cannot start is left to a later checkout.
+    private func startIdle(_ count: Int, executable: String) {
+        for _ in 0..<max(0, count) {
+            guard let worker = try? WorkerProcess.spawn(configuration, executable: executable) else { return }
+            state.withLock { s in
+                s.started += 1
+                s.idle.append(worker)
+            }
         }
     }
 
