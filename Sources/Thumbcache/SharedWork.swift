@@ -6,8 +6,8 @@ import ThumbcacheSync
 /// re-warm of a million unchanged files; giving back keeps every worker busy on a folder of a
 /// few slow files, which would otherwise all land in one batch on one worker.
 ///
-/// A worker loops: ``take()`` a batch, after each item ``share(_:)`` the rest, then ``done()``.
-/// `push` blocks while the queue is full.
+/// A worker loops: ``take()`` a batch, before each item ``share(_:)`` the rest (or not: then it
+/// is a plain queue of batches), then ``done()``. `push` blocks while the queue is full.
 final class SharedWork<Item: Sendable>: Sendable {
     private struct State {
         var batches: [[Item]] = []

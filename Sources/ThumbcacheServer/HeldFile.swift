@@ -2,6 +2,7 @@ import CDescriptors
 import Glibc
 import NIOCore
 import Synchronization
+import ThumbcacheSync
 
 /// A held thumbnail's bytes in an anonymous in-memory file (memfd), so that a hit is sent with
 /// `sendfile`: the socket takes the file's pages instead of a copy of the bytes made for each
@@ -13,10 +14,18 @@ final class HeldFile: Sendable {
 
     /// Below this a copy costs less than the extra system call a file region takes.
     static let minimumSize = 16 << 10
-    /// Half the descriptors the process may open beyond 256 kept for sockets, the store and workers.
+    /// Half the descriptors the process may open beyond 256 kept for sockets, the store and
+    /// workers, once the soft limit is raised to the hard one (as Go's runtime does).
     static let limit: Int = {
+        let descriptors = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
         var limits = rlimit()
         guard getrlimit(descriptors, &limits) == 0 else { return 0 }
+        if limits.rlim_cur < limits.rlim_max {
+            let raised = min(limits.rlim_max, 1 << 20)
+            var wanted = limits
+            wanted.rlim_cur = raised
+            if setrlimit(descriptors, &wanted) == 0 { limits.rlim_cur = raised }
+        }
         return max(0, (Int(clamping: limits.rlim_cur) - 256) / 2)
     }()
     private static let open = Atomic<Int>(0)
@@ -30,18 +39,8 @@ final class HeldFile: Sendable {
             return nil
         }
         let fd = cdesc_memfd("thumbcache-thumbnail")
-        let written = fd >= 0 && body.withUnsafeReadableBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { return false }
-                offset += n
-            }
-            return true
-        }
-        guard written else {
-            if fd >= 0 { Glibc.close(fd) }
+        guard fd >= 0, body.withUnsafeReadableBytes({ writeFully(fd, $0) }) == nil else {
+            if fd >= 0 { close(fd) }
             open.subtract(1, ordering: .relaxed)
             return nil
         }
@@ -63,27 +62,9 @@ final class HeldFile: Sendable {
         var buffer = ByteBufferAllocator().buffer(capacity: size)
         let read = try? handle.withUnsafeFileDescriptor { fd in
             buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { target in
-                var offset = 0
-                while offset < size {
-                    let n = pread(fd, target.baseAddress! + offset, size - offset, off_t(offset))
-                    if n < 0 && errno == EINTR { continue }
-                    guard n > 0 else { break }
-                    offset += n
-                }
-                return offset
+                (try? readFully(fd, into: UnsafeMutableRawBufferPointer(rebasing: target[..<size]), at: 0).get()) ?? 0
             }
         }
         return read == size ? buffer : nil
     }
-
-    /// Raises the soft limit on open descriptors to the hard one (as Go's runtime does), so that
-    /// more thumbnails can be held as files; call before the first ``make``.
-    static func raiseDescriptorLimit() {
-        var limits = rlimit()
-        guard getrlimit(descriptors, &limits) == 0, limits.rlim_cur < limits.rlim_max else { return }
-        limits.rlim_cur = min(limits.rlim_max, 1 << 20)
-        _ = setrlimit(descriptors, &limits)
-    }
-
-    private static let descriptors = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
 }

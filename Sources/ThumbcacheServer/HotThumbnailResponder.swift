@@ -38,16 +38,17 @@ final class HotThumbnailResponder: ChannelDuplexHandler {
         case .head(let request):
             if handedOn == 0, context.channel.isWritable, let (head, payload) = answer(request) {
                 answered = true
-                // Corked, the head and a file's pages leave as one segment, not two (nginx's tcp_nopush).
-                let options = context.channel.syncOptions
-                let corked: Bool
-                if case .file = payload { corked = (try? options?.setOption(Self.cork, value: 1)) != nil } else { corked = false }
                 context.write(wrapOutboundOut(.head(head)), promise: nil)
+                let options = context.channel.syncOptions
+                var corked = false
                 switch payload {
                 case .buffer(let body)?:
                     context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
                 case .file(let file)?:
-                    // The region names the file's descriptor: the file lives until it is written.
+                    // Corked until flushed, the head and the file's pages leave as one segment, not
+                    // two (nginx's tcp_nopush). The region names the file's descriptor: the file
+                    // lives until it is written.
+                    corked = (try? options?.setOption(Self.cork, value: 1)) != nil
                     let written = context.eventLoop.makePromise(of: Void.self)
                     written.futureResult.whenComplete { _ in withExtendedLifetime(file) {} }
                     let region = FileRegion(fileHandle: file.handle, readerIndex: 0, endIndex: file.size)
@@ -86,8 +87,8 @@ final class HotThumbnailResponder: ChannelDuplexHandler {
         guard let (content, size, scale) = try? ThumbnailEndpoints.parse(hash: Substring(rest[..<hashEnd]), query: query),
               let entry = hot.entry(ThumbnailSpec(size: size, scale: scale).key(for: content)),
               !headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "close" }),
-              policy.permitsRead(authority: headers.first(name: "host"), authorization: headers.first(name: "authorization"),
-                                 cookies: headers["cookie"])
+              policy.permitsRead(authority: headers.first(name: "host"),
+                                 credential: policy.credential(authorization: headers.first(name: "authorization"), cookies: headers["cookie"]))
         else { return nil }
         if let tags = headers.first(name: "if-none-match"), ThumbnailEndpoints.matches(tags, entry.etag) {
             var fields = HTTPHeaders(ThumbnailEndpoints.notModifiedFields(entry.etag))
@@ -95,7 +96,7 @@ final class HotThumbnailResponder: ChannelDuplexHandler {
             fields.add(name: "Date", value: HTTPDate.now())
             return (HTTPResponseHead(version: .http1_1, status: .notModified, headers: fields), nil)
         }
-        var fields = entry.wireHeaders
+        var fields = entry.headers
         fields.add(name: "Date", value: HTTPDate.now())
         return (HTTPResponseHead(version: .http1_1, status: .ok, headers: fields), entry.payload)
     }

@@ -1,6 +1,5 @@
 import Hummingbird
 import NIOHTTP1
-import NIOHTTPTypesHTTP1
 import Synchronization
 import Thumbcache
 import ThumbcacheSync
@@ -16,9 +15,8 @@ final class HotThumbnails: Sendable {
         let etag: String
         /// When the content was last found under the roots (the index may drop it later).
         var checked: UInt64
-        /// A `200`'s headers but `Date`, made once: for Hummingbird, and as written on the wire.
-        let headers: HTTPFields
-        let wireHeaders: HTTPHeaders
+        /// A `200`'s headers but `Date`, made once, as ``HotThumbnailResponder`` writes them.
+        let headers: HTTPHeaders
 
         enum Payload: Sendable {
             case buffer(ByteBuffer)
@@ -30,9 +28,8 @@ final class HotThumbnails: Sendable {
             size = body.readableBytes
             self.etag = etag
             self.checked = checked
-            headers = [.contentType: contentType, .cacheControl: ThumbnailEndpoints.immutable, .eTag: etag,
-                       .contentLength: String(size), .xContentTypeOptions: RequestGuardHeaders.noSniff]
-            wireHeaders = HTTPHeaders(headers)
+            headers = HTTPHeaders([("Content-Type", contentType), ("Cache-Control", ThumbnailEndpoints.immutable), ("ETag", etag),
+                                   ("Content-Length", String(size)), ("X-Content-Type-Options", RequestGuardHeaders.noSniff)])
         }
 
         /// The bytes as a buffer (read back from a held file; nil if that fails).

@@ -40,9 +40,10 @@ struct AccessPolicy: Sendable {
         }
     }
 
-    /// Whether a `GET` or `HEAD` with these headers passes ``check(_:)``.
-    func permitsRead(authority: String?, authorization: String?, cookies: some Sequence<String>) -> Bool {
-        (try? checkHost(authority)) != nil && (!tokenForReads || credential(authorization: authorization, cookies: cookies) != nil)
+    /// Whether a `GET` or `HEAD` for `authority` passes ``check(_:)``; `credential` is asked only
+    /// when reads need the token.
+    func permitsRead(authority: String?, credential: @autoclosure () -> Credential?) -> Bool {
+        (try? checkHost(authority)) != nil && (!tokenForReads || credential() != nil)
     }
 
     func check(_ request: HTTPRequest) throws(ServeError) {

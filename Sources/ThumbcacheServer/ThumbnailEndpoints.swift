@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NIOHTTPTypesHTTP1
 import Thumbcache
 import ThumbcacheSync
 
@@ -106,7 +107,7 @@ struct ThumbnailEndpoints: Sendable {
     private static func respond(_ entry: HotThumbnails.Entry, _ request: Request) throws -> Response {
         if let unchanged = notModified(entry.etag, request) { return unchanged }
         guard let body = entry.body() else { throw ServeError(.internalServerError, "a held thumbnail could not be read back") }
-        return Response(status: .ok, headers: entry.headers, body: ResponseBody(byteBuffer: body))
+        return Response(status: .ok, headers: HTTPFields(entry.headers, splitCookie: false), body: ResponseBody(byteBuffer: body))
     }
 
     /// A `304`'s headers.

@@ -65,7 +65,6 @@ public final class ThumbnailServer: Sendable {
 
     /// Serves until the task is cancelled or SIGINT/SIGTERM arrives; `onListening` gets the bound port.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-        HeldFile.raiseDescriptorLimit()
         var logger = Logger(label: "thumbcache.serve")
         logger.logLevel = .warning
         let (hot, policy) = (self.hot, self.policy)

@@ -17,3 +17,31 @@ package func retryingInterrupts<T: FixedWidthInteger>(_ body: () -> T) -> Result
         if errno != EINTR { return .failure(.current) }
     }
 }
+
+/// Writes all of `bytes` to `descriptor`, through short writes and interrupts; nil, or the errno
+/// of the write that failed (`EIO` for one that wrote nothing).
+package func writeFully(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Errno? {
+    var done = 0
+    while done < bytes.count {
+        switch retryingInterrupts({ write(descriptor, bytes.baseAddress! + done, bytes.count - done) }) {
+        case .success(let n) where n > 0: done += n
+        case .success: return Errno(rawValue: EIO)
+        case .failure(let errno): return errno
+        }
+    }
+    return nil
+}
+
+/// Fills `buffer` from `descriptor` at `offset`, through short reads and interrupts: the bytes
+/// read (fewer than asked only at the end of the file), or the errno of the read that failed.
+package func readFully(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Result<Int, Errno> {
+    var done = 0
+    while done < buffer.count {
+        switch retryingInterrupts({ pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done)) }) {
+        case .success(let n) where n > 0: done += n
+        case .success: return .success(done)
+        case .failure(let errno): return .failure(errno)
+        }
+    }
+    return .success(done)
+}

@@ -8,9 +8,10 @@ import ThumbcacheSync
 /// or an exploit in a decoder costs the file it was decoding, never the caller.
 ///
 /// Workers start on first use (all of them then if ``Configuration/startsAllAtOnce``), up to
-/// ``Configuration/workers`` at once, and are reused across files (no process per file). The parent opens each file and passes the descriptor; the
-/// worker answers with the downscaled pixels and the header's metadata, which the parent checks
-/// against the box before it allocates for them. A worker that fails is killed and replaced.
+/// ``Configuration/workers`` at once, and are reused across files (no process per file). The
+/// parent opens each file and passes the descriptor; the worker answers with the downscaled
+/// pixels and the header's metadata, which the parent checks against the box before it
+/// allocates for them. A worker that fails is killed and replaced.
 package final class WorkerPool: ImageDecoding {
     package struct Configuration: Sendable, Hashable {
         /// The worker program; nil: `$THUMBCACHE_WORKER`, else `thumbcache-worker` beside this

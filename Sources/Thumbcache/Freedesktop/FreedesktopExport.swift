@@ -129,7 +129,7 @@ struct FreedesktopKey: Sendable, Hashable {
 /// reads their thumbnails from the store) and written by `threads` threads of their own.
 final class Exporting: Sendable {
     private let exporter: FreedesktopExporter
-    private let queue = WorkQueue<FreedesktopExporter.Job>(capacity: 4096)
+    private let queue = SharedWork<FreedesktopExporter.Job>(capacity: 4096)
     /// Files whose bytes another path of this run thumbnailed: that path's records may not be
     /// committed yet, so these wait for the end of the run.
     private let deferred = Mutex<[FreedesktopExporter.Job]>([])
@@ -140,7 +140,10 @@ final class Exporting: Sendable {
         for _ in 0..<max(1, threads) {
             running.enter()
             Thread { [queue, running] in
-                while let job = queue.pop() { exporter.run(job) }
+                while let jobs = queue.take() {
+                    for job in jobs { exporter.run(job) }
+                    queue.done()
+                }
                 running.leave()
             }.start()
         }
@@ -148,19 +151,19 @@ final class Exporting: Sendable {
 
     func submit(_ job: FreedesktopExporter.Job, after outcome: Warmer.Outcome) {
         switch outcome {
-        case .generated, .alreadyCached: queue.push(job)
+        case .generated, .alreadyCached: queue.push([job])
         case .sameContentAsAnother: deferred.withLock { $0.append(job) }
         case .failed:
             var failure = job
             failure.failed = true
-            queue.push(failure)
+            queue.push([failure])
         case .notSupported: break
         }
     }
 
     /// Exports the deferred files, waits for every thread and says what was written.
     func finish() async -> FreedesktopSummary {
-        for job in deferred.withLock({ $0 }) { queue.push(job) }
+        for job in deferred.withLock({ $0 }) { queue.push([job]) }
         queue.finish()
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             running.notify(queue: .global()) { done.resume() }

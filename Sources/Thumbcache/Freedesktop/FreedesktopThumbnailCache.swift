@@ -121,20 +121,10 @@ public struct FreedesktopThumbnailCache: Sendable, Hashable {
         let temporary = directory + "/.thumbcache-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).png"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw FreedesktopError(path: temporary, reason: Errno.current.description) }
-        var done = 0
-        let written: Bool = bytes.withUnsafeBytes { buffer in
-            while done < buffer.count {
-                let n = Glibc.write(fd, buffer.baseAddress! + done, buffer.count - done)
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { return false }
-                done += n
-            }
-            return true
-        }
-        let writeError = Errno.current
+        let writeError = bytes.withUnsafeBytes { writeFully(fd, $0) }
         close(fd)
-        guard written, rename(temporary, path) == 0 else {
-            let reason = written ? Errno.current.description : writeError.description
+        guard writeError == nil, rename(temporary, path) == 0 else {
+            let reason = (writeError ?? Errno.current).description
             unlink(temporary)
             throw FreedesktopError(path: path, reason: reason)
         }

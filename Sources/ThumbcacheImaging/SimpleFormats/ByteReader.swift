@@ -28,13 +28,10 @@ package struct ByteReader {
     /// Exactly `count` bytes at `offset` into `buffer`.
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int, what: String) throws(ImagingError) {
         guard offset >= 0, buffer.count <= size, offset <= size - buffer.count else { throw truncated(what) }
-        var done = 0
-        while done < buffer.count {
-            switch retryingInterrupts({ pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done)) }) {
-            case .success(let n) where n > 0: done += n
-            case .success: throw truncated(what)
-            case .failure(let errno): throw ImagingError(path: name, reason: .unreadable(errno.description))
-            }
+        switch readFully(descriptor, into: buffer, at: offset) {
+        case .success(let n) where n == buffer.count: return
+        case .success: throw truncated(what)
+        case .failure(let errno): throw ImagingError(path: name, reason: .unreadable(errno.description))
         }
     }
 
