@@ -8,8 +8,12 @@ import ThumbcacheSync
 /// `sendfile`: the socket takes the file's pages instead of a copy of the bytes made for each
 /// response, which was a third of a hit's kernel time (Docs/PERFORMANCE.md, "Serving").
 /// Descriptors are finite: at most ``limit`` files are open at once; other thumbnails stay buffers.
+///
+/// The descriptor is shared by every event loop sending the file: positioned reads (`sendfile`
+/// with an offset, `pread`) need no lock. Each write wraps it in a `NIOFileHandle` of its own,
+/// because a handle refuses a second user while one is inside it (`EBUSY`).
 final class HeldFile: Sendable {
-    let handle: NIOFileHandle
+    let descriptor: Int32
     let size: Int
 
     /// Below this a copy costs less than the extra system call a file region takes.
@@ -44,26 +48,35 @@ final class HeldFile: Sendable {
             open.subtract(1, ordering: .relaxed)
             return nil
         }
-        return HeldFile(NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: fd), size: body.readableBytes)
+        return HeldFile(descriptor: fd, size: body.readableBytes)
     }
 
-    private init(_ handle: NIOFileHandle, size: Int) {
-        self.handle = handle
+    private init(descriptor: Int32, size: Int) {
+        self.descriptor = descriptor
         self.size = size
     }
 
     deinit {
-        try? handle.close()
+        close(descriptor)
         Self.open.subtract(1, ordering: .relaxed)
+    }
+
+    /// The whole file as a region for one write, and what to call once that write is done (it
+    /// keeps the file open until then, and gives the descriptor back from the region's handle).
+    func region() -> (FileRegion, finished: @Sendable () -> Void) {
+        let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
+        let finished: @Sendable () -> Void = {
+            _ = try? handle.takeDescriptorOwnership()
+            withExtendedLifetime(self) {}
+        }
+        return (FileRegion(fileHandle: handle, readerIndex: 0, endIndex: size), finished)
     }
 
     /// The bytes read back, for the responses Hummingbird sends (they take buffers).
     func bytes() -> ByteBuffer? {
         var buffer = ByteBufferAllocator().buffer(capacity: size)
-        let read = try? handle.withUnsafeFileDescriptor { fd in
-            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { target in
-                (try? readFully(fd, into: UnsafeMutableRawBufferPointer(rebasing: target[..<size]), at: 0).get()) ?? 0
-            }
+        let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { target in
+            (try? readFully(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: target[..<size]), at: 0).get()) ?? 0
         }
         return read == size ? buffer : nil
     }

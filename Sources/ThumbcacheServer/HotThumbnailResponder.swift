@@ -46,12 +46,11 @@ final class HotThumbnailResponder: ChannelDuplexHandler {
                     context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
                 case .file(let file)?:
                     // Corked until flushed, the head and the file's pages leave as one segment, not
-                    // two (nginx's tcp_nopush). The region names the file's descriptor: the file
-                    // lives until it is written.
+                    // two (nginx's tcp_nopush).
                     corked = (try? options?.setOption(Self.cork, value: 1)) != nil
+                    let (region, finished) = file.region()
                     let written = context.eventLoop.makePromise(of: Void.self)
-                    written.futureResult.whenComplete { _ in withExtendedLifetime(file) {} }
-                    let region = FileRegion(fileHandle: file.handle, readerIndex: 0, endIndex: file.size)
+                    written.futureResult.whenComplete { _ in finished() }
                     context.write(wrapOutboundOut(.body(.fileRegion(region))), promise: written)
                 case nil:
                     break

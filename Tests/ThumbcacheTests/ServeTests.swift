@@ -2,6 +2,7 @@ import CFileInfo
 import Foundation
 import Testing
 import ThumbcacheImaging
+import ThumbcacheSync
 import ThumbcacheTestSupport
 @testable import Thumbcache
 import ThumbcacheServer
@@ -216,6 +217,16 @@ struct ServeTests {
             #expect(reply.body == cold.body)
             #expect(reply.header("content-length") == String(cold.body.count) && reply.header("etag") == cold.header("etag"))
         }
+        // Many connections at once, so the event loops send the one file at the same time.
+        let parallel = ConditionLockedState<[RawHTTP.Reply]>([])
+        let port = server.port
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            let replies = (try? RawHTTP.pipeline(Array(repeating: (url, [:]), count: 40), port: port)) ?? []
+            parallel.withLock { $0 += replies }
+        }
+        let all = parallel.withLock { $0 }
+        #expect(all.count == 320 && all.allSatisfy { $0.status == 200 && $0.body == cold.body })
+
         // HEAD goes through the router, which reads the held file back.
         let head = try RawHTTP.request("HEAD", url, port: server.port)
         #expect(head.status == 200 && head.header("content-length") == String(cold.body.count))
