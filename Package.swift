@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "Thumbcache", targets: ["Thumbcache"]),
         .executable(name: "thumbcache", targets: ["thumbcache"]),
         .executable(name: "thumbcache-worker", targets: ["thumbcache-worker"]),
+        .executable(name: "thumbcache-worker-documents", targets: ["thumbcache-worker-documents"]),
+        .executable(name: "thumbcache-worker-media", targets: ["thumbcache-worker-media"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -81,9 +83,18 @@ let package = Package(
         .target(name: "ThumbcacheIndex", dependencies: ["ThumbcacheLMDB", "ThumbcacheSync", "CXXHash"]),
         // Decoding, EXIF, resizing and encoding images; independent of the store.
         .target(name: "ThumbcacheImaging", dependencies: ["CPNG", "CJPEG", "ThumbcacheSync"]),
-        // Every other format's decoder (WebP, GIF, TIFF, HEIF/AVIF, SVG…): linked into the worker
-        // executables only, never into the library an app links (libheif pulls in GPL x265).
-        .target(name: "ThumbcacheCodecs", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CWebP", "CGIF", "CTIFF", "CHEIF", "CSVG", "CRaw", "CJXL", "CVideo", "CPDF", "CText", "CArchive"]),
+        // Every decoder beyond PNG and JPEG, in three families, each linked into its own worker
+        // executable only, never into the library an app links (libheif pulls in GPL x265; poppler
+        // and FFmpeg are GPL). A worker loads only its family's libraries: FFmpeg alone is 134 of
+        // them, most of a worker's start (Docs/SECURITY.md, "Worker families").
+        // What the families share: mapped files, drawn sources, the shims' error messages.
+        .target(name: "ThumbcacheCodecSupport", dependencies: ["ThumbcacheImaging", "ThumbcacheSync"]),
+        // Images: WebP, GIF, TIFF, HEIF/AVIF, JPEG XL, camera raw, SVG.
+        .target(name: "ThumbcacheCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "ThumbcacheSync", "CWebP", "CGIF", "CTIFF", "CHEIF", "CSVG", "CRaw", "CJXL"]),
+        // Documents: PDF, text, fonts, archive-borne documents (OpenDocument, OOXML, EPUB, comics).
+        .target(name: "ThumbcacheDocumentCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "ThumbcacheSync", "CPDF", "CText", "CArchive"]),
+        // Media: video and audio through FFmpeg.
+        .target(name: "ThumbcacheMediaCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "ThumbcacheSync", "CVideo"]),
         // Decoding in a pool of sandboxed worker processes: the protocol, the pool, the worker's loop.
         .target(name: "ThumbcacheWorker", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CDescriptors"]),
         // The worker executables' entry: confine (CSandbox), then serve.
@@ -118,11 +129,15 @@ let package = Package(
             name: "thumbcache",
             dependencies: ["Thumbcache", "ThumbcacheDaemon", "ThumbcacheServer", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        // The sandboxed decoder process (GPL-licensed decoders will link here only: Docs/LICENSES.md).
+        // The sandboxed decoder processes, one per family (GPL-licensed decoders link here only:
+        // Docs/LICENSES.md).
         .executableTarget(name: "thumbcache-worker", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheCodecs"]),
-        // A worker with hostile test decoders (crash, hang, allocate, create files, connect, exec);
-        // built for the tests only, never a product.
-        .executableTarget(name: "thumbcache-test-worker", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheCodecs"]),
+        .executableTarget(name: "thumbcache-worker-documents", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheDocumentCodecs"]),
+        .executableTarget(name: "thumbcache-worker-media", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheMediaCodecs"]),
+        // A worker of every family with hostile test decoders (crash, hang, allocate, create files,
+        // connect, exec); built for the tests only, never a product.
+        .executableTarget(name: "thumbcache-test-worker", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheCodecs",
+                                                                         "ThumbcacheDocumentCodecs", "ThumbcacheMediaCodecs"]),
         // A small program the multi-process tests start, write into and kill.
         .executableTarget(name: "thumbcache-probe", dependencies: ["ThumbcacheStore", "ThumbcacheIndex", "ThumbcacheTestSupport"]),
 
@@ -138,7 +153,8 @@ let package = Package(
         .testTarget(
             name: "ThumbcacheTests",
             dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheWorker", "ThumbcacheTestSupport", "thumbcache", "thumbcache-worker",
-                           "thumbcache-test-worker", "CFileInfo", "ThumbcacheCodecs", "ThumbcacheServer"],
+                           "thumbcache-worker-documents", "thumbcache-worker-media", "thumbcache-test-worker", "CFileInfo",
+                           "ThumbcacheCodecs", "ThumbcacheDocumentCodecs", "ThumbcacheMediaCodecs", "ThumbcacheServer"],
             exclude: ["FuzzRegressions"]  // inputs FuzzRegressionTests reads from the source tree
         ),
         // An app's view: only `import Thumbcache`, no test support, no internals.

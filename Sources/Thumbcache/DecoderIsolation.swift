@@ -4,8 +4,9 @@ import ThumbcacheWorker
 
 /// Where the built-in image decoders run.
 ///
-/// ``sandboxed`` (the default, and the CLI's) decodes in long-lived `thumbcache-worker` processes
-/// that confine themselves before reading a byte (Docs/SECURITY.md): a crash, a hang, a memory
+/// ``sandboxed`` (the default, and the CLI's) decodes in long-lived worker processes, one program
+/// per family of formats (`thumbcache-worker` for images, `thumbcache-worker-documents`,
+/// `thumbcache-worker-media`), that confine themselves before reading a byte (Docs/SECURITY.md): a crash, a hang, a memory
 /// blow-up or an exploit in a decoder costs the file it was decoding, and the worker is replaced.
 /// ``inProcess`` decodes in the calling process: for trusted files and the lowest latency. Both
 /// give the same pixels and metadata.
@@ -18,8 +19,8 @@ public struct DecoderIsolation: Sendable, Hashable {
     public var memoryLimit: Int
     /// Workers at most; nil: one per job (``Warmer``) or per core (``ThumbnailGenerator``).
     public var workers: Int?
-    /// The worker program; nil: `$THUMBCACHE_WORKER`, else `thumbcache-worker` beside this
-    /// process's executable, else on `PATH`.
+    /// One worker program for every family (it must link every decoder); nil: `$THUMBCACHE_WORKER`,
+    /// else each family's program beside this process's executable, else on `PATH`.
     public var workerExecutable: String?
 
     /// Sandboxed workers with the default limits: 20 s and 1 GiB per file.

@@ -1,26 +1,12 @@
+import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
 extension ImageDecoders {
-    /// Every decoder thumbcache has: the standard PNG and JPEG ones and each format's library
-    /// (Docs/IMAGING.md). What the sandboxed worker runs; linked into worker executables only,
+    /// The image family's decoders: the standard PNG and JPEG ones and each image format's library
+    /// (Docs/IMAGING.md). What `thumbcache-worker` runs; linked into worker executables only,
     /// because some of these libraries (libheif through x265) are GPL-licensed.
-    public static let all = ImageDecoders(ImageDecoders.standard.registrations.reversed() + [.webP, .gif, .tiff, .heif, .avif, .jpegXL, .svg, .bmp, .ico, .cur, .pnm, .tga] + cameraRaw
-                                          + media + [.pdf, .text] + fonts + documents)
-
-    /// One FFmpeg registration per video and audio container.
-    static let media = (MediaFormats.movies + MediaFormats.audio).map { signature in
-        ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in try MediaSource(descriptor: fd, name: name) }
-    }
-
-    /// One libarchive registration per archive-borne document format.
-    static let documents = DocumentFormats.all.map { signature in
-        ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in try ArchiveSource(descriptor: fd, name: name, format: signature.format) }
-    }
-
-    /// One FreeType registration per font format.
-    static let fonts = MediaFormats.fonts.map { signature in
-        ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in try FontSource(descriptor: fd, name: name) }
-    }
+    public static let images = ImageDecoders(ImageDecoders.standard.registrations.reversed() + [.webP, .gif, .tiff, .heif, .avif, .jpegXL, .svg, .bmp, .ico, .cur, .pnm, .tga]
+                                             + cameraRaw)
 
     /// One LibRaw registration per raw kind.
     static let cameraRaw = CameraRaw.signatures.map { signature in
@@ -57,16 +43,6 @@ extension ImageDecoderRegistration {
     /// JPEG XL through libjxl: the first frame, upright.
     public static let jpegXL = ImageDecoderRegistration(.jpegXL) { (fd, name) throws(ImagingError) in
         try JXLSource(descriptor: fd, name: name)
-    }
-
-    /// PDF through poppler (Splash): the first page drawn at the output size.
-    public static let pdf = ImageDecoderRegistration(.pdf) { (fd, name) throws(ImagingError) in
-        try PDFSource(descriptor: fd, name: name)
-    }
-
-    /// Text of every kind through FreeType: the first lines on a page.
-    public static let text = ImageDecoderRegistration(.plainText) { (fd, name) throws(ImagingError) in
-        try TextSource(descriptor: fd, name: name)
     }
 
     /// SVG through librsvg and cairo: drawn at the output size.

@@ -1,4 +1,5 @@
 import CGIF
+import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
 /// A GIF through giflib: the first frame on its canvas (transparency, local colour table,

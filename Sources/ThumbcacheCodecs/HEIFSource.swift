@@ -1,4 +1,5 @@
 import CHEIF
+import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
 /// HEIF (HEVC-coded, `public.heic`) and AVIF through libheif: the primary image, or its embedded

@@ -1,4 +1,5 @@
 import CJXL
+import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
 /// A JPEG XL (bare codestream or ISO-BMFF container) through libjxl: the first frame, composed

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CRaw
+import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
 /// A camera raw file through LibRaw: the embedded preview (a JPEG as a rule, then the

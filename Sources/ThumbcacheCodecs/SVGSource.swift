@@ -1,4 +1,5 @@
 import CSVG
+import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
 /// An SVG through librsvg: drawn once at the size the box calls for (a vector is never decoded

@@ -1,4 +1,5 @@
 import CTIFF
+import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
 /// A TIFF through libtiff: the first page, or its smallest reduced-resolution copy (a later

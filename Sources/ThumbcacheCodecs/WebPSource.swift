@@ -1,4 +1,5 @@
 import CWebP
+import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
 /// A WebP (still or animated) through libwebp: the first frame, scaled on load by libwebp's own

@@ -138,7 +138,7 @@ public struct ImageDecoders: Sendable {
 
     /// Every catalogued format, for detection only: its decoders throw (what is not linked here
     /// is named in the error rather than called unknown).
-    static let catalogue = ImageDecoders(ImageFormatSignature.all.map { signature in
+    package static let catalogue = ImageDecoders(ImageFormatSignature.all.map { signature in
         ImageDecoderRegistration(signature) { (_, name) throws(ImagingError) in
             throw ImagingError(path: name, reason: .decoderNotInProcess(format: signature.format.rawValue))
         }

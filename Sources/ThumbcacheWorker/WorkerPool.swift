@@ -7,15 +7,18 @@ import ThumbcacheSync
 /// Long-lived, confined worker processes that decode files for this process: a crash, a hang
 /// or an exploit in a decoder costs the file it was decoding, never the caller.
 ///
-/// Workers start on first use (all of them then if ``Configuration/startsAllAtOnce``), up to
-/// ``Configuration/workers`` at once, and are reused across files (no process per file). The
-/// parent opens each file and passes the descriptor; the worker answers with the downscaled
-/// pixels and the header's metadata, which the parent checks against the box before it
-/// allocates for them. A worker that fails is killed and replaced.
+/// A file goes to a worker of its format's ``WorkerFamily`` (images, documents, media), each a
+/// program that loads only its family's libraries. Workers start on first use of their family
+/// (all of that family's then if ``Configuration/startsAllAtOnce``); at most
+/// ``Configuration/workers`` decode at once, over all families, and idle ones are reused across
+/// files (no process per file). The parent opens each file and passes the descriptor; the worker
+/// answers with the downscaled pixels and the header's metadata, which the parent checks against
+/// the box before it allocates for them. A worker that fails is killed and replaced.
 package final class WorkerPool: ImageDecoding {
     package struct Configuration: Sendable, Hashable {
-        /// The worker program; nil: `$THUMBCACHE_WORKER`, else `thumbcache-worker` beside this
-        /// process's executable, else on `PATH`.
+        /// One worker program for every family (it must link every decoder); nil:
+        /// `$THUMBCACHE_WORKER`, else each family's program (``WorkerFamily/executableName``)
+        /// beside this process's executable, else on `PATH`.
         package var executable: String?
         package var workers: Int
         /// Wall-clock seconds per file before its worker is killed.
@@ -26,8 +29,8 @@ package final class WorkerPool: ImageDecoding {
         package var cpuSeconds: Int
         /// Files a worker decodes before it is replaced (bounds what a leak can grow to).
         package var filesPerWorker: Int
-        /// The first file starts every worker: each loads its libraries while that file decodes,
-        /// instead of when the next thread comes with a file (for batches).
+        /// A family's first file starts every worker of that family: each loads its libraries
+        /// while that file decodes, instead of when the next thread comes with a file (for batches).
         package var startsAllAtOnce: Bool
 
         package init(executable: String? = nil, workers: Int, timeout: Double = 20, memoryLimit: Int = 1 << 30,
@@ -44,9 +47,11 @@ package final class WorkerPool: ImageDecoding {
 
     package let configuration: Configuration
     private struct State {
-        var idle: [WorkerProcess] = []
+        var idle: [WorkerFamily: [WorkerProcess]] = [:]
+        /// Workers checked out, over all families.
         var running = 0
         var started = 0
+        var familiesStarted: Set<WorkerFamily> = []
     }
     private let state = ConditionLockedState(State())
 
@@ -59,14 +64,17 @@ package final class WorkerPool: ImageDecoding {
     /// Ends every idle worker (each exits when its channel closes); later calls start new ones.
     package func close() {
         let idle = state.withLock { s in
-            defer { s.idle = [] }
-            return s.idle
+            defer { s.idle = [:] }
+            return Array(s.idle.values.joined())
         }
         for worker in idle { worker.finish(kill: false) }
     }
 
     /// How many worker processes this pool has started.
     package var workersStarted: Int { state.withLock { $0.started } }
+
+    /// The families whose workers this pool has started.
+    package var familiesStarted: Set<WorkerFamily> { state.withLock { $0.familiesStarted } }
 
     // MARK: ImageDecoding
 
@@ -76,7 +84,7 @@ package final class WorkerPool: ImageDecoding {
         // along, for when nothing else claims them.
         var request = WorkerRequest(kind: .thumbnail, name: path, options: options)
         request.fallback = Self.fallback(format)
-        let (reply, pixels) = try run(request, maxPixelBytes: options.maxWidth * options.maxHeight * 4)
+        let (reply, pixels) = try run(request, format: format, maxPixelBytes: options.maxWidth * options.maxHeight * 4)
         guard let image = reply.image, let info = reply.info, image.width <= options.maxWidth, image.height <= options.maxHeight else {
             throw WorkerFailure(path: path, reason: .protocolViolation("a thumbnail larger than its box, or without its header"))
         }
@@ -86,13 +94,13 @@ package final class WorkerPool: ImageDecoding {
     package func info(ofFileAt path: String, format: ImageFormat?) throws -> ImageInfo {
         var request = WorkerRequest(kind: .info, name: path)
         request.fallback = Self.fallback(format)
-        let (reply, _) = try run(request, maxPixelBytes: 0)
+        let (reply, _) = try run(request, format: format, maxPixelBytes: 0)
         guard let info = reply.info else { throw WorkerFailure(path: path, reason: .protocolViolation("no header in an info reply")) }
         return info
     }
 
     package func embeddedThumbnail(ofFileAt path: String) throws -> RGBAImage? {
-        let (reply, pixels) = try run(WorkerRequest(kind: .embeddedThumbnail, name: path), maxPixelBytes: 1024 * 1024 * 4)
+        let (reply, pixels) = try run(WorkerRequest(kind: .embeddedThumbnail, name: path), format: .jpeg, maxPixelBytes: 1024 * 1024 * 4)
         return reply.image.map { RGBAImage(width: $0.width, height: $0.height, pixels: pixels, hasAlpha: $0.hasAlpha) }
     }
 
@@ -102,11 +110,22 @@ package final class WorkerPool: ImageDecoding {
         return format.rawValue
     }
 
+    /// The family whose worker decodes the file on `fd`: the format's when its bytes named it,
+    /// else what the first bytes say (bytes win, as in the worker), else the format's (text).
+    static func family(of fd: Int32, path: String, format: ImageFormat?) -> WorkerFamily {
+        if let format, fallback(format) == nil { return WorkerFamily(format) }
+        let catalogue = ImageDecoders.catalogue
+        var head = [UInt8](repeating: 0, count: catalogue.headLength)
+        let count = (try? retryingInterrupts({ head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) } }).get()) ?? 0
+        let named = count > 0 ? head.withUnsafeBytes { catalogue.format(of: UnsafeRawBufferPointer(rebasing: $0[..<count]), name: path) } : nil
+        return WorkerFamily(named ?? format)
+    }
+
     // MARK: Running a request
 
     /// Opens the file, has a worker decode it, and turns every way that can fail into an error
     /// naming the path: the decoder's own (``ImagingError``) or the worker's (``WorkerFailure``).
-    private func run(_ request: WorkerRequest, maxPixelBytes: Int) throws -> (WorkerReply, [UInt8]) {
+    private func run(_ request: WorkerRequest, format: ImageFormat?, maxPixelBytes: Int) throws -> (WorkerReply, [UInt8]) {
         let path = request.name
         let fd: Int32
         switch retryingInterrupts({ open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }) {
@@ -114,7 +133,7 @@ package final class WorkerPool: ImageDecoding {
         case .failure(let errno): throw ImagingError(path: path, reason: .unreadable(errno.description))
         }
         defer { Glibc.close(fd) }
-        let worker = try checkOut(path: path)
+        let worker = try checkOut(Self.family(of: fd, path: path, format: format), path: path)
         let deadline = MonotonicClock.nanoseconds() + UInt64(configuration.timeout * 1e9)
         do {
             let (reply, pixels) = try worker.call(request, file: fd, deadline: deadline, maxPixelBytes: maxPixelBytes)
@@ -160,20 +179,20 @@ package final class WorkerPool: ImageDecoding {
         return .crashed(signal: signal)
     }
 
-    private func checkOut(path: String) throws -> WorkerProcess {
-        let reuse: WorkerProcess? = state.withLock(waitingUntil: { !$0.idle.isEmpty || $0.running < self.configuration.workers }) { s in
+    private func checkOut(_ family: WorkerFamily, path: String) throws -> WorkerProcess {
+        let reuse: WorkerProcess? = state.withLock(waitingUntil: { $0.idle[family]?.isEmpty == false || $0.running < self.configuration.workers }) { s in
             s.running += 1
-            return s.idle.popLast()
+            return s.idle[family]?.popLast()
         }
         if let reuse { return reuse }
         do {
-            let executable = try locateExecutable()
-            let worker = try WorkerProcess.spawn(configuration, executable: executable)
+            let executable = try locateExecutable(family)
+            let worker = try WorkerProcess.spawn(configuration, family: family, executable: executable)
             let first = state.withLock { s in
-                defer { s.started += 1 }
-                return s.started == 0
+                s.started += 1
+                return s.familiesStarted.insert(family).inserted
             }
-            if first && configuration.startsAllAtOnce { startIdle(configuration.workers - 1, executable: executable) }
+            if first && configuration.startsAllAtOnce { startIdle(configuration.workers - 1, family: family, executable: executable) }
             return worker
         } catch {
             state.withLock { $0.running -= 1 }
@@ -181,13 +200,13 @@ package final class WorkerPool: ImageDecoding {
         }
     }
 
-    /// Starts `count` workers into the idle list; one that cannot start is left to a later checkout.
-    private func startIdle(_ count: Int, executable: String) {
+    /// Starts `count` workers into the family's idle list; one that cannot start is left to a later checkout.
+    private func startIdle(_ count: Int, family: WorkerFamily, executable: String) {
         for _ in 0..<max(0, count) {
-            guard let worker = try? WorkerProcess.spawn(configuration, executable: executable) else { return }
+            guard let worker = try? WorkerProcess.spawn(configuration, family: family, executable: executable) else { return }
             state.withLock { s in
                 s.started += 1
-                s.idle.append(worker)
+                s.idle[family, default: []].append(worker)
             }
         }
     }
@@ -200,27 +219,28 @@ package final class WorkerPool: ImageDecoding {
         }
         state.withLock { s in
             s.running -= 1
-            s.idle.append(worker)
+            s.idle[worker.family, default: []].append(worker)
         }
     }
 
-    /// The worker program to start.
-    private func locateExecutable() throws(WorkerFailure.Reason) -> String {
+    /// The worker program to start for `family`.
+    private func locateExecutable(_ family: WorkerFamily) throws(WorkerFailure.Reason) -> String {
+        let name = family.executableName
         if let explicit = configuration.executable { return explicit }
         if let value = getenv("THUMBCACHE_WORKER"), value.pointee != 0 { return String(cString: value) }
         var candidates: [String] = []
         let exe = ProgramPaths.currentExecutable
         if let exe, let slash = exe.lastIndex(of: "/") {
             let dir = String(exe[..<slash])
-            candidates.append(dir + "/thumbcache-worker")
+            candidates.append(dir + "/" + name)
             // `swift test` may run an .xctest bundle below the products' directory.
             if let bundle = dir.split(separator: "/").firstIndex(where: { $0.hasSuffix(".xctest") }) {
-                candidates.append("/" + dir.split(separator: "/")[..<bundle].joined(separator: "/") + "/thumbcache-worker")
+                candidates.append("/" + dir.split(separator: "/")[..<bundle].joined(separator: "/") + "/" + name)
             }
         }
-        candidates += ProgramPaths.searchPath.map { $0 + "/thumbcache-worker" }
+        candidates += ProgramPaths.searchPath.map { $0 + "/" + name }
         if let found = candidates.first(where: { access($0, X_OK) == 0 }) { return found }
-        throw .unavailable("thumbcache-worker was not found beside \(exe == nil ? "the executable" : "this program") or on PATH "
+        throw .unavailable("\(name) was not found beside \(exe == nil ? "the executable" : "this program") or on PATH "
             + "(set THUMBCACHE_WORKER to its path, or decode in-process)")
     }
 }

@@ -16,13 +16,15 @@ import ThumbcacheSync
 /// use), and `served` is touched only by that thread.
 final class WorkerProcess: @unchecked Sendable {
     let pid: pid_t
+    let family: WorkerFamily
     let channel: WorkerChannel
     private let errors: Int32
     var served = 0
     private var reaped = false
 
-    private init(pid: pid_t, channel: Int32, errors: Int32) {
+    private init(pid: pid_t, family: WorkerFamily, channel: Int32, errors: Int32) {
         self.pid = pid
+        self.family = family
         self.channel = WorkerChannel(descriptor: channel)
         self.errors = errors
     }
@@ -35,7 +37,7 @@ final class WorkerProcess: @unchecked Sendable {
 
     /// Starts `executable` with its channel on descriptor 3, standard error to a pipe the parent
     /// reads when it dies, and nothing of the parent's environment; waits for its hello.
-    static func spawn(_ configuration: WorkerPool.Configuration, executable: String) throws(WorkerFailure.Reason) -> WorkerProcess {
+    static func spawn(_ configuration: WorkerPool.Configuration, family: WorkerFamily, executable: String) throws(WorkerFailure.Reason) -> WorkerProcess {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             throw .unavailable("socketpair: \(Errno.current)")
@@ -77,7 +79,7 @@ final class WorkerProcess: @unchecked Sendable {
             throw .unavailable("cannot start \(executable): \(Errno(rawValue: rc))")
         }
         _ = fcntl(pipe[0], F_SETFL, fcntl(pipe[0], F_GETFL) | O_NONBLOCK)
-        let worker = WorkerProcess(pid: pid, channel: pair[0], errors: pipe[0])
+        let worker = WorkerProcess(pid: pid, family: family, channel: pair[0], errors: pipe[0])
         let reply: WorkerReply
         do {
             (reply, _) = try worker.receiveReply(deadline: MonotonicClock.nanoseconds() + 10_000_000_000, maxPixelBytes: 0)

@@ -1,8 +1,9 @@
-// The sandboxed decoder process: started by thumbcache (WorkerPool), one per job, reused across
-// files. It confines itself before it reads a byte, then decodes the descriptors it is handed.
-import ThumbcacheImaging
+// The sandboxed decoder process for images: started by thumbcache (WorkerPool), one per job,
+// reused across files. It confines itself before it reads a byte, then decodes the descriptors
+// it is handed. Documents and media have workers of their own (thumbcache-worker-documents,
+// thumbcache-worker-media), so this one never loads poppler or FFmpeg.
 import ThumbcacheCodecs
+import ThumbcacheImaging
 import ThumbcacheSandbox
 
-preloadFonts()
-WorkerMain.run(decoders: .all)
+WorkerMain.run(decoders: .images)

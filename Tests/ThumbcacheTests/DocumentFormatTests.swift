@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import ThumbcacheCodecs
+@testable import ThumbcacheDocumentCodecs
 import ThumbcacheImaging
 import ThumbcacheTestSupport
 @testable import Thumbcache

@@ -173,9 +173,11 @@ struct FreedesktopTests {
             set -e
             mount -t tmpfs tmpfs /usr/local
             mkdir -p /usr/local/bin
-            cp '\(products)/thumbcache' '\(products)/thumbcache-worker' /usr/local/bin/
+            for program in thumbcache thumbcache-worker thumbcache-worker-documents thumbcache-worker-media; do
+              cp "\(products)/$program" /usr/local/bin/
+            done
             # What the loader finds outside /usr and /lib (the Swift runtime), found there through $ORIGIN.
-            for lib in $(ldd /usr/local/bin/thumbcache /usr/local/bin/thumbcache-worker | awk '$3 ~ /^\\// && $3 !~ /^\\/(usr|lib)/ { print $3 }' | sort -u); do
+            for lib in $(ldd /usr/local/bin/thumbcache* | awk '$3 ~ /^\\// && $3 !~ /^\\/(usr|lib)/ { print $3 }' | sort -u); do
               cp "$lib" /usr/local/bin/
             done
             /usr/local/bin/thumbcache freedesktop install --directory '\(dir.appending("data/thumbnailers"))' >&2

@@ -301,9 +301,9 @@ struct ImageFormatTests {
         let path = try Self.fixture(dir, "thumbed.heic", from: photo, "heif-enc") { ["-q", "95", "-t", "320", "-o", $1, $0] }
         let fd = open(path, O_RDONLY)
         defer { close(fd) }
-        let (_, source) = try ImageDecoders.all.open(fd, name: path)
+        let (_, source) = try ImageDecoders.images.open(fd, name: path)
         #expect(try source.start(shrink: 1, fast: false, output: (240, 160)) == (320, 212))
-        let (_, again) = try ImageDecoders.all.open(fd, name: path)
+        let (_, again) = try ImageDecoders.images.open(fd, name: path)
         #expect(try again.start(shrink: 1, fast: false, output: (480, 320)) == (1200, 800))
         try Self.expectMatches(path, photo)
         try Self.expectMatches(path, photo, options: ThumbnailOptions(maxWidth: 480, maxHeight: 480))

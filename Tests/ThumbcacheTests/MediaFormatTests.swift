@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import ThumbcacheCodecs
+import ThumbcacheMediaCodecs
 import ThumbcacheImaging
 import ThumbcacheTestSupport
 @testable import Thumbcache

@@ -196,6 +196,33 @@ struct SandboxTests {
         #expect(pool.workersStarted == 1)  // a decoder error is an answer, not a failed worker
     }
 
+    /// Each file goes to its family's worker (images, documents, media), chosen by what its bytes
+    /// say before the caller's guess: a PNG called text is decoded as a PNG, by the image worker.
+    @Test func filesGoToTheirFamilysWorker() throws {
+        let dir = TemporaryDirectory()
+        let photo = testPhoto(width: 64, height: 48)
+        let png = try dir.write("p.png", ImageEncoder.png(photo))
+        let notes = try dir.write("notes.txt", Array("Hello, worker families.\n".utf8))
+        // A second of 8 kHz mono 8-bit WAV: FFmpeg reads it; it has no cover to draw.
+        let samples = 8000
+        var wav = Array("RIFF".utf8) + le32(36 + samples) + Array("WAVEfmt ".utf8) + le32(16) + [1, 0, 1, 0] + le32(8000) + le32(8000) + [1, 0, 8, 0]
+        wav += Array("data".utf8) + le32(samples) + [UInt8](repeating: 128, count: samples)
+        let sound = try dir.write("tone.wav", wav)
+        let pool = WorkerPool(.init(workers: 1))
+        let box = ThumbnailOptions(maxWidth: 64, maxHeight: 64)
+        _ = try pool.thumbnail(ofFileAt: png, options: box, format: .text)
+        #expect(pool.familiesStarted == [.images])
+        _ = try pool.thumbnail(ofFileAt: notes, options: box, format: .text)
+        _ = try pool.thumbnail(ofFileAt: "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", options: box, format: nil)
+        #expect(pool.familiesStarted == [.images, .documents])
+        #expect(pool.workersStarted == 2)
+        _ = try? pool.info(ofFileAt: sound, format: nil)
+        #expect(pool.familiesStarted == [.images, .documents, .media])
+        #expect(pool.workersStarted == 3)
+    }
+
+    private func le32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
+
     @Test func aWorkersEndIsPutIntoWords() {
         let abort = Int32(SIGABRT)
         #expect(WorkerPool.reason(status: abort, standardError: "Fatal error: could not allocate memory", memoryLimit: 1 << 30)

@@ -1,4 +1,5 @@
 import CText
+import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
 /// A text file as QuickLook draws one: a white page (Letter's shape) with its first lines in a

@@ -1,4 +1,5 @@
 import CArchive
+import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
 /// A document or comic that is an archive, through libarchive from the worker's mapping: the

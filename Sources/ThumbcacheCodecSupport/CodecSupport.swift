@@ -9,12 +9,12 @@ import ThumbcacheSync
 ///
 /// A file that shrinks while mapped makes the next touched page raise SIGBUS: in the worker that
 /// costs this one file (a crash the pool reports), which is the point of decoding there.
-final class MappedFile {
-    let bytes: UnsafeRawBufferPointer
+package final class MappedFile {
+    package let bytes: UnsafeRawBufferPointer
     /// Files larger than this are refused before mapping: no image format here needs more.
-    static let maxBytes = 1 << 30
+    package static let maxBytes = 1 << 30
 
-    init(descriptor: Int32, name: String) throws(ImagingError) {
+    package init(descriptor: Int32, name: String) throws(ImagingError) {
         var s = stat()
         guard fstat(descriptor, &s) == 0 else { throw ImagingError(path: name, reason: .unreadable(Errno.current.description)) }
         let size = Int(s.st_size)
@@ -33,7 +33,7 @@ final class MappedFile {
 
 /// What a shim's opening call returns; when it returns nil, the message it wrote is the error for
 /// `path`. (Every shim reports failures in a caller's 256-byte buffer.)
-func opened<T>(_ path: String, _ open: (_ message: UnsafeMutablePointer<CChar>, _ size: Int) -> T?) throws(ImagingError) -> T {
+package func opened<T>(_ path: String, _ open: (_ message: UnsafeMutablePointer<CChar>, _ size: Int) -> T?) throws(ImagingError) -> T {
     var message = [CChar](repeating: 0, count: 256)
     guard let value = message.withUnsafeMutableBufferPointer({ open($0.baseAddress!, $0.count) }) else {
         throw ImagingError(path: path, reason: .corrupt(cText(message)))
@@ -43,7 +43,7 @@ func opened<T>(_ path: String, _ open: (_ message: UnsafeMutablePointer<CChar>, 
 
 /// The TIFF structure inside an ISO-BMFF `Exif` item or box (HEIF, JPEG XL): it starts with a
 /// 4-byte big-endian offset to the TIFF header.
-func exifTIFF(inBox box: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+package func exifTIFF(inBox box: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
     guard box.count > 4 else { return nil }
     let offset = Int(box[0]) << 24 | Int(box[1]) << 16 | Int(box[2]) << 8 | Int(box[3])
     guard 4 + offset < box.count else { return nil }
@@ -52,7 +52,7 @@ func exifTIFF(inBox box: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
 
 /// A fixed C character array (a struct's `char name[32]`, imported as a tuple) up to its first
 /// NUL, as UTF-8; nil when empty.
-func cString<T>(tuple: T) -> String? {
+package func cString<T>(tuple: T) -> String? {
     var copy = tuple
     let s = withUnsafeBytes(of: &copy) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
     return s.isEmpty ? nil : s
@@ -60,7 +60,7 @@ func cString<T>(tuple: T) -> String? {
 
 /// A source drawn whole at the size the planner asks (SVG, PDF, a page of text, a font's
 /// sample): `draw` fills a buffer once, and the rows are read from it.
-protocol DrawnSource: ScalableRowSource {
+package protocol DrawnSource: ScalableRowSource {
     /// The whole picture at `width × height`.
     func draw(width: Int, height: Int) throws(ImagingError) -> RGBABuffer
     /// What `draw` made, until its rows are read.
@@ -68,25 +68,25 @@ protocol DrawnSource: ScalableRowSource {
 }
 
 extension DrawnSource {
-    func start(width: Int, height: Int) throws(ImagingError) -> (width: Int, height: Int) {
+    package func start(width: Int, height: Int) throws(ImagingError) -> (width: Int, height: Int) {
         output = try draw(width: width, height: height)
         return (width, height)
     }
 
-    func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
+    package func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
         output.drain(sink)
     }
 }
 
 /// Rows held whole (a decoder that fills a buffer), fed top to bottom.
-struct RGBABuffer {
-    var width = 0
-    var height = 0
-    var pixels: [UInt8] = []
+package struct RGBABuffer {
+    package var width = 0
+    package var height = 0
+    package var pixels: [UInt8] = []
 
-    init() {}
+    package init() {}
 
-    init(width: Int, height: Int) {
+    package init(width: Int, height: Int) {
         self.width = width
         self.height = height
         pixels = [UInt8](repeating: 0, count: width * height * 4)
@@ -94,7 +94,7 @@ struct RGBABuffer {
 
     /// A `width × height` canvas a C renderer fills (`draw` gets the pixels and a message buffer
     /// and returns 0, or non-zero with the message set, which becomes the error for `path`).
-    static func drawn(width: Int, height: Int, path: String,
+    package static func drawn(width: Int, height: Int, path: String,
                       _ draw: (UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<CChar>, Int) -> Int32) throws(ImagingError) -> RGBABuffer {
         var canvas = RGBABuffer(width: width, height: height)
         var message = [CChar](repeating: 0, count: 256)
@@ -107,7 +107,7 @@ struct RGBABuffer {
 
     /// ``drawn(width:height:path:_:)`` into premultiplied ARGB in native-endian 32-bit words, as
     /// cairo (librsvg) and poppler's Splash leave it: made straight RGBA in place, one pass for both.
-    static func drawnAsARGB32(width: Int, height: Int, path: String,
+    package static func drawnAsARGB32(width: Int, height: Int, path: String,
                              _ draw: (UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<CChar>, Int) -> Int32) throws(ImagingError) -> RGBABuffer {
         var canvas = try drawn(width: width, height: height, path: path, draw)
         canvas.pixels.withUnsafeMutableBytes { p in
@@ -130,7 +130,7 @@ struct RGBABuffer {
     }
 
     /// Feeds every row to `sink`, then lets the pixels go (a source's rows are read once).
-    mutating func drain(_ sink: (UnsafePointer<UInt8>) -> Void) {
+    package mutating func drain(_ sink: (UnsafePointer<UInt8>) -> Void) {
         pixels.withUnsafeBufferPointer { p in
             for y in 0..<height { sink(p.baseAddress! + y * width * 4) }
         }

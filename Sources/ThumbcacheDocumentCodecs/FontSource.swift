@@ -1,4 +1,5 @@
 import CText
+import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
 /// A font file (TrueType, OpenType, a collection's first face, WOFF, WOFF2) as QuickLook shows

@@ -1,4 +1,5 @@
 import CPDF
+import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
 /// A PDF through poppler (Splash, as `pdftoppm` draws): the first page drawn once, straight at the size the box calls

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CVideo
+import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
 /// A video or an audio file through FFmpeg (Docs/MEDIA.md). A video gives one representative

@@ -1,0 +1,31 @@
+import ThumbcacheImaging
+
+/// Which worker program decodes a format. Each family's libraries load only in its own worker:
+/// FFmpeg brings 134 shared libraries and poppler 30, and a worker that loaded every family's
+/// took 45 ms of CPU to start, most of a one-file `get` (Docs/SECURITY.md, "Worker families").
+package enum WorkerFamily: String, CaseIterable, Sendable, Hashable {
+    /// PNG, JPEG and every image format's library: `thumbcache-worker`.
+    case images
+    /// PDF, text, fonts and documents that carry a picture: `thumbcache-worker-documents`.
+    case documents
+    /// Video and audio through FFmpeg: `thumbcache-worker-media`.
+    case media
+
+    /// The family whose worker decodes `format`; images when the format is not known (a file
+    /// another program wrote, read as an image).
+    package init(_ format: ImageFormat?) {
+        self = format.flatMap { Self.byFormat[$0] } ?? .images
+    }
+
+    private static let byFormat: [ImageFormat: WorkerFamily] = {
+        var families: [ImageFormat: WorkerFamily] = [:]
+        for signature in MediaFormats.movies + MediaFormats.audio { families[signature.format] = .media }
+        for signature in MediaFormats.documents + MediaFormats.text + MediaFormats.fonts { families[signature.format] = .documents }
+        return families
+    }()
+
+    /// The worker program's file name.
+    package var executableName: String {
+        self == .images ? "thumbcache-worker" : "thumbcache-worker-\(rawValue)"
+    }
+}

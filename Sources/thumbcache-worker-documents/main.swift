@@ -1,0 +1,9 @@
+// The sandboxed decoder process for documents (PDF, text, fonts, archive-borne documents):
+// started by thumbcache (WorkerPool) for that family only. It loads its fonts, confines itself
+// before it reads a byte, then decodes the descriptors it is handed.
+import ThumbcacheDocumentCodecs
+import ThumbcacheImaging
+import ThumbcacheSandbox
+
+preloadFonts()
+WorkerMain.run(decoders: .documents)
