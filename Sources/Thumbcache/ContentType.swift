@@ -197,13 +197,18 @@ public struct ContentTypeRegistry: Sendable {
 
     /// Adds (or replaces) a type.
     public mutating func declare(_ d: ContentTypeDeclaration) {
-        declarations[d.type] = d
+        // A first declaration (the usual case: hundreds at each start) has nothing to replace.
+        let replacing = declarations.updateValue(d, forKey: d.type) != nil
         for e in d.extensions { byExtension[e.lowercased()] = d.type }
         for n in d.filenames { byFilename[n.lowercased()] = d.type }
-        magics.removeAll { $0.type == d.type }
-        magics += d.magic.map { ($0, d.type) }
-        magics.sort { $0.magic.weight > $1.magic.weight }  // the most specific match first
-        sniffers.removeAll { $0.type == d.type }
+        if replacing {
+            magics.removeAll { $0.type == d.type }
+            sniffers.removeAll { $0.type == d.type }
+        }
+        if !d.magic.isEmpty {
+            magics += d.magic.map { ($0, d.type) }
+            magics.sort { $0.magic.weight > $1.magic.weight }  // the most specific match first (stable)
+        }
         if let sniffer = d.sniffer { sniffers.append((sniffer, d.type)) }
     }
 
