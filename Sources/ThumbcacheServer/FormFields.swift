@@ -24,16 +24,26 @@ struct FormFields: Sendable {
 
     /// An integer field within `range`, or `fallback` when absent.
     func integer(_ name: String, default fallback: Int, in range: ClosedRange<Int>) throws(ServeError) -> Int {
-        guard let text = self[name] else { return fallback }
+        try Self.integer(self[name]?[...], name, default: fallback, in: range)
+    }
+
+    /// A number field within `range`, or `fallback` when absent.
+    func number(_ name: String, default fallback: Double, in range: ClosedRange<Double>) throws(ServeError) -> Double {
+        try Self.number(self[name]?[...], name, default: fallback, in: range)
+    }
+
+    /// Field `name`'s decoded `text` as an integer within `range`, or `fallback` when absent.
+    static func integer(_ text: Substring?, _ name: String, default fallback: Int, in range: ClosedRange<Int>) throws(ServeError) -> Int {
+        guard let text else { return fallback }
         guard let n = Int(text), range.contains(n) else {
             throw .badRequest("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return n
     }
 
-    /// A number field within `range`, or `fallback` when absent.
-    func number(_ name: String, default fallback: Double, in range: ClosedRange<Double>) throws(ServeError) -> Double {
-        guard let text = self[name] else { return fallback }
+    /// Field `name`'s decoded `text` as a number within `range`, or `fallback` when absent.
+    static func number(_ text: Substring?, _ name: String, default fallback: Double, in range: ClosedRange<Double>) throws(ServeError) -> Double {
+        guard let text else { return fallback }
         guard let n = Double(text), n.isFinite, range.contains(n) else {
             throw .badRequest("\(name) must be a number from \(range.lowerBound) to \(range.upperBound)")
         }

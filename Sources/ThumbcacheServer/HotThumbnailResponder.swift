@@ -10,7 +10,8 @@ import Thumbcache
 /// Answers `GET /thumbnails/{hash}` hits of ``HotThumbnails`` on the event loop that read the
 /// request, in front of Hummingbird: a hit then costs no task, no router and no middleware, which
 /// were most of a hit's time (Docs/PERFORMANCE.md, "Serving"). It sits below the conversion to
-/// HTTP types so that a held file goes out as a file region (`sendfile`). It applies the same
+/// HTTP types so that a held file goes out as a file region (`sendfile`), and writes a `200`'s
+/// head, kept as bytes, past NIO's encoder. It applies the same
 /// access policy and sends the same headers as the router's endpoint; everything else passes
 /// through untouched: misses, other requests, HTTP/1.0, requests behind one still being answered
 /// (responses stay in order), and any request while the client is not reading (Hummingbird's
@@ -27,36 +28,36 @@ final class HotThumbnailResponder: ChannelDuplexHandler {
     private var handedOn = 0
     /// The body and end of a request answered here are dropped.
     private var answered = false
+    /// Where a `200`'s head, already bytes, is written: past the HTTP encoder, toward the socket.
+    private var wire: ChannelHandlerContext?
+    /// The `Date` header's text and its second, kept per connection (no lock shared by the loops).
+    private var date = (second: -1, text: "")
 
     init(hot: HotThumbnails, policy: AccessPolicy) {
         self.hot = hot
         self.policy = policy
     }
 
+    func handlerAdded(context: ChannelHandlerContext) {
+        wire = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        wire = nil
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let request):
-            if handedOn == 0, context.channel.isWritable, let (head, payload) = answer(request) {
+            if handedOn == 0, context.channel.isWritable, let wire, let reply = answer(request) {
                 answered = true
-                context.write(wrapOutboundOut(.head(head)), promise: nil)
-                let options = context.channel.syncOptions
-                var corked = false
-                switch payload {
-                case .buffer(let body)?:
-                    context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-                case .file(let file)?:
-                    // Corked until flushed, the head and the file's pages leave as one segment, not
-                    // two (nginx's tcp_nopush).
-                    corked = (try? options?.setOption(Self.cork, value: 1)) != nil
-                    let (region, finished) = file.region()
-                    let written = context.eventLoop.makePromise(of: Void.self)
-                    written.futureResult.whenComplete { _ in finished() }
-                    context.write(wrapOutboundOut(.body(.fileRegion(region))), promise: written)
-                case nil:
-                    break
+                switch reply {
+                case .notModified(let head):
+                    context.write(wrapOutboundOut(.head(head)), promise: nil)
+                    context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                case .ok(let entry):
+                    send(entry, context: context, wire: wire)
                 }
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-                if corked { try? options?.setOption(Self.cork, value: 0) }
                 return
             }
             handedOn += 1
@@ -76,8 +77,40 @@ final class HotThumbnailResponder: ChannelDuplexHandler {
         context.write(data, promise: promise)
     }
 
+    /// Writes `entry`'s `200`: its head as bytes and its body, straight to the socket's side of the
+    /// encoder (a response with a `Content-Length` needs no framing beyond its head).
+    private func send(_ entry: HotThumbnails.Entry, context: ChannelHandlerContext, wire: ChannelHandlerContext) {
+        let now = time(nil)
+        if now != date.second { date = (now, HTTPDate.now()) }
+        var head = context.channel.allocator.buffer(capacity: entry.headPrefix.readableBytes + date.text.utf8.count + 4)
+        head.writeImmutableBuffer(entry.headPrefix)
+        head.writeString(date.text)
+        head.writeStaticString("\r\n\r\n")
+        switch entry.payload {
+        case .buffer(let body):
+            wire.write(NIOAny(IOData.byteBuffer(head)), promise: nil)
+            wire.writeAndFlush(NIOAny(IOData.byteBuffer(body)), promise: nil)
+        case .file(let file):
+            // Corked until flushed, the head and the file's pages leave as one segment, not two
+            // (nginx's tcp_nopush).
+            let options = context.channel.syncOptions
+            let corked = (try? options?.setOption(Self.cork, value: 1)) != nil
+            let (region, finished) = file.region()
+            let written = context.eventLoop.makePromise(of: Void.self)
+            written.futureResult.whenComplete { _ in finished() }
+            wire.write(NIOAny(IOData.byteBuffer(head)), promise: nil)
+            wire.writeAndFlush(NIOAny(IOData.fileRegion(region)), promise: written)
+            if corked { try? options?.setOption(Self.cork, value: 0) }
+        }
+    }
+
+    private enum Reply {
+        case ok(HotThumbnails.Entry)
+        case notModified(HTTPResponseHead)
+    }
+
     /// The response to `request` if it is a permitted HTTP/1.1 `GET` of a thumbnail held in memory.
-    private func answer(_ request: HTTPRequestHead) -> (HTTPResponseHead, HotThumbnails.Entry.Payload?)? {
+    private func answer(_ request: HTTPRequestHead) -> Reply? {
         guard request.method == .GET, request.version == .http1_1, request.uri.hasPrefix(Self.prefix) else { return nil }
         let rest = request.uri.utf8.dropFirst(Self.prefix.utf8.count)
         let hashEnd = rest.firstIndex(of: UInt8(ascii: "?")) ?? rest.endIndex
@@ -85,7 +118,7 @@ final class HotThumbnailResponder: ChannelDuplexHandler {
         let headers = request.headers
         guard let (content, size, scale) = try? ThumbnailEndpoints.parse(hash: Substring(rest[..<hashEnd]), query: query),
               let entry = hot.entry(ThumbnailSpec(size: size, scale: scale).key(for: content)),
-              !headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "close" }),
+              request.isKeepAlive,
               policy.permitsRead(authority: headers.first(name: "host"),
                                  credential: policy.credential(authorization: headers.first(name: "authorization"), cookies: headers["cookie"]))
         else { return nil }
@@ -93,11 +126,9 @@ final class HotThumbnailResponder: ChannelDuplexHandler {
             var fields = HTTPHeaders(ThumbnailEndpoints.notModifiedFields(entry.etag))
             fields.add(name: "X-Content-Type-Options", value: RequestGuardHeaders.noSniff)
             fields.add(name: "Date", value: HTTPDate.now())
-            return (HTTPResponseHead(version: .http1_1, status: .notModified, headers: fields), nil)
+            return .notModified(HTTPResponseHead(version: .http1_1, status: .notModified, headers: fields))
         }
-        var fields = entry.headers
-        fields.add(name: "Date", value: HTTPDate.now())
-        return (HTTPResponseHead(version: .http1_1, status: .ok, headers: fields), entry.payload)
+        return .ok(entry)
     }
 
     private static let prefix = "/thumbnails/"

@@ -32,6 +32,27 @@ struct HotThumbnailsTests {
         #expect(ServeTests.heldFiles(getpid()) == before)
     }
 
+    /// A hit reads its URL's query in place (no FormFields): with FormFields' answer for every
+    /// shape of query, errors included; and the Host check reads names without case.
+    @Test func theQueryReadInPlaceAgreesWithFormFields() {
+        func outcome(_ body: () throws(ServeError) -> (Int, Double)) -> String {
+            do throws(ServeError) { return "\(try body())" } catch { return "\(error)" }
+        }
+        let hash = Substring(String(repeating: "ab", count: 16))
+        let queries = ["size=256", "size=128&scale=2", "scale=2&size=64", "size=256&size=0", "size", "size=", "=5&size=32",
+                       "a=1&&size=32&", "size=32&scale=nan", "size=9999", "size=%33%32", "size=3+2", "scale=1.5", "", "size=-1", "size=+64"]
+        for query in queries {
+            let inPlace = outcome { () throws(ServeError) in
+                let (_, size, scale) = try ThumbnailEndpoints.parse(hash: hash, query: query[...])
+                return (size, scale)
+            }
+            let decoded = outcome { () throws(ServeError) in try ThumbnailEndpoints.sizeAndScale(FormFields(query[...])) }
+            #expect(inPlace == decoded, "\(query)")
+        }
+        #expect(AccessPolicy.hostName("LocalHost:8421") == "localhost" && AccessPolicy.hostName("[::1]:80") == "[::1]")
+        #expect(AccessPolicy.hostName("127.0.0.1") == "127.0.0.1" && AccessPolicy.hostName("LOCALHOST") == "localhost")
+    }
+
     @Test func smallThumbnailsStayBuffers() {
         let entry = HotThumbnails.Entry(body: ByteBuffer(bytes: [1, 2, 3]), contentType: "image/png", etag: "\"x\"", checked: 0)
         guard case .buffer(let buffer) = entry.payload else { Issue.record("a 3-byte thumbnail is not worth a file"); return }
