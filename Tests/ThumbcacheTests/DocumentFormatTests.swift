@@ -6,8 +6,9 @@ import ThumbcacheTestSupport
 @testable import Thumbcache
 @testable import ThumbcacheWorker
 
-/// Documents and comics that are archives (OpenDocument, Office Open XML, EPUB, CBZ, CB7, CBT),
-/// built here with Python's zipfile and libarchive's bsdtar around pictures drawn here, through
+/// Documents and comics that are archives (OpenDocument, Office Open XML, EPUB, CBZ, CB7, CBT,
+/// CBR), built here with Python (zipfile; RAR's blocks by hand) and libarchive's bsdtar around
+/// pictures drawn here, through
 /// the real sandboxed worker: the picture each carries, its title and authors, and what hostile
 /// archives (a zip bomb, `../` names, truncation) do.
 struct DocumentFormatTests {
@@ -151,6 +152,36 @@ struct DocumentFormatTests {
             _ = try ImageFormatTests.run("bsdtar", ["--format", format, "-cf", dir.appending(name), "-C", dir.appending("pages"), "."])
             try ImageFormatTests.expectMatches(dir.appending(name), Self.picture, minimum: 40)
         }
+        // RAR, pages out of order: the first in natural order is the cover.
+        let cbr = try Self.rar(dir, "issue.cbr", [Entry(name: "pages/page10.png", bytes: other), Entry(name: "pages/page1.png", bytes: Self.png),
+                                                  Entry(name: "pages/page2.png", bytes: other)])
+        try ImageFormatTests.expectMatches(cbr, Self.picture, minimum: 40)
+        #expect(Self.registry.type(ofFileAt: cbr).identifier == "org.freedesktop.mime.application.vnd.comicbook-rar")
+    }
+
+    /// A RAR 4 archive of `entries`, stored (no RAR writer is free software, and libarchive reads
+    /// RAR but does not write it): the block layout of RAR 2.9–4.x, each header's CRC the low
+    /// half of its CRC-32, by Python's struct and zlib.
+    static func rar(_ dir: TemporaryDirectory, _ name: String, _ entries: [Entry]) throws -> String {
+        let out = dir.appending(name)
+        var spec: [[String: Any]] = []
+        for (i, e) in entries.enumerated() { spec.append(["name": e.name, "file": try dir.write("\(name).entry\(i)", e.bytes)]) }
+        let json = try dir.write("\(name).json", Array(JSONSerialization.data(withJSONObject: ["out": out, "entries": spec])))
+        _ = try ImageFormatTests.run("/usr/bin/python3", ["-c", """
+            import json, struct, sys, zlib
+            spec = json.load(open(sys.argv[1]))
+            def block(kind, flags, body):
+                head = struct.pack("<BHH", kind, flags, 7 + len(body)) + body
+                return struct.pack("<H", zlib.crc32(head) & 0xFFFF) + head
+            out = b"Rar!\\x1a\\x07\\x00" + block(0x73, 0, struct.pack("<HI", 0, 0))
+            for e in spec["entries"]:
+                data, name = open(e["file"], "rb").read(), e["name"].encode()
+                # packed and unpacked size, Unix, CRC-32, DOS time, version 2.0, stored, name length, mode 0644
+                body = struct.pack("<IIBIIBBHI", len(data), len(data), 3, zlib.crc32(data), 0x5A210000, 20, 0x30, len(name), 0o100644)
+                out += block(0x74, 0x8000, body + name) + data
+            open(spec["out"], "wb").write(out + block(0x7B, 0x4000, b""))
+            """, json])
+        return out
     }
 
     // MARK: Hostile archives
