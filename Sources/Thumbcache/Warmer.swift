@@ -97,9 +97,9 @@ public final class Warmer: Sendable {
         // Deep enough (a few MB of paths) that the walk of a typical tree finishes early, so the
         // progress line can show a total and an ETA; bounded, so a huge tree cannot grow it without end.
         // Files travel in handfuls: one hand-off between threads per file cost more than an
-        // unchanged file's whole check on a tree of a million. A worker with nothing to do gets
-        // half of another's handful.
-        let queue = SharedWork<(path: String, snapshot: FileSnapshot?)>(capacity: 65_536 / Self.handful)
+        // unchanged file's whole check on a tree of a million. A worker with nothing to do takes
+        // half of what another has not started.
+        let queue = SharedWork<(path: String, snapshot: FileSnapshot?)>(capacity: 65_536 / Self.handful, workers: options.jobs)
         let tally = Tally()
         let inFlight = DispatchSemaphore(value: 256)
         let threads = DispatchGroup()
@@ -114,34 +114,29 @@ public final class Warmer: Sendable {
             Self.walk(roots, with: walker, into: queue, tally: tally)
             threads.leave()
         }.start()
-        for _ in 0..<options.jobs {
+        for worker in 0..<options.jobs {
             threads.enter()
             Thread {
                 let hasher = factory.store.hasher()
-                while let handful = queue.take() {
-                    var files = handful[...]
-                    while let (path, snapshot) = files.popFirst() {
-                        queue.share(&files)
-                        let (outcome, writes, export) = Self.process(path, snapshot: snapshot, factory: factory, decoding: decoding,
-                                                                     hasher: hasher, options: options, tally: tally, feeder: feeder)
-                        // Counted before its records are queued, so that a failed commit can move it to
-                        // "failed" instead of counting the file twice.
-                        let counts = tally.record(outcome)  // always: `progress?(…)` would skip it when nil
-                        if !writes.isEmpty {
-                            inFlight.wait()
-                            writer.enqueue(writes) { result in
-                                switch result {
-                                case .failure(let error): tally.reclassify(outcome, asFailed: path, reason: error.description)
-                                case .success: if let export { exporting?.submit(export, after: outcome) }
-                                }
-                                inFlight.signal()
+                while let (path, snapshot) = queue.next(for: worker) {
+                    let (outcome, writes, export) = Self.process(path, snapshot: snapshot, factory: factory, decoding: decoding,
+                                                                 hasher: hasher, options: options, tally: tally, feeder: feeder)
+                    // Counted before its records are queued, so that a failed commit can move it to
+                    // "failed" instead of counting the file twice.
+                    let counts = tally.record(outcome)  // always: `progress?(…)` would skip it when nil
+                    if !writes.isEmpty {
+                        inFlight.wait()
+                        writer.enqueue(writes) { result in
+                            switch result {
+                            case .failure(let error): tally.reclassify(outcome, asFailed: path, reason: error.description)
+                            case .success: if let export { exporting?.submit(export, after: outcome) }
                             }
-                        } else if let export {
-                            exporting?.submit(export, after: outcome)
+                            inFlight.signal()
                         }
-                        progress?(counts)
+                    } else if let export {
+                        exporting?.submit(export, after: outcome)
                     }
-                    queue.done()
+                    progress?(counts)
                 }
                 threads.leave()
             }.start()
@@ -166,6 +161,9 @@ public final class Warmer: Sendable {
         var size = 1
         func hand() {
             tally.found(handful.count)
+            // Largest first: a long file then starts early and the rest fill the other workers
+            // around it, instead of one starting last and the others waiting for it to end.
+            handful.sort { ($0.snapshot?.size ?? 0) > ($1.snapshot?.size ?? 0) }
             queue.push(handful)
             handful = []
             size = min(size * 2, Self.handful)

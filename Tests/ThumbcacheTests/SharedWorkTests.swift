@@ -3,53 +3,66 @@ import Testing
 import ThumbcacheSync
 @testable import Thumbcache
 
-/// Batches handed to worker threads: a worker with nothing to do gets part of another's batch,
-/// and no worker stops while another still holds work it could give.
+/// Batches handed to worker threads one item at a time: a worker with nothing to do takes half of
+/// what another holds and has not started, even while that one is busy; nothing is lost or done twice.
 struct SharedWorkTests {
-    @Test func aWaitingWorkerGetsHalfOfAnotherWorkersBatch() throws {
-        let queue = SharedWork<Int>(capacity: 4)
+    @Test func aWorkerWithNothingTakesHalfOfWhatABusyWorkerHolds() {
+        let queue = SharedWork<Int>(capacity: 4, workers: 2)
         queue.push(Array(1...8))
         queue.finish()
-        let done = ConditionLockedState<[String: [Int]]>([:])
-        let first = try #require(queue.take())
-        #expect(first == Array(1...8))
-
-        let second = Thread {
-            var mine: [Int] = []
-            while let batch = queue.take() {
-                mine += batch
-                queue.done()
-            }
-            done.withLock { $0["second", default: []] = mine }
-        }
-        second.start()
-        // The second worker found the queue empty and waits, though the producer has finished.
-        let deadline = Date().addingTimeInterval(10)
-        while queue.waitingWorkers == 0 && Date() < deadline { usleep(1000) }
-        #expect(queue.waitingWorkers == 1)
-
-        var rest = first[...]
-        var mine: [Int] = []
-        while let item = rest.popFirst() {
-            queue.share(&rest)
-            mine.append(item)
-        }
-        queue.done()
-        let all = done.withLock(waitingUntil: { $0["second"] != nil }) { $0["second"]! }
-        // The first share gave the latter half ([6, 7, 8]); later ones may give more as it waits again.
-        #expect(mine.first == 1 && all.prefix(3) == [6, 7, 8])
-        #expect((mine + all).sorted() == Array(1...8))
-        #expect(queue.take() == nil)
+        // Worker 0 starts item 1 (a slow file, say) and holds 2…8; worker 1 takes 5…8 at once.
+        #expect(queue.next(for: 0) == 1)
+        #expect(queue.next(for: 1) == 5)
+        #expect(queue.next(for: 0) == 2)
+        #expect(queue.next(for: 0) == 3)
+        #expect(queue.next(for: 0) == 4)
+        // Worker 0 is out, worker 1 holds 6…8: worker 0 takes 7 and 8.
+        #expect(queue.next(for: 0) == 7)
+        #expect(queue.next(for: 1) == 6)
+        #expect(queue.next(for: 1) == 8)  // worker 0 holds 8 and has not started it
+        #expect(queue.next(for: 0) == nil)
+        #expect(queue.next(for: 1) == nil)
     }
 
-    @Test func nothingIsSharedWhenNoWorkerWaits() {
-        let queue = SharedWork<Int>(capacity: 4)
-        queue.push([1, 2, 3])
+    @Test func aWaitingWorkerGetsTheNextBatchAndStopsWhenAllIsDone() throws {
+        let queue = SharedWork<Int>(capacity: 4, workers: 2)
+        let seen = ConditionLockedState<[Int]>([])
+        let done = ConditionLockedState(false)
+        Thread {
+            while let item = queue.next(for: 1) { seen.withLock { $0.append(item) } }
+            done.withLock { $0 = true }
+        }.start()
+        usleep(20_000)  // it waits: nothing is queued and the producer has not finished
+        #expect(done.withLock { $0 } == false)
+        queue.push([1])
+        seen.withLock(waitingUntil: { $0 == [1] }) { _ in }
+        queue.push([2, 3])
+        seen.withLock(waitingUntil: { $0 == [1, 2, 3] }) { _ in }
         queue.finish()
-        var rest = (queue.take() ?? [])[...]
-        queue.share(&rest)
-        #expect(Array(rest) == [1, 2, 3])
-        queue.done()
-        #expect(queue.take() == nil)
+        done.withLock(waitingUntil: { $0 }) { _ in }
+    }
+
+    @Test func everyItemIsDoneOnceAcrossBusyWorkers() {
+        let queue = SharedWork<Int>(capacity: 8, workers: 3)
+        let seen = ConditionLockedState<[Int]>([])
+        let finished = DispatchGroup()
+        for worker in 0..<3 {
+            finished.enter()
+            Thread {
+                while let item = queue.next(for: worker) {
+                    if item % 7 == 0 { usleep(2000) }  // a slow file now and then
+                    seen.withLock { $0.append(item) }
+                }
+                finished.leave()
+            }.start()
+        }
+        var next = 0
+        for size in [1, 2, 4, 8, 16, 32, 32, 32, 32, 32] {
+            queue.push(Array(next..<next + size))
+            next += size
+        }
+        queue.finish()
+        finished.wait()
+        #expect(seen.withLock { $0 }.sorted() == Array(0..<next))
     }
 }

@@ -129,7 +129,7 @@ struct FreedesktopKey: Sendable, Hashable {
 /// reads their thumbnails from the store) and written by `threads` threads of their own.
 final class Exporting: Sendable {
     private let exporter: FreedesktopExporter
-    private let queue = SharedWork<FreedesktopExporter.Job>(capacity: 4096)
+    private let queue: SharedWork<FreedesktopExporter.Job>
     /// Files whose bytes another path of this run thumbnailed: that path's records may not be
     /// committed yet, so these wait for the end of the run.
     private let deferred = Mutex<[FreedesktopExporter.Job]>([])
@@ -137,13 +137,11 @@ final class Exporting: Sendable {
 
     init(_ exporter: FreedesktopExporter, threads: Int) {
         self.exporter = exporter
-        for _ in 0..<max(1, threads) {
+        queue = SharedWork(capacity: 4096, workers: max(1, threads))
+        for thread in 0..<max(1, threads) {
             running.enter()
             Thread { [queue, running] in
-                while let jobs = queue.take() {
-                    for job in jobs { exporter.run(job) }
-                    queue.done()
-                }
+                while let job = queue.next(for: thread) { exporter.run(job) }
                 running.leave()
             }.start()
         }
