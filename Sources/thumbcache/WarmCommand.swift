@@ -25,8 +25,9 @@ struct WarmCommand: AsyncParsableCommand {
             files are re-indexed, files gone from under the warmed paths are dropped, and a \
             file moved to a new path keeps its index entry. --no-index skips all of that.
 
-            Files are decoded in sandboxed worker processes (one per job, reused across files, \
-            each confined with seccomp before it reads a byte; see Docs/SECURITY.md): a decoder \
+            Files are decoded in sandboxed worker processes (one per job for each family of \
+            formats met: images, documents, video and audio; reused across files, each confined \
+            with seccomp before it reads a byte; see Docs/SECURITY.md): a decoder \
             that crashes, hangs past --timeout or uses more than --memory-limit costs only the \
             file it was decoding, and its worker is replaced.
 
