@@ -10,8 +10,7 @@ import Thumbcache
 /// Answers `GET /thumbnails/{hash}` hits of ``HotThumbnails`` on the event loop that read the
 /// request, in front of Hummingbird: a hit then costs no task, no router and no middleware, which
 /// were most of a hit's time (Docs/PERFORMANCE.md, "Serving"). It sits below the conversion to
-/// HTTP types so that a held file goes out as a file region (`sendfile`), and writes a `200`'s
-/// head, kept as bytes, past NIO's encoder. It applies the same
+/// HTTP types so that a held file goes out as a file region (`sendfile`). It applies the same
 /// access policy and sends the same headers as the router's endpoint; everything else passes
 /// through untouched: misses, other requests, HTTP/1.0, requests behind one still being answered
 /// (responses stay in order), and any request while the client is not reading (Hummingbird's
@@ -28,8 +27,6 @@ final class HotThumbnailResponder: ChannelDuplexHandler {
     private var handedOn = 0
     /// The body and end of a request answered here are dropped.
     private var answered = false
-    /// Where a `200`'s head, already bytes, is written: past the HTTP encoder, toward the socket.
-    private var wire: ChannelHandlerContext?
     /// The `Date` header's text and its second, kept per connection (no lock shared by the loops).
     private var date = (second: -1, text: "")
 
@@ -38,25 +35,17 @@ final class HotThumbnailResponder: ChannelDuplexHandler {
         self.policy = policy
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
-        wire = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        wire = nil
-    }
-
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let request):
-            if handedOn == 0, context.channel.isWritable, let wire, let reply = answer(request) {
+            if handedOn == 0, context.channel.isWritable, let reply = answer(request) {
                 answered = true
                 switch reply {
                 case .notModified(let head):
                     context.write(wrapOutboundOut(.head(head)), promise: nil)
                     context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
                 case .ok(let entry):
-                    send(entry, context: context, wire: wire)
+                    send(entry, context: context)
                 }
                 return
             }
@@ -77,19 +66,19 @@ final class HotThumbnailResponder: ChannelDuplexHandler {
         context.write(data, promise: promise)
     }
 
-    /// Writes `entry`'s `200`: its head as bytes and its body, straight to the socket's side of the
-    /// encoder (a response with a `Content-Length` needs no framing beyond its head).
-    private func send(_ entry: HotThumbnails.Entry, context: ChannelHandlerContext, wire: ChannelHandlerContext) {
+    /// Writes `entry`'s `200`. The head goes through NIO's encoder even though it could be bytes
+    /// made once: the encoder pairs each response with its request's method (a `HEAD`'s body is
+    /// dropped), and a response written past it would misframe the ones after it.
+    private func send(_ entry: HotThumbnails.Entry, context: ChannelHandlerContext) {
         let now = time(nil)
         if now != date.second { date = (now, HTTPDate.now()) }
-        var head = context.channel.allocator.buffer(capacity: entry.headPrefix.readableBytes + date.text.utf8.count + 4)
-        head.writeImmutableBuffer(entry.headPrefix)
-        head.writeString(date.text)
-        head.writeStaticString("\r\n\r\n")
+        var fields = entry.headers
+        fields.add(name: "Date", value: date.text)
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: fields))), promise: nil)
         switch entry.payload {
         case .buffer(let body):
-            wire.write(NIOAny(IOData.byteBuffer(head)), promise: nil)
-            wire.writeAndFlush(NIOAny(IOData.byteBuffer(body)), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         case .file(let file):
             // Corked until flushed, the head and the file's pages leave as one segment, not two
             // (nginx's tcp_nopush).
@@ -98,8 +87,8 @@ final class HotThumbnailResponder: ChannelDuplexHandler {
             let (region, finished) = file.region()
             let written = context.eventLoop.makePromise(of: Void.self)
             written.futureResult.whenComplete { _ in finished() }
-            wire.write(NIOAny(IOData.byteBuffer(head)), promise: nil)
-            wire.writeAndFlush(NIOAny(IOData.fileRegion(region)), promise: written)
+            context.write(wrapOutboundOut(.body(.fileRegion(region))), promise: written)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             if corked { try? options?.setOption(Self.cork, value: 0) }
         }
     }

@@ -37,12 +37,18 @@ package enum RawHTTP {
     /// Sends every request on one kept-alive connection at once (HTTP pipelining; the last one
     /// asks to close) and returns the responses in the order they came.
     package static func pipeline(_ requests: [(target: String, headers: [String: String])], port: Int, address: String = "127.0.0.1") throws -> [Reply] {
+        try pipeline(requests.map { ("GET", $0.target, $0.headers) }, port: port, address: address)
+    }
+
+    /// ``pipeline(_:port:address:)`` with each request's method (a `HEAD`'s reply has no body).
+    package static func pipeline(_ requests: [(method: String, target: String, headers: [String: String])], port: Int,
+                                 address: String = "127.0.0.1") throws -> [Reply] {
         var bytes: [UInt8] = []
         for (i, request) in requests.enumerated() {
             var all = request.headers
             if all["Host"] == nil { all["Host"] = "\(address):\(port)" }
             if i == requests.count - 1 { all["Connection"] = "close" }
-            let lines = ["GET \(request.target) HTTP/1.1"] + all.sorted(by: { $0.key < $1.key }).map { "\($0.key): \($0.value)" }
+            let lines = ["\(request.method) \(request.target) HTTP/1.1"] + all.sorted(by: { $0.key < $1.key }).map { "\($0.key): \($0.value)" }
             bytes += Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8)
         }
         let raw = try exchange(bytes, port: port, address: address, headOnly: false, untilClosed: true)
@@ -50,7 +56,8 @@ package enum RawHTTP {
         var start = 0
         while let end = headEnd(raw, from: start) {
             var reply = try parse(Array(raw[start..<(end + 4)]), method: "HEAD")
-            let length = reply.status == 304 ? 0 : Int(reply.header("content-length") ?? "") ?? 0
+            let headOnly = replies.count < requests.count && requests[replies.count].method == "HEAD"
+            let length = reply.status == 304 || headOnly ? 0 : Int(reply.header("content-length") ?? "") ?? 0
             start = min(raw.count, end + 4 + length)
             reply.body = Array(raw[(end + 4)..<start])
             replies.append(reply)

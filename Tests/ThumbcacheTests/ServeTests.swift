@@ -188,6 +188,16 @@ struct ServeTests {
         #expect(noToken.map(\.status) == [401, 200] && noToken.first?.json["status"] as? Int == 401)
         let rebound = try RawHTTP.pipeline([(url, server.bearer.merging(["Host": "rebound.example"]) { $1 }), (url, server.bearer)], port: server.port)
         #expect(rebound.map(\.status) == [421, 200])
+
+        // A HEAD (the router's) after hits: each response keeps its own framing, so the router's
+        // replies after it still carry their bodies (NIO's encoder pairs responses with requests).
+        let mixed = try RawHTTP.pipeline([("GET", url, server.bearer), ("GET", url, server.bearer), ("HEAD", url, server.bearer),
+                                          ("GET", "/search?q=beach", server.bearer), ("GET", url, server.bearer)], port: server.port)
+        #expect(mixed.map(\.status) == [200, 200, 200, 200, 200])
+        guard mixed.count == 5 else { return }
+        #expect(mixed[2].body.isEmpty && mixed[2].header("content-length") == cold.header("content-length"))
+        #expect(mixed[3].json["count"] as? Int == 3)
+        #expect(mixed[4].body == cold.body)
     }
 
     /// A large thumbnail held in memory goes out from its in-memory file (`sendfile`): the server
