@@ -138,8 +138,9 @@ typedef struct {
     FT_Bitmap bitmap;
 } cached_glyph;
 
-int ctext_draw_page(ctext_face *f, const uint32_t *text, const int32_t *lengths, int lines, int columns,
-                    uint8_t *rgba, int width, int height, char *message, size_t message_size) {
+int ctext_draw_page(ctext_face *f, const uint8_t *fallback, size_t fallback_length, const uint32_t *text,
+                    const int32_t *lengths, int lines, int columns, uint8_t *rgba, int width, int height, char *message,
+                    size_t message_size) {
     FT_Face face = f->face;
     fill_white(rgba, width, height);
     frame(rgba, width, height);
@@ -165,23 +166,49 @@ int ctext_draw_page(ctext_face *f, const uint32_t *text, const int32_t *lengths,
     static const uint8_t ink[3] = {34, 34, 34};
     cached_glyph cache[128];
     memset(cache, 0, sizeof cache);
+    // The fallback face, parsed at the first character the monospaced one lacks.
+    FT_Face other = NULL;
+    int other_tried = 0;
     const uint32_t *cursor = text;
     for (int i = 0; i < lines; i++) {
         long top = (long)margin * 64 + i * line_height;
         if (top + line_height > (long)(height - margin) * 64) break;
         int baseline = (int)((top + ascender + 32) >> 6);
-        int n = lengths[i] < columns ? lengths[i] : columns;
-        for (int c = 0; c < n; c++) {
+        int column = 0;
+        for (int c = 0; c < lengths[i] && column < columns; c++) {
             uint32_t cp = cursor[c];
-            if (cp == ' ' || cp == 0xA0) continue;
-            int x = margin + (int)(c * advance + 0.5);
-            if (cp < 128 && cache[cp].loaded) {
-                blit(&cache[cp].bitmap, x + cache[cp].left, baseline - cache[cp].top, ink, rgba, width, height);
+            int x = margin + (int)(column * advance + 0.5);
+            if (cp == ' ' || cp == 0xA0) {
+                column++;
                 continue;
             }
-            if (FT_Load_Char(face, cp, load_flags)) continue;  // a glyph that does not draw is left blank
-            FT_GlyphSlot g = face->glyph;
+            if (cp < 128 && cache[cp].loaded) {
+                blit(&cache[cp].bitmap, x + cache[cp].left, baseline - cache[cp].top, ink, rgba, width, height);
+                column++;
+                continue;
+            }
+            FT_Face use = face;
+            if (cp >= 128 && fallback && !FT_Get_Char_Index(face, cp)) {
+                if (!other_tried) {
+                    other_tried = 1;
+                    if (FT_New_Memory_Face(f->library, fallback, (FT_Long)fallback_length, 0, &other)) other = NULL;
+                    else if (set_size(other, (FT_F26Dot6)(em * 64))) {
+                        FT_Done_Face(other);
+                        other = NULL;
+                    }
+                }
+                if (other && FT_Get_Char_Index(other, cp)) use = other;
+            }
+            if (FT_Load_Char(use, cp, load_flags)) {  // a glyph that does not draw is left blank
+                column++;
+                continue;
+            }
+            FT_GlyphSlot g = use->glyph;
+            // A fallback glyph wider than a cell and a half (CJK) takes two, as a terminal draws it.
+            int cells = use != face && g->advance.x > (FT_Pos)(advance * 1.5 * 64) ? 2 : 1;
+            if (column + cells > columns) break;
             blit(&g->bitmap, x + g->bitmap_left, baseline - g->bitmap_top, ink, rgba, width, height);
+            column += cells;
             if (cp < 128) {
                 cached_glyph *k = &cache[cp];
                 FT_Bitmap_Init(&k->bitmap);
@@ -196,6 +223,7 @@ int ctext_draw_page(ctext_face *f, const uint32_t *text, const int32_t *lengths,
     }
     for (int i = 0; i < 128; i++)
         if (cache[i].loaded) FT_Bitmap_Done(f->library, &cache[i].bitmap);
+    if (other) FT_Done_Face(other);
     return 0;
 }
 

@@ -9,7 +9,9 @@ import ThumbcacheSync
 ///
 /// A file that shrinks while mapped makes the next touched page raise SIGBUS: in the worker that
 /// costs this one file (a crash the pool reports), which is the point of decoding there.
-package final class MappedFile {
+///
+/// `@unchecked Sendable`: the mapping is read-only (`PROT_READ`) and fixed from `init` to `deinit`.
+package final class MappedFile: @unchecked Sendable {
     package let bytes: UnsafeRawBufferPointer
     /// Files larger than this are refused before mapping: no image format here needs more.
     package static let maxBytes = 1 << 30

@@ -36,10 +36,12 @@ final class TextSource: DrawnSource {
         return try font.withUnsafeBytes { bytes in
             Result { () throws(ImagingError) -> RGBABuffer in
                 let face = try FontFace(bytes, name: MonospacedFont.path ?? "the monospaced font")
+                let fallback = FallbackFont.mapped?.bytes
                 return try .drawn(width: width, height: height, path: path) { pixels, message, size in
                     lines.scalars.withUnsafeBufferPointer { text in
                         lines.lengths.withUnsafeBufferPointer { lengths in
-                            ctext_draw_page(face.face, text.baseAddress, lengths.baseAddress, Int32(lengths.count), Int32(Self.columns),
+                            ctext_draw_page(face.face, fallback?.baseAddress?.assumingMemoryBound(to: UInt8.self), fallback?.count ?? 0,
+                                            text.baseAddress, lengths.baseAddress, Int32(lengths.count), Int32(Self.columns),
                                             pixels, Int32(width), Int32(height), message, size)
                         }
                     }
@@ -165,7 +167,25 @@ enum MonospacedFont {
     static var bytes: [UInt8]? { loaded?.bytes }
 }
 
+/// The font for characters DejaVu Sans Mono lacks (Chinese, Japanese, Korean): Droid Sans
+/// Fallback (fonts-droid-fallback, Apache 2.0). Mapped, not read: its 4 MB stay in the page
+/// cache, shared by the workers, and a page of Latin text never touches them.
+enum FallbackFont {
+    /// Where Debian (fonts-droid-fallback) and Fedora (google-droid-sans-fonts) put it.
+    static let candidates = ["/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf", "/usr/share/fonts/google-droid-sans-fonts/DroidSansFallbackFull.ttf"]
+
+    static let mapped: MappedFile? = {
+        for path in candidates {
+            guard let file = try? ImageFile(path: path), let mapped = try? MappedFile(descriptor: file.descriptor, name: path),
+                  mapped.bytes.count < 32 << 20 else { continue }
+            return mapped
+        }
+        return nil
+    }()
+}
+
 /// Reads what the decoders need from the file system before the worker confines itself.
 public func preloadFonts() {
     _ = MonospacedFont.loaded
+    _ = FallbackFont.mapped
 }

@@ -145,6 +145,20 @@ struct TextAndFontTests {
         #expect(try Self.page(dir, "latin-utf8.txt", Array(latin.utf8)).pixels == latin1.pixels)
     }
 
+    /// Characters the monospaced font lacks come from the fallback font, CJK two cells wide: a
+    /// Japanese note shows its glyphs, and 32 of them fill a line as 64 Latin letters do.
+    @Test func cjkTextIsDrawnFromTheFallbackFont() throws {
+        let dir = TemporaryDirectory()
+        let japanese = try Self.page(dir, "note.txt", Array("日本語のテキスト\n東京と大阪\n".utf8))
+        #expect(Self.ink(japanese) > 150, "glyphs drawn: \(Self.ink(japanese)) dark samples")
+        // As many characters in the same places: only the glyphs themselves can tell them apart
+        // (the monospaced font alone draws each as the same box).
+        #expect(try Self.page(dir, "hanzi.txt", Array("中文文本的一些字\n北京和上海\n".utf8)).pixels != japanese.pixels)
+        // Two cells each: the 33rd wide character of a line is past the 64th column.
+        let line = String(repeating: "漢", count: 32)
+        #expect(try Self.page(dir, "wide.txt", Array((line + "字字字\n").utf8)).pixels == Self.page(dir, "full.txt", Array((line + "\n").utf8)).pixels)
+    }
+
     @Test func tabsExpandAndLongLinesClip() throws {
         let dir = TemporaryDirectory()
         let tabs = try Self.page(dir, "tabs.c", Array("\tint x;\nab\tc\n".utf8))
