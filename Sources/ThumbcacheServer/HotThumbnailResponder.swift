@@ -27,8 +27,6 @@ final class HotThumbnailResponder: ChannelDuplexHandler {
     private var handedOn = 0
     /// The body and end of a request answered here are dropped.
     private var answered = false
-    /// The `Date` header's text and its second, kept per connection (no lock shared by the loops).
-    private var date = (second: -1, text: "")
 
     init(hot: HotThumbnails, policy: AccessPolicy) {
         self.hot = hot
@@ -70,10 +68,8 @@ final class HotThumbnailResponder: ChannelDuplexHandler {
     /// made once: the encoder pairs each response with its request's method (a `HEAD`'s body is
     /// dropped), and a response written past it would misframe the ones after it.
     private func send(_ entry: HotThumbnails.Entry, context: ChannelHandlerContext) {
-        let now = time(nil)
-        if now != date.second { date = (now, HTTPDate.now()) }
         var fields = entry.headers
-        fields.add(name: "Date", value: date.text)
+        fields.add(name: "Date", value: HTTPDate.now())
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: fields))), promise: nil)
         switch entry.payload {
         case .buffer(let body):

@@ -32,8 +32,8 @@ struct HotThumbnailsTests {
         #expect(ServeTests.heldFiles(getpid()) == before)
     }
 
-    /// A hit reads its URL's query in place (no FormFields): with FormFields' answer for every
-    /// shape of query, errors included; and the Host check reads names without case.
+    /// A thumbnail URL's size and scale are FormFields' answer for every shape of query, errors
+    /// included (its fields are split as bytes); and the Host check reads names without case.
     @Test func theQueryReadInPlaceAgreesWithFormFields() {
         func outcome(_ body: () throws(ServeError) -> (Int, Double)) -> String {
             do throws(ServeError) { return "\(try body())" } catch { return "\(error)" }
