@@ -30,24 +30,20 @@ final class TextSource: DrawnSource {
     }
 
     func draw(width: Int, height: Int) throws(ImagingError) -> RGBABuffer {
-        guard let font = MonospacedFont.bytes else {
+        guard let font = PageFont.monospaced else {
             throw ImagingError(path: path, reason: .corrupt("no monospaced font to draw text with (install fonts-dejavu-core)"))
         }
-        return try font.withUnsafeBytes { bytes in
-            Result { () throws(ImagingError) -> RGBABuffer in
-                let face = try FontFace(bytes, name: MonospacedFont.path ?? "the monospaced font")
-                let fallback = FallbackFont.mapped?.bytes
-                return try .drawn(width: width, height: height, path: path) { pixels, message, size in
-                    lines.scalars.withUnsafeBufferPointer { text in
-                        lines.lengths.withUnsafeBufferPointer { lengths in
-                            ctext_draw_page(face.face, fallback?.baseAddress?.assumingMemoryBound(to: UInt8.self), fallback?.count ?? 0,
-                                            text.baseAddress, lengths.baseAddress, Int32(lengths.count), Int32(Self.columns),
-                                            pixels, Int32(width), Int32(height), message, size)
-                        }
-                    }
+        let face = try FontFace(font.file.bytes, name: font.path)
+        let fallback = PageFont.fallback?.file.bytes
+        return try .drawn(width: width, height: height, path: path) { pixels, message, size in
+            lines.scalars.withUnsafeBufferPointer { text in
+                lines.lengths.withUnsafeBufferPointer { lengths in
+                    ctext_draw_page(face.face, fallback?.baseAddress?.assumingMemoryBound(to: UInt8.self), fallback?.count ?? 0,
+                                    text.baseAddress, lengths.baseAddress, Int32(lengths.count), Int32(Self.columns),
+                                    pixels, Int32(width), Int32(height), message, size)
                 }
             }
-        }.get()
+        }
     }
 }
 
@@ -147,45 +143,35 @@ final class FontFace {
     deinit { ctext_close(face) }
 }
 
-/// The monospaced font text is drawn in, read once per process. The worker reads it before it
-/// confines itself (``preloadFonts()``), so text draws where Landlock is missing and no file
-/// may be opened.
-enum MonospacedFont {
-    /// Where Debian (fonts-dejavu-core), Fedora and Arch put DejaVu Sans Mono.
-    static let candidates = ["/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf", "/usr/share/fonts/dejavu-sans-mono-fonts/DejaVuSansMono.ttf",
-                             "/usr/share/fonts/dejavu/DejaVuSansMono.ttf", "/usr/share/fonts/TTF/DejaVuSansMono.ttf"]
+/// A font text pages are drawn in: the first of its usual places that holds it, mapped once per
+/// process. The worker maps it before it confines itself (``preloadFonts()``), so text draws
+/// where Landlock is missing and no file may be opened; mapped rather than read, its pages stay in
+/// the page cache, shared by the workers, and a font a page does not use is never touched.
+struct PageFont: Sendable {
+    let path: String
+    let file: MappedFile
 
-    static let loaded: (path: String, bytes: [UInt8])? = {
-        for path in candidates {
-            guard let file = try? ImageFile(path: path), let reader = try? ByteReader(descriptor: file.descriptor, name: path),
-                  reader.size < 16 << 20, let bytes = try? reader.bytes(at: 0, count: reader.size, what: "font") else { continue }
-            return (path, bytes)
-        }
-        return nil
-    }()
-    static var path: String? { loaded?.path }
-    static var bytes: [UInt8]? { loaded?.bytes }
-}
+    /// DejaVu Sans Mono, where Debian (fonts-dejavu-core), Fedora and Arch put it.
+    static let monospaced = first(of: ["/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf", "/usr/share/fonts/dejavu-sans-mono-fonts/DejaVuSansMono.ttf",
+                                       "/usr/share/fonts/dejavu/DejaVuSansMono.ttf", "/usr/share/fonts/TTF/DejaVuSansMono.ttf"])
 
-/// The font for characters DejaVu Sans Mono lacks (Chinese, Japanese, Korean): Droid Sans
-/// Fallback (fonts-droid-fallback, Apache 2.0). Mapped, not read: its 4 MB stay in the page
-/// cache, shared by the workers, and a page of Latin text never touches them.
-enum FallbackFont {
-    /// Where Debian (fonts-droid-fallback) and Fedora (google-droid-sans-fonts) put it.
-    static let candidates = ["/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf", "/usr/share/fonts/google-droid-sans-fonts/DroidSansFallbackFull.ttf"]
+    /// For the characters DejaVu Sans Mono lacks (Chinese, Japanese, Korean): Droid Sans Fallback,
+    /// where Debian (fonts-droid-fallback, Apache 2.0) and Fedora (google-droid-sans-fonts) put it.
+    static let fallback = first(of: ["/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf",
+                                     "/usr/share/fonts/google-droid-sans-fonts/DroidSansFallbackFull.ttf"])
 
-    static let mapped: MappedFile? = {
+    private static func first(of candidates: [String]) -> PageFont? {
         for path in candidates {
             guard let file = try? ImageFile(path: path), let mapped = try? MappedFile(descriptor: file.descriptor, name: path),
                   mapped.bytes.count < 32 << 20 else { continue }
-            return mapped
+            return PageFont(path: path, file: mapped)
         }
         return nil
-    }()
+    }
 }
 
 /// Reads what the decoders need from the file system before the worker confines itself.
 public func preloadFonts() {
-    _ = MonospacedFont.loaded
-    _ = FallbackFont.mapped
+    _ = PageFont.monospaced
+    _ = PageFont.fallback
 }
