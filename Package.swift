@@ -85,8 +85,8 @@ let package = Package(
         .target(name: "ThumbcacheImaging", dependencies: ["CPNG", "CJPEG", "ThumbcacheSync"]),
         // Every decoder beyond PNG and JPEG, in three families, each linked into its own worker
         // executable only, never into the library an app links (libheif pulls in GPL x265; poppler
-        // and FFmpeg are GPL). A worker loads only its family's libraries: FFmpeg alone is 134 of
-        // them, most of a worker's start (Docs/SECURITY.md, "Worker families").
+        // and FFmpeg are GPL). A worker loads only its family's libraries: loading them all, FFmpeg's
+        // above all, was most of a worker's start (Docs/SECURITY.md, "Worker families").
         // What the families share: mapped files, drawn sources, the shims' error messages.
         .target(name: "ThumbcacheCodecSupport", dependencies: ["ThumbcacheImaging", "ThumbcacheSync"]),
         // Images: WebP, GIF, TIFF, HEIF/AVIF, JPEG XL, camera raw, SVG.

@@ -4,9 +4,8 @@ import ThumbcacheSync
 /// time. A worker takes from the batch it holds; with nothing left it takes the next batch, else
 /// half of what another worker holds and has not started, at once, even while that worker is in
 /// the middle of a slow file. Batches keep the queue's hand-offs rare on a re-warm of a million
-/// unchanged files; taking from a busy worker keeps both cores on a folder of a few slow files,
-/// which otherwise waited behind the one being decoded (17 HEICs: 3.9 s with 2 jobs, one of them
-/// 1.6 s long).
+/// unchanged files; taking from a busy worker keeps every core on a folder of a few slow files,
+/// which otherwise waited behind the one being decoded (Docs/PERFORMANCE.md).
 ///
 /// Each worker calls ``next(for:)`` with its own index until it returns nil; ``push(_:)`` blocks
 /// while the queue is full.

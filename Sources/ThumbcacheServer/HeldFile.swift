@@ -6,7 +6,7 @@ import ThumbcacheSync
 
 /// A held thumbnail's bytes in an anonymous in-memory file (memfd), so that a hit is sent with
 /// `sendfile`: the socket takes the file's pages instead of a copy of the bytes made for each
-/// response, which was a third of a hit's kernel time (Docs/PERFORMANCE.md, "Serving").
+/// response, a large part of a hit's kernel time (Docs/PERFORMANCE.md, "Serving").
 /// Descriptors are finite: at most ``limit`` files are open at once; other thumbnails stay buffers.
 ///
 /// The descriptor is shared by every event loop sending the file: positioned reads (`sendfile`

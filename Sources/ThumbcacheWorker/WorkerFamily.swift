@@ -1,8 +1,8 @@
 import ThumbcacheImaging
 
 /// Which worker program decodes a format. Each family's libraries load only in its own worker:
-/// FFmpeg brings 134 shared libraries and poppler 30, and a worker that loaded every family's
-/// took 45 ms of CPU to start, most of a one-file `get` (Docs/SECURITY.md, "Worker families").
+/// loading every family's (FFmpeg's above all) was most of a worker's start, and so of a one-file
+/// `get` (Docs/SECURITY.md, "Worker families").
 package enum WorkerFamily: String, CaseIterable, Sendable, Hashable {
     /// PNG, JPEG and every image format's library: `thumbcache-worker`.
     case images

@@ -53,7 +53,7 @@ struct LicenceBoundaryTests {
             #expect(reached.isEmpty, "library product \(product.name) links \(reached.sorted())")
         }
         // Each family's worker links its own decoders and no other family's libraries: loading
-        // them is most of a worker's start (FFmpeg alone is 134 shared libraries).
+        // them is most of a worker's start.
         let families: [(worker: String, own: Set<String>)] = [("thumbcache-worker", ["ThumbcacheCodecs", "CHEIF", "CRaw", "CSVG"]),
                                                               ("thumbcache-worker-documents", ["ThumbcacheDocumentCodecs", "CPDF", "CText"]),
                                                               ("thumbcache-worker-media", ["ThumbcacheMediaCodecs", "CVideo"])]
