@@ -25,6 +25,7 @@ let package = Package(
         harness("fuzz-jpeg", ["ThumbcacheImaging"]),
         harness("fuzz-exif", ["ThumbcacheImaging"]),
         harness("fuzz-simple", ["ThumbcacheImaging"]),
+        harness("fuzz-heif", ["ThumbcacheImaging"]),
         harness("fuzz-sniff", ["Thumbcache"]),
         harness("fuzz-query", ["ThumbcacheIndex"]),
     ]

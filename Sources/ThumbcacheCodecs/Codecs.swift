@@ -30,9 +30,11 @@ extension ImageDecoderRegistration {
         try TIFFSource(descriptor: fd, name: name)
     }
 
-    /// HEIF (HEVC) through libheif: the primary image or a large enough embedded thumbnail.
+    /// HEIF (HEVC): the primary image or a large enough embedded thumbnail, through libde265 a
+    /// tile at a time when the picture is plain HEVC tiles, else through libheif.
     public static let heif = ImageDecoderRegistration(.heif) { (fd, name) throws(ImagingError) in
-        try HEIFSource(descriptor: fd, name: name)
+        if let direct = try HEVCSource.direct(descriptor: fd, name: name) { return direct }
+        return try HEIFSource(descriptor: fd, name: name)
     }
 
     /// AVIF through libheif (dav1d or libaom underneath).

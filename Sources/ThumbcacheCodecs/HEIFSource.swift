@@ -167,14 +167,14 @@ final class HEIFSource: RowSource {
     }
 }
 
-/// The planes of a decoded HEIF image as libheif delivers them natively — YCbCr 4:2:0, 4:2:2 or
-/// 4:4:4, planar RGB, or gray; 8 bits or more (stored in 16) — and how to turn a row of them into
-/// RGBA: the matrix (BT.601, BT.709 or BT.2020 from the image's nclx profile, BT.601 when it has
-/// none) and the range. Chroma is taken from the co-sited sample (the image is about to be shrunk).
+/// The planes of a decoded HEIF image — YCbCr 4:2:0, 4:2:2 or 4:4:4, planar RGB, or gray; 8 bits
+/// or more (stored in 16) — as libheif or libde265 deliver them, and how to turn a row of them
+/// into RGBA: the matrix (BT.601, BT.709 or BT.2020 from the image's nclx profile, BT.601 when it
+/// has none) and the range. Chroma is taken from the co-sited sample (the image is about to be shrunk).
 struct PlanarImage {
     let width: Int
     let height: Int
-    private enum Model { case ycbcr(subsampleX: Int, subsampleY: Int), rgb, gray }
+    enum Model: Equatable { case ycbcr(subsampleX: Int, subsampleY: Int), rgb, gray }
     private let model: Model
     /// Up to three colour planes (Y/Cb/Cr, R/G/B, or Y) and the alpha plane: base and stride in bytes.
     private let planes: [(UnsafePointer<UInt8>, Int)]
@@ -184,6 +184,23 @@ struct PlanarImage {
     private let full: Bool
     private let kr, kb: Float
 
+    init(width: Int, height: Int, model: Model, planes: [(UnsafePointer<UInt8>, Int)], alpha: (UnsafePointer<UInt8>, Int)? = nil,
+         bits: Int, fullRange: Bool, coefficients: (kr: Float, kb: Float)) {
+        (self.width, self.height, self.model, self.planes, self.alpha, self.bits) = (width, height, model, planes, alpha, bits)
+        (full, kr, kb) = (fullRange, coefficients.kr, coefficients.kb)
+    }
+
+    /// Kr and Kb of an nclx matrix (ISO/IEC 23091-2 numbers), BT.601's when unspecified; nil for
+    /// the matrices this conversion does not do (YCgCo, constant luminance…).
+    static func coefficients(matrix: Int) -> (kr: Float, kb: Float)? {
+        switch matrix {
+        case 1: (0.2126, 0.0722)
+        case 0, 2, 5, 6: (0.299, 0.114)
+        case 9: (0.2627, 0.0593)
+        default: nil
+        }
+    }
+
     init?(_ image: OpaquePointer, alpha hasAlpha: Bool) {
         func plane(_ channel: heif_channel) -> (UnsafePointer<UInt8>, Int)? {
             var stride: Int32 = 0
@@ -192,6 +209,7 @@ struct PlanarImage {
         }
         let colorspace = heif_image_get_colorspace(image), chroma = heif_image_get_chroma_format(image)
         let channels: [heif_channel]
+        let model: Model
         switch (colorspace, chroma) {
         case (heif_colorspace_YCbCr, heif_chroma_420): (model, channels) = (.ycbcr(subsampleX: 2, subsampleY: 2), [heif_channel_Y, heif_channel_Cb, heif_channel_Cr])
         case (heif_colorspace_YCbCr, heif_chroma_422): (model, channels) = (.ycbcr(subsampleX: 2, subsampleY: 1), [heif_channel_Y, heif_channel_Cb, heif_channel_Cr])
@@ -207,35 +225,25 @@ struct PlanarImage {
             guard Int(heif_image_get_bits_per_pixel_range(image, c)) == bits, let p = plane(c) else { return nil }
             found.append(p)
         }
-        planes = found
-        self.bits = bits
+        var alpha: (UnsafePointer<UInt8>, Int)?
         if hasAlpha {
             guard Int(heif_image_get_bits_per_pixel_range(image, heif_channel_Alpha)) == bits, let a = plane(heif_channel_Alpha) else { return nil }
             alpha = a
-        } else {
-            alpha = nil
         }
-        width = Int(heif_image_get_width(image, channels[0]))
-        height = Int(heif_image_get_height(image, channels[0]))
+        let width = Int(heif_image_get_width(image, channels[0])), height = Int(heif_image_get_height(image, channels[0]))
         guard width > 0, height > 0 else { return nil }
         var profile: UnsafeMutablePointer<heif_color_profile_nclx>?
-        var matrix = heif_matrix_coefficients_ITU_R_BT_601_6
+        var matrix = Int(heif_matrix_coefficients_ITU_R_BT_601_6.rawValue)
         var fullRange = true
         if heif_image_get_nclx_color_profile(image, &profile).code == heif_error_Ok, let profile {
-            matrix = profile.pointee.matrix_coefficients
+            matrix = Int(profile.pointee.matrix_coefficients.rawValue)
             fullRange = profile.pointee.full_range_flag != 0
             heif_nclx_color_profile_free(profile)
         }
-        switch matrix {
-        case heif_matrix_coefficients_ITU_R_BT_709_5: (kr, kb) = (0.2126, 0.0722)
-        case heif_matrix_coefficients_ITU_R_BT_470_6_System_B_G, heif_matrix_coefficients_ITU_R_BT_601_6,
-             heif_matrix_coefficients_unspecified, heif_matrix_coefficients_RGB_GBR: (kr, kb) = (0.299, 0.114)
-        case heif_matrix_coefficients_ITU_R_BT_2020_2_non_constant_luminance: (kr, kb) = (0.2627, 0.0593)
-        default:
-            if case .ycbcr = model { return nil }  // YCgCo and the rest: libheif converts those
-            (kr, kb) = (0.299, 0.114)
-        }
-        full = fullRange
+        let coefficients = Self.coefficients(matrix: matrix)
+        if coefficients == nil, case .ycbcr = model { return nil }  // YCgCo and the rest: libheif converts those
+        self.init(width: width, height: height, model: model, planes: found, alpha: alpha, bits: bits, fullRange: fullRange,
+                  coefficients: coefficients ?? (0.299, 0.114))
     }
 
     /// Sample `x` of a row starting at `row`, at 8 bits.

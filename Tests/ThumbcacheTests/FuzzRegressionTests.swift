@@ -65,6 +65,26 @@ struct FuzzRegressionTests {
         #expect(try Self.inputs("exif").contains { try [UInt8](Data(contentsOf: $0)).withUnsafeBytes { EXIFData.parse($0)?.orientation } != nil })
     }
 
+    /// The HEIF container reader (fuzz-heif): ranges it hands out stay inside the file.
+    @Test func heifContainerInputs() throws {
+        var parsed = 0
+        for file in Self.inputs("heif") {
+            let bytes = try [UInt8](Data(contentsOf: file))
+            try bytes.withUnsafeBytes { raw in
+                guard let container = try? HEIFContainer(raw) else { return }
+                parsed += 1
+                for (id, item) in container.items {
+                    for e in (try? container.extents(of: id)) ?? [] { #expect(e.upperBound <= raw.count) }
+                    if item.type == "grid" {
+                        let grid = try container.grid(id, in: raw)
+                        #expect(grid.tiles.count == grid.rows * grid.columns)
+                    }
+                }
+            }
+        }
+        #expect(parsed >= Self.inputs("heif").filter { $0.path.contains("/Fuzz/Seeds/") }.count)
+    }
+
     @Test func sniffInputs() throws {
         let types = ContentTypeRegistry()
         for file in Self.inputs("sniff") {

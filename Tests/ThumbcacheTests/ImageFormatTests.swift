@@ -309,6 +309,42 @@ struct ImageFormatTests {
         try Self.expectMatches(path, photo, options: ThumbnailOptions(maxWidth: 480, maxHeight: 480))
     }
 
+    /// A phone-style HEIC (a grid of HEVC tiles) of `image` by Tools/make-heic-grid.
+    static func heicGrid(_ dir: TemporaryDirectory, _ name: String, from image: RGBAImage, tile: Int,
+                         rotate: Int? = nil, mirror: Int? = nil) throws -> String {
+        let input = try dir.write(name + ".source.png", ImageEncoder.png(image))
+        let tool = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Tools/make-heic-grid").path
+        var arguments = [tool, input, dir.appending(name), "--tile", String(tile), "--quality", "95"]
+        if let rotate { arguments += ["--rotate", String(rotate)] }
+        if let mirror { arguments += ["--mirror", String(mirror)] }
+        try run("/usr/bin/python3", arguments)
+        return dir.appending(name)
+    }
+
+    /// Grids, as phones write HEIC, go through libde265 a tile at a time: tiles overhanging the
+    /// picture are cut, and irot/imir turn it as libheif, the reference decoder here, does. The
+    /// orientation reported (libheif's path turns the pixels itself and says `.up`) shows which
+    /// path decoded.
+    @Test func heicGridsDecodeTileByTileAndTurnAsLibheifDoes() throws {
+        let dir = TemporaryDirectory()
+        let photo = Self.source(width: 300, height: 200)
+        let plain = try Self.heicGrid(dir, "grid.heic", from: photo, tile: 128)
+        let info = try Self.expectMatches(plain, photo)
+        #expect(info.format == .heif && info.pixelWidth == 300 && info.pixelHeight == 200 && info.frameCount == 1 && !info.hasAlpha)
+        // Large enough for the 2×2 pre-shrink inside each tile.
+        let large = Self.source(width: 1100, height: 700)
+        try Self.expectMatches(try Self.heicGrid(dir, "large.heic", from: large, tile: 256), large)
+        for (rotate, mirror) in [(1, nil), (3, 0), (nil, 1), (2, 0), (1, 1)] as [(Int?, Int?)] {
+            let name = "turned-\(rotate ?? 0)-\(mirror ?? -1).heic"
+            let path = try Self.heicGrid(dir, name, from: photo, tile: 128, rotate: rotate, mirror: mirror)
+            try Self.run("heif-convert", [path, dir.appending(name + ".png")])
+            let reference = try ImageDecoder.png(Array(Data(contentsOf: URL(fileURLWithPath: dir.appending(name + ".png")))), maxPixels: 1 << 20)
+            let turned = try Self.expectMatches(path, reference)
+            #expect(turned.orientation != .up && turned.pixelWidth == reference.width && turned.pixelHeight == reference.height, "\(name)")
+        }
+    }
+
     // MARK: JPEG XL
 
     @Test func jpegXLLossyLosslessAlphaAndRecompressedJPEG() throws {
