@@ -41,6 +41,7 @@ let package = Package(
         .systemLibrary(name: "CGIF", providers: [.apt(["libgif-dev"])]),
         .systemLibrary(name: "CHEIF", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
         .systemLibrary(name: "CDe265", pkgConfig: "libde265", providers: [.apt(["libde265-dev"])]),
+        .systemLibrary(name: "CDav1d", pkgConfig: "dav1d", providers: [.apt(["libdav1d-dev"])]),
         .systemLibrary(name: "CRSVG", pkgConfig: "librsvg-2.0", providers: [.apt(["librsvg2-dev"])]),
         // librsvg and cairo behind a shim that keeps GLib's types out of Swift.
         .target(name: "CSVG", dependencies: ["CRSVG"]),
@@ -91,7 +92,7 @@ let package = Package(
         // What the families share: mapped files, drawn sources, the shims' error messages.
         .target(name: "ThumbcacheCodecSupport", dependencies: ["ThumbcacheImaging", "ThumbcacheSync"]),
         // Images: WebP, GIF, TIFF, HEIF/AVIF, JPEG XL, camera raw, SVG.
-        .target(name: "ThumbcacheCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "ThumbcacheSync", "CWebP", "CGIF", "CTIFF", "CHEIF", "CDe265", "CSVG", "CRaw", "CJXL"]),
+        .target(name: "ThumbcacheCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "ThumbcacheSync", "CWebP", "CGIF", "CTIFF", "CHEIF", "CDe265", "CDav1d", "CSVG", "CRaw", "CJXL"]),
         // Documents: PDF, text, fonts, archive-borne documents (OpenDocument, OOXML, EPUB, comics).
         .target(name: "ThumbcacheDocumentCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "ThumbcacheSync", "CPDF", "CText", "CArchive"]),
         // Media: video and audio through FFmpeg.

@@ -33,13 +33,14 @@ extension ImageDecoderRegistration {
     /// HEIF (HEVC): the primary image or a large enough embedded thumbnail, through libde265 a
     /// tile at a time when the picture is plain HEVC tiles, else through libheif.
     public static let heif = ImageDecoderRegistration(.heif) { (fd, name) throws(ImagingError) in
-        if let direct = try HEVCSource.direct(descriptor: fd, name: name) { return direct }
+        if let direct = try DirectHEIFSource.direct(descriptor: fd, name: name) { return direct }
         return try HEIFSource(descriptor: fd, name: name)
     }
 
-    /// AVIF through libheif (dav1d or libaom underneath).
+    /// AVIF: through dav1d a tile at a time when the picture is plain AV1 tiles, else through libheif.
     public static let avif = ImageDecoderRegistration(.avif) { (fd, name) throws(ImagingError) in
-        try HEIFSource(descriptor: fd, name: name)
+        if let direct = try DirectHEIFSource.direct(descriptor: fd, name: name) { return direct }
+        return try HEIFSource(descriptor: fd, name: name)
     }
 
     /// JPEG XL through libjxl: the first frame, upright.

@@ -279,6 +279,12 @@ struct ImageFormatTests {
         let largeOpaque = Self.source(width: 1440, height: 960)
         let largeAVIF = try Self.fixture(dir, "large.avif", from: largeOpaque, "convert") { [$0, "-alpha", "off", "-quality", "95", $1] }
         try Self.expectMatches(largeAVIF, largeOpaque)
+        // Plain HEVC and AV1 pictures are decoded directly by libde265 and dav1d; alpha goes to libheif.
+        for (path, decoder) in [(heic, "DirectHEIFSource"), (avif, "DirectHEIFSource"), (largeAVIF, "DirectHEIFSource"), (alpha, "HEIFSource")] {
+            let fd = open(path, O_RDONLY)
+            defer { close(fd) }
+            #expect(String(describing: type(of: try ImageDecoders.images.open(fd, name: path).1)) == decoder, "\(path)")
+        }
     }
 
     /// HEIF's transforms are libheif's to apply; an EXIF orientation in the file (iPhones write

@@ -1,15 +1,16 @@
-import CDe265
 import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
-/// A HEIC whose picture is HEVC — one coded image or a grid of tiles, as phones write — decoded
-/// straight through libde265, a tile at a time, with our own container reader (``HEIFContainer``).
+/// A HEIF whose picture is HEVC (HEIC) or AV1 (AVIF) — one coded image or a grid of tiles, as
+/// phones write — decoded straight through libde265 or dav1d, a tile at a time, with our own
+/// container reader (``HEIFContainer``).
 ///
-/// Against libheif 1.15 (``HEIFSource``, still used for everything else: alpha, cropping, overlays,
-/// more than 8 bits) this holds one tile's planes instead of the whole picture twice over, and on
-/// a shrinking decode it skips the deblocking and SAO filters, whose effect a thumbnail averages
-/// away. Transforms (irot, imir) become the source's orientation, applied to the small result.
-final class HEVCSource: RowSource {
+/// Against libheif 1.15 (``HEIFSource``, still used for everything else: alpha, cropping, overlays)
+/// this holds one tile's planes instead of the whole picture twice over, and on a shrinking decode
+/// it skips the in-loop filters (HEVC's deblocking and SAO, AV1's deblocking, CDEF and loop
+/// restoration), whose effect a thumbnail averages away. Transforms (irot, imir) become the
+/// source's orientation, applied to the small result.
+final class DirectHEIFSource: RowSource {
     private let path: String
     private let file: MappedFile
     private let container: HEIFContainer
@@ -30,6 +31,7 @@ final class HEVCSource: RowSource {
         let tileHeight: Int
         let columns: Int
         let tiles: [HEIFContainer.ItemID]
+        let codec: TileCodec
         let transforms: [HEIFContainer.Property]
         let colour: (matrix: Int, fullRange: Bool)?
     }
@@ -37,10 +39,10 @@ final class HEVCSource: RowSource {
     /// The direct decoder for the file on `descriptor` when its primary image is one it handles,
     /// else nil (libheif's turn). A container our reader rejects is left to libheif too, whose
     /// error then names the fault.
-    static func direct(descriptor: Int32, name: String) throws(ImagingError) -> HEVCSource? {
+    static func direct(descriptor: Int32, name: String) throws(ImagingError) -> DirectHEIFSource? {
         let file = try MappedFile(descriptor: descriptor, name: name)
         guard let container = try? HEIFContainer(file.bytes) else { return nil }
-        return HEVCSource(file: file, container: container, name: name)
+        return DirectHEIFSource(file: file, container: container, name: name)
     }
 
     private init?(file: MappedFile, container: HEIFContainer, name: String) {
@@ -68,8 +70,9 @@ final class HEVCSource: RowSource {
             orientation: orientation, bitsPerSample: 8, colorSpace: "RGB", frameCount: container.topLevelImageCount)
     }
 
-    /// `item` as a picture this decoder handles — `hvc1` or a `grid` of `hvc1` tiles, 8-bit,
-    /// turned by nothing but irot and imir — or nil.
+    /// `item` as a picture this decoder handles — `hvc1` or `av01`, or a `grid` of either, at 8
+    /// bits for HEVC (AV1's 10 and 12 come as 16-bit samples), turned by nothing but irot and
+    /// imir — or nil.
     private static func picture(_ item: HEIFContainer.ItemID, in container: HEIFContainer, _ bytes: UnsafeRawBufferPointer) -> Picture? {
         guard let type = container.items[item]?.type else { return nil }
         var transforms: [HEIFContainer.Property] = []
@@ -80,13 +83,12 @@ final class HEVCSource: RowSource {
             case .rotation, .mirror: transforms.append(p.property)
             case .colour(let matrix, let full): colour = (matrix, full)
             case .size(let w, let h): size = (w, h)
-            case .hvcC, .bits, .auxiliary: break
+            case .hvcC, .av1C, .bits, .auxiliary: break
             case .other(let type): if p.essential || type == "clap" { return nil }
-            case .av1C: return nil
             }
         }
         let tiles: [HEIFContainer.ItemID], columns: Int, width: Int, height: Int
-        if type == "hvc1" {
+        if type == "hvc1" || type == "av01" {
             guard let size else { return nil }
             (tiles, columns, width, height) = ([item], 1, size.0, size.1)
         } else if type == "grid", let grid = try? container.grid(item, in: bytes) {
@@ -95,13 +97,21 @@ final class HEVCSource: RowSource {
             return nil
         }
         if let colour, PlanarImage.coefficients(matrix: colour.0) == nil { return nil }
+        guard let tileType = container.items[tiles.first ?? item]?.type else { return nil }
+        let codec: TileCodec
+        switch tileType {
+        case "hvc1": codec = .hevc
+        case "av01": codec = .av1
+        default: return nil
+        }
         var tileSize: (Int, Int)?
         for tile in Set(tiles) {
-            guard tile == item || container.items[tile]?.type == "hvc1" else { return nil }
+            guard container.items[tile]?.type == tileType else { return nil }
             var config: Range<Int>?, own: (Int, Int)?
             for p in container.properties(of: tile) {
                 switch p.property {
-                case .hvcC(let r): config = r
+                case .hvcC(let r) where codec == .hevc: config = r
+                case .av1C(let r) where codec == .av1: config = r
                 case .size(let w, let h): own = (w, h)
                 case .colour(let matrix, let full): colour = colour ?? (matrix, full)
                 case .other(let type): if p.essential || type == "clap" { return nil }
@@ -109,16 +119,15 @@ final class HEVCSource: RowSource {
                 default: break
                 }
             }
-            // 8-bit luma and chroma (the record's bitDepth fields, minus 8).
-            guard let config, config.count > 18, bytes[config.lowerBound + 17] & 7 == 0, bytes[config.lowerBound + 18] & 7 == 0,
+            guard let config, codec.handles(UnsafeRawBufferPointer(rebasing: bytes[config])),
                   let own, own.0 > 0, own.1 > 0, tileSize == nil || tileSize! == own else { return nil }
             tileSize = own
         }
-        // Sizes past these are no HEVC picture; they would only overflow the arithmetic below.
+        // Sizes past these are no coded picture; they would only overflow the arithmetic below.
         guard let tileSize, tileSize.0 <= 1 << 16, tileSize.1 <= 1 << 16, width > 0, height > 0, width <= 1 << 20, height <= 1 << 20,
               tileSize.0 * columns >= width, tileSize.1 * (tiles.count / columns) >= height else { return nil }
         return Picture(width: width, height: height, tileWidth: tileSize.0, tileHeight: tileSize.1, columns: columns,
-                       tiles: tiles, transforms: transforms, colour: colour)
+                       tiles: tiles, codec: codec, transforms: transforms, colour: colour)
     }
 
     /// The orientation that turns stored pixels as `transforms` do in order, found by turning a
@@ -164,11 +173,9 @@ final class HEVCSource: RowSource {
 
     func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
         guard let picture = chosen else { return }
-        guard let decoder = de265_new_decoder() else { throw ImagingError(path: path, reason: .corrupt("libde265: out of memory")) }
-        defer { de265_free_decoder(decoder) }
-        if fast {
-            de265_set_parameter_bool(decoder, DE265_DECODER_PARAM_DISABLE_DEBLOCKING, 1)
-            de265_set_parameter_bool(decoder, DE265_DECODER_PARAM_DISABLE_SAO, 1)
+        let decoder: any TileDecoder = switch picture.codec {
+        case .hevc: try HEVCTileDecoder(path: path, fast: fast)
+        case .av1: try AV1TileDecoder(path: path, fast: fast, maxPixels: picture.tileWidth * picture.tileHeight)
         }
         let s = shrink
         let outWidth = (picture.width + s - 1) / s
@@ -188,9 +195,9 @@ final class HEVCSource: RowSource {
                 let left = c * picture.tileWidth
                 guard left < picture.width else { break }
                 let visibleWidth = min(picture.tileWidth, picture.width - left)
-                let image = try decode(picture.tiles[r * picture.columns + c], into: decoder)
-                defer { de265_release_next_picture(decoder) }
-                let planes = try planes(of: image, width: visibleWidth, height: visibleHeight, picture: picture)
+                let planes = try decode(picture.tiles[r * picture.columns + c], with: decoder, width: visibleWidth, height: visibleHeight,
+                                        colour: picture.colour)
+                defer { decoder.release() }
                 if let band {
                     for y in 0..<bandRows { planes.convert(row: y, shrink: s, into: band + (y * outWidth + left / s) * 4) }
                 } else {
@@ -204,33 +211,21 @@ final class HEVCSource: RowSource {
         }
     }
 
-    /// Decodes one tile: its decoder configuration's parameter sets, then its NAL units.
-    private func decode(_ tile: HEIFContainer.ItemID, into decoder: UnsafeMutableRawPointer) throws(ImagingError) -> OpaquePointer {
-        de265_reset(decoder)
+    /// Decodes one tile and returns its planes cut to the part of it inside the picture.
+    private func decode(_ tile: HEIFContainer.ItemID, with decoder: any TileDecoder, width: Int, height: Int,
+                        colour: (matrix: Int, fullRange: Bool)?) throws(ImagingError) -> PlanarImage {
         let bytes = file.bytes
         var config: Range<Int>?
-        for p in container.properties(of: tile) { if case .hvcC(let r) = p.property { config = r } }
-        guard let config, config.count >= 23 else { throw failure("tile \(tile) has no HEVC configuration") }
-        // The record: 22 bytes of profile and sizes (the NAL length size in the last two bits of
-        // byte 21), then arrays of parameter-set NAL units, each with a 16-bit length.
-        let lengthSize = Int(bytes[config.lowerBound + 21] & 3) + 1
-        var at = config.lowerBound + 23
-        for _ in 0..<Int(bytes[config.lowerBound + 22]) {
-            guard at + 3 <= config.upperBound else { throw failure("tile \(tile)'s HEVC configuration ends early") }
-            let count = Int(bytes[at + 1]) << 8 | Int(bytes[at + 2])
-            at += 3
-            for _ in 0..<count {
-                guard at + 2 <= config.upperBound else { throw failure("tile \(tile)'s HEVC configuration ends early") }
-                let length = Int(bytes[at]) << 8 | Int(bytes[at + 1])
-                at += 2
-                guard length <= config.upperBound - at else { throw failure("tile \(tile)'s HEVC configuration ends early") }
-                try push(bytes.baseAddress! + at, length, decoder)
-                at += length
+        for p in container.properties(of: tile) {
+            switch p.property {
+            case .hvcC(let r), .av1C(let r): config = r
+            default: break
             }
         }
+        guard let config else { throw failure("tile \(tile) has no decoder configuration") }
         let extents: [Range<Int>]
         do { extents = try container.extents(of: tile) } catch { throw failure(error.description) }
-        // NAL units may straddle extents only in a file split oddly; those are joined first.
+        // Coded units may straddle extents only in a file split oddly; those are joined first.
         var joined: UnsafeMutableRawBufferPointer?
         defer { joined?.deallocate() }
         var data = UnsafeRawBufferPointer(rebasing: bytes[extents.first ?? 0..<0])
@@ -244,60 +239,24 @@ final class HEVCSource: RowSource {
             }
             data = UnsafeRawBufferPointer(all)
         }
-        at = 0
-        while at < data.count {
-            guard lengthSize <= data.count - at else { throw failure("tile \(tile) ends inside a NAL unit's length") }
-            var length = 0
-            for i in 0..<lengthSize { length = length << 8 | Int(data[at + i]) }
-            at += lengthSize
-            guard length <= data.count - at else { throw failure("tile \(tile) is truncated") }
-            try push(data.baseAddress! + at, length, decoder)
-            at += length
+        let decoded = try decoder.decode(config: UnsafeRawBufferPointer(rebasing: bytes[config]), data: data, tile: tile)
+        guard decoded.width >= width, decoded.height >= height else {
+            decoder.release()
+            throw failure("tile \(tile) is \(decoded.width)×\(decoded.height), smaller than its declared size")
         }
-        guard de265_isOK(de265_flush_data(decoder)) != 0 else { throw failure("libde265 refused the end of tile \(tile)") }
-        var more: Int32 = 1
-        while more != 0 {
-            let error = de265_decode(decoder, &more)
-            if let image = de265_get_next_picture(decoder) { return image }
-            guard de265_isOK(error) != 0 || error == DE265_ERROR_WAITING_FOR_INPUT_DATA else {
-                throw failure("libde265: \(String(cString: de265_get_error_text(error)))")
-            }
+        // The container's colour first; then what the stream says; then BT.601 at full range.
+        let (matrix, full) = colour ?? decoded.colour ?? (6, true)
+        var (model, planes) = (decoded.model, decoded.planes)
+        if matrix == 0, model == .ycbcr(subsampleX: 1, subsampleY: 1) {
+            // The identity matrix: the planes are G, B and R.
+            (model, planes) = (.rgb, [planes[2], planes[0], planes[1]])
         }
-        if let image = de265_get_next_picture(decoder) { return image }
-        throw failure("tile \(tile) decoded to no picture")
-    }
-
-    private func push(_ nal: UnsafeRawPointer, _ length: Int, _ decoder: UnsafeMutableRawPointer) throws(ImagingError) {
-        guard length > 0 else { return }
-        let error = de265_push_NAL(decoder, nal, Int32(length), 0, nil)
-        guard de265_isOK(error) != 0 else { throw failure("libde265: \(String(cString: de265_get_error_text(error)))") }
-    }
-
-    /// The decoded tile's planes, cut to the part of it inside the picture.
-    private func planes(of image: OpaquePointer, width: Int, height: Int, picture: Picture) throws(ImagingError) -> PlanarImage {
-        let img = image
-        guard Int(de265_get_image_width(img, 0)) >= width, Int(de265_get_image_height(img, 0)) >= height else {
-            throw failure("a tile is \(de265_get_image_width(img, 0))×\(de265_get_image_height(img, 0)), smaller than its declared size")
+        guard let coefficients = PlanarImage.coefficients(matrix: matrix), matrix != 0 || model != .ycbcr(subsampleX: 2, subsampleY: 2) && model != .ycbcr(subsampleX: 2, subsampleY: 1) else {
+            decoder.release()
+            throw failure("YCbCr matrix \(matrix) with subsampled chroma")
         }
-        let model: PlanarImage.Model
-        switch de265_get_chroma_format(img) {
-        case de265_chroma_mono: model = .gray
-        case de265_chroma_420: model = .ycbcr(subsampleX: 2, subsampleY: 2)
-        case de265_chroma_422: model = .ycbcr(subsampleX: 2, subsampleY: 1)
-        default: model = .ycbcr(subsampleX: 1, subsampleY: 1)
-        }
-        var planes: [(UnsafePointer<UInt8>, Int)] = []
-        for c in 0..<(model == .gray ? 1 : 3) {
-            var stride: Int32 = 0
-            guard de265_get_bits_per_pixel(img, Int32(c)) == 8, let p = de265_get_image_plane(img, Int32(c), &stride) else {
-                throw failure("a tile's plane \(c) is not 8-bit")
-            }
-            planes.append((p, Int(stride)))
-        }
-        let colour = picture.colour ?? (matrix: 6, fullRange: true)
-        guard let coefficients = PlanarImage.coefficients(matrix: colour.matrix) else { throw failure("YCbCr matrix \(colour.matrix)") }
-        return PlanarImage(width: width, height: height, model: model, planes: planes, bits: 8, fullRange: colour.fullRange,
-                           coefficients: coefficients)
+        return PlanarImage(width: width, height: height, model: model, planes: planes, bits: decoded.bits,
+                           fullRange: full, coefficients: coefficients)
     }
 
     private func failure(_ reason: String) -> ImagingError { ImagingError(path: path, reason: .corrupt(reason)) }

@@ -1,0 +1,1 @@
+#include <dav1d/dav1d.h>

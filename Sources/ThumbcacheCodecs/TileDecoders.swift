@@ -1,0 +1,213 @@
+import CDav1d
+import CDe265
+import Glibc
+import ThumbcacheImaging
+
+/// The codec of a HEIF item's coded picture.
+enum TileCodec: Equatable {
+    case hevc, av1
+
+    /// Whether the decoder configuration record `config` describes pictures this path decodes:
+    /// HEVC at 8 bits (its bitDepth fields, minus 8, in bytes 17 and 18), AV1 at any depth.
+    func handles(_ config: UnsafeRawBufferPointer) -> Bool {
+        switch self {
+        case .hevc: config.count >= 23 && config[17] & 7 == 0 && config[18] & 7 == 0
+        case .av1: config.count >= 4 && config[0] == 0x81
+        }
+    }
+}
+
+/// One decoded tile: its planes, valid until ``TileDecoder/release()``.
+struct DecodedTile {
+    let width: Int
+    let height: Int
+    let model: PlanarImage.Model
+    let planes: [(UnsafePointer<UInt8>, Int)]
+    let bits: Int
+    /// The matrix and range the stream itself states, if it does.
+    let colour: (matrix: Int, fullRange: Bool)?
+}
+
+/// A codec library decoding one still tile at a time.
+protocol TileDecoder: AnyObject {
+    /// Decodes a tile from its configuration record and its coded bytes.
+    func decode(config: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer, tile: HEIFContainer.ItemID) throws(ImagingError) -> DecodedTile
+    /// Gives back the last tile's planes.
+    func release()
+}
+
+/// libde265. The record's parameter sets and the tile's length-prefixed NAL units are pushed,
+/// then the stream is ended and decoded to its one picture.
+final class HEVCTileDecoder: TileDecoder {
+    private let path: String
+    private let context: UnsafeMutableRawPointer
+    private var holding = false
+
+    init(path: String, fast: Bool) throws(ImagingError) {
+        self.path = path
+        guard let context = de265_new_decoder() else { throw ImagingError(path: path, reason: .corrupt("libde265: out of memory")) }
+        self.context = context
+        if fast {
+            de265_set_parameter_bool(context, DE265_DECODER_PARAM_DISABLE_DEBLOCKING, 1)
+            de265_set_parameter_bool(context, DE265_DECODER_PARAM_DISABLE_SAO, 1)
+        }
+    }
+
+    deinit {
+        release()
+        de265_free_decoder(context)
+    }
+
+    private func failure(_ reason: String) -> ImagingError { ImagingError(path: path, reason: .corrupt(reason)) }
+
+    func decode(config: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer, tile: HEIFContainer.ItemID) throws(ImagingError) -> DecodedTile {
+        release()
+        de265_reset(context)
+        // The record: 22 bytes of profile and sizes (the NAL length size in the last two bits of
+        // byte 21), then arrays of parameter-set NAL units, each with a 16-bit length.
+        guard config.count >= 23 else { throw failure("tile \(tile)'s HEVC configuration ends early") }
+        let lengthSize = Int(config[21] & 3) + 1
+        var at = 23
+        for _ in 0..<Int(config[22]) {
+            guard at + 3 <= config.count else { throw failure("tile \(tile)'s HEVC configuration ends early") }
+            let count = Int(config[at + 1]) << 8 | Int(config[at + 2])
+            at += 3
+            for _ in 0..<count {
+                guard at + 2 <= config.count else { throw failure("tile \(tile)'s HEVC configuration ends early") }
+                let length = Int(config[at]) << 8 | Int(config[at + 1])
+                at += 2
+                guard length <= config.count - at else { throw failure("tile \(tile)'s HEVC configuration ends early") }
+                try push(config.baseAddress! + at, length)
+                at += length
+            }
+        }
+        at = 0
+        while at < data.count {
+            guard lengthSize <= data.count - at else { throw failure("tile \(tile) ends inside a NAL unit's length") }
+            var length = 0
+            for i in 0..<lengthSize { length = length << 8 | Int(data[at + i]) }
+            at += lengthSize
+            guard length <= data.count - at else { throw failure("tile \(tile) is truncated") }
+            try push(data.baseAddress! + at, length)
+            at += length
+        }
+        guard de265_isOK(de265_flush_data(context)) != 0 else { throw failure("libde265 refused the end of tile \(tile)") }
+        var more: Int32 = 1
+        var image = de265_get_next_picture(context)
+        while image == nil, more != 0 {
+            let error = de265_decode(context, &more)
+            image = de265_get_next_picture(context)
+            guard image != nil || de265_isOK(error) != 0 || error == DE265_ERROR_WAITING_FOR_INPUT_DATA else {
+                throw failure("libde265: \(String(cString: de265_get_error_text(error)))")
+            }
+        }
+        guard let image else { throw failure("tile \(tile) decoded to no picture") }
+        holding = true
+        let model: PlanarImage.Model
+        switch de265_get_chroma_format(image) {
+        case de265_chroma_mono: model = .gray
+        case de265_chroma_420: model = .ycbcr(subsampleX: 2, subsampleY: 2)
+        case de265_chroma_422: model = .ycbcr(subsampleX: 2, subsampleY: 1)
+        default: model = .ycbcr(subsampleX: 1, subsampleY: 1)
+        }
+        var planes: [(UnsafePointer<UInt8>, Int)] = []
+        for c in 0..<(model == .gray ? 1 : 3) {
+            var stride: Int32 = 0
+            guard de265_get_bits_per_pixel(image, Int32(c)) == 8, let p = de265_get_image_plane(image, Int32(c), &stride) else {
+                throw failure("tile \(tile)'s plane \(c) is not 8-bit")
+            }
+            planes.append((p, Int(stride)))
+        }
+        return DecodedTile(width: Int(de265_get_image_width(image, 0)), height: Int(de265_get_image_height(image, 0)),
+                           model: model, planes: planes, bits: 8, colour: nil)
+    }
+
+    private func push(_ nal: UnsafeRawPointer, _ length: Int) throws(ImagingError) {
+        guard length > 0 else { return }
+        let error = de265_push_NAL(context, nal, Int32(length), 0, nil)
+        guard de265_isOK(error) != 0 else { throw failure("libde265: \(String(cString: de265_get_error_text(error)))") }
+    }
+
+    func release() {
+        if holding { de265_release_next_picture(context) }
+        holding = false
+    }
+}
+
+/// dav1d, on one thread (the pool runs one decode per core), refusing frames larger than the
+/// tile's declared size before allocating them. The record's configuration OBUs go first.
+final class AV1TileDecoder: TileDecoder {
+    private let path: String
+    private let context: OpaquePointer
+    private var picture = Dav1dPicture()
+    private var holding = false
+
+    init(path: String, fast: Bool, maxPixels: Int) throws(ImagingError) {
+        self.path = path
+        var settings = Dav1dSettings()
+        dav1d_default_settings(&settings)
+        settings.n_threads = 1
+        settings.max_frame_delay = 1
+        settings.frame_size_limit = UInt32(clamping: maxPixels)
+        if fast {
+            settings.inloop_filters = DAV1D_INLOOPFILTER_NONE
+            settings.apply_grain = 0
+        }
+        var context: OpaquePointer?
+        guard dav1d_open(&context, &settings) == 0, let context else { throw ImagingError(path: path, reason: .corrupt("dav1d: cannot start")) }
+        self.context = context
+    }
+
+    deinit {
+        release()
+        var c: OpaquePointer? = context
+        dav1d_close(&c)
+    }
+
+    private func failure(_ reason: String) -> ImagingError { ImagingError(path: path, reason: .corrupt(reason)) }
+
+    func decode(config: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer, tile: HEIFContainer.ItemID) throws(ImagingError) -> DecodedTile {
+        release()
+        dav1d_flush(context)
+        guard config.count >= 4 else { throw failure("tile \(tile)'s AV1 configuration ends early") }
+        var input = Dav1dData()
+        let size = config.count - 4 + data.count
+        guard size > 0, let buffer = dav1d_data_create(&input, size) else { throw failure("tile \(tile) is empty") }
+        UnsafeMutableRawPointer(buffer).copyMemory(from: config.baseAddress! + 4, byteCount: config.count - 4)
+        if data.count > 0 { (UnsafeMutableRawPointer(buffer) + config.count - 4).copyMemory(from: data.baseAddress!, byteCount: data.count) }
+        defer { dav1d_data_unref(&input) }
+        var got = false
+        // Send until the data is taken, taking a picture whenever dav1d has one; then drain.
+        for _ in 0..<64 where !got {
+            if input.sz > 0 {
+                let sent = dav1d_send_data(context, &input)
+                guard sent == 0 || sent == -EAGAIN else { throw failure("dav1d refused tile \(tile) (\(-sent))") }
+            }
+            let r = dav1d_get_picture(context, &picture)
+            if r == 0 { got = true } else if r != -EAGAIN { throw failure("dav1d: tile \(tile) does not decode (\(-r))") }
+        }
+        guard got else { throw failure("tile \(tile) decoded to no picture") }
+        holding = true
+        let model: PlanarImage.Model
+        switch picture.p.layout {
+        case DAV1D_PIXEL_LAYOUT_I400: model = .gray
+        case DAV1D_PIXEL_LAYOUT_I420: model = .ycbcr(subsampleX: 2, subsampleY: 2)
+        case DAV1D_PIXEL_LAYOUT_I422: model = .ycbcr(subsampleX: 2, subsampleY: 1)
+        default: model = .ycbcr(subsampleX: 1, subsampleY: 1)
+        }
+        let pointers = [picture.data.0, picture.data.1, picture.data.2]
+        var planes: [(UnsafePointer<UInt8>, Int)] = []
+        for c in 0..<(model == .gray ? 1 : 3) {
+            guard let p = pointers[c] else { throw failure("tile \(tile) has no plane \(c)") }
+            planes.append((UnsafePointer(p.assumingMemoryBound(to: UInt8.self)), c == 0 ? picture.stride.0 : picture.stride.1))
+        }
+        let colour = picture.seq_hdr.map { (matrix: Int($0.pointee.mtrx.rawValue), fullRange: $0.pointee.color_range != 0) }
+        return DecodedTile(width: Int(picture.p.w), height: Int(picture.p.h), model: model, planes: planes,
+                           bits: Int(picture.p.bpc), colour: colour)
+    }
+
+    func release() {
+        if holding { dav1d_picture_unref(&picture) }
+        holding = false
+    }
+}
