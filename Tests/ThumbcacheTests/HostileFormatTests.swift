@@ -28,6 +28,7 @@ struct HostileFormatTests {
             "tiff": try make("photo.tif", photo, "convert") { [$0, "-alpha", "off", "-compress", "lzw", $1] },
             "tiff-tiled": try make("tiled.tif", photo, "convert") { [$0, "-alpha", "off", "-define", "tiff:tile-geometry=64x64", $1] },
             "heic": try make("photo.heic", photo, "heif-enc") { ["-q", "90", "-o", $1, $0] },
+            "heic-grid": try ImageFormatTests.heicGrid(dir, "grid.heic", from: photo, tile: 128, rotate: 1),
             "avif": try make("photo.avif", photo, "convert") { [$0, "-alpha", "off", $1] },
             "jxl": try make("photo.jxl", clear, "cjxl") { [$0, $1, "--quiet"] },
             "svg": try dir.write("drawing.svg", Array(ImageFormatTests.flatSVG.replacingOccurrences(of: "SIZE", with: "width=\"40\" height=\"20\"")
@@ -107,6 +108,12 @@ struct HostileFormatTests {
                     be32(&b, i + 8, 100_000); be32(&b, i + 12, 100_000)
                 }
             },
+            try patched("heic-grid") { b in
+                // The grid descriptor in idat (32-bit sides): 100000 × 100000 out of 128-pixel tiles.
+                if let i = (0..<(b.count - 4)).first(where: { b[$0..<($0 + 4)].elementsEqual(Array("idat".utf8)) }) {
+                    be32(&b, i + 8, 100_000); be32(&b, i + 12, 100_000)
+                }
+            },
             try dir.write("bomb.ppm", Array("P6\n100000 100000\n255\n".utf8) + [UInt8](repeating: 7, count: 4096)),
             // An extended WebP (the seed has alpha, so a VP8X chunk) whose canvas is 16 M × 16 M.
             try patched("webp") { b in
@@ -131,6 +138,21 @@ struct HostileFormatTests {
             .replacingOccurrences(of: "IMAGE", with: "").utf8))
         guard case .success(let info)? = Self.attempt(svg) else { Issue.record("a large drawing was refused"); return }
         #expect(info.pixelWidth == 100_000)
+    }
+
+    /// A grid whose coded tiles are smaller than the size its `ispe` declares: decoded directly,
+    /// the mismatch is the file's error, not a read past the tile's planes.
+    @Test func heicGridTilesSmallerThanDeclaredFailCleanly() throws {
+        let dir = TemporaryDirectory()
+        let path = try ImageFormatTests.heicGrid(dir, "grid.heic", from: ImageFormatTests.source(width: 300, height: 200), tile: 128)
+        var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+        // The first ispe is the tiles' (Tools/make-heic-grid): 128 becomes 160.
+        let i = try #require((0..<(bytes.count - 4)).first { bytes[$0..<($0 + 4)].elementsEqual(Array("ispe".utf8)) })
+        bytes[i + 11] = 160
+        bytes[i + 15] = 160
+        let patched = try dir.write("grown.heic", bytes)
+        guard case .failure(let error)? = Self.attempt(patched) else { Issue.record("\(patched) decoded"); return }
+        #expect(error.description.contains("smaller than its declared size"), "\(error)")
     }
 
     /// Bytes decide, never the name: a GIF named .png, a TIFF named .jpg.
