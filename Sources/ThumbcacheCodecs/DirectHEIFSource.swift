@@ -65,7 +65,7 @@ final class DirectHEIFSource: RowSource {
         header = RowSourceHeader(
             width: primary.width, height: primary.height, hasAlpha: false, exif: Self.exif(container, file.bytes),
             maxShrink: 2, buffered: true,
-            // One tile's planes in libde265, and for a grid a band of converted rows a tile high.
+            // One tile's planes in the codec library, and for a grid a band of converted rows a tile high.
             bufferedBytes: primary.tileWidth * primary.tileHeight * 3 / 2 + (primary.columns > 1 ? primary.width * primary.tileHeight * 4 : 0),
             orientation: orientation, bitsPerSample: 8, colorSpace: "RGB", frameCount: container.topLevelImageCount)
     }
