@@ -195,8 +195,8 @@ final class DirectHEIFSource: RowSource {
                 let left = c * picture.tileWidth
                 guard left < picture.width else { break }
                 let visibleWidth = min(picture.tileWidth, picture.width - left)
-                let planes = try decode(picture.tiles[r * picture.columns + c], with: decoder, width: visibleWidth, height: visibleHeight,
-                                        colour: picture.colour)
+                let planes = try decode(picture.tiles[r * picture.columns + c], with: decoder, picture: picture,
+                                        width: visibleWidth, height: visibleHeight)
                 defer { decoder.release() }
                 if let band {
                     for y in 0..<bandRows { planes.convert(row: y, shrink: s, into: band + (y * outWidth + left / s) * 4) }
@@ -212,8 +212,8 @@ final class DirectHEIFSource: RowSource {
     }
 
     /// Decodes one tile and returns its planes cut to the part of it inside the picture.
-    private func decode(_ tile: HEIFContainer.ItemID, with decoder: any TileDecoder, width: Int, height: Int,
-                        colour: (matrix: Int, fullRange: Bool)?) throws(ImagingError) -> PlanarImage {
+    private func decode(_ tile: HEIFContainer.ItemID, with decoder: any TileDecoder, picture: Picture,
+                        width: Int, height: Int) throws(ImagingError) -> PlanarImage {
         let bytes = file.bytes
         var config: Range<Int>?
         for p in container.properties(of: tile) {
@@ -239,13 +239,14 @@ final class DirectHEIFSource: RowSource {
             }
             data = UnsafeRawBufferPointer(all)
         }
-        let decoded = try decoder.decode(config: UnsafeRawBufferPointer(rebasing: bytes[config]), data: data, tile: tile)
+        let decoded = try decoder.decode(config: UnsafeRawBufferPointer(rebasing: bytes[config]), data: data, tile: tile,
+                                         declared: (picture.tileWidth, picture.tileHeight))
         guard decoded.width >= width, decoded.height >= height else {
             decoder.release()
             throw failure("tile \(tile) is \(decoded.width)×\(decoded.height), smaller than its declared size")
         }
         // The container's colour first; then what the stream says; then BT.601 at full range.
-        let (matrix, full) = colour ?? decoded.colour ?? (6, true)
+        let (matrix, full) = picture.colour ?? decoded.colour ?? (6, true)
         var (model, planes) = (decoded.model, decoded.planes)
         if matrix == 0, model == .ycbcr(subsampleX: 1, subsampleY: 1) {
             // The identity matrix: the planes are G, B and R.

@@ -30,8 +30,10 @@ struct DecodedTile {
 
 /// A codec library decoding one still tile at a time.
 protocol TileDecoder: AnyObject {
-    /// Decodes a tile from its configuration record and its coded bytes.
-    func decode(config: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer, tile: HEIFContainer.ItemID) throws(ImagingError) -> DecodedTile
+    /// Decodes a tile from its configuration record and its coded bytes; a coded picture larger
+    /// than `declared` (the tile's `ispe`) is refused before it is allocated.
+    func decode(config: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer, tile: HEIFContainer.ItemID,
+                declared: (width: Int, height: Int)) throws(ImagingError) -> DecodedTile
     /// Gives back the last tile's planes.
     func release()
 }
@@ -42,6 +44,8 @@ final class HEVCTileDecoder: TileDecoder {
     private let path: String
     private let context: UnsafeMutableRawPointer
     private var holding = false
+    private var declared = (width: 0, height: 0)
+    private var tile: HEIFContainer.ItemID = 0
 
     init(path: String, fast: Bool) throws(ImagingError) {
         self.path = path
@@ -60,9 +64,12 @@ final class HEVCTileDecoder: TileDecoder {
 
     private func failure(_ reason: String) -> ImagingError { ImagingError(path: path, reason: .corrupt(reason)) }
 
-    func decode(config: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer, tile: HEIFContainer.ItemID) throws(ImagingError) -> DecodedTile {
+    func decode(config: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer, tile: HEIFContainer.ItemID,
+                declared: (width: Int, height: Int)) throws(ImagingError) -> DecodedTile {
         release()
         de265_reset(context)
+        self.declared = declared
+        self.tile = tile
         // The record: 22 bytes of profile and sizes (the NAL length size in the last two bits of
         // byte 21), then arrays of parameter-set NAL units, each with a 16-bit length.
         guard config.count >= 23 else { throw failure("tile \(tile)'s HEVC configuration ends early") }
@@ -124,6 +131,13 @@ final class HEVCTileDecoder: TileDecoder {
 
     private func push(_ nal: UnsafeRawPointer, _ length: Int) throws(ImagingError) {
         guard length > 0 else { return }
+        // A sequence parameter set states the picture libde265 will allocate: it may exceed the
+        // declared size only by the padding to a coding block (at most 64 pixels).
+        if nal.load(as: UInt8.self) >> 1 & 0x3F == 33,
+           let size = Self.pictureSize(sps: UnsafeRawBufferPointer(start: nal, count: length)),
+           size.width > (declared.width + 63) / 64 * 64 || size.height > (declared.height + 63) / 64 * 64 {
+            throw failure("tile \(tile) codes a \(size.width)×\(size.height) picture, larger than its declared \(declared.width)×\(declared.height)")
+        }
         let error = de265_push_NAL(context, nal, Int32(length), 0, nil)
         guard de265_isOK(error) != 0 else { throw failure("libde265: \(String(cString: de265_get_error_text(error)))") }
     }
@@ -131,6 +145,68 @@ final class HEVCTileDecoder: TileDecoder {
     func release() {
         if holding { de265_release_next_picture(context) }
         holding = false
+    }
+
+    /// The luma size a sequence parameter set NAL unit states (H.265 7.3.2.2), or nil where it
+    /// does not parse (libde265 then judges it).
+    static func pictureSize(sps nal: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
+        // The payload after the 2-byte NAL header, without emulation-prevention bytes (00 00 03);
+        // the sizes come within the first few dozen bytes.
+        var rbsp: [UInt8] = []
+        var zeros = 0
+        for b in nal.dropFirst(2).prefix(128) {
+            if zeros >= 2 && b == 3 {
+                zeros = 0
+                continue
+            }
+            rbsp.append(b)
+            zeros = b == 0 ? zeros + 1 : 0
+        }
+        var bits = BitReader(bytes: rbsp)
+        bits.skip(4)  // sps_video_parameter_set_id
+        guard let subLayers = bits.read(3) else { return nil }
+        // The temporal-nesting flag, then profile_tier_level: 88 bits of general profile and 8 of
+        // level, two flags per sub-layer padded to eight, then each sub-layer's own.
+        bits.skip(1 + 96)
+        var present: [(profile: Bool, level: Bool)] = []
+        for _ in 0..<subLayers { present.append((bits.read(1) == 1, bits.read(1) == 1)) }
+        if subLayers > 0 { bits.skip(2 * (8 - subLayers)) }
+        for p in present { bits.skip((p.profile ? 88 : 0) + (p.level ? 8 : 0)) }
+        guard bits.golomb() != nil, let chroma = bits.golomb() else { return nil }
+        if chroma == 3 { bits.skip(1) }
+        guard let width = bits.golomb(), let height = bits.golomb() else { return nil }
+        return (width, height)
+    }
+}
+
+/// Big-endian bits of a byte array; reads past the end give nil.
+private struct BitReader {
+    let bytes: [UInt8]
+    var position = 0
+
+    mutating func skip(_ n: Int) { position += n }
+
+    mutating func read(_ n: Int) -> Int? {
+        guard position + n <= bytes.count * 8 else { return nil }
+        var v = 0
+        for _ in 0..<n {
+            v = v << 1 | Int(bytes[position >> 3] >> (7 - UInt8(position & 7)) & 1)
+            position += 1
+        }
+        return v
+    }
+
+    /// An unsigned Exp-Golomb code, ue(v); nil past the end or beyond 31 leading zeros.
+    mutating func golomb() -> Int? {
+        var zeros = 0
+        while true {
+            guard let bit = read(1) else { return nil }
+            if bit == 1 { break }
+            zeros += 1
+            guard zeros <= 31 else { return nil }
+        }
+        guard let rest = read(zeros) else { return nil }
+        return (1 << zeros) - 1 + rest
     }
 }
 
@@ -166,7 +242,8 @@ final class AV1TileDecoder: TileDecoder {
 
     private func failure(_ reason: String) -> ImagingError { ImagingError(path: path, reason: .corrupt(reason)) }
 
-    func decode(config: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer, tile: HEIFContainer.ItemID) throws(ImagingError) -> DecodedTile {
+    func decode(config: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer, tile: HEIFContainer.ItemID,
+                declared: (width: Int, height: Int)) throws(ImagingError) -> DecodedTile {
         release()
         dav1d_flush(context)
         guard config.count >= 4 else { throw failure("tile \(tile)'s AV1 configuration ends early") }

@@ -155,6 +155,20 @@ struct HostileFormatTests {
         #expect(error.description.contains("smaller than its declared size"), "\(error)")
     }
 
+    /// A grid whose tiles' parameter sets state a picture larger than the tiles' `ispe`: refused
+    /// from the sequence parameter set, before libde265 allocates the larger picture.
+    @Test func heicGridTilesLargerThanDeclaredAreRefused() throws {
+        let dir = TemporaryDirectory()
+        let path = try ImageFormatTests.heicGrid(dir, "grid.heic", from: ImageFormatTests.source(width: 300, height: 200), tile: 256)
+        var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+        // The tiles' ispe (the first): 256 × 256 declared as 150 × 200, which two columns still cover.
+        let i = try #require((0..<(bytes.count - 4)).first { bytes[$0..<($0 + 4)].elementsEqual(Array("ispe".utf8)) })
+        (bytes[i + 10], bytes[i + 11], bytes[i + 14], bytes[i + 15]) = (0, 150, 0, 200)
+        let patched = try dir.write("shrunk.heic", bytes)
+        guard case .failure(let error)? = Self.attempt(patched) else { Issue.record("\(patched) decoded"); return }
+        #expect(error.description.contains("256×256 picture, larger than its declared 150×200"), "\(error)")
+    }
+
     /// Bytes decide, never the name: a GIF named .png, a TIFF named .jpg.
     @Test func wrongExtensionsAreDecodedByContent() throws {
         let dir = TemporaryDirectory()
