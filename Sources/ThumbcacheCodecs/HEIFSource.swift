@@ -28,14 +28,17 @@ final class HEIFSource: RowSource {
         heif_context_set_maximum_image_size_limit(context, Self.maximumSide)
         var error = heif_context_read_from_memory_without_copy(context, file.bytes.baseAddress, file.bytes.count, nil)
         guard error.code == heif_error_Ok else {
+            // The message lives in the context: read it before the context goes.
+            let reason = Self.describe(error)
             heif_context_free(context)
-            throw ImagingError(path: name, reason: .corrupt(Self.describe(error)))
+            throw ImagingError(path: name, reason: .corrupt(reason))
         }
         var handle: OpaquePointer?
         error = heif_context_get_primary_image_handle(context, &handle)
         guard error.code == heif_error_Ok, let handle else {
+            let reason = Self.describe(error)
             heif_context_free(context)
-            throw ImagingError(path: name, reason: .corrupt(Self.describe(error)))
+            throw ImagingError(path: name, reason: .corrupt(reason))
         }
         primary = handle
         let frames = Int(heif_context_get_number_of_top_level_images(context))
