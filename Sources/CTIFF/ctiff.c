@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "ctiff.h"
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,15 @@ struct ctiff_decoder {
     // open, so that choosing one reads no directory twice.
     struct { tdir_t directory; uint32_t width, height; } reduced_pages[CTIFF_MAX_DIRECTORIES];
     int reduced_page_count;
+    // What libtiff's RGBA interface cannot convert is read as stored and converted here.
+    enum { RGBA_INTERFACE, RAW_FLOAT, RAW_CMYK16 } mode;
+    uint16_t samples, bits;
+    int alpha_sample;        // index of the alpha sample, or -1
+    int gray;                // one colour sample
+    uint8_t *chunk;          // one strip or tile as stored
+    tmsize_t chunk_size;
+    float low, high;         // float samples' range over the image (colour samples, finite ones)
+    uint32_t raw_width, raw_height;  // the chosen image's (the main one's or a reduced copy's)
 };
 
 static void set_message(char *message, size_t size, const char *text) {
@@ -222,8 +232,180 @@ int ctiff_select(ctiff_decoder *d, uint32_t min_width, uint32_t min_height, uint
     return 0;
 }
 
+// ---------------------------------------------------------------------------- raw samples
+
+// One stored sample as a float: IEEE half, single or double, or 16-bit unsigned scaled to 0…1.
+static float sample_at(const ctiff_decoder *d, const uint8_t *p, size_t index) {
+    if (d->mode == RAW_CMYK16) {
+        uint16_t v;
+        memcpy(&v, p + index * 2, 2);
+        return v / 65535.0f;
+    }
+    switch (d->bits) {
+    case 16: {
+        uint16_t h;
+        memcpy(&h, p + index * 2, 2);
+        uint32_t sign = (uint32_t)(h >> 15) << 31, exponent = h >> 10 & 31, mantissa = h & 1023, f;
+        if (exponent == 0) {
+            float v = mantissa / 16777216.0f;  // subnormal: mantissa × 2^-24
+            return sign ? -v : v;
+        }
+        f = exponent == 31 ? sign | 0x7F800000u | mantissa << 13 : sign | (exponent + 112) << 23 | mantissa << 13;
+        float v;
+        memcpy(&v, &f, 4);
+        return v;
+    }
+    case 64: {
+        double v;
+        memcpy(&v, p + index * 8, 8);
+        return (float)v;
+    }
+    default: {
+        float v;
+        memcpy(&v, p + index * 4, 4);
+        return v;
+    }
+    }
+}
+
+static int is_raw_float(TIFF *t, uint16_t samples, uint16_t bits) {
+    uint16_t format = SAMPLEFORMAT_UINT, photometric = 0, planar = PLANARCONFIG_CONTIG;
+    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &format);
+    TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photometric);
+    TIFFGetFieldDefaulted(t, TIFFTAG_PLANARCONFIG, &planar);
+    return format == SAMPLEFORMAT_IEEEFP && (bits == 16 || bits == 32 || bits == 64) && planar == PLANARCONFIG_CONTIG &&
+           ((photometric == PHOTOMETRIC_MINISBLACK && samples >= 1 && samples <= 2) || (photometric == PHOTOMETRIC_RGB && samples >= 3 && samples <= 4));
+}
+
+static int is_raw_cmyk16(TIFF *t, uint16_t samples, uint16_t bits) {
+    uint16_t photometric = 0, planar = PLANARCONFIG_CONTIG, inkset = INKSET_CMYK, format = SAMPLEFORMAT_UINT;
+    TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photometric);
+    TIFFGetFieldDefaulted(t, TIFFTAG_PLANARCONFIG, &planar);
+    TIFFGetFieldDefaulted(t, TIFFTAG_INKSET, &inkset);
+    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &format);
+    return photometric == PHOTOMETRIC_SEPARATED && inkset == INKSET_CMYK && bits == 16 && format == SAMPLEFORMAT_UINT &&
+           planar == PLANARCONFIG_CONTIG && samples >= 4 && samples <= 5;
+}
+
+// Reads the strip or tile holding (`x`, `y`) into d->chunk; its first row and column come back.
+static int read_chunk(ctiff_decoder *d, uint32_t x, uint32_t y, uint32_t *chunk_x, uint32_t *chunk_y, uint32_t *chunk_w) {
+    TIFF *t = d->tiff;
+    if (TIFFIsTiled(t)) {
+        uint32_t tw = 0, th = 0;
+        TIFFGetField(t, TIFFTAG_TILEWIDTH, &tw);
+        TIFFGetField(t, TIFFTAG_TILELENGTH, &th);
+        if (!tw || !th) return -1;
+        *chunk_x = x / tw * tw, *chunk_y = y / th * th, *chunk_w = tw;
+        return TIFFReadEncodedTile(t, TIFFComputeTile(t, x, y, 0, 0), d->chunk, d->chunk_size) < 0 ? -1 : 0;
+    }
+    uint32_t rows = band_rows_of(t, d->raw_height);
+    *chunk_x = 0, *chunk_y = y / rows * rows, *chunk_w = d->raw_width;
+    return TIFFReadEncodedStrip(t, TIFFComputeStrip(t, y, 0), d->chunk, d->chunk_size) < 0 ? -1 : 0;
+}
+
+// The float samples' range: one pass over every strip or tile before any row is made, so that
+// data outside 0…1 (elevations, HDR radiance) can be mapped into it.
+static int float_range(ctiff_decoder *d) {
+    float low = INFINITY, high = -INFINITY;
+    uint32_t rows = band_rows_of(d->tiff, d->raw_height);
+    for (uint32_t y = 0; y < d->raw_height; y += rows) {
+        for (uint32_t x = 0; x < d->raw_width;) {
+            uint32_t cx, cy, cw;
+            if (read_chunk(d, x, y, &cx, &cy, &cw) != 0) return -1;
+            uint32_t h = rows < d->raw_height - cy ? rows : d->raw_height - cy, w = cw < d->raw_width - cx ? cw : d->raw_width - cx;
+            for (uint32_t r = 0; r < h; r++)
+                for (uint32_t c = 0; c < w; c++)
+                    for (int s = 0; s < d->samples; s++) {
+                        if (s == d->alpha_sample) continue;
+                        float v = sample_at(d, d->chunk, ((size_t)r * cw + c) * d->samples + s);
+                        if (isfinite(v)) low = v < low ? v : low, high = v > high ? v : high;
+                    }
+            x = TIFFIsTiled(d->tiff) ? cx + cw : d->raw_width;
+        }
+    }
+    d->low = isfinite(low) ? low : 0;
+    d->high = isfinite(high) ? high : 1;
+    return 0;
+}
+
+// A colour sample to 0…255. Data within 0…1 is taken as display values, as ImageMagick writes
+// them; gray data outside that range is stretched from its minimum to its maximum; in colour
+// data reaching above 1 (HDR), values above 0.8 are compressed by a soft knee that tends to 1.
+static uint8_t tone(const ctiff_decoder *d, float v) {
+    if (!isfinite(v)) return v > 0 ? 255 : 0;
+    if (d->gray && (d->low < 0 || d->high > 1)) v = d->high > d->low ? (v - d->low) / (d->high - d->low) : 0;
+    else if (d->high > 1 && v > 0.8f) v = 0.8f + 0.2f * (1 - expf(-(v - 0.8f) / 0.2f));
+    if (v <= 0) return 0;
+    return v >= 1 ? 255 : (uint8_t)(v * 255 + 0.5f);
+}
+
+static uint8_t unit(float v) { return v <= 0 ? 0 : v >= 1 ? 255 : (uint8_t)(v * 255 + 0.5f); }
+
+static int raw_begin(ctiff_decoder *d) {
+    TIFF *t = d->tiff;
+    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLESPERPIXEL, &d->samples);
+    TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &d->bits);
+    size_of(t, &d->raw_width, &d->raw_height);
+    if (is_raw_float(t, d->samples, d->bits)) d->mode = RAW_FLOAT;
+    else if (is_raw_cmyk16(t, d->samples, d->bits)) d->mode = RAW_CMYK16;
+    else return -1;
+    uint16_t extra = 0, *types = NULL;
+    TIFFGetFieldDefaulted(t, TIFFTAG_EXTRASAMPLES, &extra, &types);
+    d->alpha_sample = extra > 0 && types && (types[0] == EXTRASAMPLE_ASSOCALPHA || types[0] == EXTRASAMPLE_UNASSALPHA)
+                          ? d->samples - extra : -1;
+    d->gray = d->mode == RAW_FLOAT && d->samples - (d->alpha_sample >= 0) == 1;
+    d->chunk_size = TIFFIsTiled(t) ? TIFFTileSize(t) : TIFFStripSize(t);
+    if (d->chunk_size <= 0 || d->chunk_size > CTIFF_MAX_ALLOCATION || !(d->chunk = malloc(d->chunk_size))) {
+        snprintf(d->message, sizeof d->message, "a strip or tile of %lld bytes", (long long)d->chunk_size);
+        return -1;
+    }
+    if (d->mode == RAW_FLOAT && float_range(d) != 0) {
+        if (!d->message[0]) snprintf(d->message, sizeof d->message, "cannot read the float samples");
+        return -1;
+    }
+    return 0;
+}
+
+// Rows [row, row + rows) as premultiplied RGBA8, from stored strips or tiles.
+static int raw_read_band(ctiff_decoder *d, uint32_t row, uint32_t rows, uint32_t *raster) {
+    uint8_t *out = (uint8_t *)raster;
+    for (uint32_t x = 0; x < d->raw_width;) {
+        uint32_t cx, cy, cw;
+        if (read_chunk(d, x, row, &cx, &cy, &cw) != 0) {
+            if (!d->message[0]) snprintf(d->message, sizeof d->message, "cannot read rows %u to %u", row, row + rows);
+            return -1;
+        }
+        uint32_t w = cw < d->raw_width - cx ? cw : d->raw_width - cx;
+        for (uint32_t r = 0; r < rows; r++) {
+            for (uint32_t c = 0; c < w; c++) {
+                size_t at = ((size_t)(row - cy + r) * cw + c) * d->samples;
+                uint8_t *o = out + ((size_t)r * d->raw_width + cx + c) * 4;
+                uint8_t a = d->alpha_sample >= 0 ? unit(sample_at(d, d->chunk, at + d->alpha_sample)) : 255;
+                if (d->mode == RAW_CMYK16) {
+                    float k = 1 - sample_at(d, d->chunk, at + 3);
+                    for (int s = 0; s < 3; s++) o[s] = unit((1 - sample_at(d, d->chunk, at + s)) * k);
+                } else if (d->gray) {
+                    o[0] = o[1] = o[2] = tone(d, sample_at(d, d->chunk, at));
+                } else {
+                    for (int s = 0; s < 3; s++) o[s] = tone(d, sample_at(d, d->chunk, at + s));
+                }
+                for (int s = 0; s < 3; s++) o[s] = (uint8_t)((o[s] * a + 127) / 255);
+                o[3] = a;
+            }
+        }
+        x = TIFFIsTiled(d->tiff) ? cx + cw : d->raw_width;
+    }
+    return 0;
+}
+
+// ---------------------------------------------------------------------------- RGBA interface
+
 int ctiff_begin(ctiff_decoder *d) {
     char text[1024] = {0};
+    uint16_t samples = 1, bits = 1;
+    TIFFGetFieldDefaulted(d->tiff, TIFFTAG_SAMPLESPERPIXEL, &samples);
+    TIFFGetFieldDefaulted(d->tiff, TIFFTAG_BITSPERSAMPLE, &bits);
+    if (is_raw_float(d->tiff, samples, bits) || is_raw_cmyk16(d->tiff, samples, bits)) return raw_begin(d);
     if (!TIFFRGBAImageOK(d->tiff, text) || !TIFFRGBAImageBegin(&d->image, d->tiff, 0, text)) {
         if (!d->message[0]) snprintf(d->message, sizeof d->message, "%s", text[0] ? text : "cannot convert this TIFF to RGBA");
         return -1;
@@ -237,6 +419,7 @@ int ctiff_begin(ctiff_decoder *d) {
 }
 
 int ctiff_read_band(ctiff_decoder *d, uint32_t row, uint32_t rows, uint32_t *raster) {
+    if (d->mode != RGBA_INTERFACE) return raw_read_band(d, row, rows, raster);
     d->image.row_offset = (int)row;
     d->image.col_offset = 0;
     if (!TIFFRGBAImageGet(&d->image, raster, d->image.width, rows)) {
@@ -251,6 +434,7 @@ const char *ctiff_message(const ctiff_decoder *d) { return d->message[0] ? d->me
 void ctiff_close(ctiff_decoder *d) {
     if (!d) return;
     if (d->began) TIFFRGBAImageEnd(&d->image);
+    free(d->chunk);
     if (d->tiff) TIFFClose(d->tiff);
     free(d);
 }

@@ -221,6 +221,70 @@ struct ImageFormatTests {
         #expect(info.bitsPerSample == (name == "sixteen-bit" ? 16 : 8))
     }
 
+    /// What libtiff's RGBA interface refuses, read from the stored strips or tiles: float samples
+    /// (single and half precision, strips and tiles, with alpha) as display values, gray float
+    /// data of any range stretched over its own, and 16-bit CMYK.
+    @Test func tiffFloatSamplesAndSixteenBitCMYK() throws {
+        let dir = TemporaryDirectory()
+        let photo = Self.source(), clear = Self.source(alpha: true)
+        let float = ["-define", "quantum:format=floating-point"]
+        let cases: [(String, RGBAImage, [String], Int, String)] = [
+            ("float32.tif", photo, ["-alpha", "off"] + float + ["-depth", "32", "-compress", "zip"], 32, "RGB"),
+            ("half.tif", photo, ["-alpha", "off"] + float + ["-depth", "16"], 16, "RGB"),
+            ("float-tiles-alpha.tif", clear, float + ["-depth", "32", "-define", "tiff:tile-geometry=64x64"], 32, "RGB"),
+            ("cmyk16.tif", photo, ["-alpha", "off", "-colorspace", "CMYK", "-depth", "16"], 16, "CMYK"),
+        ]
+        for (name, image, options, bits, space) in cases {
+            let path = try Self.fixture(dir, name, from: image, "convert") { [$0] + options + [$1] }
+            let info = try Self.expectMatches(path, image)
+            #expect(info.bitsPerSample == bits && info.colorSpace == space, "\(name): \(info)")
+        }
+        // Elevations from 1000 to 3000 m as 32-bit floats (Pillow's mode F): the thumbnail shows
+        // them stretched from their lowest to their highest.
+        var gray = Self.source()
+        var (low, high) = (255, 0)
+        for p in stride(from: 0, to: gray.pixels.count, by: 4) {
+            let y = (Int(gray.pixels[p]) * 299 + Int(gray.pixels[p + 1]) * 587 + Int(gray.pixels[p + 2]) * 114) / 1000
+            (gray.pixels[p], gray.pixels[p + 1], gray.pixels[p + 2]) = (UInt8(y), UInt8(y), UInt8(y))
+            (low, high) = (min(low, y), max(high, y))
+        }
+        let elevations = try Self.fixture(dir, "elevations.tif", from: gray, "/usr/bin/python3") {
+            ["-c", "import sys; from PIL import Image; Image.open(sys.argv[1]).convert('L').convert('F').point(lambda v: 1000 + v * 2000 / 255).save(sys.argv[2])", $0, $1]
+        }
+        var stretched = gray
+        for p in stride(from: 0, to: gray.pixels.count, by: 4) {
+            let v = UInt8((Double(Int(gray.pixels[p]) - low) / Double(high - low) * 255).rounded())
+            (stretched.pixels[p], stretched.pixels[p + 1], stretched.pixels[p + 2]) = (v, v, v)
+        }
+        let info = try Self.expectMatches(elevations, stretched)
+        #expect(info.bitsPerSample == 32 && info.colorSpace == "Gray")
+        // HDR: float RGB from 0 to 2 (written by hand: no Debian tool here writes float colour
+        // above 1). Up to 0.8 as is; above, the soft knee 0.8 + 0.2 (1 − e^(−(v − 0.8) / 0.2)).
+        let hdr = try Self.fixture(dir, "hdr.tif", from: photo, "/usr/bin/python3") { ["-c", Self.floatTIFFWriter, $0, $1, "2"] }
+        var toned = photo
+        for p in toned.pixels.indices where p % 4 != 3 {
+            var v = Double(photo.pixels[p]) / 255 * 2
+            if v > 0.8 { v = 0.8 + 0.2 * (1 - exp(-(v - 0.8) / 0.2)) }
+            toned.pixels[p] = UInt8(min(255, (v * 255).rounded()))
+        }
+        try Self.expectMatches(hdr, toned)
+    }
+
+    /// Writes argv[1]'s RGB as an uncompressed little-endian float32 TIFF at argv[2], each sample
+    /// scaled to 0…argv[3].
+    static let floatTIFFWriter = """
+        import struct, sys
+        from PIL import Image
+        image = Image.open(sys.argv[1]).convert("RGB"); w, h = image.size; scale = float(sys.argv[3])
+        pixels = struct.pack("<%df" % (w * h * 3), *[v / 255 * scale for p in image.getdata() for v in p])
+        tags = [(256, 4, 1, w), (257, 4, 1, h), (258, 3, 3, 8 + len(pixels)), (259, 3, 1, 1), (262, 3, 1, 2), (273, 4, 1, 8),
+                (277, 3, 1, 3), (278, 4, 1, h), (279, 4, 1, len(pixels)), (284, 3, 1, 1), (339, 3, 3, 8 + len(pixels) + 6)]
+        ifd = 8 + len(pixels) + 12
+        out = b"II*\\0" + struct.pack("<I", ifd) + pixels + struct.pack("<3H", 32, 32, 32) + struct.pack("<3H", 3, 3, 3)
+        out += struct.pack("<H", len(tags)) + b"".join(struct.pack("<HHII", *t) if t[1] == 4 or t[2] > 1 else struct.pack("<HHIHH", t[0], t[1], t[2], t[3], 0) for t in tags) + struct.pack("<I", 0)
+        open(sys.argv[2], "wb").write(out)
+        """
+
     @Test func tiffAlphaPaletteOrientationAndPages() throws {
         let dir = TemporaryDirectory()
         let clear = Self.source(alpha: true)

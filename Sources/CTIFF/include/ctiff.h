@@ -3,7 +3,10 @@
 // thumbcache's shim over libtiff: errors become a message on the decoder (never printed), reads
 // go through pread on a descriptor (no mapping: a 150 MB uncompressed TIFF must not enter RSS
 // whole), single allocations are capped, and pixels come as top-down bands of RGBA through
-// libtiff's RGBA interface (palette, gray, CMYK, YCbCr, 16-bit and alpha converted by libtiff).
+// libtiff's RGBA interface (palette, gray, CMYK, YCbCr, 16-bit and alpha converted by libtiff),
+// or, for what that interface refuses (float samples, 16-bit CMYK), from the stored strips or
+// tiles converted by the shim: float data in 0…1 as display values, gray data outside that
+// range stretched over its own, HDR colour compressed by a soft knee.
 #include <stddef.h>
 #include <stdint.h>
 
