@@ -1,5 +1,7 @@
+import Glibc
 import ThumbcacheCodecSupport
 import ThumbcacheImaging
+import ThumbcacheSync
 
 /// A HEIF whose picture is HEVC (HEIC) or AV1 (AVIF) — one coded image or a grid of tiles, as
 /// phones write — decoded straight through libde265 or dav1d, a tile at a time, with our own
@@ -173,42 +175,94 @@ final class DirectHEIFSource: RowSource {
 
     func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
         guard let picture = chosen else { return }
-        let decoder: any TileDecoder = switch picture.codec {
+        let s = shrink
+        let outWidth = (picture.width + s - 1) / s
+        let rows = picture.tiles.count / picture.columns
+        // A picture one tile wide is converted straight from the decoded tile; wider ones into a
+        // band a tile high, whose columns up to `threads` decoders fill side by side.
+        let threads = picture.columns > 1 ? min(decodeThreads.load(ordering: .relaxed), picture.columns) : 1
+        var decoders: [any TileDecoder] = []
+        for _ in 0..<threads { decoders.append(try makeDecoder(picture)) }
+        guard picture.columns > 1 else {
+            let row = UnsafeMutablePointer<UInt8>.allocate(capacity: outWidth * 4)
+            defer { row.deallocate() }
+            for r in 0..<rows where r * picture.tileHeight < picture.height {
+                let height = min(picture.tileHeight, picture.height - r * picture.tileHeight)
+                let planes = try decode(picture.tiles[r], with: decoders[0], picture: picture, width: min(picture.tileWidth, picture.width),
+                                        height: height)
+                defer { decoders[0].release() }
+                for y in 0..<(height + s - 1) / s {
+                    planes.convert(row: y, shrink: s, into: row)
+                    sink(row)
+                }
+            }
+            return
+        }
+        let band = UnsafeMutablePointer<UInt8>.allocate(capacity: outWidth * 4 * ((picture.tileHeight + s - 1) / s))
+        defer { band.deallocate() }
+        for r in 0..<rows where r * picture.tileHeight < picture.height {
+            let height = min(picture.tileHeight, picture.height - r * picture.tileHeight)
+            let job = BandJob(source: self, picture: picture, row: r, height: height, band: band, outWidth: outWidth)
+            var helpers: [(pthread_t, BandJob.Outcome)] = []
+            for k in 1..<threads {
+                let outcome = BandJob.Outcome()
+                let decoder = DecoderBox(decoders[k])
+                helpers.append((startThread { job.fill(columnsFrom: k, every: threads, with: decoder.decoder, into: outcome) }, outcome))
+            }
+            let own = BandJob.Outcome()
+            job.fill(columnsFrom: 0, every: threads, with: decoders[0], into: own)
+            for (thread, _) in helpers { pthread_join(thread, nil) }
+            if let error = own.error ?? helpers.lazy.compactMap(\.1.error).first { throw error }
+            for y in 0..<(height + s - 1) / s { sink(band + y * outWidth * 4) }
+        }
+    }
+
+    private func makeDecoder(_ picture: Picture) throws(ImagingError) -> any TileDecoder {
+        switch picture.codec {
         case .hevc: try HEVCTileDecoder(path: path, fast: fast)
         case .av1: try AV1TileDecoder(path: path, fast: fast, maxPixels: picture.tileWidth * picture.tileHeight)
         }
-        let s = shrink
-        let outWidth = (picture.width + s - 1) / s
-        let band = picture.columns > 1 ? UnsafeMutablePointer<UInt8>.allocate(capacity: outWidth * 4 * ((picture.tileHeight + s - 1) / s)) : nil
-        let row = UnsafeMutablePointer<UInt8>.allocate(capacity: outWidth * 4)
-        defer {
-            band?.deallocate()
-            row.deallocate()
+    }
+
+    /// One band's tiles, decoded and converted into the band by one or more threads, each taking
+    /// every `every`-th column. Unchecked Sendable: the threads write disjoint columns of the band,
+    /// each through its own decoder, and are joined before the band is read; the source is only
+    /// read (its mapping and container do not change after init).
+    private struct BandJob: @unchecked Sendable {
+        let source: DirectHEIFSource
+        let picture: Picture
+        let row: Int
+        let height: Int
+        let band: UnsafeMutablePointer<UInt8>
+        let outWidth: Int
+
+        /// A thread's error, read after the thread is joined.
+        final class Outcome: @unchecked Sendable {
+            var error: ImagingError?
         }
-        let rows = picture.tiles.count / picture.columns
-        for r in 0..<rows {
-            let top = r * picture.tileHeight
-            guard top < picture.height else { break }
-            let visibleHeight = min(picture.tileHeight, picture.height - top)
-            let bandRows = (visibleHeight + s - 1) / s
-            for c in 0..<picture.columns {
+
+        func fill(columnsFrom first: Int, every: Int, with decoder: any TileDecoder, into outcome: Outcome) {
+            let s = source.shrink
+            for c in stride(from: first, to: picture.columns, by: every) {
                 let left = c * picture.tileWidth
                 guard left < picture.width else { break }
-                let visibleWidth = min(picture.tileWidth, picture.width - left)
-                let planes = try decode(picture.tiles[r * picture.columns + c], with: decoder, picture: picture,
-                                        width: visibleWidth, height: visibleHeight)
-                defer { decoder.release() }
-                if let band {
-                    for y in 0..<bandRows { planes.convert(row: y, shrink: s, into: band + (y * outWidth + left / s) * 4) }
-                } else {
-                    for y in 0..<bandRows {
-                        planes.convert(row: y, shrink: s, into: row)
-                        sink(row)
-                    }
+                do {
+                    let planes = try source.decode(picture.tiles[row * picture.columns + c], with: decoder, picture: picture,
+                                                   width: min(picture.tileWidth, picture.width - left), height: height)
+                    defer { decoder.release() }
+                    for y in 0..<(height + s - 1) / s { planes.convert(row: y, shrink: s, into: band + (y * outWidth + left / s) * 4) }
+                } catch {
+                    outcome.error = error
+                    return
                 }
             }
-            if let band { for y in 0..<bandRows { sink(band + y * outWidth * 4) } }
         }
+    }
+
+    /// A decoder handed to one helper thread, which alone uses it until joined.
+    private struct DecoderBox: @unchecked Sendable {
+        let decoder: any TileDecoder
+        init(_ decoder: any TileDecoder) { self.decoder = decoder }
     }
 
     /// Decodes one tile and returns its planes cut to the part of it inside the picture.

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 import ThumbcacheSync
 
 /// A decoder's view of one image: the header, read when it was opened (cheap), then rows.
@@ -91,6 +92,10 @@ public struct RowSourceHeader: Sendable, Hashable {
         self.media = media
     }
 }
+
+/// Threads one decode may use in this process, set by a worker from its parent's `--threads`:
+/// a decoder that can split an image (a HEIF grid's tiles) uses up to this many.
+package let decodeThreads = Atomic<Int>(1)
 
 /// One format's decoder: how its files are recognised and how one is opened.
 public struct ImageDecoderRegistration: Sendable {

@@ -12,6 +12,7 @@ public enum WorkerMain {
             guard let i = arguments.firstIndex(of: flag), i + 1 < arguments.count else { return 0 }
             return UInt64(arguments[i + 1]) ?? 0
         }
+        decodeThreads.store(max(1, Int(value("--threads"))), ordering: .relaxed)
         keepDecoderBuffersInHeap()
         limitMallocArenas(2)
         var limits = csandbox_limits(address_space: value("--memory"), cpu_seconds: value("--cpu"),

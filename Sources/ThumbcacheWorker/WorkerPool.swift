@@ -32,9 +32,13 @@ package final class WorkerPool: ImageDecoding {
         /// A family's first file starts every worker of that family: each loads its libraries
         /// while that file decodes, instead of when the next thread comes with a file (for batches).
         package var startsAllAtOnce: Bool
+        /// Threads one decode may use (a HEIF grid's tiles decode side by side): the cores left to
+        /// each of `workers` decodes running at once, so a one-file `get` uses them all and a warm
+        /// of one decode per core adds none.
+        package var decodeThreads: Int
 
         package init(executable: String? = nil, workers: Int, timeout: Double = 20, memoryLimit: Int = 1 << 30,
-                     cpuSeconds: Int = 3600, filesPerWorker: Int = 10_000, startsAllAtOnce: Bool = false) {
+                     cpuSeconds: Int = 3600, filesPerWorker: Int = 10_000, startsAllAtOnce: Bool = false, decodeThreads: Int? = nil) {
             self.executable = executable
             self.workers = max(1, workers)
             self.timeout = timeout
@@ -42,6 +46,7 @@ package final class WorkerPool: ImageDecoding {
             self.cpuSeconds = cpuSeconds
             self.filesPerWorker = filesPerWorker
             self.startsAllAtOnce = startsAllAtOnce
+            self.decodeThreads = max(1, decodeThreads ?? sysconf(Int32(_SC_NPROCESSORS_ONLN)) / self.workers)
         }
     }
 

@@ -404,7 +404,12 @@ struct ImageFormatTests {
         #expect(info.format == .heif && info.pixelWidth == 300 && info.pixelHeight == 200 && info.frameCount == 1 && !info.hasAlpha)
         // Large enough for the 2×2 pre-shrink inside each tile.
         let large = Self.source(width: 1100, height: 700)
-        try Self.expectMatches(try Self.heicGrid(dir, "large.heic", from: large, tile: 256), large)
+        let largeGrid = try Self.heicGrid(dir, "large.heic", from: large, tile: 256)
+        try Self.expectMatches(largeGrid, large)
+        // Tiles decoded side by side (a one-file get's worker) make the same thumbnail as one by one.
+        let threaded = WorkerPool(.init(workers: 1, decodeThreads: 3))
+        #expect(try threaded.thumbnail(ofFileAt: largeGrid, options: Self.box, format: nil).image
+                == Self.pool.thumbnail(ofFileAt: largeGrid, options: Self.box, format: nil).image)
         for (rotate, mirror) in [(1, nil), (3, 0), (nil, 1), (2, 0), (1, 1)] as [(Int?, Int?)] {
             let name = "turned-\(rotate ?? 0)-\(mirror ?? -1).heic"
             let path = try Self.heicGrid(dir, name, from: photo, tile: 128, rotate: rotate, mirror: mirror)
