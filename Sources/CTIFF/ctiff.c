@@ -353,7 +353,17 @@ static int raw_begin(ctiff_decoder *d) {
     TIFFGetFieldDefaulted(t, TIFFTAG_EXTRASAMPLES, &extra, &types);
     d->alpha_sample = extra > 0 && types && (types[0] == EXTRASAMPLE_ASSOCALPHA || types[0] == EXTRASAMPLE_UNASSALPHA)
                           ? d->samples - extra : -1;
-    d->gray = d->mode == RAW_FLOAT && d->samples - (d->alpha_sample >= 0) == 1;
+    // The colour samples the conversion reads must exist in every pixel: a gray image has one,
+    // RGB three and CMYK four besides any alpha (ExtraSamples may claim otherwise).
+    int colour = d->samples - (d->alpha_sample >= 0);
+    uint16_t photometric = 0;
+    TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photometric);
+    d->gray = d->mode == RAW_FLOAT && photometric == PHOTOMETRIC_MINISBLACK;
+    if (d->gray ? colour != 1 : colour < (d->mode == RAW_CMYK16 ? 4 : 3)) {
+        snprintf(d->message, sizeof d->message, "%d samples per pixel, %d of them colour, do not fit the photometric interpretation",
+                 d->samples, colour);
+        return -1;
+    }
     d->chunk_size = TIFFIsTiled(t) ? TIFFTileSize(t) : TIFFStripSize(t);
     if (d->chunk_size <= 0 || d->chunk_size > CTIFF_MAX_ALLOCATION || !(d->chunk = malloc(d->chunk_size))) {
         snprintf(d->message, sizeof d->message, "a strip or tile of %lld bytes", (long long)d->chunk_size);

@@ -169,6 +169,17 @@ struct HostileFormatTests {
         #expect(error.description.contains("256×256 picture, larger than its declared 150×200"), "\(error)")
     }
 
+    /// A float TIFF whose tags say gray with two samples and no alpha: refused with the reason,
+    /// rather than read as three colour samples per two-sample pixel.
+    @Test func floatTIFFWhoseSamplesDoNotFitItsPhotometricIsRefused() throws {
+        let dir = TemporaryDirectory()
+        let path = try ImageFormatTests.fixture(dir, "lying.tif", from: ImageFormatTests.source(), "/usr/bin/python3") {
+            ["-c", ImageFormatTests.floatTIFFWriter, $0, $1, "1", "1", "2"]
+        }
+        guard case .failure(let error)? = Self.attempt(path) else { Issue.record("\(path) decoded"); return }
+        #expect(error.description.contains("do not fit the photometric interpretation"), "\(error)")
+    }
+
     /// Bytes decide, never the name: a GIF named .png, a TIFF named .jpg.
     @Test func wrongExtensionsAreDecodedByContent() throws {
         let dir = TemporaryDirectory()

@@ -271,14 +271,16 @@ struct ImageFormatTests {
     }
 
     /// Writes argv[1]'s RGB as an uncompressed little-endian float32 TIFF at argv[2], each sample
-    /// scaled to 0…argv[3].
+    /// scaled to 0…argv[3]; argv[4] and argv[5], if given, replace the Photometric and
+    /// SamplesPerPixel tags (to make files whose tags lie about their pixels).
     static let floatTIFFWriter = """
         import struct, sys
         from PIL import Image
         image = Image.open(sys.argv[1]).convert("RGB"); w, h = image.size; scale = float(sys.argv[3])
+        photometric, samples = (int(sys.argv[4]), int(sys.argv[5])) if len(sys.argv) > 5 else (2, 3)
         pixels = struct.pack("<%df" % (w * h * 3), *[v / 255 * scale for p in image.getdata() for v in p])
-        tags = [(256, 4, 1, w), (257, 4, 1, h), (258, 3, 3, 8 + len(pixels)), (259, 3, 1, 1), (262, 3, 1, 2), (273, 4, 1, 8),
-                (277, 3, 1, 3), (278, 4, 1, h), (279, 4, 1, len(pixels)), (284, 3, 1, 1), (339, 3, 3, 8 + len(pixels) + 6)]
+        tags = [(256, 4, 1, w), (257, 4, 1, h), (258, 3, 3, 8 + len(pixels)), (259, 3, 1, 1), (262, 3, 1, photometric), (273, 4, 1, 8),
+                (277, 3, 1, samples), (278, 4, 1, h), (279, 4, 1, len(pixels)), (284, 3, 1, 1), (339, 3, 3, 8 + len(pixels) + 6)]
         ifd = 8 + len(pixels) + 12
         out = b"II*\\0" + struct.pack("<I", ifd) + pixels + struct.pack("<3H", 32, 32, 32) + struct.pack("<3H", 3, 3, 3)
         out += struct.pack("<H", len(tags)) + b"".join(struct.pack("<HHII", *t) if t[1] == 4 or t[2] > 1 else struct.pack("<HHIHH", t[0], t[1], t[2], t[3], 0) for t in tags) + struct.pack("<I", 0)
