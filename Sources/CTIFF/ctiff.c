@@ -268,23 +268,28 @@ static float sample_at(const ctiff_decoder *d, const uint8_t *p, size_t index) {
     }
 }
 
-static int is_raw_float(TIFF *t, uint16_t samples, uint16_t bits) {
-    uint16_t format = SAMPLEFORMAT_UINT, photometric = 0, planar = PLANARCONFIG_CONTIG;
+// What the chosen image needs: libtiff's RGBA interface, or the shim's own conversion for float
+// samples (gray or RGB, chunky) and 16-bit CMYK, which that interface refuses. Records the tags
+// the conversion reads.
+static int conversion_of(ctiff_decoder *d) {
+    TIFF *t = d->tiff;
+    uint16_t format = SAMPLEFORMAT_UINT, photometric = 0, planar = PLANARCONFIG_CONTIG, inkset = INKSET_CMYK;
+    d->samples = 1, d->bits = 1;
+    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLESPERPIXEL, &d->samples);
+    TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &d->bits);
     TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &format);
-    TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photometric);
-    TIFFGetFieldDefaulted(t, TIFFTAG_PLANARCONFIG, &planar);
-    return format == SAMPLEFORMAT_IEEEFP && (bits == 16 || bits == 32 || bits == 64) && planar == PLANARCONFIG_CONTIG &&
-           ((photometric == PHOTOMETRIC_MINISBLACK && samples >= 1 && samples <= 2) || (photometric == PHOTOMETRIC_RGB && samples >= 3 && samples <= 4));
-}
-
-static int is_raw_cmyk16(TIFF *t, uint16_t samples, uint16_t bits) {
-    uint16_t photometric = 0, planar = PLANARCONFIG_CONTIG, inkset = INKSET_CMYK, format = SAMPLEFORMAT_UINT;
     TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photometric);
     TIFFGetFieldDefaulted(t, TIFFTAG_PLANARCONFIG, &planar);
     TIFFGetFieldDefaulted(t, TIFFTAG_INKSET, &inkset);
-    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &format);
-    return photometric == PHOTOMETRIC_SEPARATED && inkset == INKSET_CMYK && bits == 16 && format == SAMPLEFORMAT_UINT &&
-           planar == PLANARCONFIG_CONTIG && samples >= 4 && samples <= 5;
+    uint16_t n = d->samples, bits = d->bits;
+    d->gray = photometric == PHOTOMETRIC_MINISBLACK;
+    if (planar != PLANARCONFIG_CONTIG) return RGBA_INTERFACE;
+    if (format == SAMPLEFORMAT_IEEEFP && (bits == 16 || bits == 32 || bits == 64) &&
+        ((d->gray && n >= 1 && n <= 2) || (photometric == PHOTOMETRIC_RGB && n >= 3 && n <= 4)))
+        return RAW_FLOAT;
+    if (photometric == PHOTOMETRIC_SEPARATED && inkset == INKSET_CMYK && bits == 16 && format == SAMPLEFORMAT_UINT && n >= 4 && n <= 5)
+        return RAW_CMYK16;
+    return RGBA_INTERFACE;
 }
 
 // Reads the strip or tile holding (`x`, `y`) into d->chunk; its first row and column come back.
@@ -341,14 +346,10 @@ static uint8_t tone(const ctiff_decoder *d, float v) {
 
 static uint8_t unit(float v) { return v <= 0 ? 0 : v >= 1 ? 255 : (uint8_t)(v * 255 + 0.5f); }
 
+// Starts the shim's own conversion (d->mode and the tags already read by conversion_of).
 static int raw_begin(ctiff_decoder *d) {
     TIFF *t = d->tiff;
-    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLESPERPIXEL, &d->samples);
-    TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &d->bits);
     size_of(t, &d->raw_width, &d->raw_height);
-    if (is_raw_float(t, d->samples, d->bits)) d->mode = RAW_FLOAT;
-    else if (is_raw_cmyk16(t, d->samples, d->bits)) d->mode = RAW_CMYK16;
-    else return -1;
     uint16_t extra = 0, *types = NULL;
     TIFFGetFieldDefaulted(t, TIFFTAG_EXTRASAMPLES, &extra, &types);
     d->alpha_sample = extra > 0 && types && (types[0] == EXTRASAMPLE_ASSOCALPHA || types[0] == EXTRASAMPLE_UNASSALPHA)
@@ -356,9 +357,6 @@ static int raw_begin(ctiff_decoder *d) {
     // The colour samples the conversion reads must exist in every pixel: a gray image has one,
     // RGB three and CMYK four besides any alpha (ExtraSamples may claim otherwise).
     int colour = d->samples - (d->alpha_sample >= 0);
-    uint16_t photometric = 0;
-    TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photometric);
-    d->gray = d->mode == RAW_FLOAT && photometric == PHOTOMETRIC_MINISBLACK;
     if (d->gray ? colour != 1 : colour < (d->mode == RAW_CMYK16 ? 4 : 3)) {
         snprintf(d->message, sizeof d->message, "%d samples per pixel, %d of them colour, do not fit the photometric interpretation",
                  d->samples, colour);
@@ -412,10 +410,8 @@ static int raw_read_band(ctiff_decoder *d, uint32_t row, uint32_t rows, uint32_t
 
 int ctiff_begin(ctiff_decoder *d) {
     char text[1024] = {0};
-    uint16_t samples = 1, bits = 1;
-    TIFFGetFieldDefaulted(d->tiff, TIFFTAG_SAMPLESPERPIXEL, &samples);
-    TIFFGetFieldDefaulted(d->tiff, TIFFTAG_BITSPERSAMPLE, &bits);
-    if (is_raw_float(d->tiff, samples, bits) || is_raw_cmyk16(d->tiff, samples, bits)) return raw_begin(d);
+    d->mode = conversion_of(d);
+    if (d->mode != RGBA_INTERFACE) return raw_begin(d);
     if (!TIFFRGBAImageOK(d->tiff, text) || !TIFFRGBAImageBegin(&d->image, d->tiff, 0, text)) {
         if (!d->message[0]) snprintf(d->message, sizeof d->message, "%s", text[0] ? text : "cannot convert this TIFF to RGBA");
         return -1;
