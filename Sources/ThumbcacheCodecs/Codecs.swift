@@ -32,16 +32,10 @@ extension ImageDecoderRegistration {
 
     /// HEIF (HEVC): the primary image or a large enough embedded thumbnail, through libde265 a
     /// tile at a time when the picture is plain HEVC tiles, else through libheif.
-    public static let heif = ImageDecoderRegistration(.heif) { (fd, name) throws(ImagingError) in
-        if let direct = try DirectHEIFSource.direct(descriptor: fd, name: name) { return direct }
-        return try HEIFSource(descriptor: fd, name: name)
-    }
+    public static let heif = ImageDecoderRegistration(.heif, open: DirectHEIFSource.open)
 
     /// AVIF: through dav1d a tile at a time when the picture is plain AV1 tiles, else through libheif.
-    public static let avif = ImageDecoderRegistration(.avif) { (fd, name) throws(ImagingError) in
-        if let direct = try DirectHEIFSource.direct(descriptor: fd, name: name) { return direct }
-        return try HEIFSource(descriptor: fd, name: name)
-    }
+    public static let avif = ImageDecoderRegistration(.avif, open: DirectHEIFSource.open)
 
     /// JPEG XL through libjxl: the first frame, upright.
     public static let jpegXL = ImageDecoderRegistration(.jpegXL) { (fd, name) throws(ImagingError) in

@@ -33,18 +33,22 @@ final class DirectHEIFSource: RowSource {
         let tileHeight: Int
         let columns: Int
         let tiles: [HEIFContainer.ItemID]
+        /// Each tile's decoder configuration record (hvcC or av1C), where it lies in the file.
+        let configs: [HEIFContainer.ItemID: Range<Int>]
         let codec: TileCodec
         let transforms: [HEIFContainer.Property]
         let colour: (matrix: Int, fullRange: Bool)?
     }
 
-    /// The direct decoder for the file on `descriptor` when its primary image is one it handles,
-    /// else nil (libheif's turn). A container our reader rejects is left to libheif too, whose
-    /// error then names the fault.
-    static func direct(descriptor: Int32, name: String) throws(ImagingError) -> DirectHEIFSource? {
+    /// The HEIF or AVIF on `descriptor`: decoded directly when its primary image is one this
+    /// decoder handles, else by libheif (``HEIFSource``) from the same mapping. A container our
+    /// reader rejects is left to libheif too, whose error then names the fault.
+    static func open(descriptor: Int32, name: String) throws(ImagingError) -> any RowSource {
         let file = try MappedFile(descriptor: descriptor, name: name)
-        guard let container = try? HEIFContainer(file.bytes) else { return nil }
-        return DirectHEIFSource(file: file, container: container, name: name)
+        if let container = try? HEIFContainer(file.bytes), let direct = DirectHEIFSource(file: file, container: container, name: name) {
+            return direct
+        }
+        return try HEIFSource(file: file, name: name)
     }
 
     private init?(file: MappedFile, container: HEIFContainer, name: String) {
@@ -107,6 +111,7 @@ final class DirectHEIFSource: RowSource {
         default: return nil
         }
         var tileSize: (Int, Int)?
+        var configs: [HEIFContainer.ItemID: Range<Int>] = [:]
         for tile in Set(tiles) {
             guard container.items[tile]?.type == tileType else { return nil }
             var config: Range<Int>?, own: (Int, Int)?
@@ -124,12 +129,13 @@ final class DirectHEIFSource: RowSource {
             guard let config, codec.handles(UnsafeRawBufferPointer(rebasing: bytes[config])),
                   let own, own.0 > 0, own.1 > 0, tileSize == nil || tileSize! == own else { return nil }
             tileSize = own
+            configs[tile] = config
         }
         // Sizes past these are no coded picture; they would only overflow the arithmetic below.
         guard let tileSize, tileSize.0 <= 1 << 16, tileSize.1 <= 1 << 16, width > 0, height > 0, width <= 1 << 20, height <= 1 << 20,
               tileSize.0 * columns >= width, tileSize.1 * (tiles.count / columns) >= height else { return nil }
         return Picture(width: width, height: height, tileWidth: tileSize.0, tileHeight: tileSize.1, columns: columns,
-                       tiles: tiles, codec: codec, transforms: transforms, colour: colour)
+                       tiles: tiles, configs: configs, codec: codec, transforms: transforms, colour: colour)
     }
 
     /// The orientation that turns stored pixels as `transforms` do in order, found by turning a
@@ -269,14 +275,6 @@ final class DirectHEIFSource: RowSource {
     private func decode(_ tile: HEIFContainer.ItemID, with decoder: any TileDecoder, picture: Picture,
                         width: Int, height: Int) throws(ImagingError) -> PlanarImage {
         let bytes = file.bytes
-        var config: Range<Int>?
-        for p in container.properties(of: tile) {
-            switch p.property {
-            case .hvcC(let r), .av1C(let r): config = r
-            default: break
-            }
-        }
-        guard let config else { throw failure("tile \(tile) has no decoder configuration") }
         let extents: [Range<Int>]
         do { extents = try container.extents(of: tile) } catch { throw failure(error.description) }
         // Coded units may straddle extents only in a file split oddly; those are joined first.
@@ -293,23 +291,22 @@ final class DirectHEIFSource: RowSource {
             }
             data = UnsafeRawBufferPointer(all)
         }
-        let decoded = try decoder.decode(config: UnsafeRawBufferPointer(rebasing: bytes[config]), data: data, tile: tile,
+        // A failure below leaves the tile with its decoder, which gives it back on its next
+        // decode or when it goes.
+        let decoded = try decoder.decode(config: UnsafeRawBufferPointer(rebasing: bytes[picture.configs[tile]!]), data: data, tile: tile,
                                          declared: (picture.tileWidth, picture.tileHeight))
         guard decoded.width >= width, decoded.height >= height else {
-            decoder.release()
             throw failure("tile \(tile) is \(decoded.width)×\(decoded.height), smaller than its declared size")
         }
         // The container's colour first; then what the stream says; then BT.601 at full range.
         let (matrix, full) = picture.colour ?? decoded.colour ?? (6, true)
         var (model, planes) = (decoded.model, decoded.planes)
-        if matrix == 0, model == .ycbcr(subsampleX: 1, subsampleY: 1) {
-            // The identity matrix: the planes are G, B and R.
+        if matrix == 0, model != .gray {
+            // The identity matrix: the planes are G, B and R, never subsampled.
+            guard model == .ycbcr(subsampleX: 1, subsampleY: 1) else { throw failure("the identity matrix with subsampled chroma") }
             (model, planes) = (.rgb, [planes[2], planes[0], planes[1]])
         }
-        guard let coefficients = PlanarImage.coefficients(matrix: matrix), matrix != 0 || model != .ycbcr(subsampleX: 2, subsampleY: 2) && model != .ycbcr(subsampleX: 2, subsampleY: 1) else {
-            decoder.release()
-            throw failure("YCbCr matrix \(matrix) with subsampled chroma")
-        }
+        guard let coefficients = PlanarImage.coefficients(matrix: matrix) else { throw failure("YCbCr matrix \(matrix)") }
         return PlanarImage(width: width, height: height, model: model, planes: planes, bits: decoded.bits,
                            fullRange: full, coefficients: coefficients)
     }

@@ -20,9 +20,10 @@ final class HEIFSource: RowSource {
     /// Sides above this are refused by libheif before it allocates (its own default is larger).
     static let maximumSide: Int32 = 32768
 
-    init(descriptor: Int32, name: String) throws(ImagingError) {
+    /// Reads the file mapped as `file` (the mapping the direct path looked at first).
+    init(file: MappedFile, name: String) throws(ImagingError) {
         path = name
-        file = try MappedFile(descriptor: descriptor, name: name)
+        self.file = file
         guard let context = heif_context_alloc() else { throw ImagingError(path: name, reason: .corrupt("libheif: out of memory")) }
         self.context = context
         heif_context_set_maximum_image_size_limit(context, Self.maximumSide)

@@ -44,8 +44,6 @@ final class HEVCTileDecoder: TileDecoder {
     private let path: String
     private let context: UnsafeMutableRawPointer
     private var holding = false
-    private var declared = (width: 0, height: 0)
-    private var tile: HEIFContainer.ItemID = 0
 
     init(path: String, fast: Bool) throws(ImagingError) {
         self.path = path
@@ -68,8 +66,18 @@ final class HEVCTileDecoder: TileDecoder {
                 declared: (width: Int, height: Int)) throws(ImagingError) -> DecodedTile {
         release()
         de265_reset(context)
-        self.declared = declared
-        self.tile = tile
+        // A sequence parameter set states the picture libde265 will allocate: it may exceed the
+        // declared size only by the padding to a coding block (at most 64 pixels).
+        func push(_ nal: UnsafeRawPointer, _ length: Int) throws(ImagingError) {
+            guard length > 0 else { return }
+            if nal.load(as: UInt8.self) >> 1 & 0x3F == 33,
+               let size = Self.pictureSize(sps: UnsafeRawBufferPointer(start: nal, count: length)),
+               size.width > (declared.width + 63) / 64 * 64 || size.height > (declared.height + 63) / 64 * 64 {
+                throw failure("tile \(tile) codes a \(size.width)×\(size.height) picture, larger than its declared \(declared.width)×\(declared.height)")
+            }
+            let error = de265_push_NAL(context, nal, Int32(length), 0, nil)
+            guard de265_isOK(error) != 0 else { throw failure("libde265: \(String(cString: de265_get_error_text(error)))") }
+        }
         // The record: 22 bytes of profile and sizes (the NAL length size in the last two bits of
         // byte 21), then arrays of parameter-set NAL units, each with a 16-bit length.
         guard config.count >= 23 else { throw failure("tile \(tile)'s HEVC configuration ends early") }
@@ -127,19 +135,6 @@ final class HEVCTileDecoder: TileDecoder {
         }
         return DecodedTile(width: Int(de265_get_image_width(image, 0)), height: Int(de265_get_image_height(image, 0)),
                            model: model, planes: planes, bits: 8, colour: nil)
-    }
-
-    private func push(_ nal: UnsafeRawPointer, _ length: Int) throws(ImagingError) {
-        guard length > 0 else { return }
-        // A sequence parameter set states the picture libde265 will allocate: it may exceed the
-        // declared size only by the padding to a coding block (at most 64 pixels).
-        if nal.load(as: UInt8.self) >> 1 & 0x3F == 33,
-           let size = Self.pictureSize(sps: UnsafeRawBufferPointer(start: nal, count: length)),
-           size.width > (declared.width + 63) / 64 * 64 || size.height > (declared.height + 63) / 64 * 64 {
-            throw failure("tile \(tile) codes a \(size.width)×\(size.height) picture, larger than its declared \(declared.width)×\(declared.height)")
-        }
-        let error = de265_push_NAL(context, nal, Int32(length), 0, nil)
-        guard de265_isOK(error) != 0 else { throw failure("libde265: \(String(cString: de265_get_error_text(error)))") }
     }
 
     func release() {
