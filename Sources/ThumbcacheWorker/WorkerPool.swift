@@ -57,6 +57,9 @@ package final class WorkerPool: ImageDecoding {
         var running = 0
         var started = 0
         var familiesStarted: Set<WorkerFamily> = []
+        /// Workers alive or starting, per family: what ``Configuration/startsAllAtOnce`` tops up
+        /// to `workers`, so that threads starting a family together do not start it twice.
+        var live: [WorkerFamily: Int] = [:]
     }
     private let state = ConditionLockedState(State())
 
@@ -69,9 +72,14 @@ package final class WorkerPool: ImageDecoding {
     /// Ends every idle worker (each exits when its channel closes); later calls start new ones.
     package func close() {
         let idle = state.withLock { s in
-            defer { s.idle = [:] }
+            defer {
+                for (family, workers) in s.idle { s.live[family, default: 0] -= workers.count }
+                s.idle = [:]
+            }
             return Array(s.idle.values.joined())
         }
+        // All are told first, so that they exit side by side rather than one after another.
+        for worker in idle { worker.hangUp() }
         for worker in idle { worker.finish(kill: false) }
     }
 
@@ -155,7 +163,12 @@ package final class WorkerPool: ImageDecoding {
 
     /// Ends a worker that failed and says why, from how it ended.
     private func discard(_ worker: WorkerProcess, after error: any Error) -> WorkerFailure.Reason {
-        defer { state.withLock { $0.running -= 1 } }
+        defer {
+            state.withLock { s in
+                s.running -= 1
+                s.live[worker.family, default: 0] -= 1
+            }
+        }
         switch error {
         case WorkerChannel.Failure.timedOut:
             worker.finish(kill: true)
@@ -187,28 +200,40 @@ package final class WorkerPool: ImageDecoding {
     private func checkOut(_ family: WorkerFamily, path: String) throws -> WorkerProcess {
         let reuse: WorkerProcess? = state.withLock(waitingUntil: { $0.idle[family]?.isEmpty == false || $0.running < self.configuration.workers }) { s in
             s.running += 1
-            return s.idle[family]?.popLast()
+            if let idle = s.idle[family]?.popLast() { return idle }
+            s.live[family, default: 0] += 1
+            return nil
         }
         if let reuse { return reuse }
         do {
             let executable = try locateExecutable(family)
             let worker = try WorkerProcess.spawn(configuration, family: family, executable: executable)
-            let first = state.withLock { s in
+            let more = state.withLock { s in
                 s.started += 1
-                return s.familiesStarted.insert(family).inserted
+                s.familiesStarted.insert(family)
+                let more = configuration.startsAllAtOnce ? max(0, configuration.workers - s.live[family, default: 0]) : 0
+                s.live[family, default: 0] += more
+                return more
             }
-            if first && configuration.startsAllAtOnce { startIdle(configuration.workers - 1, family: family, executable: executable) }
+            startIdle(more, family: family, executable: executable)
             return worker
         } catch {
-            state.withLock { $0.running -= 1 }
+            state.withLock { s in
+                s.running -= 1
+                s.live[family, default: 0] -= 1
+            }
             throw WorkerFailure(path: path, reason: error)
         }
     }
 
-    /// Starts `count` workers into the family's idle list; one that cannot start is left to a later checkout.
+    /// Starts `count` workers (already counted live) into the family's idle list; one that cannot
+    /// start is left to a later checkout.
     private func startIdle(_ count: Int, family: WorkerFamily, executable: String) {
-        for _ in 0..<max(0, count) {
-            guard let worker = try? WorkerProcess.spawn(configuration, family: family, executable: executable) else { return }
+        for started in 0..<count {
+            guard let worker = try? WorkerProcess.spawn(configuration, family: family, executable: executable) else {
+                state.withLock { $0.live[family, default: 0] -= count - started }
+                return
+            }
             state.withLock { s in
                 s.started += 1
                 s.idle[family, default: []].append(worker)
@@ -218,7 +243,10 @@ package final class WorkerPool: ImageDecoding {
 
     private func checkIn(_ worker: WorkerProcess) {
         if worker.served >= configuration.filesPerWorker {
-            state.withLock { $0.running -= 1 }
+            state.withLock { s in
+                s.running -= 1
+                s.live[worker.family, default: 0] -= 1
+            }
             worker.finish(kill: false)
             return
         }

@@ -127,11 +127,14 @@ final class WorkerProcess: @unchecked Sendable {
         return (reply, pixels)
     }
 
+    /// Closes the channel without waiting: the worker exits when it sees the end.
+    func hangUp() { shutdown(channel.descriptor, Int32(SHUT_RDWR)) }
+
     /// Ends the worker (SIGKILL if `kill`, else it exits when its channel closes) and reaps it.
     /// - Returns: its wait status.
     @discardableResult
     func finish(kill: Bool) -> Int32 {
-        if kill { Glibc.kill(pid, SIGKILL) } else { shutdown(channel.descriptor, Int32(SHUT_RDWR)) }
+        if kill { Glibc.kill(pid, SIGKILL) } else { hangUp() }
         return reap(within: 2)
     }
 

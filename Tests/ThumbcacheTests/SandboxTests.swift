@@ -221,6 +221,22 @@ struct SandboxTests {
         #expect(pool.workersStarted == 3)
     }
 
+    /// A batch pool starts each family's workers once: threads that bring the family's first
+    /// files at the same moment share the workers started, instead of each starting a full set.
+    @Test func threadsStartingAFamilyTogetherStartItOnce() throws {
+        let dir = TemporaryDirectory()
+        let paths = try (0..<8).map { try dir.write("p\($0).png", ImageEncoder.png(testPhoto(width: 64 + $0, height: 48))) }
+        let box = ThumbnailOptions(maxWidth: 32, maxHeight: 32)
+        for _ in 0..<3 {
+            let pool = WorkerPool(.init(workers: 2, startsAllAtOnce: true))
+            DispatchQueue.concurrentPerform(iterations: paths.count) { i in
+                _ = try? pool.thumbnail(ofFileAt: paths[i], options: box, format: nil)
+            }
+            #expect(pool.workersStarted == 2)
+            pool.close()
+        }
+    }
+
     private func le32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
 
     @Test func aWorkersEndIsPutIntoWords() {
