@@ -5,7 +5,7 @@ extension ImageDecoders {
     /// The image family's decoders: the standard PNG and JPEG ones and each image format's library
     /// (Docs/IMAGING.md). What `thumbcache-worker` runs; linked into worker executables only,
     /// because some of these libraries (libheif through x265) are GPL-licensed.
-    public static let images = ImageDecoders(ImageDecoders.standard.registrations.reversed() + [.webP, .gif, .tiff, .heif, .avif, .jpegXL, .svg, .bmp, .ico, .cur, .pnm, .tga]
+    public static let images = ImageDecoders(ImageDecoders.standard.registrations.reversed() + [.webP, .gif, .tiff, .heif, .avif, .jpegXL, .bmp, .ico, .cur, .pnm, .tga]
                                              + cameraRaw)
 
     /// One LibRaw registration per raw kind.
@@ -40,10 +40,5 @@ extension ImageDecoderRegistration {
     /// JPEG XL through libjxl: the first frame, upright.
     public static let jpegXL = ImageDecoderRegistration(.jpegXL) { (fd, name) throws(ImagingError) in
         try JXLSource(descriptor: fd, name: name)
-    }
-
-    /// SVG through librsvg and cairo: drawn at the output size.
-    public static let svg = ImageDecoderRegistration(.svg) { (fd, name) throws(ImagingError) in
-        try SVGSource(descriptor: fd, name: name)
     }
 }

@@ -4,8 +4,10 @@ import ThumbcacheImaging
 /// loading every family's (FFmpeg's above all) was most of a worker's start, and so of a one-file
 /// `get` (Docs/SECURITY.md, "Worker families").
 package enum WorkerFamily: String, CaseIterable, Sendable, Hashable {
-    /// PNG, JPEG and every image format's library: `thumbcache-worker`.
+    /// PNG, JPEG and the bitmap formats' libraries: `thumbcache-worker`.
     case images
+    /// SVG through librsvg, cairo and pango: `thumbcache-worker-vector`.
+    case vector
     /// PDF, text, fonts and documents that carry a picture: `thumbcache-worker-documents`.
     case documents
     /// Video and audio through FFmpeg: `thumbcache-worker-media`.
@@ -21,6 +23,7 @@ package enum WorkerFamily: String, CaseIterable, Sendable, Hashable {
         var families: [ImageFormat: WorkerFamily] = [:]
         for signature in MediaFormats.movies + MediaFormats.audio { families[signature.format] = .media }
         for signature in MediaFormats.documents + MediaFormats.text + MediaFormats.fonts { families[signature.format] = .documents }
+        families[.svg] = .vector
         return families
     }()
 

@@ -196,7 +196,7 @@ struct SandboxTests {
         #expect(pool.workersStarted == 1)  // a decoder error is an answer, not a failed worker
     }
 
-    /// Each file goes to its family's worker (images, documents, media), chosen by what its bytes
+    /// Each file goes to its family's worker (images, vector, documents, media), chosen by what its bytes
     /// say before the caller's guess: a PNG called text is decoded as a PNG, by the image worker.
     @Test func filesGoToTheirFamilysWorker() throws {
         let dir = TemporaryDirectory()
@@ -219,6 +219,11 @@ struct SandboxTests {
         _ = try? pool.info(ofFileAt: sound, format: nil)
         #expect(pool.familiesStarted == [.images, .documents, .media])
         #expect(pool.workersStarted == 3)
+        let drawing = try dir.write("drawing", Array(ImageFormatTests.flatSVG.replacingOccurrences(of: "SIZE", with: "width=\"40\" height=\"20\"")
+            .replacingOccurrences(of: "IMAGE", with: "").utf8))
+        #expect(try pool.thumbnail(ofFileAt: drawing, options: box, format: nil).info.format == .svg)
+        #expect(pool.familiesStarted == [.images, .documents, .media, .vector])
+        #expect(pool.workersStarted == 4)
     }
 
     /// A batch pool starts each family's workers once: threads that bring the family's first
