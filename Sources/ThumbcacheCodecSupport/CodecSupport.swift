@@ -31,6 +31,16 @@ package final class MappedFile: @unchecked Sendable {
     }
 
     deinit { munmap(UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count) }
+
+    /// Drops the pages holding `range` from memory once they have been read (a library took its
+    /// own copy): touched again, they are read again from the file. Pages shared with bytes
+    /// around `range` go too, and come back the same way.
+    package func release(_ range: Range<Int>) {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = max(0, range.lowerBound) / page * page, end = min(bytes.count, range.upperBound)
+        guard end > start, let base = bytes.baseAddress else { return }
+        madvise(UnsafeMutableRawPointer(mutating: base + start), end - start, MADV_DONTNEED)
+    }
 }
 
 /// What a shim's opening call returns; when it returns nil, the message it wrote is the error for

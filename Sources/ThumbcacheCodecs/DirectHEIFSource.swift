@@ -293,8 +293,10 @@ final class DirectHEIFSource: RowSource {
         }
         // A failure below leaves the tile with its decoder, which gives it back on its next
         // decode or when it goes.
+        // The library copies the coded bytes: the file's pages of them are given back before the
+        // picture is allocated (a single-picture HEIC's slice is megabytes).
         let decoded = try decoder.decode(config: UnsafeRawBufferPointer(rebasing: bytes[picture.configs[tile]!]), data: data, tile: tile,
-                                         declared: (picture.tileWidth, picture.tileHeight))
+                                         declared: (picture.tileWidth, picture.tileHeight)) { for e in extents { file.release(e) } }
         guard decoded.width >= width, decoded.height >= height else {
             throw failure("tile \(tile) is \(decoded.width)×\(decoded.height), smaller than its declared size")
         }

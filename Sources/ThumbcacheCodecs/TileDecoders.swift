@@ -31,9 +31,10 @@ struct DecodedTile {
 /// A codec library decoding one still tile at a time.
 protocol TileDecoder: AnyObject {
     /// Decodes a tile from its configuration record and its coded bytes; a coded picture larger
-    /// than `declared` (the tile's `ispe`) is refused before it is allocated.
+    /// than `declared` (the tile's `ispe`) is refused before it is allocated. `copied` is called
+    /// once the library holds its own copy of `data`, before the picture is decoded.
     func decode(config: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer, tile: HEIFContainer.ItemID,
-                declared: (width: Int, height: Int)) throws(ImagingError) -> DecodedTile
+                declared: (width: Int, height: Int), copied: () -> Void) throws(ImagingError) -> DecodedTile
     /// Gives back the last tile's planes.
     func release()
 }
@@ -63,7 +64,7 @@ final class HEVCTileDecoder: TileDecoder {
     private func failure(_ reason: String) -> ImagingError { ImagingError(path: path, reason: .corrupt(reason)) }
 
     func decode(config: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer, tile: HEIFContainer.ItemID,
-                declared: (width: Int, height: Int)) throws(ImagingError) -> DecodedTile {
+                declared: (width: Int, height: Int), copied: () -> Void) throws(ImagingError) -> DecodedTile {
         release()
         de265_reset(context)
         // A sequence parameter set states the picture libde265 will allocate: it may exceed the
@@ -106,6 +107,7 @@ final class HEVCTileDecoder: TileDecoder {
             try push(data.baseAddress! + at, length)
             at += length
         }
+        copied()
         guard de265_isOK(de265_flush_data(context)) != 0 else { throw failure("libde265 refused the end of tile \(tile)") }
         var more: Int32 = 1
         var image = de265_get_next_picture(context)
@@ -238,7 +240,7 @@ final class AV1TileDecoder: TileDecoder {
     private func failure(_ reason: String) -> ImagingError { ImagingError(path: path, reason: .corrupt(reason)) }
 
     func decode(config: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer, tile: HEIFContainer.ItemID,
-                declared: (width: Int, height: Int)) throws(ImagingError) -> DecodedTile {
+                declared: (width: Int, height: Int), copied: () -> Void) throws(ImagingError) -> DecodedTile {
         release()
         dav1d_flush(context)
         guard config.count >= 4 else { throw failure("tile \(tile)'s AV1 configuration ends early") }
@@ -247,6 +249,7 @@ final class AV1TileDecoder: TileDecoder {
         guard size > 0, let buffer = dav1d_data_create(&input, size) else { throw failure("tile \(tile) is empty") }
         UnsafeMutableRawPointer(buffer).copyMemory(from: config.baseAddress! + 4, byteCount: config.count - 4)
         if data.count > 0 { (UnsafeMutableRawPointer(buffer) + config.count - 4).copyMemory(from: data.baseAddress!, byteCount: data.count) }
+        copied()
         defer { dav1d_data_unref(&input) }
         var got = false
         // Send until the data is taken, taking a picture whenever dav1d has one; then drain.
