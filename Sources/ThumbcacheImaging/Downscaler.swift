@@ -30,6 +30,9 @@ public final class StreamingDownscaler {
     /// stage, whose 8-bit sums would be gamma-encoded), and output pixels encoded back.
     public let linearLight: Bool
 
+    /// The crop is the output's size: rows are copied, not resampled (a drawing drawn at the
+    /// output size, an image that fits its box), which a kernel at 1:1 would only blur by rounding.
+    private let copies: Bool
     private let reducedWidth: Int
     private let reducedHeight: Int
     private let horizontal: FilterTable
@@ -70,6 +73,7 @@ public final class StreamingDownscaler {
         self.crop = crop
         self.premultiply = premultiply
         self.linearLight = linearLight
+        copies = crop.width == outputWidth && crop.height == outputHeight
         boxX = linearLight ? 1 : Self.boxFactor(source: crop.width, output: outputWidth)
         boxY = linearLight ? 1 : Self.boxFactor(source: crop.height, output: outputHeight)
         reducedWidth = (crop.width + boxX - 1) / boxX
@@ -96,6 +100,13 @@ public final class StreamingDownscaler {
     public func push(_ row: UnsafePointer<UInt8>) {
         defer { sourceRow += 1 }
         guard sourceRow >= crop.y, sourceRow < crop.y + crop.height else { return }
+        if copies {
+            output.withUnsafeMutableBufferPointer { o in
+                (o.baseAddress! + nextOutput * outputWidth * 4).update(from: row + crop.x * 4, count: outputWidth * 4)
+            }
+            nextOutput += 1
+            return
+        }
         if linearLight {
             pushLinear(row + crop.x * 4)
             return

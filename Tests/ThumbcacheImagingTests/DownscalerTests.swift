@@ -125,6 +125,22 @@ struct DownscalerTests {
         }
     }
 
+    /// A crop the size of the output is copied exactly, faint alpha included, which premultiplied
+    /// 8-bit resampling would round away (a pixel of 200 red at alpha 3 came back as 170).
+    @Test func sameSizeIsCopiedExactly() {
+        var pixels = [UInt8](repeating: 0, count: 40 * 30 * 4)
+        for i in pixels.indices { pixels[i] = UInt8(truncatingIfNeeded: i &* 2_654_435_761 >> 11) }
+        for p in stride(from: 3, to: pixels.count, by: 16) { pixels[p] = 3 }
+        let image = RGBAImage(width: 40, height: 30, pixels: pixels, hasAlpha: true)
+        #expect(streamingResize(image, width: 40, height: 30) == image)
+        let scaler = StreamingDownscaler(sourceWidth: 50, sourceHeight: 40, outputWidth: 40, outputHeight: 30,
+                                         crop: (5, 7, 40, 30), premultiply: true)
+        var framed = [UInt8](repeating: 9, count: 50 * 40 * 4)
+        for y in 0..<30 { framed.replaceSubrange(((y + 7) * 50 + 5) * 4..<((y + 7) * 50 + 45) * 4, with: pixels[y * 160..<(y + 1) * 160]) }
+        framed.withUnsafeBufferPointer { f in for y in 0..<40 { scaler.push(f.baseAddress! + y * 200) } }
+        #expect(scaler.isComplete && scaler.finish() == image)
+    }
+
     /// Memory does not grow with the source height: only a few output rows are open at once.
     @Test func tallImagesStream() {
         let scaler = StreamingDownscaler(sourceWidth: 64, sourceHeight: 40_000, outputWidth: 4, outputHeight: 256, premultiply: false)
