@@ -3,6 +3,7 @@ import Testing
 import ThumbcacheImaging
 import ThumbcacheIndex
 import ThumbcacheTestSupport
+import ThumbcacheWorker
 @testable import Thumbcache
 
 /// Every fuzz seed and every input that once crashed a harness (FuzzRegressions/), through the
@@ -83,6 +84,25 @@ struct FuzzRegressionTests {
             }
         }
         #expect(parsed >= Self.inputs("heif").filter { $0.path.contains("/Fuzz/Seeds/") }.count)
+    }
+
+    /// The TIFF shim (fuzz-tiff), through the image worker as a warm decodes it: a thumbnail or
+    /// the decoder's error naming the file, never a lost worker.
+    @Test func tiffInputs() throws {
+        let pool = WorkerPool(.init(workers: 1))
+        defer { pool.close() }
+        #expect(Self.inputs("tiff").count >= 8)
+        var decoded = 0
+        for file in Self.inputs("tiff") {
+            do {
+                _ = try pool.thumbnail(ofFileAt: file.path, options: Self.options, format: .tiff)
+                decoded += 1
+            } catch let error as ImagingError {
+                #expect(error.path == file.path)
+            }
+        }
+        #expect(pool.workersStarted == 1)
+        #expect(decoded >= Self.inputs("tiff").filter { $0.path.contains("/Fuzz/Seeds/") }.count)
     }
 
     @Test func sniffInputs() throws {
