@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "thumbcache-worker-documents", targets: ["thumbcache-worker-documents"]),
         .executable(name: "thumbcache-worker-media", targets: ["thumbcache-worker-media"]),
         .executable(name: "thumbcache-worker-vector", targets: ["thumbcache-worker-vector"]),
+        .executable(name: "thumbcache-worker-heavy", targets: ["thumbcache-worker-heavy"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -86,14 +87,17 @@ let package = Package(
         .target(name: "ThumbcacheIndex", dependencies: ["ThumbcacheLMDB", "ThumbcacheSync", "CXXHash"]),
         // Decoding, EXIF, resizing and encoding images; independent of the store.
         .target(name: "ThumbcacheImaging", dependencies: ["CPNG", "CJPEG", "ThumbcacheSync"]),
-        // Every decoder beyond PNG and JPEG, in four families, each linked into its own worker
+        // Every decoder beyond PNG and JPEG, in five families, each linked into its own worker
         // executable only, never into the library an app links (libheif pulls in GPL x265; poppler
         // and FFmpeg are GPL). A worker loads only its family's libraries: loading them all, FFmpeg's
         // above all, was most of a worker's start (Docs/SECURITY.md, "Worker families").
         // What the families share: mapped files, drawn sources, the shims' error messages.
         .target(name: "ThumbcacheCodecSupport", dependencies: ["ThumbcacheImaging", "ThumbcacheSync"]),
-        // Images: WebP, GIF, TIFF, HEIF/AVIF, JPEG XL, camera raw, BMP/ICO/PNM/TGA.
-        .target(name: "ThumbcacheCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "ThumbcacheSync", "CWebP", "CGIF", "CTIFF", "CHEIF", "CDe265", "CDav1d", "CRaw", "CJXL"]),
+        // Images: WebP, GIF, TIFF, HEIF/AVIF (libde265, dav1d), camera raw, BMP/ICO/PNM/TGA.
+        .target(name: "ThumbcacheCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "ThumbcacheSync", "CWebP", "CGIF", "CTIFF", "CDe265", "CDav1d", "CRaw"]),
+        // The image libraries slowest to load: libheif (with x265 and libaom) for the HEIF the
+        // direct path hands on, libjxl (with highway) for JPEG XL.
+        .target(name: "ThumbcacheHeavyCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "CHEIF", "CJXL"]),
         // Vector images: SVG through librsvg, whose cairo, pango and GLib are the heaviest load of any image library.
         .target(name: "ThumbcacheVectorCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "CSVG"]),
         // Documents: PDF, text, fonts, archive-borne documents (OpenDocument, OOXML, EPUB, comics).
@@ -140,11 +144,12 @@ let package = Package(
         .executableTarget(name: "thumbcache-worker-documents", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheDocumentCodecs"]),
         .executableTarget(name: "thumbcache-worker-media", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheMediaCodecs"]),
         .executableTarget(name: "thumbcache-worker-vector", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheVectorCodecs"]),
+        .executableTarget(name: "thumbcache-worker-heavy", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheHeavyCodecs"]),
         // A worker of every family with hostile test decoders (crash, hang, allocate, create files,
         // connect, exec); built for the tests only, never a product.
         .executableTarget(name: "thumbcache-test-worker", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheCodecs",
                                                                          "ThumbcacheDocumentCodecs", "ThumbcacheMediaCodecs",
-                                                                         "ThumbcacheVectorCodecs"]),
+                                                                         "ThumbcacheVectorCodecs", "ThumbcacheHeavyCodecs"]),
         // A small program the multi-process tests start, write into and kill.
         .executableTarget(name: "thumbcache-probe", dependencies: ["ThumbcacheStore", "ThumbcacheIndex", "ThumbcacheTestSupport"]),
 
@@ -160,9 +165,9 @@ let package = Package(
         .testTarget(
             name: "ThumbcacheTests",
             dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheWorker", "ThumbcacheTestSupport", "thumbcache", "thumbcache-worker",
-                           "thumbcache-worker-documents", "thumbcache-worker-media", "thumbcache-worker-vector", "thumbcache-test-worker",
-                           "CFileInfo", "ThumbcacheCodecs", "ThumbcacheDocumentCodecs", "ThumbcacheMediaCodecs", "ThumbcacheVectorCodecs",
-                           "ThumbcacheServer"],
+                           "thumbcache-worker-documents", "thumbcache-worker-media", "thumbcache-worker-vector", "thumbcache-worker-heavy",
+                           "thumbcache-test-worker", "CFileInfo", "ThumbcacheCodecs", "ThumbcacheDocumentCodecs", "ThumbcacheMediaCodecs",
+                           "ThumbcacheVectorCodecs", "ThumbcacheHeavyCodecs", "ThumbcacheServer"],
             exclude: ["FuzzRegressions"]  // inputs FuzzRegressionTests reads from the source tree
         ),
         // An app's view: only `import Thumbcache`, no test support, no internals.

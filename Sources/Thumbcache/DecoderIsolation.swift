@@ -6,7 +6,7 @@ import ThumbcacheWorker
 ///
 /// ``sandboxed`` (the default, and the CLI's) decodes in long-lived worker processes, one program
 /// per family of formats (`thumbcache-worker` for images, `thumbcache-worker-vector`,
-/// `thumbcache-worker-documents`, `thumbcache-worker-media`), that confine themselves before reading a byte (Docs/SECURITY.md): a crash, a hang, a memory
+/// `thumbcache-worker-heavy`, `thumbcache-worker-documents`, `thumbcache-worker-media`), that confine themselves before reading a byte (Docs/SECURITY.md): a crash, a hang, a memory
 /// blow-up or an exploit in a decoder costs the file it was decoding, and the worker is replaced.
 /// ``inProcess`` decodes in the calling process: for trusted files and the lowest latency. Both
 /// give the same pixels and metadata.

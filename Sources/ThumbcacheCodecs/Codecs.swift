@@ -2,10 +2,11 @@ import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
 extension ImageDecoders {
-    /// The image family's decoders: the standard PNG and JPEG ones and each image format's library
-    /// (Docs/IMAGING.md). What `thumbcache-worker` runs; linked into worker executables only,
-    /// because some of these libraries (libheif through x265) are GPL-licensed.
-    public static let images = ImageDecoders(ImageDecoders.standard.registrations.reversed() + [.webP, .gif, .tiff, .heif, .avif, .jpegXL, .bmp, .ico, .cur, .pnm, .tga]
+    /// The image family's decoders: the standard PNG and JPEG ones and each bitmap format's
+    /// library (Docs/IMAGING.md). What `thumbcache-worker` runs; linked into worker executables
+    /// only, as every format library is (Docs/LICENSES.md). A HEIF or AVIF the direct path does not
+    /// handle is handed on to the heavy family's libheif.
+    public static let images = ImageDecoders(ImageDecoders.standard.registrations.reversed() + [.webP, .gif, .tiff, .heif, .avif, .bmp, .ico, .cur, .pnm, .tga]
                                              + cameraRaw)
 
     /// One LibRaw registration per raw kind.
@@ -31,14 +32,29 @@ extension ImageDecoderRegistration {
     }
 
     /// HEIF (HEVC): the primary image or a large enough embedded thumbnail, through libde265 a
-    /// tile at a time when the picture is plain HEVC tiles, else through libheif.
-    public static let heif = ImageDecoderRegistration(.heif, open: DirectHEIFSource.open)
+    /// tile at a time when the picture is plain HEVC tiles; anything else is handed on to the
+    /// heavy family's worker (libheif).
+    public static let heif = directHEIF(fallback: handOnToLibheif)
 
-    /// AVIF: through dav1d a tile at a time when the picture is plain AV1 tiles, else through libheif.
-    public static let avif = ImageDecoderRegistration(.avif, open: DirectHEIFSource.open)
+    /// AVIF: through dav1d a tile at a time when the picture is plain AV1 tiles, else handed on
+    /// as HEIF is.
+    public static let avif = directAVIF(fallback: handOnToLibheif)
 
-    /// JPEG XL through libjxl: the first frame, upright.
-    public static let jpegXL = ImageDecoderRegistration(.jpegXL) { (fd, name) throws(ImagingError) in
-        try JXLSource(descriptor: fd, name: name)
+    /// HEIF with `fallback` for what the direct path does not handle.
+    package static func directHEIF(fallback: @escaping HEIFFallback) -> ImageDecoderRegistration {
+        ImageDecoderRegistration(.heif) { (fd, name) throws(ImagingError) in try DirectHEIFSource.open(descriptor: fd, name: name, fallback: fallback) }
     }
+
+    /// AVIF with `fallback` for what the direct path does not handle.
+    package static func directAVIF(fallback: @escaping HEIFFallback) -> ImageDecoderRegistration {
+        ImageDecoderRegistration(.avif) { (fd, name) throws(ImagingError) in try DirectHEIFSource.open(descriptor: fd, name: name, fallback: fallback) }
+    }
+
+    /// The image worker does not load libheif: the pool sends the file to the worker that does.
+    private static let handOnToLibheif: HEIFFallback = { (_, name) throws(ImagingError) in
+        throw ImagingError(path: name, reason: .decodedElsewhere(by: libheifFamily))
+    }
+
+    /// The worker family that has libheif (``WorkerFamily``'s raw value in ThumbcacheWorker).
+    package static let libheifFamily = "heavy"
 }

@@ -3,6 +3,10 @@ import ThumbcacheCodecSupport
 import ThumbcacheImaging
 import ThumbcacheSync
 
+/// What opens a HEIF or AVIF the direct path does not handle, from the mapping already made:
+/// libheif in the worker that has it, a hand-off to that worker in the one that does not.
+package typealias HEIFFallback = @Sendable (_ file: MappedFile, _ name: String) throws(ImagingError) -> any RowSource
+
 /// A HEIF whose picture is HEVC (HEIC) or AV1 (AVIF) — one coded image or a grid of tiles, as
 /// phones write — decoded straight through libde265 or dav1d, a tile at a time, with our own
 /// container reader (``HEIFContainer``).
@@ -41,14 +45,14 @@ final class DirectHEIFSource: RowSource {
     }
 
     /// The HEIF or AVIF on `descriptor`: decoded directly when its primary image is one this
-    /// decoder handles, else by libheif (``HEIFSource``) from the same mapping. A container our
-    /// reader rejects is left to libheif too, whose error then names the fault.
-    static func open(descriptor: Int32, name: String) throws(ImagingError) -> any RowSource {
+    /// decoder handles, else by `fallback` (libheif) from the same mapping. A container our reader
+    /// rejects is left to the fallback too, whose error then names the fault.
+    static func open(descriptor: Int32, name: String, fallback: HEIFFallback) throws(ImagingError) -> any RowSource {
         let file = try MappedFile(descriptor: descriptor, name: name)
         if let container = try? HEIFContainer(file.bytes), let direct = DirectHEIFSource(file: file, container: container, name: name) {
             return direct
         }
-        return try HEIFSource(file: file, name: name)
+        return try fallback(file, name)
     }
 
     private init?(file: MappedFile, container: HEIFContainer, name: String) {

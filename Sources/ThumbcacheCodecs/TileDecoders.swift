@@ -1,6 +1,7 @@
 import CDav1d
 import CDe265
 import Glibc
+import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
 /// The codec of a HEIF item's coded picture.

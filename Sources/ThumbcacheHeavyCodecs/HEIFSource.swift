@@ -171,40 +171,8 @@ final class HEIFSource: RowSource {
     }
 }
 
-/// The planes of a decoded HEIF image — YCbCr 4:2:0, 4:2:2 or 4:4:4, planar RGB, or gray; 8 bits
-/// or more (stored in 16) — as libheif or libde265 deliver them, and how to turn a row of them
-/// into RGBA: the matrix (BT.601, BT.709 or BT.2020 from the image's nclx profile, BT.601 when it
-/// has none) and the range. Chroma is taken from the co-sited sample (the image is about to be shrunk).
-struct PlanarImage {
-    let width: Int
-    let height: Int
-    enum Model: Equatable { case ycbcr(subsampleX: Int, subsampleY: Int), rgb, gray }
-    private let model: Model
-    /// Up to three colour planes (Y/Cb/Cr, R/G/B, or Y) and the alpha plane: base and stride in bytes.
-    private let planes: [(UnsafePointer<UInt8>, Int)]
-    private let alpha: (UnsafePointer<UInt8>, Int)?
-    /// Sample bits; above 8 each sample takes two bytes.
-    private let bits: Int
-    private let full: Bool
-    private let kr, kb: Float
-
-    init(width: Int, height: Int, model: Model, planes: [(UnsafePointer<UInt8>, Int)], alpha: (UnsafePointer<UInt8>, Int)? = nil,
-         bits: Int, fullRange: Bool, coefficients: (kr: Float, kb: Float)) {
-        (self.width, self.height, self.model, self.planes, self.alpha, self.bits) = (width, height, model, planes, alpha, bits)
-        (full, kr, kb) = (fullRange, coefficients.kr, coefficients.kb)
-    }
-
-    /// Kr and Kb of an nclx matrix (ISO/IEC 23091-2 numbers), BT.601's when unspecified; nil for
-    /// the matrices this conversion does not do (YCgCo, constant luminance…).
-    static func coefficients(matrix: Int) -> (kr: Float, kb: Float)? {
-        switch matrix {
-        case 1: (0.2126, 0.0722)
-        case 0, 2, 5, 6: (0.299, 0.114)
-        case 9: (0.2627, 0.0593)
-        default: nil
-        }
-    }
-
+extension PlanarImage {
+    /// libheif's decoded `image`, nil for a layout the conversion does not do.
     init?(_ image: OpaquePointer, alpha hasAlpha: Bool) {
         func plane(_ channel: heif_channel) -> (UnsafePointer<UInt8>, Int)? {
             var stride: Int32 = 0
@@ -248,66 +216,5 @@ struct PlanarImage {
         if coefficients == nil, case .ycbcr = model { return nil }  // YCgCo and the rest: libheif converts those
         self.init(width: width, height: height, model: model, planes: found, alpha: alpha, bits: bits, fullRange: fullRange,
                   coefficients: coefficients ?? (0.299, 0.114))
-    }
-
-    /// Sample `x` of a row starting at `row`, at 8 bits.
-    @inline(__always)
-    private func sample(_ row: UnsafePointer<UInt8>, _ x: Int) -> Int32 {
-        if bits == 8 { return Int32(row[x]) }
-        let v = Int32(UnsafeRawPointer(row).loadUnaligned(fromByteOffset: x * 2, as: UInt16.self))
-        return (v * 255 + (1 << (bits - 1))) >> Int32(bits)
-    }
-
-    /// The rows a `shrink` of 1 or 2 makes: 2 averages each 2×2 block before converting (the
-    /// conversion is affine, so this is the box pre-shrink the downscaler would do, at a quarter
-    /// of the cost).
-    func size(shrink: Int) -> (width: Int, height: Int) { ((width + shrink - 1) / shrink, (height + shrink - 1) / shrink) }
-
-    /// Output row `r` (at `shrink` 1 or 2) as RGBA into `out`. Fixed-point BT.601/709/2020.
-    func convert(row r: Int, shrink: Int, into out: UnsafeMutablePointer<UInt8>) {
-        let outWidth = (width + shrink - 1) / shrink
-        let top = r * shrink, bottom = min(r * shrink + shrink - 1, height - 1)
-        func rowStart(_ plane: Int, _ y: Int) -> UnsafePointer<UInt8> {
-            let p = planes[plane]
-            if plane > 0, case .ycbcr(_, let sy) = model { return p.0 + (y / sy) * p.1 }
-            return p.0 + y * p.1
-        }
-        let a0 = alpha.map { $0.0 + top * $0.1 }, a1 = alpha.map { $0.0 + bottom * $0.1 }
-        // Luma and chroma scales in 16.16 fixed point, the limited range folded in.
-        let kg = 1 - kr - kb
-        let cs: Float = full ? 1 : 255 / 224
-        let ys: Int32 = full ? 65536 : Int32((65536 * 255 / 219 as Float).rounded()), yo: Int32 = full ? 0 : 16
-        let crR = Int32((2 * (1 - kr) * cs * 65536).rounded()), cbB = Int32((2 * (1 - kb) * cs * 65536).rounded())
-        let cbG = Int32((2 * kb * (1 - kb) / kg * cs * 65536).rounded()), crG = Int32((2 * kr * (1 - kr) / kg * cs * 65536).rounded())
-        @inline(__always) func clamp(_ v: Int32) -> UInt8 { UInt8(clamping: (v + 32768) >> 16) }
-        let rows0 = (0..<planes.count).map { rowStart($0, top) }, rows1 = (0..<planes.count).map { rowStart($0, bottom) }
-        let sx: Int
-        if case .ycbcr(let x, _) = model { sx = x } else { sx = 1 }
-        for x in 0..<outWidth {
-            let left = x * shrink, right = min(x * shrink + shrink - 1, width - 1)
-            // The block's average of each plane (chroma at its own resolution).
-            @inline(__always) func average(_ plane: Int, _ scale: Int) -> Int32 {
-                if shrink == 1 { return sample(rows0[plane], left / scale) }
-                return (sample(rows0[plane], left / scale) + sample(rows0[plane], right / scale)
-                        + sample(rows1[plane], left / scale) + sample(rows1[plane], right / scale) + 2) >> 2
-            }
-            let o = x * 4
-            switch model {
-            case .gray:
-                let v = clamp((average(0, 1) - yo) * ys)
-                (out[o], out[o + 1], out[o + 2]) = (v, v, v)
-            case .rgb:
-                (out[o], out[o + 1], out[o + 2]) = (UInt8(average(0, 1)), UInt8(average(1, 1)), UInt8(average(2, 1)))
-            case .ycbcr:
-                let l = (average(0, 1) - yo) * ys, u = average(1, sx) - 128, v = average(2, sx) - 128
-                (out[o], out[o + 1], out[o + 2]) = (clamp(l + crR * v), clamp(l - cbG * u - crG * v), clamp(l + cbB * u))
-            }
-            if let a0, let a1 {
-                out[o + 3] = shrink == 1 ? UInt8(sample(a0, left))
-                    : UInt8((sample(a0, left) + sample(a0, right) + sample(a1, left) + sample(a1, right) + 2) >> 2)
-            } else {
-                out[o + 3] = 255
-            }
-        }
     }
 }

@@ -19,6 +19,10 @@ public struct ImagingError: Error, Sendable, Hashable, Codable, CustomStringConv
         /// The file is read fine but has no picture to show (an audio file without a cover): the
         /// type's icon stands for it.
         case noPicture(String)
+        /// This process's decoder leaves the file to another worker program, which `by` names (a
+        /// worker family): a HEIF the direct path does not handle goes to the one with libheif.
+        /// The worker pool sends it there; elsewhere it is the reason the file failed.
+        case decodedElsewhere(by: String)
 
         public var description: String {
             switch self {
@@ -30,6 +34,7 @@ public struct ImagingError: Error, Sendable, Hashable, Codable, CustomStringConv
             case .corrupt(let message): "corrupt or truncated image: \(message)"
             case .encodingFailed(let message): "cannot encode thumbnail: \(message)"
             case .noPicture(let what): "\(Self.noPictureText): \(what)"
+            case .decodedElsewhere(let family): "decoded only by the \(family) worker"
             }
         }
 

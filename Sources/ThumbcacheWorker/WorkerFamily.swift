@@ -8,6 +8,9 @@ package enum WorkerFamily: String, CaseIterable, Sendable, Hashable {
     case images
     /// SVG through librsvg, cairo and pango: `thumbcache-worker-vector`.
     case vector
+    /// The image libraries slowest to load: libheif for the HEIF and AVIF files the image
+    /// worker hands on, libjxl for JPEG XL: `thumbcache-worker-heavy`.
+    case heavy
     /// PDF, text, fonts and documents that carry a picture: `thumbcache-worker-documents`.
     case documents
     /// Video and audio through FFmpeg: `thumbcache-worker-media`.
@@ -24,6 +27,7 @@ package enum WorkerFamily: String, CaseIterable, Sendable, Hashable {
         for signature in MediaFormats.movies + MediaFormats.audio { families[signature.format] = .media }
         for signature in MediaFormats.documents + MediaFormats.text + MediaFormats.fonts { families[signature.format] = .documents }
         families[.svg] = .vector
+        families[.jpegXL] = .heavy
         return families
     }()
 

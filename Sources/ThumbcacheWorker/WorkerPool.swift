@@ -7,8 +7,9 @@ import ThumbcacheSync
 /// Long-lived, confined worker processes that decode files for this process: a crash, a hang
 /// or an exploit in a decoder costs the file it was decoding, never the caller.
 ///
-/// A file goes to a worker of its format's ``WorkerFamily`` (images, documents, media), each a
-/// program that loads only its family's libraries. Workers start on first use of their family
+/// A file goes to a worker of its format's ``WorkerFamily`` (images, vector, heavy, documents,
+/// media), each a program that loads only its family's libraries; a worker may hand a file on to
+/// another family's (the image worker's HEIF path to libheif's), once. Workers start on first use of their family
 /// (all of that family's then if ``Configuration/startsAllAtOnce``); at most
 /// ``Configuration/workers`` decode at once, over all families, and idle ones are reused across
 /// files (no process per file). The parent opens each file and passes the descriptor; the worker
@@ -146,18 +147,29 @@ package final class WorkerPool: ImageDecoding {
         case .failure(let errno): throw ImagingError(path: path, reason: .unreadable(errno.description))
         }
         defer { Glibc.close(fd) }
-        let worker = try checkOut(Self.family(of: fd, path: path, format: format), path: path)
-        let deadline = MonotonicClock.nanoseconds() + UInt64(configuration.timeout * 1e9)
-        do {
-            let (reply, pixels) = try worker.call(request, file: fd, deadline: deadline, maxPixelBytes: maxPixelBytes)
-            worker.served += 1
-            checkIn(worker)
-            if let error = reply.error { throw ImagingError(path: path, reason: error.reason) }
-            return (reply, pixels)
-        } catch let error as ImagingError {
-            throw error
-        } catch {
-            throw WorkerFailure(path: path, reason: discard(worker, after: error))
+        var family = Self.family(of: fd, path: path, format: format)
+        var handedOn = false
+        while true {
+            let worker = try checkOut(family, path: path)
+            let deadline = MonotonicClock.nanoseconds() + UInt64(configuration.timeout * 1e9)
+            do {
+                let (reply, pixels) = try worker.call(request, file: fd, deadline: deadline, maxPixelBytes: maxPixelBytes)
+                worker.served += 1
+                checkIn(worker)
+                // A worker that leaves the file to another family's (a HEIF for libheif) is
+                // followed once; the next worker reads the file from its start again.
+                if case .decodedElsewhere(let name)? = reply.error?.reason, !handedOn, let next = WorkerFamily(rawValue: name), next != family {
+                    (family, handedOn) = (next, true)
+                    lseek(fd, 0, SEEK_SET)
+                    continue
+                }
+                if let error = reply.error { throw ImagingError(path: path, reason: error.reason) }
+                return (reply, pixels)
+            } catch let error as ImagingError {
+                throw error
+            } catch {
+                throw WorkerFailure(path: path, reason: discard(worker, after: error))
+            }
         }
     }
 

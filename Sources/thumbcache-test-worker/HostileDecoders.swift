@@ -7,7 +7,7 @@ import ThumbcacheImaging
 /// `TCHOSTILE:<action>:<argument>\n`; the content sniffer sees a PNG, so the parent sends it to
 /// a worker, whose registry picks the hostile decoder by its longer magic.
 enum HostileDecoders {
-    static let actions = ["segv", "spin", "alloc", "create", "connect", "exec", "signal", "sleep"]
+    static let actions = ["segv", "spin", "alloc", "create", "connect", "exec", "signal", "sleep", "elsewhere"]
 
     static var registrations: [ImageDecoderRegistration] {
         actions.map { action in
@@ -79,6 +79,9 @@ final class HostileSource: RowSource {
             throw ImagingError(path: name, reason: .corrupt("signalling \(argument): \(sent == 0 ? "succeeded" : String(cString: strerror(errno)))"))
         case "sleep":
             usleep(UInt32((Int(argument) ?? 1000) * 1000))
+        case "elsewhere":
+            // Hands the file on to the family named, whose worker (this program again) does the same.
+            throw ImagingError(path: name, reason: .decodedElsewhere(by: argument))
         default:
             break
         }

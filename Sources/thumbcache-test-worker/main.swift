@@ -2,6 +2,7 @@
 // sandbox tests start through THUMBCACHE_WORKER. Never a product, never installed.
 import ThumbcacheCodecs
 import ThumbcacheDocumentCodecs
+import ThumbcacheHeavyCodecs
 import ThumbcacheImaging
 import ThumbcacheMediaCodecs
 import ThumbcacheSandbox
@@ -9,7 +10,11 @@ import ThumbcacheVectorCodecs
 
 // Every family in the order each worker tries its own (a registration goes before those already made).
 var decoders = ImageDecoders(Array((ImageDecoders.documents.registrations + ImageDecoders.media.registrations
-                                    + ImageDecoders.vector.registrations + ImageDecoders.images.registrations).reversed()))
+                                    + ImageDecoders.vector.registrations + ImageDecoders.heavy.registrations
+                                    + ImageDecoders.images.registrations).reversed()))
+// HEIF and AVIF as the two image workers decode them together: directly, else through libheif here.
+decoders.register(.directHEIF(fallback: ImageDecoderRegistration.libheif))
+decoders.register(.directAVIF(fallback: ImageDecoderRegistration.libheif))
 for registration in HostileDecoders.registrations { decoders.register(registration) }
 preloadFonts()
 WorkerMain.run(decoders: decoders)

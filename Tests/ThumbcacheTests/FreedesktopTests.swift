@@ -173,7 +173,7 @@ struct FreedesktopTests {
             set -e
             mount -t tmpfs tmpfs /usr/local
             mkdir -p /usr/local/bin
-            for program in thumbcache thumbcache-worker thumbcache-worker-vector thumbcache-worker-documents thumbcache-worker-media; do
+            for program in thumbcache thumbcache-worker thumbcache-worker-vector thumbcache-worker-heavy thumbcache-worker-documents thumbcache-worker-media; do
               cp "\(products)/$program" /usr/local/bin/
             done
             # What the loader finds outside /usr and /lib (the Swift runtime), found there through $ORIGIN.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ThumbcacheCodecs
+import ThumbcacheHeavyCodecs
 import ThumbcacheImaging
 import ThumbcacheTestSupport
 @testable import Thumbcache
@@ -345,12 +346,18 @@ struct ImageFormatTests {
         let largeOpaque = Self.source(width: 1440, height: 960)
         let largeAVIF = try Self.fixture(dir, "large.avif", from: largeOpaque, "convert") { [$0, "-alpha", "off", "-quality", "95", $1] }
         try Self.expectMatches(largeAVIF, largeOpaque)
-        // Plain HEVC and AV1 pictures are decoded directly by libde265 and dav1d; alpha goes to libheif.
-        for (path, decoder) in [(heic, "DirectHEIFSource"), (avif, "DirectHEIFSource"), (largeAVIF, "DirectHEIFSource"), (alpha, "HEIFSource")] {
+        // Plain HEVC and AV1 pictures are decoded directly by libde265 and dav1d; the image worker
+        // hands alpha on to the heavy worker's libheif (the pool follows it: expectMatches above).
+        for path in [heic, avif, largeAVIF] {
             let fd = open(path, O_RDONLY)
             defer { close(fd) }
-            #expect(String(describing: type(of: try ImageDecoders.images.open(fd, name: path).1)) == decoder, "\(path)")
+            #expect(String(describing: type(of: try ImageDecoders.images.open(fd, name: path).1)) == "DirectHEIFSource", "\(path)")
         }
+        let fd = open(alpha, O_RDONLY)
+        defer { close(fd) }
+        let handedOn = #expect(throws: ImagingError.self) { try ImageDecoders.images.open(fd, name: alpha) }
+        #expect(handedOn?.reason == .decodedElsewhere(by: ImageDecoderRegistration.libheifFamily))
+        #expect(String(describing: type(of: try ImageDecoders.heavy.open(fd, name: alpha).1)) == "HEIFSource")
     }
 
     /// HEIF's transforms are libheif's to apply; an EXIF orientation in the file (iPhones write

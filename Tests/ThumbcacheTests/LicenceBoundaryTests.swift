@@ -7,7 +7,7 @@ import ThumbcacheTestSupport
 struct LicenceBoundaryTests {
     /// Targets that link what must stay out of the library products.
     static let workerOnly: Set<String> = ["CSandbox", "ThumbcacheSandbox", "ThumbcacheCodecSupport", "ThumbcacheCodecs", "ThumbcacheDocumentCodecs",
-                                                 "ThumbcacheMediaCodecs", "ThumbcacheVectorCodecs", "CWebP", "CGIF", "CTIFF", "CHEIF", "CDe265", "CDav1d", "CSVG", "CRSVG", "CRaw", "CJXL", "CVideo", "CPDF", "CPoppler", "CText", "CFreeType", "CArchive"]
+                                                 "ThumbcacheMediaCodecs", "ThumbcacheVectorCodecs", "ThumbcacheHeavyCodecs", "CWebP", "CGIF", "CTIFF", "CHEIF", "CDe265", "CDav1d", "CSVG", "CRSVG", "CRaw", "CJXL", "CVideo", "CPDF", "CPoppler", "CText", "CFreeType", "CArchive"]
 
     struct Manifest: Decodable {
         struct Product: Decodable {
@@ -54,8 +54,9 @@ struct LicenceBoundaryTests {
         }
         // Each family's worker links its own decoders and no other family's libraries: loading
         // them is most of a worker's start.
-        let families: [(worker: String, own: Set<String>)] = [("thumbcache-worker", ["ThumbcacheCodecs", "CHEIF", "CRaw"]),
+        let families: [(worker: String, own: Set<String>)] = [("thumbcache-worker", ["ThumbcacheCodecs", "CDe265", "CRaw"]),
                                                               ("thumbcache-worker-vector", ["ThumbcacheVectorCodecs", "CSVG"]),
+                                                              ("thumbcache-worker-heavy", ["ThumbcacheHeavyCodecs", "CHEIF", "CJXL"]),
                                                               ("thumbcache-worker-documents", ["ThumbcacheDocumentCodecs", "CPDF", "CText"]),
                                                               ("thumbcache-worker-media", ["ThumbcacheMediaCodecs", "CVideo"])]
         for (worker, own) in families {

@@ -226,6 +226,30 @@ struct SandboxTests {
         #expect(pool.workersStarted == 4)
     }
 
+    /// The image worker hands a HEIF it cannot decode directly (alpha) to the heavy worker, which
+    /// has libheif, and JPEG XL goes there from the start; a file handed on again is not followed.
+    @Test func aFileHandedOnGoesToTheFamilyNamedOnce() throws {
+        let dir = TemporaryDirectory()
+        let clear = ImageFormatTests.source(width: 96, height: 64, alpha: true)
+        let alpha = try ImageFormatTests.fixture(dir, "alpha.heic", from: clear, "heif-enc") { ["-q", "95", "-o", $1, $0] }
+        let pool = WorkerPool(.init(workers: 1))
+        let box = ThumbnailOptions(maxWidth: 64, maxHeight: 64)
+        let made = try pool.thumbnail(ofFileAt: alpha, options: box, format: nil)
+        #expect(made.image.hasAlpha && made.info.format == .heif)
+        #expect(pool.familiesStarted == [.images, .heavy] && pool.workersStarted == 2)
+        #expect(try pool.info(ofFileAt: alpha, format: nil).pixelWidth == 96)
+        let jxl = try ImageFormatTests.fixture(dir, "photo.jxl", from: clear, "cjxl") { [$0, $1, "--quiet"] }
+        let fresh = WorkerPool(.init(workers: 1))
+        #expect(try fresh.thumbnail(ofFileAt: jxl, options: box, format: nil).info.format == .jpegXL)
+        #expect(fresh.familiesStarted == [.heavy])
+        // The test worker serves every family: a file that says "elsewhere" each time is followed once.
+        let looping = try dir.write("loop.png", Self.hostile("elsewhere", WorkerFamily.heavy.rawValue))
+        let testPool = WorkerPool(.init(executable: ChildProcess.productsDirectory + "/thumbcache-test-worker", workers: 1))
+        let error = #expect(throws: ImagingError.self) { try testPool.thumbnail(ofFileAt: looping, options: box, format: nil) }
+        #expect(error?.reason == .decodedElsewhere(by: "heavy") && error?.path == looping)
+        #expect(testPool.workersStarted == 2)
+    }
+
     /// A batch pool starts each family's workers once: threads that bring the family's first
     /// files at the same moment share the workers started, instead of each starting a full set.
     @Test func threadsStartingAFamilyTogetherStartItOnce() throws {
