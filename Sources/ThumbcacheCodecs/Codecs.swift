@@ -34,20 +34,15 @@ extension ImageDecoderRegistration {
     /// HEIF (HEVC): the primary image or a large enough embedded thumbnail, through libde265 a
     /// tile at a time when the picture is plain HEVC tiles; anything else is handed on to the
     /// heavy family's worker (libheif).
-    public static let heif = directHEIF(fallback: handOnToLibheif)
+    public static let heif = directHEIF(.heif, fallback: handOnToLibheif)
 
     /// AVIF: through dav1d a tile at a time when the picture is plain AV1 tiles, else handed on
     /// as HEIF is.
-    public static let avif = directAVIF(fallback: handOnToLibheif)
+    public static let avif = directHEIF(.avif, fallback: handOnToLibheif)
 
-    /// HEIF with `fallback` for what the direct path does not handle.
-    package static func directHEIF(fallback: @escaping HEIFFallback) -> ImageDecoderRegistration {
-        ImageDecoderRegistration(.heif) { (fd, name) throws(ImagingError) in try DirectHEIFSource.open(descriptor: fd, name: name, fallback: fallback) }
-    }
-
-    /// AVIF with `fallback` for what the direct path does not handle.
-    package static func directAVIF(fallback: @escaping HEIFFallback) -> ImageDecoderRegistration {
-        ImageDecoderRegistration(.avif) { (fd, name) throws(ImagingError) in try DirectHEIFSource.open(descriptor: fd, name: name, fallback: fallback) }
+    /// HEIF or AVIF (`signature`) through the direct path, with `fallback` for what it does not handle.
+    package static func directHEIF(_ signature: ImageFormatSignature, fallback: @escaping HEIFFallback) -> ImageDecoderRegistration {
+        ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in try DirectHEIFSource.open(descriptor: fd, name: name, fallback: fallback) }
     }
 
     /// The image worker does not load libheif: the pool sends the file to the worker that does.

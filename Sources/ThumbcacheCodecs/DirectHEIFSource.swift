@@ -11,9 +11,9 @@ package typealias HEIFFallback = @Sendable (_ file: MappedFile, _ name: String) 
 /// phones write — decoded straight through libde265 or dav1d, a tile at a time, with our own
 /// container reader (``HEIFContainer``).
 ///
-/// Against libheif 1.15 (``HEIFSource``, still used for everything else: alpha, cropping, overlays)
-/// this holds one tile's planes instead of the whole picture twice over, and on a shrinking decode
-/// it skips the in-loop filters (HEVC's deblocking and SAO, AV1's deblocking, CDEF and loop
+/// Against libheif 1.15 (`HEIFSource` in the heavy worker, still used for everything else:
+/// alpha, cropping, overlays) this holds one tile's planes instead of the whole picture twice
+/// over, and on a shrinking decode it skips the in-loop filters (HEVC's deblocking and SAO, AV1's deblocking, CDEF and loop
 /// restoration), whose effect a thumbnail averages away. Transforms (irot, imir) become the
 /// source's orientation, applied to the small result.
 final class DirectHEIFSource: RowSource {
@@ -295,10 +295,9 @@ final class DirectHEIFSource: RowSource {
             }
             data = UnsafeRawBufferPointer(all)
         }
-        // A failure below leaves the tile with its decoder, which gives it back on its next
-        // decode or when it goes.
-        // The library copies the coded bytes: the file's pages of them are given back before the
-        // picture is allocated (a single-picture HEIC's slice is megabytes).
+        // The library copies the coded bytes, so the file's pages of them go before the picture is
+        // allocated (a single-picture HEIC's slice is megabytes). A failure below leaves the tile
+        // with its decoder, which gives it back on its next decode or when it goes.
         let decoded = try decoder.decode(config: UnsafeRawBufferPointer(rebasing: bytes[picture.configs[tile]!]), data: data, tile: tile,
                                          declared: (picture.tileWidth, picture.tileHeight)) { for e in extents { file.release(e) } }
         guard decoded.width >= width, decoded.height >= height else {

@@ -6,19 +6,14 @@ extension ImageDecoders {
     /// links its encoders, x265 and libaom) and libjxl (with highway, which times its clock as it
     /// loads). What `thumbcache-worker-heavy` runs: the HEIF and AVIF files the image worker's
     /// direct path hands on (alpha, more than 8 bits, cropping, overlays), and JPEG XL.
-    public static let heavy = ImageDecoders([.heifThroughLibheif, .avifThroughLibheif, .jpegXL])
+    public static let heavy = ImageDecoders([.throughLibheif(.heif), .throughLibheif(.avif), .jpegXL])
 }
 
 extension ImageDecoderRegistration {
-    /// HEIF through libheif, whatever its picture: the primary image or a large enough embedded
-    /// thumbnail.
-    public static let heifThroughLibheif = ImageDecoderRegistration(.heif) { (fd, name) throws(ImagingError) in
-        try HEIFSource(file: MappedFile(descriptor: fd, name: name), name: name)
-    }
-
-    /// AVIF through libheif (and its dav1d), whatever its picture.
-    public static let avifThroughLibheif = ImageDecoderRegistration(.avif) { (fd, name) throws(ImagingError) in
-        try HEIFSource(file: MappedFile(descriptor: fd, name: name), name: name)
+    /// HEIF or AVIF (`signature`) through libheif, whatever its picture: the primary image or a
+    /// large enough embedded thumbnail.
+    public static func throughLibheif(_ signature: ImageFormatSignature) -> ImageDecoderRegistration {
+        ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in try libheif(MappedFile(descriptor: fd, name: name), name) }
     }
 
     /// JPEG XL through libjxl: the first frame, upright.

@@ -9,8 +9,8 @@ import ThumbcacheSync
 ///
 /// A file goes to a worker of its format's ``WorkerFamily`` (images, vector, heavy, documents,
 /// media), each a program that loads only its family's libraries; a worker may hand a file on to
-/// another family's (the image worker's HEIF path to libheif's), once. Workers start on first use of their family
-/// (all of that family's then if ``Configuration/startsAllAtOnce``); at most
+/// another family's (the image worker's HEIF path to libheif's), once. Workers start on first use
+/// of their family (all of that family's then if ``Configuration/startsAllAtOnce``); at most
 /// ``Configuration/workers`` decode at once, over all families, and idle ones are reused across
 /// files (no process per file). The parent opens each file and passes the descriptor; the worker
 /// answers with the downscaled pixels and the header's metadata, which the parent checks against

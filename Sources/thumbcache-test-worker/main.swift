@@ -13,8 +13,8 @@ var decoders = ImageDecoders(Array((ImageDecoders.documents.registrations + Imag
                                     + ImageDecoders.vector.registrations + ImageDecoders.heavy.registrations
                                     + ImageDecoders.images.registrations).reversed()))
 // HEIF and AVIF as the two image workers decode them together: directly, else through libheif here.
-decoders.register(.directHEIF(fallback: ImageDecoderRegistration.libheif))
-decoders.register(.directAVIF(fallback: ImageDecoderRegistration.libheif))
+decoders.register(.directHEIF(.heif, fallback: ImageDecoderRegistration.libheif))
+decoders.register(.directHEIF(.avif, fallback: ImageDecoderRegistration.libheif))
 for registration in HostileDecoders.registrations { decoders.register(registration) }
 preloadFonts()
 WorkerMain.run(decoders: decoders)

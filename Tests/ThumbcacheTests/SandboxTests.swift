@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import ThumbcacheCodecs
 import ThumbcacheImaging
 import ThumbcacheTestSupport
 @testable import Thumbcache
@@ -232,6 +233,7 @@ struct SandboxTests {
         let dir = TemporaryDirectory()
         let clear = ImageFormatTests.source(width: 96, height: 64, alpha: true)
         let alpha = try ImageFormatTests.fixture(dir, "alpha.heic", from: clear, "heif-enc") { ["-q", "95", "-o", $1, $0] }
+        #expect(WorkerFamily(rawValue: ImageDecoderRegistration.libheifFamily) == .heavy)
         let pool = WorkerPool(.init(workers: 1))
         let box = ThumbnailOptions(maxWidth: 64, maxHeight: 64)
         let made = try pool.thumbnail(ofFileAt: alpha, options: box, format: nil)
