@@ -22,6 +22,25 @@ struct PipelineTests {
         func provideThumbnail(for request: ThumbnailProviderRequest) throws -> ThumbnailReply { throw Unparseable() }
     }
 
+    /// The stat cache keeps a file's type under the registry's stamp: the same declarations give
+    /// the same stamp, and any change to what detection reads (a magic's offset or bytes, an
+    /// extension, a parent) gives another, so those types are detected again.
+    @Test func theTypesStampFollowsWhatDetectionReads() {
+        func stamp(_ magic: Magic, extensions: [String] = ["broken"], parents: [ContentType] = [.image]) -> UInt32 {
+            var t = ContentTypeRegistry()
+            t.declare(ContentTypeDeclaration(Self.broken, conformsTo: parents, extensions: extensions, magic: [magic]))
+            return t.stamp
+        }
+        let base = stamp(Magic("BRK").and("!", at: 8))
+        #expect(stamp(Magic("BRK").and("!", at: 8)) == base)
+        #expect(stamp(Magic("BRK").and("!", at: 9)) != base)
+        #expect(stamp(Magic("BRL").and("!", at: 8)) != base)
+        #expect(stamp(Magic("BR").and("K!", at: 8)) != base)
+        #expect(stamp(Magic("BRK").and("!", at: 8), extensions: ["broken", "brk"]) != base)
+        #expect(stamp(Magic("BRK").and("!", at: 8), parents: [.image, .data]) != base)
+        #expect(base != ContentTypeRegistry().stamp)
+    }
+
     /// A provider's own error about a file is remembered by the generator as by the warmer (the
     /// generator used to remember only decoder errors, and asked the provider again every time).
     @Test func aProvidersFailureIsRememberedByTheGeneratorAsByTheWarmer() async throws {
