@@ -29,6 +29,8 @@ struct HostileFormatTests {
             "tiff-tiled": try make("tiled.tif", photo, "convert") { [$0, "-alpha", "off", "-define", "tiff:tile-geometry=64x64", $1] },
             "heic": try make("photo.heic", photo, "heif-enc") { ["-q", "90", "-o", $1, $0] },
             "heic-grid": try ImageFormatTests.heicGrid(dir, "grid.heic", from: photo, tile: 128, rotate: 1),
+            // Alpha: the image worker hands it on to the heavy worker's libheif.
+            "heic-alpha": try make("alpha.heic", clear, "heif-enc") { ["-q", "90", "-o", $1, $0] },
             "avif": try make("photo.avif", photo, "convert") { [$0, "-alpha", "off", $1] },
             "jxl": try make("photo.jxl", clear, "cjxl") { [$0, $1, "--quiet"] },
             "svg": try dir.write("drawing.svg", Array(ImageFormatTests.flatSVG.replacingOccurrences(of: "SIZE", with: "width=\"40\" height=\"20\"")
@@ -82,7 +84,7 @@ struct HostileFormatTests {
         }
         // Most cuts fail with the decoder's reason; none may cost a worker.
         #expect(total - failed <= 2, "\(failed) of \(total) truncated files failed")
-        // One worker per family (images, vector) and no more.
+        // One worker per family (images, vector, heavy) and no more.
         #expect(Self.pool.workersStarted - started == Self.pool.familiesStarted.count - families, "a worker was replaced: one crashed or hung")
     }
 
