@@ -150,9 +150,10 @@ package struct ThumbnailPipeline: Sendable {
         switch error {
         case let error as ImagingError:
             switch error.reason {
-            // A read that failed, or a decoder this process does not link (an --in-process warm of
-            // a WebP): a sandboxed run would succeed, so nothing is remembered against the bytes.
-            case .unreadable, .decoderNotInProcess: return false
+            // A read that failed, or a decoder this process or worker does not link (an
+            // --in-process warm of a WebP, one worker program set for every family): a run with
+            // every family's worker would succeed, so nothing is remembered against the bytes.
+            case .unreadable, .decoderNotInProcess, .decodedElsewhere: return false
             default: return true
             }
         case let error as WorkerFailure: return error.isContentFault

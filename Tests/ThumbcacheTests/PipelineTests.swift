@@ -84,6 +84,7 @@ struct PipelineTests {
     @Test func whatCountsAsTheContentsFault() {
         #expect(ThumbnailPipeline.isContentFault(ImagingError(path: "p", reason: .corrupt("bad"))))
         #expect(!ThumbnailPipeline.isContentFault(ImagingError(path: "p", reason: .unreadable("Permission denied"))))
+        #expect(!ThumbnailPipeline.isContentFault(ImagingError(path: "p", reason: .decodedElsewhere(by: "heavy"))))
         #expect(!ThumbnailPipeline.isContentFault(FileError(path: "p", reason: .changedWhileReading)))
         #expect(!ThumbnailPipeline.isContentFault(CancellationError()))
         #expect(ThumbnailPipeline.isContentFault(BrokenProvider.Unparseable()))
