@@ -31,6 +31,10 @@ package enum WorkerFamily: String, CaseIterable, Sendable, Hashable {
         return families
     }()
 
+    /// The families this one's worker may hand a file on to (the image worker's HEIF path to
+    /// libheif's). A worker's answer is not trusted, so a hand-off anywhere else is refused.
+    package var mayHandOnTo: Set<WorkerFamily> { self == .images ? [.heavy] : [] }
+
     /// The worker program's file name.
     package var executableName: String {
         self == .images ? "thumbcache-worker" : "thumbcache-worker-\(rawValue)"

@@ -156,9 +156,10 @@ package final class WorkerPool: ImageDecoding {
                 let (reply, pixels) = try worker.call(request, file: fd, deadline: deadline, maxPixelBytes: maxPixelBytes)
                 worker.served += 1
                 checkIn(worker)
-                // A worker that leaves the file to another family's (a HEIF for libheif) is
-                // followed once; the next worker reads the file from its start again.
-                if case .decodedElsewhere(let name)? = reply.error?.reason, !handedOn, let next = WorkerFamily(rawValue: name), next != family {
+                // A worker that leaves the file to a family it may hand on to (a HEIF for libheif)
+                // is followed once; the next worker reads the file from its start again.
+                if case .decodedElsewhere(let name)? = reply.error?.reason, !handedOn, let next = WorkerFamily(rawValue: name),
+                   family.mayHandOnTo.contains(next) {
                     (family, handedOn) = (next, true)
                     lseek(fd, 0, SEEK_SET)
                     continue

@@ -228,7 +228,8 @@ struct SandboxTests {
     }
 
     /// The image worker hands a HEIF it cannot decode directly (alpha) to the heavy worker, which
-    /// has libheif, and JPEG XL goes there from the start; a file handed on again is not followed.
+    /// has libheif, and JPEG XL goes there from the start; a file handed on again, or to a family
+    /// the image worker may not hand on to, is not followed.
     @Test func aFileHandedOnGoesToTheFamilyNamedOnce() throws {
         let dir = TemporaryDirectory()
         let clear = ImageFormatTests.source(width: 96, height: 64, alpha: true)
@@ -250,6 +251,12 @@ struct SandboxTests {
         let error = #expect(throws: ImagingError.self) { try testPool.thumbnail(ofFileAt: looping, options: box, format: nil) }
         #expect(error?.reason == .decodedElsewhere(by: "heavy") && error?.path == looping)
         #expect(testPool.workersStarted == 2)
+        // Only the hand-offs a family may make are followed: the image worker's to FFmpeg's is not.
+        let astray = try dir.write("astray.png", Self.hostile("elsewhere", WorkerFamily.media.rawValue))
+        #expect(throws: ImagingError(path: astray, reason: .decodedElsewhere(by: "media"))) {
+            try testPool.thumbnail(ofFileAt: astray, options: box, format: nil)
+        }
+        #expect(testPool.familiesStarted == [.images, .heavy])
     }
 
     /// A batch pool starts each family's workers once: threads that bring the family's first
