@@ -48,11 +48,25 @@ final class WebPSource: RowSource {
 
     func start(shrink: Int, fast: Bool) throws(ImagingError) -> (width: Int, height: Int) {
         let d = header.maxShrink > 1 ? max(1, shrink) : 1
-        let w = (frameRect.width + d - 1) / d, h = (frameRect.height + d - 1) / d
+        return try decode(width: (frameRect.width + d - 1) / d, height: (frameRect.height + d - 1) / d, fast: fast)
+    }
+
+    /// libwebp's scaler averages areas at any ratio, so it scales straight to twice the output
+    /// (what the downscaler's kernel wants left to do) rather than to a whole fraction of the
+    /// frame, which left the kernel up to four times the pixels.
+    func start(shrink: Int, fast: Bool, output size: (width: Int, height: Int)) throws(ImagingError) -> (width: Int, height: Int) {
+        guard header.maxShrink > 1, shrink > 1 else { return try start(shrink: shrink, fast: fast) }
+        let scale = min(1, 2 * max(Double(size.width) / Double(frameRect.width), Double(size.height) / Double(frameRect.height)))
+        let w = Int((Double(frameRect.width) * scale).rounded(.up)), h = Int((Double(frameRect.height) * scale).rounded(.up))
+        let d = max(1, shrink)
+        return try decode(width: min(max(1, w), (frameRect.width + d - 1) / d), height: min(max(1, h), (frameRect.height + d - 1) / d), fast: fast)
+    }
+
+    private func decode(width w: Int, height h: Int, fast: Bool) throws(ImagingError) -> (width: Int, height: Int) {
         var decoded = RGBABuffer(width: w, height: h)
         var config = WebPDecoderConfig()
         guard WebPInitDecoderConfig(&config) != 0 else { throw ImagingError(path: path, reason: .corrupt("libwebp version mismatch")) }
-        if d > 1 {
+        if (w, h) != (frameRect.width, frameRect.height) {
             config.options.use_scaling = 1
             config.options.scaled_width = Int32(w)
             config.options.scaled_height = Int32(h)
@@ -69,7 +83,7 @@ final class WebPSource: RowSource {
         }
         WebPFreeDecBuffer(&config.output)
         guard status == VP8_STATUS_OK else { throw ImagingError(path: path, reason: .corrupt(Self.describe(status))) }
-        if d == 1 && frameRect != (0, 0, header.width, header.height) {
+        if (w, h) == (frameRect.width, frameRect.height) && frameRect != (0, 0, header.width, header.height) {
             // An animation's first frame smaller than the canvas: placed on a transparent canvas.
             var canvas = RGBABuffer(width: header.width, height: header.height)
             let rows = min(h, header.height - frameRect.y), columns = min(w, header.width - frameRect.x)
