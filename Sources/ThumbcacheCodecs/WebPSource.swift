@@ -3,8 +3,8 @@ import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
 /// A WebP (still or animated) through libwebp: the first frame, scaled on load by libwebp's own
-/// scaler (`use_scaling`) when the frame fills the canvas, so a 16 MP photo never exists at
-/// full size in memory.
+/// scaler (`use_scaling`) to twice the output when the frame fills the canvas, so a 16 MP photo
+/// never exists at full size in memory.
 final class WebPSource: RowSource {
     private let path: String
     private let file: MappedFile
