@@ -87,6 +87,9 @@ package final class WorkerPool: ImageDecoding {
     /// How many worker processes this pool has started.
     package var workersStarted: Int { state.withLock { $0.started } }
 
+    /// How many workers are idle, over all families.
+    package var idleWorkers: Int { state.withLock { $0.idle.values.reduce(0) { $0 + $1.count } } }
+
     /// The families whose workers this pool has started.
     package var familiesStarted: Set<WorkerFamily> { state.withLock { $0.familiesStarted } }
 

@@ -57,6 +57,10 @@ struct WatchCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Seconds between rescans of directories that could not be watched.", valueName: "seconds"))
     var rescanInterval: Double = 60
 
+    @Option(name: .long, help: ArgumentHelp("Seconds without changes after which idle decoder workers exit (the next change starts them again).",
+                                            valueName: "seconds"))
+    var workerIdleExit: Double = 60
+
     @Flag(name: .long, help: "Print a JSON line per batch.")
     var json = false
 
@@ -65,6 +69,7 @@ struct WatchCommand: AsyncParsableCommand {
         guard quiet > 0, maxDelay >= quiet else { throw ValidationError("--quiet must be above 0 and at most --max-delay") }
         if let maxWatches, maxWatches < 1 { throw ValidationError("--max-watches must be at least 1") }
         guard rescanInterval >= 1 else { throw ValidationError("--rescan-interval must be at least 1 second") }
+        guard workerIdleExit > 0 else { throw ValidationError("--worker-idle-exit must be more than 0 seconds") }
         for path in paths {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -81,7 +86,7 @@ struct WatchCommand: AsyncParsableCommand {
                                   freedesktop: freedesktop ? FreedesktopExport() : nil)
         let updater = try LiveUpdater(roots: paths, store: store, providers: providers, types: types,
                                       options: .init(warm: warm, quiet: quiet, maxDelay: maxDelay, maxWatches: maxWatches,
-                                                     rescanInterval: rescanInterval))
+                                                     rescanInterval: rescanInterval, workerIdleExit: workerIdleExit))
         // Signals end the loop after its batch, so the last commits are flushed.
         var sources: [any DispatchSourceSignal] = []
         for signal in [SIGINT, SIGTERM] {

@@ -109,6 +109,30 @@ struct WatchTests {
         #expect(watch.eventually { watch.current(later) })
     }
 
+    /// The decoder workers a change started end after a quiet spell (`--worker-idle-exit`), and
+    /// the next change starts them again: a watcher waiting for hours holds no decoder processes.
+    @Test func idleWorkersExitAndComeBack() throws {
+        let dir = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.appending("tree"), withIntermediateDirectories: true)
+        let watch = try Watch(dir, extra: ["--worker-idle-exit", "2"])
+        func workers() -> Int {
+            let parent = watch.child.processIdentifier
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+            return entries.filter { entry in
+                guard Int32(entry) != nil, let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                      let close = stat.lastIndex(of: ")") else { return false }
+                let fields = stat[stat.index(after: close)...].split(separator: " ")
+                return fields.count > 1 && Int32(fields[1]) == parent && stat.contains("(thumbcache-work")
+            }.count
+        }
+        let first = try dir.write("tree/first.png", Self.png(1))
+        #expect(watch.eventually { watch.current(first) })
+        #expect(workers() >= 1, "a worker decoded the change")
+        #expect(watch.eventually { workers() == 0 }, "idle workers exited")
+        let second = try dir.write("tree/second.png", Self.png(2))
+        #expect(watch.eventually { watch.current(second) })
+    }
+
     @Test func aThousandFilesAtOnce() throws {
         let dir = TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: dir.appending("tree"), withIntermediateDirectories: true)
