@@ -94,7 +94,7 @@ let package = Package(
         // What the families share: mapped files, drawn sources, the shims' error messages.
         .target(name: "ThumbcacheCodecSupport", dependencies: ["ThumbcacheImaging", "ThumbcacheSync"]),
         // Images: WebP, GIF, TIFF, HEIF/AVIF (libde265, dav1d), camera raw, BMP/ICO/PNM/TGA.
-        .target(name: "ThumbcacheCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "ThumbcacheSync", "CWebP", "CGIF", "CTIFF", "CDe265", "CDav1d", "CRaw"]),
+        .target(name: "ThumbcacheCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "ThumbcacheSync", "ThumbcacheWorker", "CWebP", "CGIF", "CTIFF", "CDe265", "CDav1d", "CRaw"]),
         // The image libraries slowest to load: libheif (with x265 and libaom) for the HEIF the
         // direct path hands on, libjxl (with highway) for JPEG XL.
         .target(name: "ThumbcacheHeavyCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "CHEIF", "CJXL"]),

@@ -18,7 +18,7 @@ package struct PlanarImage {
     private let kr, kb: Float
 
     package init(width: Int, height: Int, model: Model, planes: [(UnsafePointer<UInt8>, Int)], alpha: (UnsafePointer<UInt8>, Int)? = nil,
-         bits: Int, fullRange: Bool, coefficients: (kr: Float, kb: Float)) {
+                 bits: Int, fullRange: Bool, coefficients: (kr: Float, kb: Float)) {
         (self.width, self.height, self.model, self.planes, self.alpha, self.bits) = (width, height, model, planes, alpha, bits)
         (full, kr, kb) = (fullRange, coefficients.kr, coefficients.kb)
     }

@@ -1,5 +1,6 @@
 import ThumbcacheCodecSupport
 import ThumbcacheImaging
+import ThumbcacheWorker
 
 extension ImageDecoders {
     /// The image family's decoders: the standard PNG and JPEG ones and each bitmap format's
@@ -50,6 +51,6 @@ extension ImageDecoderRegistration {
         throw ImagingError(path: name, reason: .decodedElsewhere(by: libheifFamily))
     }
 
-    /// The worker family that has libheif (``WorkerFamily``'s raw value in ThumbcacheWorker).
-    package static let libheifFamily = "heavy"
+    /// The worker family that has libheif.
+    package static let libheifFamily = WorkerFamily.heavy.rawValue
 }

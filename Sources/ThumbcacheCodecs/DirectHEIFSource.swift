@@ -13,8 +13,8 @@ package typealias HEIFFallback = @Sendable (_ file: MappedFile, _ name: String) 
 ///
 /// Against libheif 1.15 (`HEIFSource` in the heavy worker, still used for everything else:
 /// alpha, cropping, overlays) this holds one tile's planes instead of the whole picture twice
-/// over, and on a shrinking decode it skips the in-loop filters (HEVC's deblocking and SAO, AV1's deblocking, CDEF and loop
-/// restoration), whose effect a thumbnail averages away. Transforms (irot, imir) become the
+/// over, and on a shrinking decode it skips the in-loop filters (HEVC's deblocking and SAO, AV1's
+/// deblocking, CDEF and loop restoration), whose effect a thumbnail averages away. Transforms (irot, imir) become the
 /// source's orientation, applied to the small result.
 final class DirectHEIFSource: RowSource {
     private let path: String

@@ -58,8 +58,9 @@ final class WebPSource: RowSource {
         guard header.maxShrink > 1, shrink > 1 else { return try start(shrink: shrink, fast: fast) }
         let scale = min(1, 2 * max(Double(size.width) / Double(frameRect.width), Double(size.height) / Double(frameRect.height)))
         let w = Int((Double(frameRect.width) * scale).rounded(.up)), h = Int((Double(frameRect.height) * scale).rounded(.up))
-        let d = max(1, shrink)
-        return try decode(width: min(max(1, w), (frameRect.width + d - 1) / d), height: min(max(1, h), (frameRect.height + d - 1) / d), fast: fast)
+        // Never more than the whole fraction the planner chose.
+        return try decode(width: min(max(1, w), (frameRect.width + shrink - 1) / shrink), height: min(max(1, h), (frameRect.height + shrink - 1) / shrink),
+                          fast: fast)
     }
 
     private func decode(width w: Int, height h: Int, fast: Bool) throws(ImagingError) -> (width: Int, height: Int) {

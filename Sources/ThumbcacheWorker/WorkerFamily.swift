@@ -32,7 +32,8 @@ package enum WorkerFamily: String, CaseIterable, Sendable, Hashable {
     }()
 
     /// The families this one's worker may hand a file on to (the image worker's HEIF path to
-    /// libheif's). A worker's answer is not trusted, so a hand-off anywhere else is refused.
+    /// libheif's). A worker's answer is not trusted, so a hand-off anywhere else is refused; and
+    /// none of these hands on again, so a file is handed on at most once.
     package var mayHandOnTo: Set<WorkerFamily> { self == .images ? [.heavy] : [] }
 
     /// The worker program's file name.

@@ -151,7 +151,6 @@ package final class WorkerPool: ImageDecoding {
         }
         defer { Glibc.close(fd) }
         var family = Self.family(of: fd, path: path, format: format)
-        var handedOn = false
         while true {
             let worker = try checkOut(family, path: path)
             let deadline = MonotonicClock.nanoseconds() + UInt64(configuration.timeout * 1e9)
@@ -160,10 +159,11 @@ package final class WorkerPool: ImageDecoding {
                 worker.served += 1
                 checkIn(worker)
                 // A worker that leaves the file to a family it may hand on to (a HEIF for libheif)
-                // is followed once; the next worker reads the file from its start again.
-                if case .decodedElsewhere(let name)? = reply.error?.reason, !handedOn, let next = WorkerFamily(rawValue: name),
+                // is followed (once: no such family hands on again); the next worker reads the
+                // file from its start again.
+                if case .decodedElsewhere(let name)? = reply.error?.reason, let next = WorkerFamily(rawValue: name),
                    family.mayHandOnTo.contains(next) {
-                    (family, handedOn) = (next, true)
+                    family = next
                     lseek(fd, 0, SEEK_SET)
                     continue
                 }
