@@ -6,8 +6,9 @@ import ThumbcacheWorker
 ///
 /// ``sandboxed`` (the default, and the CLI's) decodes in long-lived worker processes, one program
 /// per family of formats (`thumbcache-worker` for images, `thumbcache-worker-vector`,
-/// `thumbcache-worker-heavy`, `thumbcache-worker-documents`, `thumbcache-worker-media`), that confine themselves before reading a byte (Docs/SECURITY.md): a crash, a hang, a memory
-/// blow-up or an exploit in a decoder costs the file it was decoding, and the worker is replaced.
+/// `thumbcache-worker-heavy`, `thumbcache-worker-documents`, `thumbcache-worker-media`), that
+/// confine themselves before reading a byte (Docs/SECURITY.md): a crash, a hang, a memory blow-up
+/// or an exploit in a decoder costs the file it was decoding, and the worker is replaced.
 /// ``inProcess`` decodes in the calling process: for trusted files and the lowest latency. Both
 /// give the same pixels and metadata.
 public struct DecoderIsolation: Sendable, Hashable {
@@ -22,18 +23,23 @@ public struct DecoderIsolation: Sendable, Hashable {
     /// One worker program for every family (it must link every decoder); nil: `$THUMBCACHE_WORKER`,
     /// else each family's program beside this process's executable, else on `PATH`.
     public var workerExecutable: String?
+    /// Seconds a worker may stay idle before it ends (the next file of its family starts another);
+    /// nil keeps idle workers as long as the decoding service lasts.
+    public var workerIdleExit: Double?
 
-    /// Sandboxed workers with the default limits: 20 s and 1 GiB per file.
+    /// Sandboxed workers with the default limits: 20 s and 1 GiB per file, idle workers ending after 60 s.
     public static let sandboxed = DecoderIsolation.sandboxed()
 
     /// Sandboxed workers with these limits.
     public static func sandboxed(timeout: Double = 20, memoryLimit: Int = 1 << 30, workers: Int? = nil,
-                                 workerExecutable: String? = nil) -> DecoderIsolation {
-        DecoderIsolation(isSandboxed: true, timeout: timeout, memoryLimit: memoryLimit, workers: workers, workerExecutable: workerExecutable)
+                                 workerExecutable: String? = nil, workerIdleExit: Double? = 60) -> DecoderIsolation {
+        DecoderIsolation(isSandboxed: true, timeout: timeout, memoryLimit: memoryLimit, workers: workers, workerExecutable: workerExecutable,
+                         workerIdleExit: workerIdleExit)
     }
 
     /// Decoding in this process.
-    public static let inProcess = DecoderIsolation(isSandboxed: false, timeout: 0, memoryLimit: 0, workers: nil, workerExecutable: nil)
+    public static let inProcess = DecoderIsolation(isSandboxed: false, timeout: 0, memoryLimit: 0, workers: nil, workerExecutable: nil,
+                                                   workerIdleExit: nil)
 
     /// The decoding service this describes, with `defaultWorkers` workers unless ``workers`` says;
     /// `forBatches`: every worker starts with the first file (warms and the daemon, which decode
@@ -41,6 +47,6 @@ public struct DecoderIsolation: Sendable, Hashable {
     package func makeDecoding(defaultWorkers: Int, forBatches: Bool = false) -> any ImageDecoding {
         guard isSandboxed else { return InProcessDecoding() }
         return WorkerPool(.init(executable: workerExecutable, workers: workers ?? defaultWorkers, timeout: timeout, memoryLimit: memoryLimit,
-                                startsAllAtOnce: forBatches))
+                                startsAllAtOnce: forBatches, idleExit: workerIdleExit))
     }
 }

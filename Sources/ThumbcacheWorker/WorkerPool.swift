@@ -37,9 +37,14 @@ package final class WorkerPool: ImageDecoding {
         /// each of `workers` decodes running at once, so a one-file `get` uses them all and a warm
         /// of one decode per core adds none.
         package var decodeThreads: Int
+        /// Seconds a worker may stay idle before it is ended (the next file of its family starts
+        /// another); nil keeps idle workers until ``close()``. A pool may live for hours (a
+        /// watcher, a server, an app's generator), and each family's worker holds 13 to 40 MB.
+        package var idleExit: Double?
 
         package init(executable: String? = nil, workers: Int, timeout: Double = 20, memoryLimit: Int = 1 << 30,
-                     cpuSeconds: Int = 3600, filesPerWorker: Int = 10_000, startsAllAtOnce: Bool = false, decodeThreads: Int? = nil) {
+                     cpuSeconds: Int = 3600, filesPerWorker: Int = 10_000, startsAllAtOnce: Bool = false, decodeThreads: Int? = nil,
+                     idleExit: Double? = nil) {
             self.executable = executable
             self.workers = max(1, workers)
             self.timeout = timeout
@@ -48,6 +53,7 @@ package final class WorkerPool: ImageDecoding {
             self.filesPerWorker = filesPerWorker
             self.startsAllAtOnce = startsAllAtOnce
             self.decodeThreads = max(1, decodeThreads ?? sysconf(Int32(_SC_NPROCESSORS_ONLN)) / self.workers)
+            self.idleExit = idleExit
         }
     }
 
@@ -61,6 +67,8 @@ package final class WorkerPool: ImageDecoding {
         /// Workers alive or starting, per family: what ``Configuration/startsAllAtOnce`` tops up
         /// to `workers`, so that threads starting a family together do not start it twice.
         var live: [WorkerFamily: Int] = [:]
+        /// A thread is ending workers idle past ``Configuration/idleExit``.
+        var reaping = false
     }
     private let state = ConditionLockedState(State())
 
@@ -266,10 +274,46 @@ package final class WorkerPool: ImageDecoding {
             worker.finish(kill: false)
             return
         }
-        state.withLock { s in
+        let startsReaper = state.withLock { s in
             s.running -= 1
+            worker.idleSince = MonotonicClock.nanoseconds()
             s.idle[worker.family, default: []].append(worker)
+            guard configuration.idleExit != nil, !s.reaping else { return false }
+            s.reaping = true
+            return true
         }
+        if startsReaper, let idleExit = configuration.idleExit {
+            // The pool is held weakly: it may go (and close its workers) while the thread sleeps.
+            let limit = UInt64(idleExit * 1e9)
+            pthread_detach(startThread { [weak self] in
+                while let wake = self?.endWorkers(idleFor: limit) {
+                    let now = MonotonicClock.nanoseconds()
+                    if wake > now { usleep(UInt32(clamping: (wake - now) / 1000 + 1)) }
+                }
+            })
+        }
+    }
+
+    /// Ends the workers idle for `limit` nanoseconds or more; returns when the next idle one will
+    /// be, or nil (and the reaper stops) when none is left.
+    private func endWorkers(idleFor limit: UInt64) -> UInt64? {
+        var expired: [WorkerProcess] = []
+        let next = state.withLock { s -> UInt64? in
+            let now = MonotonicClock.nanoseconds()  // under the lock: no check-in is later
+            var next: UInt64?
+            for (family, workers) in s.idle {
+                let (old, young) = (workers.filter { now - $0.idleSince >= limit }, workers.filter { now - $0.idleSince < limit })
+                s.idle[family] = young
+                s.live[family, default: 0] -= old.count
+                expired += old
+                if let first = young.map({ $0.idleSince + limit }).min() { next = min(next ?? first, first) }
+            }
+            if next == nil { s.reaping = false }
+            return next
+        }
+        for worker in expired { worker.hangUp() }
+        for worker in expired { worker.finish(kill: false) }
+        return next
     }
 
     /// The worker program to start for `family`.

@@ -13,13 +13,15 @@ import ThumbcacheSync
 /// One worker process: its channel, its standard error, and how it ended.
 ///
 /// `@unchecked Sendable`: the pool hands a worker to one thread at a time (checked out while in
-/// use), and `served` is touched only by that thread.
+/// use), and `served` is touched only by that thread; `idleSince` only under the pool's lock.
 final class WorkerProcess: @unchecked Sendable {
     let pid: pid_t
     let family: WorkerFamily
     let channel: WorkerChannel
     private let errors: Int32
     var served = 0
+    /// When it was last checked in (monotonic nanoseconds).
+    var idleSince: UInt64 = 0
     private var reaped = false
 
     private init(pid: pid_t, family: WorkerFamily, channel: Int32, errors: Int32) {

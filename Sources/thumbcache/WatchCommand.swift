@@ -82,11 +82,13 @@ struct WatchCommand: AsyncParsableCommand {
         let store = try cacheOptions.open(durability: .deferred)
         let index = noIndex ? nil : try cacheOptions.openIndex(durability: .deferred)
         let (providers, types) = pluginOptions.providers(decoderOptions)
-        let warm = Warmer.Options(jobs: jobs, index: index, isolation: decoderOptions.isolation(),
+        var isolation = decoderOptions.isolation()
+        isolation.workerIdleExit = workerIdleExit
+        let warm = Warmer.Options(jobs: jobs, index: index, isolation: isolation,
                                   freedesktop: freedesktop ? FreedesktopExport() : nil)
         let updater = try LiveUpdater(roots: paths, store: store, providers: providers, types: types,
                                       options: .init(warm: warm, quiet: quiet, maxDelay: maxDelay, maxWatches: maxWatches,
-                                                     rescanInterval: rescanInterval, workerIdleExit: workerIdleExit))
+                                                     rescanInterval: rescanInterval))
         // Signals end the loop after its batch, so the last commits are flushed.
         var sources: [any DispatchSourceSignal] = []
         for signal in [SIGINT, SIGTERM] {

@@ -259,6 +259,25 @@ struct SandboxTests {
         #expect(testPool.familiesStarted == [.images, .heavy])
     }
 
+    /// A pool that lives for hours lets idle workers go after ``WorkerPool/Configuration/idleExit``
+    /// (their processes end), and the next file of their family starts another.
+    @Test func idleWorkersEndAndTheNextFileStartsAnother() throws {
+        let dir = TemporaryDirectory()
+        let path = try dir.write("p.png", ImageEncoder.png(testPhoto(width: 64, height: 48)))
+        let pool = WorkerPool(.init(workers: 1, idleExit: 0.3))
+        let box = ThumbnailOptions(maxWidth: 32, maxHeight: 32)
+        _ = try pool.thumbnail(ofFileAt: path, options: box, format: nil)
+        #expect(pool.idleWorkers == 1)
+        var waited = 0
+        while pool.idleWorkers > 0 && waited < 100 {
+            usleep(50_000)
+            waited += 1
+        }
+        #expect(pool.idleWorkers == 0)
+        _ = try pool.thumbnail(ofFileAt: path, options: box, format: nil)
+        #expect(pool.workersStarted == 2 && pool.idleWorkers == 1)
+    }
+
     /// A batch pool starts each family's workers once: threads that bring the family's first
     /// files at the same moment share the workers started, instead of each starting a full set.
     @Test func threadsStartingAFamilyTogetherStartItOnce() throws {

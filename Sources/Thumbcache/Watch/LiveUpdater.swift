@@ -21,20 +21,15 @@ public final class LiveUpdater: Sendable {
         public var rescanInterval: Double
         /// Warm the trees once before watching them.
         public var initialWarm: Bool
-        /// Idle decoder workers end after this many seconds without a change, and the next
-        /// change starts them again: a watcher may wait for hours, and each family's worker
-        /// holds 13 to 40 MB.
-        public var workerIdleExit: Double
 
         public init(warm: Warmer.Options = .init(), quiet: Double = 0.15, maxDelay: Double = 1, maxWatches: Int? = nil,
-                    rescanInterval: Double = 60, initialWarm: Bool = true, workerIdleExit: Double = 60) {
+                    rescanInterval: Double = 60, initialWarm: Bool = true) {
             self.warm = warm
             self.quiet = quiet
             self.maxDelay = maxDelay
             self.maxWatches = maxWatches
             self.rescanInterval = rescanInterval
             self.initialWarm = initialWarm
-            self.workerIdleExit = workerIdleExit
         }
     }
 
@@ -57,7 +52,6 @@ public final class LiveUpdater: Sendable {
     private let roots: [String]
     private let options: Options
     private let warmer: Warmer
-    private let workers: WorkerPool?
     private let operations: StandardCacheOperations
     private let stopPipe: [Int32]
 
@@ -68,7 +62,6 @@ public final class LiveUpdater: Sendable {
         self.options = options
         let decoding = options.warm.isolation.makeDecoding(defaultWorkers: options.warm.jobs)
         warmer = Warmer(factory: ThumbnailFactory(store: store, types: types, providers: providers), sharedDecoding: decoding)
-        workers = decoding as? WorkerPool
         operations = StandardCacheOperations(cache: options.warm.freedesktop?.cache ?? FreedesktopThumbnailCache(), store: store,
                                              index: options.warm.index, types: types, decoding: decoding)
         var fds: [Int32] = [0, 0]
@@ -107,16 +100,11 @@ public final class LiveUpdater: Sendable {
             finish(&batch, since: start)
         }
         while true {
-            // Unwatched directories: looked at again on a timer, the watched ones never. Idle
-            // workers: let go after a quiet spell.
-            let rescan = watcher.unwatched.isEmpty ? -1 : Int32(options.rescanInterval * 1000)
-            let release = (workers?.idleWorkers ?? 0) > 0 ? Int32(options.workerIdleExit * 1000) : -1
-            let timeout = rescan < 0 || (release >= 0 && release < rescan) ? release : rescan
+            // Unwatched directories: looked at again on a timer, the watched ones never.
+            let timeout = watcher.unwatched.isEmpty ? -1 : Int32(options.rescanInterval * 1000)
             switch wait(watcher.descriptor, timeout: timeout) {
             case .stop: return
             case .timeout:
-                if timeout == release { workers?.close() }
-                guard timeout == rescan else { continue }
                 let start = MonotonicClock.nanoseconds()
                 var batch = Batch(rescanned: true)
                 batch.warm = await warmer.warm(watcher.unwatched, options: options.warm)
