@@ -188,6 +188,7 @@ final class DirectHEIFSource: RowSource {
         let s = shrink
         let outWidth = (picture.width + s - 1) / s
         let rows = picture.tiles.count / picture.columns
+        if picture.tiles.count == 1, picture.codec == .hevc, fast { return try stream(picture, sink) }
         // A picture one tile wide is converted straight from the decoded tile; wider ones into a
         // band a tile high, whose columns up to `threads` decoders fill side by side.
         let threads = picture.columns > 1 ? min(decodeThreads.load(ordering: .relaxed), picture.columns) : 1
@@ -278,6 +279,44 @@ final class DirectHEIFSource: RowSource {
     /// Decodes one tile and returns its planes cut to the part of it inside the picture.
     private func decode(_ tile: HEIFContainer.ItemID, with decoder: any TileDecoder, picture: Picture,
                         width: Int, height: Int) throws(ImagingError) -> PlanarImage {
+        try codedBytes(of: tile) { data, dropFilePages throws(ImagingError) in
+            let decoded = try decoder.decode(config: UnsafeRawBufferPointer(rebasing: file.bytes[picture.configs[tile]!]), data: data,
+                                             tile: tile, declared: (picture.tileWidth, picture.tileHeight), copied: dropFilePages)
+            return try planar(decoded, tile: tile, picture: picture, width: width, height: height)
+        }
+    }
+
+    /// The one coded picture of an HEIC, converted a band at a time as libde265 finishes its rows,
+    /// whose pages then go: its planes are tens of megabytes, a band of them is enough
+    /// (``StreamedPlanes``). Only without the in-loop filters, which change rows after the last block.
+    private func stream(_ picture: Picture, _ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
+        let s = shrink, tile = picture.tiles[0]
+        let width = min(picture.tileWidth, picture.width), height = min(picture.tileHeight, picture.height)
+        let outRows = (height + s - 1) / s
+        let decoder = try HEVCTileDecoder(path: path, fast: true, streamed: true)
+        defer { decoder.release() }
+        let row = UnsafeMutablePointer<UInt8>.allocate(capacity: (width + s - 1) / s * 4)
+        defer { row.deallocate() }
+        try codedBytes(of: tile) { data, dropFilePages throws(ImagingError) in
+            var planes: PlanarImage?, next = 0
+            try decoder.decodeStreamed(config: UnsafeRawBufferPointer(rebasing: file.bytes[picture.configs[tile]!]), data: data, tile: tile,
+                                       declared: (picture.tileWidth, picture.tileHeight), copied: dropFilePages) { decoded, finished throws(ImagingError) in
+                if planes == nil { planes = try planar(decoded, tile: tile, picture: picture, width: width, height: height) }
+                while next < outRows, min(next * s + s - 1, height - 1) < finished {
+                    planes!.convert(row: next, shrink: s, into: row)
+                    sink(row)
+                    next += 1
+                }
+                return min(next * s, finished)
+            }
+        }
+    }
+
+    /// `body` given a tile's coded bytes — in place, or joined where they lie in several extents,
+    /// valid during `body` only — and what drops the file's pages of them.
+    private func codedBytes<R>(of tile: HEIFContainer.ItemID,
+                               _ body: (UnsafeRawBufferPointer, _ dropFilePages: @escaping @Sendable () -> Void) throws(ImagingError) -> R)
+        throws(ImagingError) -> R {
         let bytes = file.bytes
         let extents: [Range<Int>]
         do { extents = try container.extents(of: tile) } catch { throw failure(error.description) }
@@ -296,10 +335,14 @@ final class DirectHEIFSource: RowSource {
             data = UnsafeRawBufferPointer(all)
         }
         // The library copies the coded bytes, so the file's pages of them go before the picture is
-        // allocated (a single-picture HEIC's slice is megabytes). A failure below leaves the tile
-        // with its decoder, which gives it back on its next decode or when it goes.
-        let decoded = try decoder.decode(config: UnsafeRawBufferPointer(rebasing: bytes[picture.configs[tile]!]), data: data, tile: tile,
-                                         declared: (picture.tileWidth, picture.tileHeight)) { for e in extents { file.release(e) } }
+        // allocated (a single-picture HEIC's slice is megabytes). A failure leaves the tile with
+        // its decoder, which gives it back on its next decode or when it goes.
+        let file = file
+        return try body(data) { for e in extents { file.release(e) } }
+    }
+
+    /// A decoded tile's planes cut to `width`×`height`, with the colour the container or the stream states.
+    private func planar(_ decoded: DecodedTile, tile: HEIFContainer.ItemID, picture: Picture, width: Int, height: Int) throws(ImagingError) -> PlanarImage {
         guard decoded.width >= width, decoded.height >= height else {
             throw failure("tile \(tile) is \(decoded.width)×\(decoded.height), smaller than its declared size")
         }

@@ -43,17 +43,29 @@ protocol TileDecoder: AnyObject {
 /// libde265. The record's parameter sets and the tile's length-prefixed NAL units are pushed,
 /// then the stream is ended and decoded to its one picture.
 final class HEVCTileDecoder: TileDecoder {
-    private let path: String
+    let path: String
     private let context: UnsafeMutableRawPointer
     private var holding = false
+    /// The planes of a decode that streams, whose rows are read as they are finished.
+    let streamed: StreamedPlanes?
 
-    init(path: String, fast: Bool) throws(ImagingError) {
+    /// A decoder; `fast` skips the in-loop filters. A `streamed` one decodes by
+    /// ``decodeStreamed(config:data:tile:declared:copied:consume:)``, into planes of its own; it
+    /// must be `fast`, as the filters would change finished rows after the last block.
+    init(path: String, fast: Bool, streamed: Bool = false) throws(ImagingError) {
+        precondition(fast || !streamed)
         self.path = path
         guard let context = de265_new_decoder() else { throw ImagingError(path: path, reason: .corrupt("libde265: out of memory")) }
         self.context = context
         if fast {
             de265_set_parameter_bool(context, DE265_DECODER_PARAM_DISABLE_DEBLOCKING, 1)
             de265_set_parameter_bool(context, DE265_DECODER_PARAM_DISABLE_SAO, 1)
+        }
+        self.streamed = streamed ? StreamedPlanes() : nil
+        if let planes = self.streamed {
+            de265_set_parameter_bool(context, DE265_DECODER_PARAM_BOOL_SEI_CHECK_HASH, 0)
+            var functions = StreamedPlanes.allocation
+            de265_set_image_allocation_functions(context, &functions, Unmanaged.passUnretained(planes).toOpaque())
         }
     }
 
@@ -72,7 +84,11 @@ final class HEVCTileDecoder: TileDecoder {
         // declared size only by the padding to a coding block (at most 64 pixels).
         func push(_ nal: UnsafeRawPointer, _ length: Int) throws(ImagingError) {
             guard length > 0 else { return }
-            if nal.load(as: UInt8.self) >> 1 & 0x3F == 33,
+            let type = nal.load(as: UInt8.self) >> 1 & 0x3F
+            if type == 34, let streamed, Self.usesTiles(pps: UnsafeRawBufferPointer(start: nal, count: length)) != false {
+                streamed.sawTiles()
+            }
+            if type == 33,
                let size = Self.pictureSize(sps: UnsafeRawBufferPointer(start: nal, count: length)),
                size.width > (declared.width + 63) / 64 * 64 || size.height > (declared.height + 63) / 64 * 64 {
                 throw failure("tile \(tile) codes a \(size.width)×\(size.height) picture, larger than its declared \(declared.width)×\(declared.height)")
@@ -145,11 +161,9 @@ final class HEVCTileDecoder: TileDecoder {
         holding = false
     }
 
-    /// The luma size a sequence parameter set NAL unit states (H.265 7.3.2.2), or nil where it
-    /// does not parse (libde265 then judges it).
-    static func pictureSize(sps nal: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
-        // The payload after the 2-byte NAL header, without emulation-prevention bytes (00 00 03);
-        // the sizes come within the first few dozen bytes.
+    /// The payload of a parameter set NAL unit after its 2-byte header, without emulation-prevention
+    /// bytes (00 00 03); what is read of one comes within the first few dozen bytes.
+    private static func payload(_ nal: UnsafeRawBufferPointer) -> BitReader {
         var rbsp: [UInt8] = []
         var zeros = 0
         for b in nal.dropFirst(2).prefix(128) {
@@ -160,7 +174,30 @@ final class HEVCTileDecoder: TileDecoder {
             rbsp.append(b)
             zeros = b == 0 ? zeros + 1 : 0
         }
-        var bits = BitReader(bytes: rbsp)
+        return BitReader(bytes: rbsp)
+    }
+
+    /// Whether a picture parameter set NAL unit turns on tiles (H.265 7.3.2.3.1), or nil where
+    /// it does not parse.
+    static func usesTiles(pps nal: UnsafeRawBufferPointer) -> Bool? {
+        var bits = payload(nal)
+        // The two set ids; dependent slices, output flag, 3 extra slice-header bits, sign hiding,
+        // CABAC init; two reference counts, init_qp; constrained intra, transform skip.
+        guard bits.golomb() != nil, bits.golomb() != nil else { return nil }
+        bits.skip(7)
+        guard bits.golomb() != nil, bits.golomb() != nil, bits.golomb() != nil else { return nil }
+        bits.skip(2)
+        // cu_qp_delta and its depth, the two chroma offsets; then four flags before tiles'.
+        if bits.read(1) == 1, bits.golomb() == nil { return nil }
+        guard bits.golomb() != nil, bits.golomb() != nil else { return nil }
+        bits.skip(4)
+        return bits.read(1).map { $0 == 1 }
+    }
+
+    /// The luma size a sequence parameter set NAL unit states (H.265 7.3.2.2), or nil where it
+    /// does not parse (libde265 then judges it).
+    static func pictureSize(sps nal: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
+        var bits = payload(nal)
         bits.skip(4)  // sps_video_parameter_set_id
         guard let subLayers = bits.read(3) else { return nil }
         // The temporal-nesting flag, then profile_tier_level: 88 bits of general profile and 8 of

@@ -2,7 +2,7 @@ import Foundation
 import ThumbcacheSync
 
 /// A child process started with `posix_spawn` from a program built beside the test binary.
-/// Its standard output is read line by line as it arrives; it is reaped with `waitpid`.
+/// Its standard output is read line by line as it arrives; it is reaped with `wait4`, which also gives its peak memory.
 package final class ChildProcess: @unchecked Sendable {
     // @unchecked Sendable: the mutable state below is guarded by `condition`.
     package let processIdentifier: pid_t
@@ -12,6 +12,8 @@ package final class ChildProcess: @unchecked Sendable {
     private var stderrText = Data()
     private var stderrDone = false
     private var exitStatus: Termination?
+    /// The child's peak resident size in KiB, and its waited-for children's, once it has been reaped.
+    package private(set) var peakResidentKiB = 0
 
     /// How a child ended.
     package enum Termination: Equatable, Sendable {
@@ -122,13 +124,14 @@ package final class ChildProcess: @unchecked Sendable {
         if let exitStatus { return (exitStatus, stderr) }
         let deadline = Date(timeIntervalSinceNow: timeout)
         var status: Int32 = 0
+        var usage = rusage()
         while true {
-            let r = waitpid(processIdentifier, &status, WNOHANG)
+            let r = wait4(processIdentifier, &status, WNOHANG, &usage)
             if r == processIdentifier { break }
             if r < 0 && errno != EINTR { break }
             if Date() > deadline {
                 kill(SIGKILL)
-                _ = waitpid(processIdentifier, &status, 0)
+                _ = wait4(processIdentifier, &status, 0, &usage)
                 break
             }
             usleep(1_000)
@@ -136,6 +139,7 @@ package final class ChildProcess: @unchecked Sendable {
         let signal = status & 0x7f
         let termination: Termination = signal == 0 ? .exited((status >> 8) & 0xff) : .signaled(signal)
         condition.lock()
+        peakResidentKiB = usage.ru_maxrss
         while !(stdoutDone && stderrDone) {
             if !condition.wait(until: Date(timeIntervalSinceNow: 10)) { break }
         }
