@@ -187,22 +187,20 @@ final class StreamedPlanes: @unchecked Sendable {
 struct PlaneProgress {
     private var touched = 0
     private var dropped: [Int] = []
-    private var residency: [UInt8] = []
 
     /// Visible lines the decoder has finished with, from the pages it has touched.
     mutating func finishedLines(_ layout: StreamedPlanes.Layout) -> Int {
         guard layout.progressKnown else { return 0 }
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
         let luma = layout.planes[0]
-        let pages = (luma.stride * luma.lines + page - 1) / page
-        if residency.count != pages { residency = [UInt8](repeating: 0, count: pages) }
-        let first = touched * luma.stride / page
-        let ok = residency.withUnsafeMutableBufferPointer {
-            mincore(layout.base + first * page, (pages - first) * page, $0.baseAddress! + first) == 0
+        // The first page of each 16th line, one page at a time from the last one found (a poll
+        // finds a few); a line's page may hold the line above's end, which the margin covers.
+        var resident: UInt8 = 0
+        while touched + 16 < luma.lines {
+            let start = (luma.offset + (touched + 16) * luma.stride) / page * page
+            guard mincore(layout.base + start, page, &resident) == 0, resident & 1 != 0 else { break }
+            touched += 16
         }
-        guard ok else { return 0 }
-        // The first page of each 16th line; a line's page may hold the line above's end, which the margin covers.
-        while touched + 16 < luma.lines, residency[(touched + 16) * luma.stride / page] & 1 != 0 { touched += 16 }
         return max(0, min(layout.visibleHeight, touched - StreamedPlanes.margin - layout.cropTop))
     }
 
@@ -243,14 +241,17 @@ extension HEVCTileDecoder {
         var streamedFrom: StreamedPlanes.Layout?
         var reported = 0
         var failure: ImagingError?
-        // libde265 says nothing as it goes; a look at its pages a few times per coding-block row is enough.
+        // libde265 says nothing as it goes: its pages are looked at every few milliseconds, a few
+        // times per coding-block row, and again at once after rows were found.
+        var found = false
         while true {
-            let (layout, ended) = planes.wait(until: MonotonicClock.nanoseconds() + 2_000_000)
+            let (layout, ended) = planes.wait(until: found ? 0 : MonotonicClock.nanoseconds() + 4_000_000)
+            found = false
             guard !ended else { break }
             guard let layout else { continue }
             let finished = progress.finishedLines(layout)
             guard finished > reported else { continue }
-            reported = finished
+            (reported, found) = (finished, true)
             streamedFrom = layout
             do {
                 progress.drop(above: try consume(layout.tile, finished), layout)
