@@ -34,7 +34,7 @@ package struct PlanarImage {
         }
     }
 
-    /// Sample `x` of a row starting at `row`, at 8 bits.
+    /// Sample `x` of a row starting at `row`, scaled to 8 bits.
     @inline(__always)
     private func sample(_ row: UnsafePointer<UInt8>, _ x: Int) -> Int32 {
         if bits == 8 { return Int32(row[x]) }

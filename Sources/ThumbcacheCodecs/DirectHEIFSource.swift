@@ -42,6 +42,8 @@ final class DirectHEIFSource: RowSource {
         let codec: TileCodec
         let transforms: [HEIFContainer.Property]
         let colour: (matrix: Int, fullRange: Bool)?
+        /// Sample bits, as the first tile's configuration states them.
+        let bits: Int
     }
 
     /// The HEIF or AVIF on `descriptor`: decoded directly when its primary image is one this
@@ -77,12 +79,11 @@ final class DirectHEIFSource: RowSource {
             maxShrink: 2, buffered: true,
             // One tile's planes in the codec library, and for a grid a band of converted rows a tile high.
             bufferedBytes: primary.tileWidth * primary.tileHeight * 3 / 2 + (primary.columns > 1 ? primary.width * primary.tileHeight * 4 : 0),
-            orientation: orientation, bitsPerSample: 8, colorSpace: "RGB", frameCount: container.topLevelImageCount)
+            orientation: orientation, bitsPerSample: primary.bits, colorSpace: "RGB", frameCount: container.topLevelImageCount)
     }
 
     /// `item` as a picture this decoder handles — `hvc1` or `av01`, or a `grid` of either, at 8
-    /// bits for HEVC (AV1's 10 and 12 come as 16-bit samples), turned by nothing but irot and
-    /// imir — or nil.
+    /// to 12 bits (above 8 as 16-bit samples), turned by nothing but irot and imir — or nil.
     private static func picture(_ item: HEIFContainer.ItemID, in container: HEIFContainer, _ bytes: UnsafeRawBufferPointer) -> Picture? {
         guard let type = container.items[item]?.type else { return nil }
         var transforms: [HEIFContainer.Property] = []
@@ -139,7 +140,8 @@ final class DirectHEIFSource: RowSource {
         guard let tileSize, tileSize.0 <= 1 << 16, tileSize.1 <= 1 << 16, width > 0, height > 0, width <= 1 << 20, height <= 1 << 20,
               tileSize.0 * columns >= width, tileSize.1 * (tiles.count / columns) >= height else { return nil }
         return Picture(width: width, height: height, tileWidth: tileSize.0, tileHeight: tileSize.1, columns: columns,
-                       tiles: tiles, configs: configs, codec: codec, transforms: transforms, colour: colour)
+                       tiles: tiles, configs: configs, codec: codec, transforms: transforms, colour: colour,
+                       bits: codec.bits(UnsafeRawBufferPointer(rebasing: bytes[configs[tiles[0]]!])))
     }
 
     /// The orientation that turns stored pixels as `transforms` do in order, found by turning a

@@ -32,6 +32,7 @@ final class StreamedPlanes: @unchecked Sendable {
         /// Each plane's offset in the mapping, stride and coded lines.
         let planes: [(offset: Int, stride: Int, lines: Int)]
         let model: PlanarImage.Model
+        let bits: Int
         /// Chroma lines per luma line's divisor (2 for 4:2:0).
         let subsampleY: Int
         let cropLeft: Int
@@ -48,9 +49,9 @@ final class StreamedPlanes: @unchecked Sendable {
             if case .ycbcr(let x, _) = model { sx = x } else { sx = 1 }
             let planes = self.planes.enumerated().map { c, p in
                 let (left, top) = c == 0 ? (cropLeft, cropTop) : (cropLeft / sx, cropTop / subsampleY)
-                return (UnsafePointer(base.assumingMemoryBound(to: UInt8.self)) + p.offset + top * p.stride + left, p.stride)
+                return (UnsafePointer(base.assumingMemoryBound(to: UInt8.self)) + p.offset + top * p.stride + left * (bits > 8 ? 2 : 1), p.stride)
             }
-            return DecodedTile(width: visibleWidth, height: visibleHeight, model: model, planes: planes, bits: 8, colour: nil)
+            return DecodedTile(width: visibleWidth, height: visibleHeight, model: model, planes: planes, bits: bits, colour: nil)
         }
     }
 
@@ -128,8 +129,9 @@ final class StreamedPlanes: @unchecked Sendable {
         guard take else { return false }
         let chroma = de265_get_chroma_format(image)
         let mono = chroma == de265_chroma_mono
-        guard de265_get_bits_per_pixel(image, 0) == 8, mono || de265_get_bits_per_pixel(image, 1) == 8,
-              spec.width > 0, spec.height > 0 else { return false }
+        let bits = Int(de265_get_bits_per_pixel(image, 0))
+        guard (8...12).contains(bits), mono || de265_get_bits_per_pixel(image, 1) == bits, spec.width > 0, spec.height > 0 else { return false }
+        let sample = bits > 8 ? 2 : 1
         let (sx, sy, model): (Int, Int, PlanarImage.Model)
         switch chroma {
         case de265_chroma_mono: (sx, sy, model) = (1, 1, .gray)
@@ -145,7 +147,7 @@ final class StreamedPlanes: @unchecked Sendable {
         var bytes = 0
         for c in 0..<(mono ? 1 : 3) {
             let (w, h) = c == 0 ? (width, height) : ((width + sx - 1) / sx, (height + sy - 1) / sy)
-            let stride = roundUp(w, alignment)
+            let stride = roundUp(w * sample, alignment)
             planes.append((bytes, stride, h))
             // A page past each plane: libde265's vector code reads a little beyond a plane's end.
             bytes += roundUp(stride * h, page) + page
@@ -159,7 +161,7 @@ final class StreamedPlanes: @unchecked Sendable {
             mapping = UnsafeMutableRawBufferPointer(start: base, count: bytes)
             holder = image
             reading = true
-            layout = Layout(base: base, bytes: bytes, planes: planes, model: model, subsampleY: sy,
+            layout = Layout(base: base, bytes: bytes, planes: planes, model: model, bits: bits, subsampleY: sy,
                             cropLeft: Int(spec.crop_left), cropTop: Int(spec.crop_top),
                             visibleWidth: Int(spec.visible_width), visibleHeight: Int(spec.visible_height),
                             progressKnown: hugePagesOff && !tilesSeen)

@@ -9,11 +9,20 @@ enum TileCodec: Equatable {
     case hevc, av1
 
     /// Whether the decoder configuration record `config` describes pictures this path decodes:
-    /// HEVC at 8 bits (its bitDepth fields, minus 8, in bytes 17 and 18), AV1 at any depth.
+    /// HEVC at 8 to 12 bits, luma and chroma alike (its bitDepth fields, minus 8, in bytes 17 and
+    /// 18), AV1 at any depth.
     func handles(_ config: UnsafeRawBufferPointer) -> Bool {
         switch self {
-        case .hevc: config.count >= 23 && config[17] & 7 == 0 && config[18] & 7 == 0
+        case .hevc: config.count >= 23 && config[17] & 7 <= 4 && config[17] & 7 == config[18] & 7
         case .av1: config.count >= 4 && config[0] == 0x81
+        }
+    }
+
+    /// The sample depth `config` states (HEVC's; an AV1 record's high_bitdepth and twelve_bit flags).
+    func bits(_ config: UnsafeRawBufferPointer) -> Int {
+        switch self {
+        case .hevc: config.count >= 23 ? 8 + Int(config[17] & 7) : 8
+        case .av1: config.count >= 3 ? (config[2] & 0x40 == 0 ? 8 : config[2] & 0x20 == 0 ? 10 : 12) : 8
         }
     }
 }
@@ -144,16 +153,19 @@ final class HEVCTileDecoder: TileDecoder {
         case de265_chroma_422: model = .ycbcr(subsampleX: 2, subsampleY: 1)
         default: model = .ycbcr(subsampleX: 1, subsampleY: 1)
         }
+        // Above 8 bits a sample takes two bytes; one depth for every plane, as the record said.
+        let bits = Int(de265_get_bits_per_pixel(image, 0))
         var planes: [(UnsafePointer<UInt8>, Int)] = []
         for c in 0..<(model == .gray ? 1 : 3) {
             var stride: Int32 = 0
-            guard de265_get_bits_per_pixel(image, Int32(c)) == 8, let p = de265_get_image_plane(image, Int32(c), &stride) else {
-                throw failure("tile \(tile)'s plane \(c) is not 8-bit")
+            guard de265_get_bits_per_pixel(image, Int32(c)) == bits, (8...12).contains(bits),
+                  let p = de265_get_image_plane(image, Int32(c), &stride) else {
+                throw failure("tile \(tile)'s planes are not all of one depth from 8 to 12 bits")
             }
             planes.append((p, Int(stride)))
         }
         return DecodedTile(width: Int(de265_get_image_width(image, 0)), height: Int(de265_get_image_height(image, 0)),
-                           model: model, planes: planes, bits: 8, colour: nil)
+                           model: model, planes: planes, bits: bits, colour: nil)
     }
 
     func release() {

@@ -5,7 +5,7 @@ extension ImageDecoders {
     /// The heavy family's decoders: the image libraries that take longest to load, libheif (which
     /// links its encoders, x265 and libaom) and libjxl (with highway, which times its clock as it
     /// loads). What `thumbcache-worker-heavy` runs: the HEIF and AVIF files the image worker's
-    /// direct path hands on (alpha, more than 8 bits, cropping, overlays), and JPEG XL.
+    /// direct path hands on (alpha, more than 12 bits, cropping, overlays), and JPEG XL.
     public static let heavy = ImageDecoders([.throughLibheif(.heif), .throughLibheif(.avif), .jpegXL])
 }
 

@@ -8,9 +8,9 @@ import ThumbcacheTestSupport
 /// A one-picture HEIC is handed on a band at a time while libde265 decodes it, and the pages of
 /// the band go behind it (`StreamedPlanes`, Docs/IMAGING.md).
 @Suite struct HEIFStreamingTests {
-    /// A 12 MP HEIC, gradients under noise so that libde265 takes a while over it: vips draws it,
-    /// heif-enc codes it as one picture.
-    static func textured(_ dir: TemporaryDirectory, width: Int = 4000, height: Int = 3000) throws -> String {
+    /// A 12 MP HEIC of `bits`, gradients under noise so that libde265 takes a while over it: vips
+    /// draws it, heif-enc codes it as one picture (10 bits from a 16-bit PNG by ImageMagick).
+    static func textured(_ dir: TemporaryDirectory, bits: Int, width: Int = 4000, height: Int = 3000) throws -> String {
         func v(_ name: String) -> String { dir.appending(name + ".v") }
         let steps: [[String]] = [
             ["xyz", v("xy"), String(width), String(height)],
@@ -21,15 +21,20 @@ import ThumbcacheTestSupport
             ["cast", v("rgb"), dir.appending("textured.jpg[Q=95]"), "uchar"],
         ]
         for step in steps { try ImageFormatTests.run("vips", step) }
-        try ImageFormatTests.run("heif-enc", ["-q", "60", "-p", "preset=ultrafast", "-o", dir.appending("textured.heic"), dir.appending("textured.jpg")])
+        var input = dir.appending("textured.jpg")
+        if bits > 8 {
+            try ImageFormatTests.run("convert", [input, "-depth", "16", "PNG48:" + dir.appending("textured.png")])
+            input = dir.appending("textured.png")
+        }
+        try ImageFormatTests.run("heif-enc", ["-q", "60", "-b", String(bits), "-p", "preset=ultrafast", "-o", dir.appending("textured.heic"), input])
         return dir.appending("textured.heic")
     }
 
     /// Rows handed on before the decode ends are already final: they equal a whole decode's. The
-    /// pages above them are gone by the end.
-    @Test func rowsAreHandedOnFinishedAndTheirPagesGo() throws {
+    /// pages above them are gone by the end. Samples above 8 bits take two bytes.
+    @Test(arguments: [8, 10]) func rowsAreHandedOnFinishedAndTheirPagesGo(bits: Int) throws {
         let dir = TemporaryDirectory()
-        let path = try Self.textured(dir)
+        let path = try Self.textured(dir, bits: bits)
         let file = try Data(contentsOf: URL(fileURLWithPath: path))
         try file.withUnsafeBytes { bytes in
             let container = try HEIFContainer(bytes)
@@ -42,7 +47,8 @@ import ThumbcacheTestSupport
 
             let whole = try HEVCTileDecoder(path: path, fast: true)
             let reference = try whole.decode(config: config, data: coded, tile: item, declared: (4000, 3000), copied: {})
-            let (width, height) = (reference.width, reference.height)
+            #expect(reference.bits == bits)
+            let (width, height) = (reference.width * (bits > 8 ? 2 : 1), reference.height)
             func luma(_ picture: DecodedTile, rows: Range<Int>, into out: inout [UInt8]) {
                 let (base, stride) = picture.planes[0]
                 out.withUnsafeMutableBytes { out in

@@ -360,6 +360,20 @@ struct ImageFormatTests {
         #expect(String(describing: type(of: try ImageDecoders.heavy.open(fd, name: alpha).1)) == "HEIFSource")
     }
 
+    /// HEVC of 10 bits (as cameras write HDR stills) is decoded directly too, its samples in two
+    /// bytes, and indexed as 10 bits.
+    @Test func heicOfTenBitsIsDecodedDirectly() throws {
+        let dir = TemporaryDirectory()
+        let photo = Self.source()
+        let deep = try Self.fixture(dir, "photo.png", from: photo, "convert") { [$0, "-depth", "16", "PNG48:" + $1] }
+        let heic = try Self.fixture(dir, "deep.heic", from: photo, "heif-enc") { _, output in ["-q", "95", "-b", "10", "-o", output, deep] }
+        let info = try Self.expectMatches(heic, photo)
+        #expect(info.format == .heif && info.bitsPerSample == 10)
+        let fd = open(heic, O_RDONLY)
+        defer { close(fd) }
+        #expect(String(describing: type(of: try ImageDecoders.images.open(fd, name: heic).1)) == "DirectHEIFSource")
+    }
+
     /// HEIF's transforms are libheif's to apply; an EXIF orientation in the file (iPhones write
     /// one beside irot) must not turn the image a second time. The EXIF is still indexed.
     @Test func heicEXIFIsReadButItsOrientationIsNotAppliedTwice() throws {
