@@ -132,13 +132,9 @@ final class StreamedPlanes: @unchecked Sendable {
         let bits = Int(de265_get_bits_per_pixel(image, 0))
         guard (8...12).contains(bits), mono || de265_get_bits_per_pixel(image, 1) == bits, spec.width > 0, spec.height > 0 else { return false }
         let sample = bits > 8 ? 2 : 1
-        let (sx, sy, model): (Int, Int, PlanarImage.Model)
-        switch chroma {
-        case de265_chroma_mono: (sx, sy, model) = (1, 1, .gray)
-        case de265_chroma_420: (sx, sy, model) = (2, 2, .ycbcr(subsampleX: 2, subsampleY: 2))
-        case de265_chroma_422: (sx, sy, model) = (2, 1, .ycbcr(subsampleX: 2, subsampleY: 1))
-        default: (sx, sy, model) = (1, 1, .ycbcr(subsampleX: 1, subsampleY: 1))
-        }
+        let model = HEVCTileDecoder.model(chroma)
+        var (sx, sy) = (1, 1)
+        if case .ycbcr(let x, let y) = model { (sx, sy) = (x, y) }
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
         let alignment = max(64, Int(spec.alignment))
         func roundUp(_ v: Int, _ to: Int) -> Int { (v + to - 1) / to * to }

@@ -146,13 +146,7 @@ final class HEVCTileDecoder: TileDecoder {
         }
         guard let image else { throw failure("tile \(tile) decoded to no picture") }
         holding = true
-        let model: PlanarImage.Model
-        switch de265_get_chroma_format(image) {
-        case de265_chroma_mono: model = .gray
-        case de265_chroma_420: model = .ycbcr(subsampleX: 2, subsampleY: 2)
-        case de265_chroma_422: model = .ycbcr(subsampleX: 2, subsampleY: 1)
-        default: model = .ycbcr(subsampleX: 1, subsampleY: 1)
-        }
+        let model = Self.model(de265_get_chroma_format(image))
         // Above 8 bits a sample takes two bytes; one depth for every plane, as the record said.
         let bits = Int(de265_get_bits_per_pixel(image, 0))
         var planes: [(UnsafePointer<UInt8>, Int)] = []
@@ -166,6 +160,16 @@ final class HEVCTileDecoder: TileDecoder {
         }
         return DecodedTile(width: Int(de265_get_image_width(image, 0)), height: Int(de265_get_image_height(image, 0)),
                            model: model, planes: planes, bits: bits, colour: nil)
+    }
+
+    /// The planes of a libde265 chroma format.
+    static func model(_ chroma: de265_chroma) -> PlanarImage.Model {
+        switch chroma {
+        case de265_chroma_mono: .gray
+        case de265_chroma_420: .ycbcr(subsampleX: 2, subsampleY: 2)
+        case de265_chroma_422: .ycbcr(subsampleX: 2, subsampleY: 1)
+        default: .ycbcr(subsampleX: 1, subsampleY: 1)
+        }
     }
 
     func release() {
