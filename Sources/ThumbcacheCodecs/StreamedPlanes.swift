@@ -28,7 +28,6 @@ final class StreamedPlanes: @unchecked Sendable {
     /// `visible`).
     struct Layout {
         let base: UnsafeMutableRawPointer
-        let bytes: Int
         /// Each plane's offset in the mapping, stride and coded lines.
         let planes: [(offset: Int, stride: Int, lines: Int)]
         let model: PlanarImage.Model
@@ -157,7 +156,7 @@ final class StreamedPlanes: @unchecked Sendable {
             mapping = UnsafeMutableRawBufferPointer(start: base, count: bytes)
             holder = image
             reading = true
-            layout = Layout(base: base, bytes: bytes, planes: planes, model: model, bits: bits, subsampleY: sy,
+            layout = Layout(base: base, planes: planes, model: model, bits: bits, subsampleY: sy,
                             cropLeft: Int(spec.crop_left), cropTop: Int(spec.crop_top),
                             visibleWidth: Int(spec.visible_width), visibleHeight: Int(spec.visible_height),
                             progressKnown: hugePagesOff && !tilesSeen)
