@@ -187,10 +187,10 @@ final class DirectHEIFSource: RowSource {
 
     func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
         guard let picture = chosen else { return }
+        if picture.tiles.count == 1, picture.codec == .hevc, fast { return try stream(picture, sink) }
         let s = shrink
         let outWidth = (picture.width + s - 1) / s
         let rows = picture.tiles.count / picture.columns
-        if picture.tiles.count == 1, picture.codec == .hevc, fast { return try stream(picture, sink) }
         // A picture one tile wide is converted straight from the decoded tile; wider ones into a
         // band a tile high, whose columns up to `threads` decoders fill side by side.
         let threads = picture.columns > 1 ? min(decodeThreads.load(ordering: .relaxed), picture.columns) : 1

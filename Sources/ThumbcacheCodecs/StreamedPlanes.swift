@@ -182,13 +182,13 @@ final class StreamedPlanes: @unchecked Sendable {
 
 /// What the reader of ``StreamedPlanes`` has learnt of the decoder's progress and dropped behind it.
 struct PlaneProgress {
+    private let page = Int(sysconf(Int32(_SC_PAGESIZE)))
     private var touched = 0
     private var dropped: [Int] = []
 
     /// Visible lines the decoder has finished with, from the pages it has touched.
     mutating func finishedLines(_ layout: StreamedPlanes.Layout) -> Int {
         guard layout.progressKnown else { return 0 }
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
         let luma = layout.planes[0]
         // The first page of each 16th line, one page at a time from the last one found (a poll
         // finds a few); a line's page may hold the line above's end, which the margin covers.
@@ -204,7 +204,6 @@ struct PlaneProgress {
     /// Drops the pages of every plane wholly above visible line `consumed`, which the reader has
     /// converted and the decoder has finished with.
     mutating func drop(above consumed: Int, _ layout: StreamedPlanes.Layout) {
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
         if dropped.isEmpty { dropped = layout.planes.map(\.offset) }
         for (c, p) in layout.planes.enumerated() {
             let lines = c == 0 ? layout.cropTop + consumed : (layout.cropTop + consumed) / layout.subsampleY
@@ -235,7 +234,8 @@ extension HEVCTileDecoder {
         }
         defer { planes.endReading() }
         var progress = PlaneProgress()
-        var streamedFrom: StreamedPlanes.Layout?
+        /// The first plane of the picture rows were handed on from.
+        var streamedFrom: UnsafePointer<UInt8>?
         var reported = 0
         var failure: ImagingError?
         // libde265 says nothing as it goes: its pages are looked at every few milliseconds, a few
@@ -249,9 +249,10 @@ extension HEVCTileDecoder {
             let finished = progress.finishedLines(layout)
             guard finished > reported else { continue }
             (reported, found) = (finished, true)
-            streamedFrom = layout
+            let picture = layout.tile
+            streamedFrom = picture.planes[0].0
             do {
-                progress.drop(above: try consume(layout.tile, finished), layout)
+                progress.drop(above: try consume(picture, finished), layout)
             } catch {
                 failure = error
                 break
@@ -261,7 +262,7 @@ extension HEVCTileDecoder {
         if let failure { throw failure }
         let decoded = try job.outcome.result!.get()
         // Rows already handed on came from the picture mapped first; the one decoded must be it.
-        if let streamedFrom, decoded.planes.first?.0 != streamedFrom.tile.planes.first?.0 {
+        if let streamedFrom, decoded.planes.first?.0 != streamedFrom {
             throw ImagingError(path: path, reason: .corrupt("tile \(tile) decoded to a picture other than the one it started"))
         }
         _ = try consume(decoded, decoded.height)

@@ -72,7 +72,6 @@ final class HEVCTileDecoder: TileDecoder {
         }
         self.streamed = streamed ? StreamedPlanes() : nil
         if let planes = self.streamed {
-            de265_set_parameter_bool(context, DE265_DECODER_PARAM_BOOL_SEI_CHECK_HASH, 0)
             var functions = StreamedPlanes.allocation
             de265_set_image_allocation_functions(context, &functions, Unmanaged.passUnretained(planes).toOpaque())
         }

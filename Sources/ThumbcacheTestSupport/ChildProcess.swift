@@ -2,7 +2,7 @@ import Foundation
 import ThumbcacheSync
 
 /// A child process started with `posix_spawn` from a program built beside the test binary.
-/// Its standard output is read line by line as it arrives; it is reaped with `wait4`, which also gives its peak memory.
+/// Its standard output is read line by line as it arrives; it is reaped with `waitpid`.
 package final class ChildProcess: @unchecked Sendable {
     // @unchecked Sendable: the mutable state below is guarded by `condition`.
     package let processIdentifier: pid_t
@@ -12,8 +12,6 @@ package final class ChildProcess: @unchecked Sendable {
     private var stderrText = Data()
     private var stderrDone = false
     private var exitStatus: Termination?
-    /// The child's peak resident size in KiB, and its waited-for children's, once it has been reaped.
-    package private(set) var peakResidentKiB = 0
 
     /// How a child ended.
     package enum Termination: Equatable, Sendable {
@@ -124,14 +122,13 @@ package final class ChildProcess: @unchecked Sendable {
         if let exitStatus { return (exitStatus, stderr) }
         let deadline = Date(timeIntervalSinceNow: timeout)
         var status: Int32 = 0
-        var usage = rusage()
         while true {
-            let r = wait4(processIdentifier, &status, WNOHANG, &usage)
+            let r = waitpid(processIdentifier, &status, WNOHANG)
             if r == processIdentifier { break }
             if r < 0 && errno != EINTR { break }
             if Date() > deadline {
                 kill(SIGKILL)
-                _ = wait4(processIdentifier, &status, 0, &usage)
+                _ = waitpid(processIdentifier, &status, 0)
                 break
             }
             usleep(1_000)
@@ -139,7 +136,6 @@ package final class ChildProcess: @unchecked Sendable {
         let signal = status & 0x7f
         let termination: Termination = signal == 0 ? .exited((status >> 8) & 0xff) : .signaled(signal)
         condition.lock()
-        peakResidentKiB = usage.ru_maxrss
         while !(stdoutDone && stderrDone) {
             if !condition.wait(until: Date(timeIntervalSinceNow: 10)) { break }
         }
