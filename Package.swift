@@ -70,6 +70,9 @@ let package = Package(
         .target(name: "CDescriptors"),
         // sd-bus (libsystemd) behind a shim that owns the bus, the thumbnail service's vtables and its loop.
         .target(name: "CBus", linkerSettings: [.linkedLibrary("systemd")]),
+        // libcurl (HTTP with kept-alive connections, TLS with the system's trust store) and
+        // libcrypto's SHA-256 and HMAC, for the remote tier's S3 client and its signatures.
+        .target(name: "CThumbcacheHTTP", linkerSettings: [.linkedLibrary("curl"), .linkedLibrary("crypto")]),
         // The worker's confinement: no_new_privs, rlimits, namespaces, a seccomp allow-list
         // (libseccomp). Linked into the worker executables only, never into the library.
         .target(name: "CSandbox", linkerSettings: [.linkedLibrary("seccomp")]),
@@ -108,10 +111,14 @@ let package = Package(
         .target(name: "ThumbcacheWorker", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CDescriptors"]),
         // The worker executables' entry: confine (CSandbox), then serve.
         .target(name: "ThumbcacheSandbox", dependencies: ["CSandbox", "ThumbcacheWorker", "ThumbcacheImaging", "ThumbcacheSync"]),
+        // The shared tier behind the store: thumbnails by content key in S3-compatible storage,
+        // checked on the way in, uploaded write-behind from a queue in the store (Docs/REMOTE.md).
+        .target(name: "ThumbcacheRemote", dependencies: ["ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheSync", "CThumbcacheHTTP"]),
         // Thumbnail generation after QuickLook: content types, providers, the generator, warming.
         .target(
             name: "Thumbcache",
-            dependencies: ["ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheIndex", "ThumbcacheSync", "ThumbcacheWorker", "CFileInfo"]
+            dependencies: ["ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheIndex", "ThumbcacheSync", "ThumbcacheWorker", "ThumbcacheRemote",
+                           "CFileInfo"]
         ),
 
         // The desktop daemon: the org.freedesktop.thumbnails Thumbnailer1 and Cache1 services on the
@@ -175,6 +182,9 @@ let package = Package(
             name: "ThumbcacheAppTests",
             dependencies: ["Thumbcache", .product(name: "SystemPackage", package: "swift-system")]
         ),
+        // The remote tier against a real SeaweedFS cluster each test starts on loopback.
+        .testTarget(name: "ThumbcacheRemoteTests", dependencies: ["ThumbcacheRemote", "ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheTestSupport",
+                                                                  "thumbcache", "thumbcache-worker"]),
         .testTarget(
             name: "ThumbcacheStoreTests",
             dependencies: ["ThumbcacheStore", "ThumbcacheTestSupport", "thumbcache-probe", "CXXHash"]

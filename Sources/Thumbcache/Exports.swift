@@ -5,3 +5,5 @@
 @_exported import ThumbcacheStore
 // A file whose sandboxed decoder failed throws this: it names the path and how the worker ended.
 @_exported import struct ThumbcacheWorker.WorkerFailure
+// The remote tier an app configures and the summaries that report on it.
+@_exported import ThumbcacheRemote

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import ThumbcacheImaging
+import ThumbcacheRemote
 import ThumbcacheStore
 import ThumbcacheWorker
 
@@ -34,6 +35,10 @@ public final class ThumbnailGenerator: Sendable {
     public let budget: CacheBudget?
     /// The freedesktop cache whose valid thumbnails stand in for a decode, if one was given.
     public let standardThumbnails: FreedesktopThumbnailCache?
+    /// The shared tier asked on a miss before decoding, if one was given.
+    public let remote: RemoteCache?
+    /// Uploads what this generator makes, in the background, while it lives.
+    private let uploader: RemoteUploader?
 
     /// - Parameters:
     ///   - store: the cache the thumbnails are read from and written to.
@@ -45,10 +50,14 @@ public final class ThumbnailGenerator: Sendable {
     ///     one per core at most) or this process.
     ///   - standardThumbnails: on a cache miss, a valid thumbnail another program left in this
     ///     freedesktop cache (at least the requested size) is used instead of decoding the file.
+    ///   - remote: a shared tier asked on a miss before decoding; what is made here is queued for
+    ///     it and uploaded in the background (``finishUploads(waiting:)`` before exiting).
     public init(store: ThumbnailStore, providers: [any ThumbnailProvider] = [ImageThumbnailProvider()],
                 types: ContentTypeRegistry = ContentTypeRegistry(), budget: Int? = nil, isolation: DecoderIsolation = .sandboxed,
-                standardThumbnails: FreedesktopThumbnailCache? = nil) {
+                standardThumbnails: FreedesktopThumbnailCache? = nil, remote: RemoteCache? = nil) {
         self.standardThumbnails = standardThumbnails
+        self.remote = remote
+        uploader = remote.map { RemoteUploader(store: store, remote: $0) }
         factory = ThumbnailFactory(store: store, types: types, providers: providers)
         decoding = isolation.makeDecoding(defaultWorkers: ProcessInfo.processInfo.activeProcessorCount)
         writer = GroupCommitWriter(store: store)
@@ -58,6 +67,13 @@ public final class ThumbnailGenerator: Sendable {
     deinit {
         flushAccesses()
         writer.close()
+        _ = uploader?.finish(waiting: false)
+    }
+
+    /// Stops the background uploads; with `waiting`, first uploads what is queued (unless the
+    /// remote is unavailable). Nil without a remote.
+    public func finishUploads(waiting: Bool = true) -> RemoteUploader.Summary? {
+        uploader?.finish(waiting: waiting)
     }
 
     /// Queues the recorded cache hits for the writer (they are committed with its next batch).
@@ -270,7 +286,9 @@ public final class ThumbnailGenerator: Sendable {
     /// Makes, stores and returns the thumbnail under `key` (one caller at a time per key).
     private func generate(_ request: ThumbnailRequest, id: FileIdentity, key: ThumbnailKey) async throws -> ThumbnailRepresentation {
         let spec = request.spec
-        let pipeline = ThumbnailPipeline(factory: factory, decoding: decoding, standardThumbnails: standardThumbnails)
+        // The header the decode reads travels with an upload, for other machines' indexes.
+        let pipeline = ThumbnailPipeline(factory: factory, decoding: decoding, header: remote == nil ? nil : DecodedHeader(),
+                                         standardThumbnails: standardThumbnails, remote: remote)
         let type = request.contentType ?? factory.types.type(ofFileAt: request.path)
         if request.contentType == nil, let named = factory.brokenPromise(path: request.path, type: type) {
             throw GenerationError(path: request.path, reason: .notWhatItsNameSays(named: named, content: type))
@@ -281,7 +299,9 @@ public final class ThumbnailGenerator: Sendable {
         case .success: break
         }
         let minimumSide = Int((request.minimumDimension * request.scale).rounded(.up))
-        let made = try await blocking { pipeline.make([spec], path: request.path, content: id.content, type: type, minimumSide: minimumSide) }
+        let made = try await blocking {
+            pipeline.make([spec], path: request.path, content: id.content, type: type, minimumSide: minimumSide, sourceBytes: Int64(clamping: id.snapshot.size))
+        }
         if let reason = made.failedBefore { throw GenerationError(path: request.path, reason: .failedBefore(reason)) }
         let fileEntry = StoreWrite.file(path: request.path, snapshot: id.snapshot, content: id.content)
         if let failure = made.failure {
@@ -291,6 +311,7 @@ public final class ThumbnailGenerator: Sendable {
         }
         guard let thumbnail = made.thumbnails.first else { throw GenerationError(path: request.path, reason: .noProvider(type)) }
         try await writer.submit([fileEntry] + made.writes(content: id.content))
+        if !made.uploads.isEmpty { uploader?.nudge() }
         budget?.added(thumbnail.data.count)
         return ThumbnailRepresentation(kind: .thumbnail, header: thumbnail.header, data: thumbnail.data, box: spec, fromCache: false)
     }

@@ -1,4 +1,5 @@
 import ThumbcacheImaging
+import ThumbcacheRemote
 import ThumbcacheStore
 import ThumbcacheWorker
 
@@ -15,13 +16,16 @@ package struct ThumbnailPipeline: Sendable {
     package let header: DecodedHeader?
     /// Where valid standard thumbnails another program made may stand in for a decode of the file.
     package let standardThumbnails: FreedesktopThumbnailCache?
+    /// The shared tier asked before any decode, and given what is made here (queued).
+    package let remote: RemoteCache?
 
     package init(factory: ThumbnailFactory, decoding: any ImageDecoding, header: DecodedHeader? = nil,
-                 standardThumbnails: FreedesktopThumbnailCache? = nil) {
+                 standardThumbnails: FreedesktopThumbnailCache? = nil, remote: RemoteCache? = nil) {
         self.factory = factory
         self.decoding = decoding
         self.header = header
         self.standardThumbnails = standardThumbnails
+        self.remote = remote
     }
 
     /// Why nothing is made for a file.
@@ -54,6 +58,10 @@ package struct ThumbnailPipeline: Sendable {
         package var failureRecord: StoreWrite?
         /// A failure recorded for these bytes by an earlier run: nothing was tried.
         package var failedBefore: String?
+        /// How many of ``thumbnails`` came from the remote tier (the rest were made here).
+        package var fetched = 0
+        /// The made ones queued for upload to the remote tier.
+        package var uploads: [StoreWrite] = []
 
         /// The file has no picture to show (an audio file without a cover), found now or recorded
         /// earlier: not a failure, the type's icon stands in.
@@ -63,19 +71,23 @@ package struct ThumbnailPipeline: Sendable {
             return true
         }
 
-        /// The records to commit: thumbnails, or the failure record.
+        /// The records to commit: thumbnails and their uploads, or the failure record.
         package func writes(content: ContentHash) -> [StoreWrite] {
-            thumbnails.map { .thumbnail($0.spec.key(for: content), $0.header, data: $0.data) } + (failureRecord.map { [$0] } ?? [])
+            thumbnails.map { .thumbnail($0.spec.key(for: content), $0.header, data: $0.data) } + uploads + (failureRecord.map { [$0] } ?? [])
         }
     }
 
     /// Makes the thumbnails of `specs` (which ``plan(type:specs:)`` returned) for the file at
     /// `path` whose bytes hash to `content`. Each box comes from a larger image already in hand —
     /// one made in this call, a larger thumbnail of the same content in the cache, or a valid
-    /// standard thumbnail of the file at least as large — and only otherwise from the file.
-    /// - Parameter minimumSide: pixels; a thumbnail whose smaller side comes out below this is a
-    ///   failure of this request (``GenerationError/Reason/belowMinimumDimension(_:)``), not of the content.
-    package func make(_ specs: [ThumbnailSpec], path: String, content: ContentHash, type: ContentType, minimumSide: Int = 0) -> Made {
+    /// standard thumbnail of the file at least as large — and only otherwise from the file. With
+    /// a remote tier, it is asked first for every box; what it has is kept as it came.
+    /// - Parameters:
+    ///   - minimumSide: pixels; a thumbnail whose smaller side comes out below this is a failure
+    ///     of this request (``GenerationError/Reason/belowMinimumDimension(_:)``), not of the content.
+    ///   - sourceBytes: the file's size, for the remote tier's upload policy.
+    package func make(_ specs: [ThumbnailSpec], path: String, content: ContentHash, type: ContentType, minimumSide: Int = 0,
+                      sourceBytes: Int64 = .max) -> Made {
         var made = Made()
         let failureVersion = factory.failureVersion(for: type)
         if let earlier = try? factory.store.failure(content: content, generatorVersion: failureVersion) {
@@ -83,8 +95,18 @@ package struct ThumbnailPipeline: Sendable {
             return made
         }
         var images: [(spec: ThumbnailSpec, image: RGBAImage)] = []
+        let fetched = remote?.fetch(specs.map { $0.key(for: content) }) ?? []
+        var madeHere: [ThumbnailSpec] = []
         do {
-            for spec in specs {
+            for (i, spec) in specs.enumerated() {
+                if i < fetched.count, let (thumbnail, image) = fetched[i], min(image.width, image.height) >= minimumSide {
+                    images.append((spec, image))
+                    if made.firstImage == nil { made.firstImage = image }
+                    made.thumbnails.append((spec, thumbnail.header, thumbnail.data))
+                    made.fetched += 1
+                    if let header, header.info == nil, let attributes = thumbnail.attributes { header.info = attributes }
+                    continue
+                }
                 let image = try images.first(where: { Self.canServe(spec, from: $0.spec) }).map { ThumbnailFactory.resize($0.image, to: spec) }
                     ?? cachedLarger(spec, content: content)
                     ?? imported(spec, path: path)
@@ -96,10 +118,17 @@ package struct ThumbnailPipeline: Sendable {
                 if made.firstImage == nil { made.firstImage = image }
                 let (header, bytes) = try factory.encode(image, kind: .thumbnail, spec: spec, sourceType: type)
                 made.thumbnails.append((spec, header, bytes))
+                madeHere.append(spec)
+            }
+            if let remote, !madeHere.isEmpty, remote.uploadPolicy.shouldUpload(sourceBytes: sourceBytes, type: type.identifier) {
+                let attributes = RemoteThumbnail.encodeAttributes(header?.info)
+                made.uploads = madeHere.map { .queueUpload($0.key(for: content), attributes: attributes) }
             }
         } catch {
             made.thumbnails = []
             made.firstImage = nil
+            made.fetched = 0
+            made.uploads = []
             made.failure = error
             if Self.isContentFault(error) {
                 made.failureRecord = .failure(content: content, generatorVersion: failureVersion,

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import ThumbcacheImaging
 import ThumbcacheIndex
+import ThumbcacheRemote
 import ThumbcacheStore
 import ThumbcacheSync
 import ThumbcacheWorker
@@ -31,11 +32,19 @@ public final class Warmer: Sendable {
         public var freedesktop: FreedesktopExport?
         /// Where valid standard thumbnails another program made stand in for a decode of the file.
         public var standardThumbnails: FreedesktopThumbnailCache?
+        /// A shared tier asked before each decode; what is made here is queued and uploaded
+        /// in the background (Docs/REMOTE.md).
+        public var remote: RemoteCache?
+        /// Wait at the end until the queued uploads are done (or the remote is unavailable);
+        /// false leaves them for the next run.
+        public var waitForUploads: Bool
 
         public init(jobs: Int = Warmer.defaultJobs, followSymbolicLinks: Bool = false,
                     specs: [ThumbnailSpec] = [ThumbnailSpec(size: 256)], retryFailed: Bool = false, index: MetadataIndex? = nil,
                     isolation: DecoderIsolation = .sandboxed, freedesktop: FreedesktopExport? = nil,
-                    standardThumbnails: FreedesktopThumbnailCache? = nil) {
+                    standardThumbnails: FreedesktopThumbnailCache? = nil, remote: RemoteCache? = nil, waitForUploads: Bool = true) {
+            self.remote = remote
+            self.waitForUploads = waitForUploads
             self.isolation = isolation
             self.standardThumbnails = standardThumbnails
             self.jobs = max(1, jobs)
@@ -104,6 +113,7 @@ public final class Warmer: Sendable {
         let inFlight = DispatchSemaphore(value: 256)
         let threads = DispatchGroup()
         let exporting = options.freedesktop.map { Exporting(FreedesktopExporter(export: $0, store: store), threads: options.jobs) }
+        let uploader = options.remote.map { RemoteUploader(store: store, remote: $0) }
 
         if options.retryFailed { _ = try? store.clearAllFailures() }
         // Absolute, canonical roots: the stat cache (and later the index) is keyed by path, so
@@ -126,10 +136,13 @@ public final class Warmer: Sendable {
                     let counts = tally.record(outcome)  // always: `progress?(…)` would skip it when nil
                     if !writes.isEmpty {
                         inFlight.wait()
+                        let queuesUpload = writes.contains { if case .queueUpload = $0 { true } else { false } }
                         writer.enqueue(writes) { result in
                             switch result {
                             case .failure(let error): tally.reclassify(outcome, asFailed: path, reason: error.description)
-                            case .success: if let export { exporting?.submit(export, after: outcome) }
+                            case .success:
+                                if let export { exporting?.submit(export, after: outcome) }
+                                if queuesUpload { uploader?.nudge() }
                             }
                             inFlight.signal()
                         }
@@ -146,7 +159,11 @@ public final class Warmer: Sendable {
         }
         for failure in await writer.flush() { tally.record(.failed(store.directory, failure.description)) }
         writer.close()
+        let uploads = uploader?.finish(waiting: options.waitForUploads)
         var summary = tally.summary(elapsed: 0)
+        if let remote = options.remote, let uploads {
+            summary.remote = RemoteWarmSummary(remote: remote.tier.description, statistics: remote.statistics, uploads: uploads)
+        }
         if let exporting { summary.freedesktop = await exporting.finish() }
         summary.index = feeder?.finish(roots: roots)
         summary.elapsedSeconds = Double(MonotonicClock.nanoseconds() - start) / 1e9
@@ -226,7 +243,8 @@ public final class Warmer: Sendable {
     private static func makeThumbnails(_ path: String, id: FileIdentity, type: ContentType, factory: ThumbnailFactory,
                                        decoding: any ImageDecoding, header: DecodedHeader, options: Options, tally: Tally,
                                        writes: inout [StoreWrite]) -> Outcome {
-        let pipeline = ThumbnailPipeline(factory: factory, decoding: decoding, header: header, standardThumbnails: options.standardThumbnails)
+        let pipeline = ThumbnailPipeline(factory: factory, decoding: decoding, header: header, standardThumbnails: options.standardThumbnails,
+                                         remote: options.remote)
         // The name promises a format we make thumbnails of, but the bytes are not one.
         if let named = factory.brokenPromise(path: path, type: type) {
             return .failed(path, id.snapshot.size == 0 ? "empty file" : GenerationError.Reason.notWhatItsNameSays(named: named, content: type).description)
@@ -240,17 +258,19 @@ public final class Warmer: Sendable {
         guard tally.claim(id.content) else { return .sameContentAsAnother }
         let missing = specs.filter { (try? factory.store.containsThumbnail($0.key(for: id.content))) != true }
         if missing.isEmpty { return .alreadyCached }
-        let made = pipeline.make(missing, path: path, content: id.content, type: type)
+        let made = pipeline.make(missing, path: path, content: id.content, type: type, sourceBytes: Int64(clamping: id.snapshot.size))
         writes += made.writes(content: id.content)
         // An audio file without a cover: its record keeps it from being opened again; the icon stands in.
         if made.hasNoPicture { return .notSupported }
         if let reason = made.failedBefore { return .failed(path, reason + " (recorded earlier; --retry-failed tries again)") }
         if let failure = made.failure { return .failed(path, ThumbnailPipeline.reason(failure)) }
-        return .generated
+        return made.fetched == missing.count ? .fetched : .generated
     }
 
     enum Outcome {
         case generated
+        /// Every missing thumbnail came from the remote tier: nothing decoded.
+        case fetched
         case alreadyCached
         case sameContentAsAnother
         case notSupported
@@ -258,52 +278,11 @@ public final class Warmer: Sendable {
     }
 }
 
-/// Counts as a warm goes.
-public struct WarmProgress: Sendable {
-    /// Files done.
-    public var files: Int
-    public var failed: Int
-    /// Files found by the walk so far; final once ``walkComplete``.
-    public var found: Int
-    public var walkComplete: Bool
-    /// Nanoseconds since the warm started.
-    public var elapsed: Int64
-
-    /// Seconds left at the current rate, once the walk has counted every file.
-    public var estimatedSecondsLeft: Double? {
-        guard walkComplete, files > 0, elapsed > 0 else { return nil }
-        return Double(max(0, found - files)) * Double(elapsed) / 1e9 / Double(files)
-    }
-}
-
-/// What a warm did. Every file found lands in exactly one of the counts after `seen`.
-public struct WarmSummary: Sendable, Codable, Hashable {
-    /// Regular files found (and paths that failed before they could be read).
-    public var seen: Int
-    /// Images whose thumbnails were made now.
-    public var generated: Int
-    /// Images whose thumbnails were all in the cache already.
-    public var alreadyCached: Int
-    /// Files whose bytes equal another path's seen in this run: nothing made twice.
-    public var sameContentAsAnother: Int
-    /// Files of a type no provider handles, or with no picture to show (an audio file without a
-    /// cover): recorded in the stat cache, no thumbnail, the type's icon stands in.
-    public var notSupported: Int
-    /// Paths that failed, grouped by reason.
-    public var failures: [String: [String]]
-    public var elapsedSeconds: Double
-    /// What happened in the metadata index, if the warm fed one.
-    public var index: IndexSummary?
-    /// What was written to the freedesktop thumbnail cache, if the warm exported to it.
-    public var freedesktop: FreedesktopSummary?
-
-    public var failed: Int { failures.values.reduce(0) { $0 + $1.count } }
-}
-
 /// Thread-safe counters for a warm.
 final class Tally: Sendable {
     private struct State {
         var generated = 0
+        var fetched = 0
         var alreadyCached = 0
         var duplicates = 0
         var notSupported = 0
@@ -312,7 +291,7 @@ final class Tally: Sendable {
         var failed = 0
         var found = 0
         var walkComplete = false
-        var files: Int { generated + alreadyCached + duplicates + notSupported + failed }
+        var files: Int { generated + fetched + alreadyCached + duplicates + notSupported + failed }
     }
     private let state = ConditionLockedState(State())
     private let start = MonotonicClock.nanoseconds()
@@ -330,6 +309,7 @@ final class Tally: Sendable {
         state.withLock { s in
             switch outcome {
             case .generated: s.generated += 1
+            case .fetched: s.fetched += 1
             case .alreadyCached: s.alreadyCached += 1
             case .sameContentAsAnother: s.duplicates += 1
             case .notSupported: s.notSupported += 1
@@ -347,6 +327,7 @@ final class Tally: Sendable {
         state.withLock { s in
             switch outcome {
             case .generated: s.generated -= 1
+            case .fetched: s.fetched -= 1
             case .alreadyCached: s.alreadyCached -= 1
             case .sameContentAsAnother: s.duplicates -= 1
             case .notSupported: s.notSupported -= 1
@@ -361,22 +342,9 @@ final class Tally: Sendable {
 
     func summary(elapsed: Int64) -> WarmSummary {
         state.withLock { s in
-            WarmSummary(seen: s.files, generated: s.generated, alreadyCached: s.alreadyCached, sameContentAsAnother: s.duplicates,
+            WarmSummary(seen: s.files, generated: s.generated, fetched: s.fetched, alreadyCached: s.alreadyCached, sameContentAsAnother: s.duplicates,
                         notSupported: s.notSupported, failures: s.failures.mapValues { $0.sorted() },
                         elapsedSeconds: Double(elapsed) / 1e9)
         }
     }
-}
-
-/// What a warm did to the metadata index.
-public struct IndexSummary: Sendable, Codable, Hashable {
-    public var added = 0
-    public var updated = 0
-    /// Files found at a new path with the content of a vanished one.
-    public var moved = 0
-    public var unchanged = 0
-    /// Indexed files under the roots that no longer exist.
-    public var removed = 0
-    /// Index writes that failed (the reason of each).
-    public var errors: [String] = []
 }

@@ -97,7 +97,7 @@ enum CRC32 {
         (0..<8).reduce(UInt32(n)) { c, _ in c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
     }
 
-    static func of(_ bytes: [UInt8]) -> UInt32 {
+    static func of(_ bytes: some Sequence<UInt8>) -> UInt32 {
         ~bytes.reduce(~UInt32(0)) { c, b in table[Int((c ^ UInt32(b)) & 0xFF)] ^ (c >> 8) }
     }
 }

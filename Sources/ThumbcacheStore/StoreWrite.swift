@@ -18,6 +18,11 @@ public enum StoreWrite: Sendable, Hashable {
     case clearFailure(content: ContentHash, generatorVersion: UInt32)
     /// A thumbnail was served at this minute (minutes since 1970): the recency eviction uses.
     case accessed(ThumbnailKey, minute: UInt32)
+    /// Queue the thumbnail under this key for upload to a remote tier, with the attributes
+    /// (opaque here) that travel with it. Committed with the thumbnail, so no crash loses it.
+    case queueUpload(ThumbnailKey, attributes: [UInt8])
+    /// The thumbnail went up (or is gone): take it off the queue.
+    case dequeueUpload(ThumbnailKey)
 
     /// How recent a file's modification or change time may be before its stat entry is not
     /// trusted: 2 s, coarser than the timestamp tick of any file system Linux mounts.
@@ -41,6 +46,8 @@ public enum StoreWrite: Sendable, Hashable {
         case .failure(_, _, let record): 32 + record.reason.utf8.count
         case .clearFailure: 20
         case .accessed: ThumbnailKey.encodedSize + 4
+        case .queueUpload(_, let attributes): ThumbnailKey.encodedSize + attributes.count
+        case .dequeueUpload: ThumbnailKey.encodedSize
         }
     }
 }

@@ -54,7 +54,7 @@ public struct ThumbnailHeader: Sendable, Hashable {
         (Double(pixelWidth) / Double(scale), Double(pixelHeight) / Double(scale))
     }
 
-    var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         let type = Array(sourceContentType.utf8.prefix(Int(UInt16.max)))
         var w = ByteWriter(capacity: 26 + type.count)
         w.u8(Self.currentVersion)
@@ -71,7 +71,7 @@ public struct ThumbnailHeader: Sendable, Hashable {
     }
 
     /// Parses a stored value: the header and a view of the encoded image that follows it.
-    static func decode(_ value: UnsafeRawBufferPointer) -> (ThumbnailHeader, UnsafeRawBufferPointer)? {
+    package static func decode(_ value: UnsafeRawBufferPointer) -> (ThumbnailHeader, UnsafeRawBufferPointer)? {
         var r = ByteReader(value)
         guard r.u8() == currentVersion,
             let encoding = r.u8().flatMap(ThumbnailEncoding.init(rawValue:)),

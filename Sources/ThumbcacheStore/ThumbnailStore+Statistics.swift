@@ -18,6 +18,8 @@ public struct StoreStatistics: Sendable, Hashable, Codable {
     public var files: Int
     /// Recorded generation failures.
     public var failures: Int
+    /// Thumbnails queued for upload to a remote tier.
+    public var uploadsQueued: Int
     /// Current map size: how far the file may grow before the map is enlarged.
     public var mapSize: Int
     /// Size of `data.mdb` on disk.
@@ -33,7 +35,7 @@ extension ThumbnailStore {
     /// Counts every record (a cursor pass over keys; values' sizes come from their headers,
     /// so thumbnail bytes are not read).
     public func statistics() throws(StoreError) -> StoreStatistics {
-        let (thumbs, byKind, bytes, fileCount, failureCount) = try reading("count records") { h, txn in
+        let (thumbs, byKind, bytes, fileCount, failureCount, queued) = try reading("count records") { h, txn in
             var count = 0
             var bytes = 0
             var byKind: [String: Int] = [:]
@@ -44,7 +46,7 @@ extension ThumbnailStore {
                 byKind[kind, default: 0] += 1
                 return true
             }
-            return (count, byKind, bytes, try txn.count(h.files), try txn.count(h.failures))
+            return (count, byKind, bytes, try txn.count(h.files), try txn.count(h.failures), try txn.count(h.uploads))
         }
         let env = handles().environment
         let free: Int
@@ -54,7 +56,7 @@ extension ThumbnailStore {
         let fileSize = stat(env.directory + "/data.mdb", &s) == 0 ? Int(s.st_size) : 0
         return StoreStatistics(
             directory: directory, formatVersion: Self.formatVersion, thumbnails: thumbs, thumbnailsByKind: byKind,
-            thumbnailBytes: bytes, files: fileCount, failures: failureCount, mapSize: info.mapSize, fileSize: fileSize,
+            thumbnailBytes: bytes, files: fileCount, failures: failureCount, uploadsQueued: queued, mapSize: info.mapSize, fileSize: fileSize,
             usedBytes: info.usedBytes, pageSize: info.pageSize, freePages: free)
     }
 }

@@ -61,6 +61,10 @@ extension ThumbnailStore {
         case .accessed(let key, let minute):
             var stamp = minute.littleEndian
             try key.withEncoded { k in try withUnsafeBytes(of: &stamp) { try txn.put(h.access, key: k, value: $0) } }
+        case .queueUpload(let key, let attributes):
+            try key.withEncoded { k in try attributes.withUnsafeBytes { try txn.put(h.uploads, key: k, value: $0) } }
+        case .dequeueUpload(let key):
+            _ = try key.withEncoded { k in try txn.delete(h.uploads, key: k) }
         }
     }
 

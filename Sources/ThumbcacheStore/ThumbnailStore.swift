@@ -45,16 +45,19 @@ public final class ThumbnailStore: Sendable {
         let thumbnails: Database
         let failures: Database
         let access: Database
+        /// Thumbnails waiting to go to a remote tier: key → the attributes to send with it.
+        let uploads: Database
         let generation: Int
 
         init(environment: Environment, meta: Database, files: Database, thumbnails: Database, failures: Database,
-             access: Database, generation: Int) {
+             access: Database, uploads: Database, generation: Int) {
             self.environment = environment
             self.meta = meta
             self.files = files
             self.thumbnails = thumbnails
             self.failures = failures
             self.access = access
+            self.uploads = uploads
             self.generation = generation
         }
     }
@@ -72,6 +75,7 @@ public final class ThumbnailStore: Sendable {
         static let thumbnails = "thumbnails"
         static let failures = "failures"
         static let access = "access"
+        static let uploads = "uploads"
         static let formatKey = Array("format".utf8)
     }
 
@@ -124,9 +128,9 @@ public final class ThumbnailStore: Sendable {
                 throw .wrapping(error, path: directory, operation: "open environment")
             }
             if Generation.current(in: directory) != generation && attempt < 5 { continue }
-            let (meta, files, thumbnails, failures, access) = try openDatabases(env)
-            return Handles(environment: env, meta: meta, files: files, thumbnails: thumbnails, failures: failures, access: access,
-                           generation: generation)
+            let d = try openDatabases(env)
+            return Handles(environment: env, meta: d.meta, files: d.files, thumbnails: d.thumbnails, failures: d.failures, access: d.access,
+                           uploads: d.uploads, generation: generation)
         }
     }
 
@@ -154,7 +158,9 @@ public final class ThumbnailStore: Sendable {
 
     /// Checks the format version (refusing other formats and other programs' environments
     /// before creating anything), then opens the databases.
-    private static func openDatabases(_ env: Environment) throws(StoreError) -> (Database, Database, Database, Database, Database) {
+    private static func openDatabases(_ env: Environment) throws(StoreError)
+        -> (meta: Database, files: Database, thumbnails: Database, failures: Database, access: Database, uploads: Database)
+    {
         let path = env.directory
         func wrap<R>(_ operation: String, _ body: () throws -> R) throws(StoreError) -> R {
             do {
@@ -191,7 +197,9 @@ public final class ThumbnailStore: Sendable {
         let thumbnails = try wrap("open database 'thumbnails'") { try env.database(Name.thumbnails) }
         let failures = try wrap("open database 'failures'") { try env.database(Name.failures) }
         let access = try wrap("open database 'access'") { try env.database(Name.access) }
-        return (meta, files, thumbnails, failures, access)
+        // Added after format 1 was fixed: an older cache gains it empty, and older code ignores it.
+        let uploads = try wrap("open database 'uploads'") { try env.database(Name.uploads) }
+        return (meta, files, thumbnails, failures, access, uploads)
     }
 
     static func encodeVersion(_ version: UInt32) -> [UInt8] {

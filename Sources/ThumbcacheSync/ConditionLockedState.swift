@@ -27,4 +27,15 @@ package final class ConditionLockedState<Value>: @unchecked Sendable {
         while !ready(value) { lock.wait() }
         return try body(&value)
     }
+
+    /// Waits until `ready` holds or `deadline` (``MonotonicClock/nanoseconds()``) passes, then runs `body`.
+    package func withLock<R>(waitingUntil ready: (Value) -> Bool, deadline: UInt64, _ body: (inout Value) throws -> R) rethrows -> R {
+        lock.lock()
+        defer {
+            lock.broadcast()
+            lock.unlock()
+        }
+        while !ready(value) && lock.wait(until: deadline) {}
+        return try body(&value)
+    }
 }

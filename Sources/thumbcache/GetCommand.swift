@@ -44,6 +44,8 @@ struct GetCommand: AsyncParsableCommand {
 
     @OptionGroup var pluginOptions: PluginOptions
 
+    @OptionGroup var remoteOptions: RemoteOptions
+
     enum Kind: String, ExpressibleByArgument, CaseIterable {
         case icon, low, full, best
     }
@@ -56,9 +58,11 @@ struct GetCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (providers, contentTypes) = pluginOptions.providers(decoderOptions)
+        let remote = try remoteOptions.open()
         let generator = ThumbnailGenerator(store: try cacheOptions.open(), providers: providers, types: contentTypes,
                                            isolation: decoderOptions.isolation(workers: 1),
-                                           standardThumbnails: freedesktopImport ? FreedesktopThumbnailCache() : nil)
+                                           standardThumbnails: freedesktopImport ? FreedesktopThumbnailCache() : nil,
+                                           remote: remote)
         let types: ThumbnailRequest.RepresentationTypes =
             switch kind {
             case .icon: .icon
@@ -69,6 +73,8 @@ struct GetCommand: AsyncParsableCommand {
         let request = ThumbnailRequest(fileAt: FilePaths.resolved(file), size: Double(size), scale: scale, representationTypes: types)
         let representation = try await generator.bestRepresentation(for: request)
         try Data(representation.pngData()).write(to: URL(fileURLWithPath: output))
+        // One thumbnail made here goes up now, while the connection is open; a failure leaves it queued.
+        _ = generator.finishUploads()
         if json {
             let info = Written(
                 path: output, kind: representation.kind.description, width: representation.pixelWidth,

@@ -27,6 +27,7 @@ struct StatsCommand: ParsableCommand {
             files known:    \(s.files)
             thumbnails:     \(s.thumbnails)\(kinds.isEmpty ? "" : " (\(kinds))"), \(bytes(s.thumbnailBytes))
             failures:       \(s.failures)
+            uploads queued: \(s.uploadsQueued)
             file size:      \(bytes(s.fileSize)) (used \(bytes(s.usedBytes)), free pages \(s.freePages) × \(s.pageSize) B)
             map size:       \(bytes(s.mapSize))
             """)

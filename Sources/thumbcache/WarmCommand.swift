@@ -62,6 +62,11 @@ struct WarmCommand: AsyncParsableCommand {
 
     @OptionGroup var pluginOptions: PluginOptions
 
+    @OptionGroup var remoteOptions: RemoteOptions
+
+    @Flag(name: .long, help: "With --remote, do not wait at the end for the queued uploads: the next run (or a daemon) sends them.")
+    var noWaitUploads = false
+
     @Option(name: .shortAndLong, help: "Thumbnail size in points (the largest side).")
     var size: Int = 256
 
@@ -123,6 +128,8 @@ struct WarmCommand: AsyncParsableCommand {
     func run() async throws {
         // Warming writes a lot and the cache can be rebuilt: commits are flushed to disk at
         // checkpoints and at the end instead of after every batch (see Docs/ARCHITECTURE.md).
+        // First, so that wrong credentials or a missing bucket stop the warm before it starts.
+        let remote = try remoteOptions.open()
         let store = try cacheOptions.open(durability: .deferred)
         let (providers, types) = pluginOptions.providers(decoderOptions)
         let warmer = Warmer(store: store, providers: providers, types: types)
@@ -132,7 +139,8 @@ struct WarmCommand: AsyncParsableCommand {
         let options = Warmer.Options(jobs: jobs, followSymbolicLinks: followSymlinks, specs: specs, retryFailed: retryFailed, index: index,
                                      isolation: decoderOptions.isolation(),
                                      freedesktop: freedesktop ? FreedesktopExport(cache: FreedesktopThumbnailCache(directory: freedesktopDir ?? FreedesktopThumbnailCache.defaultDirectory), sizes: standardSizes) : nil,
-                                     standardThumbnails: freedesktopImport ? FreedesktopThumbnailCache(directory: freedesktopDir ?? FreedesktopThumbnailCache.defaultDirectory) : nil)
+                                     standardThumbnails: freedesktopImport ? FreedesktopThumbnailCache(directory: freedesktopDir ?? FreedesktopThumbnailCache.defaultDirectory) : nil,
+                                     remote: remote, waitForUploads: !noWaitUploads)
         var report: (@Sendable (WarmProgress) -> Void)?
         if progress.isEnabled { report = { progress.update($0) } }
         let summary = await warmer.warm(paths, options: options, progress: report)
@@ -158,6 +166,9 @@ extension WarmSummary {
         var lines = [
             "Warmed \(seen) files in \(String(format: "%.2f", elapsedSeconds)) s (\(Int(rate)) files/s) into \(cache)",
             "  thumbnails made:              \(generated)",
+        ] + (remote == nil ? [] : [
+            "  fetched from the remote:      \(fetched)",
+        ]) + [
             "  already cached:               \(alreadyCached)",
             "  same content as another path: \(sameContentAsAnother)",
             "  no thumbnail (icon instead):  \(notSupported)",
@@ -166,6 +177,17 @@ extension WarmSummary {
         if let i = index {
             lines.append("  index: \(i.added) added, \(i.updated) updated, \(i.moved) moved, \(i.removed) removed, \(i.unchanged) unchanged")
             for e in i.errors.prefix(5) { lines.append("    index error: \(e)") }
+        }
+        if let r = remote {
+            let s = r.statistics
+            lines.append("  remote \(r.remote): \(s.fetched) fetched (\(Self.megabytes(s.bytesFetched))), \(r.uploads.uploaded) uploaded, "
+                + "\(r.uploads.stillQueued) still queued" + (s.rejected > 0 ? ", \(s.rejected) invalid objects skipped" : ""))
+            if let reason = s.unavailable {
+                lines.append("    unavailable at times (\(reason)); what could not go up waits for the next run")
+            } else if let reason = s.firstError {
+                lines.append("    \(s.errors) requests failed, the first: \(reason)")
+            }
+            if let e = r.uploads.storeError { lines.append("    upload queue error: \(e)") }
         }
         if let f = freedesktop {
             lines.append("  freedesktop: \(f.written) thumbnails written, \(f.unchanged) files unchanged, \(f.failuresRecorded) failures recorded")
@@ -179,6 +201,8 @@ extension WarmSummary {
         }
         return lines.joined(separator: "\n")
     }
+
+    static func megabytes(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1e6) }
 }
 
 /// A one-line progress display on standard error, only when it is a terminal.

@@ -149,7 +149,7 @@ final class Exporting: Sendable {
 
     func submit(_ job: FreedesktopExporter.Job, after outcome: Warmer.Outcome) {
         switch outcome {
-        case .generated, .alreadyCached: queue.push([job])
+        case .generated, .fetched, .alreadyCached: queue.push([job])
         case .sameContentAsAnother: deferred.withLock { $0.append(job) }
         case .failed:
             var failure = job

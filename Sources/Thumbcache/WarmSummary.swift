@@ -1,0 +1,68 @@
+import ThumbcacheRemote
+
+/// Counts as a warm goes.
+public struct WarmProgress: Sendable {
+    /// Files done.
+    public var files: Int
+    public var failed: Int
+    /// Files found by the walk so far; final once ``walkComplete``.
+    public var found: Int
+    public var walkComplete: Bool
+    /// Nanoseconds since the warm started.
+    public var elapsed: Int64
+
+    /// Seconds left at the current rate, once the walk has counted every file.
+    public var estimatedSecondsLeft: Double? {
+        guard walkComplete, files > 0, elapsed > 0 else { return nil }
+        return Double(max(0, found - files)) * Double(elapsed) / 1e9 / Double(files)
+    }
+}
+
+/// What a warm did. Every file found lands in exactly one of the counts after `seen`.
+public struct WarmSummary: Sendable, Codable, Hashable {
+    /// Regular files found (and paths that failed before they could be read).
+    public var seen: Int
+    /// Images whose thumbnails were made now (decoded here).
+    public var generated: Int
+    /// Files whose missing thumbnails all came from the remote tier (nothing decoded).
+    public var fetched: Int = 0
+    /// Images whose thumbnails were all in the cache already.
+    public var alreadyCached: Int
+    /// Files whose bytes equal another path's seen in this run: nothing made twice.
+    public var sameContentAsAnother: Int
+    /// Files of a type no provider handles, or with no picture to show (an audio file without a
+    /// cover): recorded in the stat cache, no thumbnail, the type's icon stands in.
+    public var notSupported: Int
+    /// Paths that failed, grouped by reason.
+    public var failures: [String: [String]]
+    public var elapsedSeconds: Double
+    /// What happened in the metadata index, if the warm fed one.
+    public var index: IndexSummary?
+    /// What was written to the freedesktop thumbnail cache, if the warm exported to it.
+    public var freedesktop: FreedesktopSummary?
+    /// What the remote tier did, if the warm had one.
+    public var remote: RemoteWarmSummary?
+
+    public var failed: Int { failures.values.reduce(0) { $0 + $1.count } }
+}
+
+/// What a warm's remote tier did.
+public struct RemoteWarmSummary: Sendable, Codable, Hashable {
+    /// The remote, as configured (no credentials).
+    public var remote: String
+    public var statistics: RemoteStatistics
+    public var uploads: RemoteUploader.Summary
+}
+
+/// What a warm did to the metadata index.
+public struct IndexSummary: Sendable, Codable, Hashable {
+    public var added = 0
+    public var updated = 0
+    /// Files found at a new path with the content of a vanished one.
+    public var moved = 0
+    public var unchanged = 0
+    /// Indexed files under the roots that no longer exist.
+    public var removed = 0
+    /// Index writes that failed (the reason of each).
+    public var errors: [String] = []
+}

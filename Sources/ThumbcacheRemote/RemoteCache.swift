@@ -1,0 +1,250 @@
+import Foundation
+import Synchronization
+import ThumbcacheImaging
+import ThumbcacheStore
+import ThumbcacheSync
+
+/// The remote tier as the pipeline uses it: faults are misses, never errors.
+///
+/// What comes back is checked (``RemoteThumbnail/parse(_:for:)``) before anything keeps or
+/// serves it; a corrupt or foreign object is skipped with one warning. A remote that stops
+/// answering costs one short timeout, then a circuit breaker stops asking for ``cooldown``
+/// seconds and the caller decodes locally; the warning says so once, not per file.
+public final class RemoteCache: Sendable {
+    public let tier: any RemoteTier
+    /// Which locally made thumbnails are worth uploading.
+    public let uploadPolicy: UploadPolicy
+    /// Seconds the breaker stays open after an outage before one request tries again.
+    public let cooldown: Double
+    private let warn: @Sendable (String) -> Void
+    private let state = Mutex(State())
+
+    private struct State {
+        var openUntil: UInt64 = 0
+        var consecutiveFailures = 0
+        var warnedOutage = false
+        var warnedCorrupt = false
+        var stats = RemoteStatistics()
+    }
+
+    /// Failures in a row (of any kind) that open the breaker; an outage opens it at once.
+    static let failuresToOpen = 3
+
+    /// - Parameter warnings: receives the few messages a user should see (an outage, a corrupt
+    ///   object), once each.
+    public init(tier: any RemoteTier, uploadPolicy: UploadPolicy = .default, cooldown: Double = 30,
+                warnings: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.tier = tier
+        self.uploadPolicy = uploadPolicy
+        self.cooldown = cooldown
+        self.warn = warnings
+    }
+
+    /// Opens the remote a URL names: `s3://BUCKET/PREFIX` (credentials, region and endpoint
+    /// from the environment and `~/.aws`, as the AWS tools find them).
+    public static func open(_ url: String, environment: [String: String] = ProcessInfo.processInfo.environment,
+                            uploadPolicy: UploadPolicy = .default, warnings: @escaping @Sendable (String) -> Void = { _ in })
+        throws(RemoteError) -> RemoteCache
+    {
+        try RemoteCache(tier: RemoteLocation.tier(for: url, environment: environment), uploadPolicy: uploadPolicy, warnings: warnings)
+    }
+
+    /// Checks once that the remote can be used; wrong credentials or a missing bucket are an
+    /// error the caller shows at start. An unreachable remote is not: it is reported as a
+    /// warning and the breaker opens.
+    public func check() throws(RemoteError) {
+        switch tier.check() {
+        case .success: succeeded()
+        case .failure(let e) where e.reason.isOutage: failed(e)
+        case .failure(let e): throw e
+        }
+    }
+
+    /// False while the breaker is open.
+    public var isAvailable: Bool {
+        state.withLock { $0.openUntil <= MonotonicClock.nanoseconds() }
+    }
+
+    public var statistics: RemoteStatistics { state.withLock { $0.stats } }
+
+    /// The thumbnails stored for `keys` that pass every check, with their pixels; nil for a miss,
+    /// a rejected object, or a remote that is not answering.
+    public func fetch(_ keys: [ThumbnailKey]) -> [(RemoteThumbnail, RGBAImage)?] {
+        guard !keys.isEmpty, isAvailable else { return keys.map { _ in nil } }
+        let answers = tier.fetch(keys)
+        var found: [(RemoteThumbnail, RGBAImage)?] = []
+        var outage: RemoteError?
+        for (key, answer) in zip(keys, answers) {
+            switch answer {
+            case .success(nil):
+                state.withLock { $0.stats.misses += 1 }
+                found.append(nil)
+            case .success(let object?):
+                do {
+                    let parsed = try RemoteThumbnail.parse(object, for: key)
+                    state.withLock {
+                        $0.stats.fetched += 1
+                        $0.stats.bytesFetched += object.count
+                    }
+                    found.append(parsed)
+                } catch {
+                    rejected(RemoteError(remote: tier.description, operation: "fetch of \(key)", reason: error))
+                    found.append(nil)
+                }
+            case .failure(let e):
+                state.withLock {
+                    $0.stats.errors += 1
+                    if $0.stats.firstError == nil { $0.stats.firstError = e.description }
+                }
+                if outage == nil { outage = e }
+                found.append(nil)
+            }
+        }
+        if let outage { failed(outage) } else { succeeded() }
+        return found
+    }
+
+    /// Uploads thumbnails; returns which succeeded. Skipped (all false) while the breaker is open.
+    public func upload(_ items: [(key: ThumbnailKey, thumbnail: RemoteThumbnail)]) -> [Bool] {
+        guard !items.isEmpty, isAvailable else { return items.map { _ in false } }
+        var objects: [(key: ThumbnailKey, object: [UInt8], contentType: String)] = []
+        var slots: [Int?] = []
+        for item in items {
+            if let object = try? item.thumbnail.object() {
+                slots.append(objects.count)
+                objects.append((item.key, object, "image/png"))
+            } else {
+                slots.append(nil)
+            }
+        }
+        let results = tier.store(objects)
+        var firstFailure: RemoteError?
+        var sent = 0
+        for case .failure(let e) in results where firstFailure == nil { firstFailure = e }
+        for (object, result) in zip(objects, results) {
+            if case .success = result { sent += object.object.count }
+        }
+        let ok = slots.map { slot in slot.map { if case .success = results[$0] { true } else { false } } ?? false }
+        state.withLock {
+            $0.stats.uploaded += ok.filter { $0 }.count
+            $0.stats.bytesUploaded += sent
+            $0.stats.errors += results.count - ok.filter { $0 }.count
+            if $0.stats.firstError == nil, let firstFailure { $0.stats.firstError = firstFailure.description }
+        }
+        if let firstFailure { failed(firstFailure) } else { succeeded() }
+        return ok
+    }
+
+    private func succeeded() {
+        state.withLock {
+            $0.consecutiveFailures = 0
+            $0.openUntil = 0
+        }
+    }
+
+    private func failed(_ error: RemoteError) {
+        let message = state.withLock { s -> String? in
+            s.consecutiveFailures += 1
+            guard error.reason.isOutage || s.consecutiveFailures >= Self.failuresToOpen else { return nil }
+            s.openUntil = MonotonicClock.nanoseconds() + UInt64(cooldown * 1e9)
+            s.stats.outages += 1
+            if s.stats.unavailable == nil { s.stats.unavailable = error.description }
+            guard !s.warnedOutage else { return nil }
+            s.warnedOutage = true
+            return "remote \(tier.description) is unavailable (\(error.reason)); decoding locally, uploads stay queued"
+        }
+        if let message { warn(message) }
+    }
+
+    private func rejected(_ error: RemoteError) {
+        let first = state.withLock { s -> Bool in
+            s.stats.rejected += 1
+            defer { s.warnedCorrupt = true }
+            return !s.warnedCorrupt
+        }
+        if first { warn("skipped a remote object that is not a valid thumbnail (\(error)); further ones are counted, not listed") }
+    }
+}
+
+/// What a remote tier did for one process.
+public struct RemoteStatistics: Sendable, Codable, Hashable {
+    /// Thumbnails fetched and accepted.
+    public var fetched = 0
+    public var bytesFetched = 0
+    /// Keys the remote did not have.
+    public var misses = 0
+    /// Objects fetched and refused as not valid.
+    public var rejected = 0
+    public var uploaded = 0
+    public var bytesUploaded = 0
+    /// Requests that failed.
+    public var errors = 0
+    /// Times the breaker opened.
+    public var outages = 0
+    /// The first outage's reason, if there was one.
+    public var unavailable: String?
+    /// The first failed request's reason, if one failed.
+    public var firstError: String?
+
+    public init() {}
+}
+
+/// Which thumbnails are uploaded: those of sources large enough that fetching the thumbnail is
+/// worth more than reading the source. iCloud does not upload thumbnails of common types under
+/// 1 MB; Docs/PERFORMANCE.md has where the line falls here.
+public struct UploadPolicy: Sendable, Hashable {
+    /// Sources of the common types below this many bytes are not uploaded.
+    public var minimumSourceBytes: Int64
+    /// The types the minimum applies to; any other type's thumbnail is always uploaded
+    /// (a video's frame or a PDF's page costs more than its size suggests).
+    public var commonTypes: Set<String>
+
+    public init(minimumSourceBytes: Int64, commonTypes: Set<String> = UploadPolicy.commonImageTypes) {
+        self.minimumSourceBytes = minimumSourceBytes
+        self.commonTypes = commonTypes
+    }
+
+    public static let commonImageTypes: Set<String> = ["public.png", "public.jpeg", "com.compuserve.gif", "org.webmproject.webp", "com.microsoft.bmp"]
+
+    public static let `default` = UploadPolicy(minimumSourceBytes: 1 << 20)
+    /// Every thumbnail made goes up.
+    public static let everything = UploadPolicy(minimumSourceBytes: 0)
+
+    public func shouldUpload(sourceBytes: Int64, type: String) -> Bool {
+        sourceBytes >= minimumSourceBytes || !commonTypes.contains(type)
+    }
+}
+
+/// Remote addresses: `s3://BUCKET[/PREFIX]`.
+enum RemoteLocation {
+    static func tier(for url: String, environment: [String: String]) throws(RemoteError) -> any RemoteTier {
+        guard let schemeEnd = url.range(of: "://") else {
+            throw RemoteError(remote: url, operation: "configure", reason: .invalidLocation("expected s3://BUCKET/PREFIX"))
+        }
+        let scheme = url[..<schemeEnd.lowerBound].lowercased()
+        let rest = url[schemeEnd.upperBound...]
+        switch scheme {
+        case "s3":
+            let parts = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+            let bucket = String(parts.first ?? "")
+            guard Self.isBucketName(bucket) else {
+                throw RemoteError(remote: url, operation: "configure", reason: .invalidLocation("'\(bucket)' is not a bucket name"))
+            }
+            let prefix = parts.count > 1 ? String(parts[1]) : ""
+            let configuration = AWSConfiguration.load(environment: environment)
+            let addressing = environment["THUMBCACHE_S3_ADDRESSING"].map { $0 == "path" }
+            return try S3Tier(bucket: bucket, prefix: prefix, configuration: configuration, pathStyle: addressing)
+        default:
+            throw RemoteError(remote: url, operation: "configure", reason: .invalidLocation("unknown scheme '\(scheme)'; expected s3://BUCKET/PREFIX"))
+        }
+    }
+
+    /// S3's rule: 3 to 63 lowercase letters, digits, dots and hyphens, starting and ending with
+    /// a letter or digit.
+    static func isBucketName(_ s: String) -> Bool {
+        let bytes = Array(s.utf8)
+        guard (3...63).contains(bytes.count) else { return false }
+        func alnum(_ b: UInt8) -> Bool { (0x61...0x7A).contains(b) || (0x30...0x39).contains(b) }
+        return alnum(bytes.first!) && alnum(bytes.last!) && bytes.allSatisfy { alnum($0) || $0 == 0x2E || $0 == 0x2D }
+    }
+}

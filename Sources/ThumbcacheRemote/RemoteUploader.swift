@@ -1,0 +1,131 @@
+import ThumbcacheStore
+import ThumbcacheSync
+
+/// Uploads the store's queued thumbnails in the background (write-behind): a thread reads the
+/// queue in key order, a batch at a time, sends each batch at once, and takes off the queue
+/// what went up. What the remote refuses stays queued for a later run; while the remote is
+/// unavailable nothing is tried and everything stays queued. A crash loses nothing: an entry
+/// leaves the queue only after its upload succeeded (an upload repeated after a crash stores
+/// the same bytes again).
+public final class RemoteUploader: Sendable {
+    public let store: ThumbnailStore
+    public let remote: RemoteCache
+    private let state = ConditionLockedState(State())
+    static let batchSize = 32
+
+    private struct State {
+        /// New entries may be queued: look again.
+        var nudged = true
+        /// Stop once nothing more can go now.
+        var draining = false
+        var stopped = false
+        /// Where the next read of the queue starts (nil: its beginning).
+        var cursor: ThumbnailKey?
+        /// Entries the remote refused in this run: not tried again until the next.
+        var refused: Set<ThumbnailKey> = []
+        /// Something went up since the pass over the queue began.
+        var sentThisPass = false
+        var uploaded = 0
+        var storeError: String?
+    }
+
+    /// Starts uploading at once.
+    public init(store: ThumbnailStore, remote: RemoteCache) {
+        self.store = store
+        self.remote = remote
+        _ = startThread { [self] in run() }
+    }
+
+    /// Something was queued: look at the queue again.
+    public func nudge() { state.withLock { $0.nudged = true } }
+
+    /// What the uploader did, when it stopped.
+    public struct Summary: Sendable, Codable, Hashable {
+        public var uploaded: Int
+        /// Entries left on the queue, for a later run.
+        public var stillQueued: Int
+        /// Why the store could not be read or written, if that stopped it.
+        public var storeError: String?
+    }
+
+    /// Stops the uploader and returns what it did. With `waiting`, first uploads everything
+    /// the remote takes now (ending early if the remote becomes unavailable).
+    public func finish(waiting: Bool = true) -> Summary {
+        state.withLock { s in
+            s.draining = true
+            s.nudged = true
+            if !waiting { s.stopped = true }
+        }
+        let (uploaded, error) = state.withLock(waitingUntil: { $0.stopped }) { ($0.uploaded, $0.storeError) }
+        return Summary(uploaded: uploaded, stillQueued: (try? store.queuedUploadCount()) ?? 0, storeError: error)
+    }
+
+    private func run() {
+        while true {
+            // Wait for a nudge (or a second, for what another process queued) unless draining.
+            let (stop, cursor, refused) = state.withLock(waitingUntil: { $0.nudged || $0.draining || $0.stopped },
+                                                         deadline: MonotonicClock.nanoseconds() + 1_000_000_000) { s in
+                s.nudged = false
+                return (s.stopped, s.cursor, s.refused)
+            }
+            if stop { break }
+            guard remote.isAvailable else {
+                if state.withLock({ $0.draining }) { break }
+                state.withLock(waitingUntil: { $0.draining || $0.stopped }, deadline: MonotonicClock.nanoseconds() + 500_000_000) { _ in }
+                continue
+            }
+            let queued: [(key: ThumbnailKey, attributes: [UInt8])]
+            do {
+                queued = try store.queuedUploads(after: cursor, limit: Self.batchSize)
+            } catch {
+                state.withLock { $0.storeError = error.description }
+                break
+            }
+            if queued.isEmpty {
+                // The end of a pass: done when draining and the pass sent nothing more; else the
+                // next pass starts over at once if it sent something, or after a nudge or a second.
+                let draining = state.withLock { s -> Bool in
+                    defer {
+                        s.nudged = s.sentThisPass
+                        s.sentThisPass = false
+                        s.cursor = nil
+                    }
+                    return s.draining && (!s.sentThisPass || s.cursor == nil)
+                }
+                if draining { break }
+                continue
+            }
+            let batch = queued.filter { !refused.contains($0.key) }
+            var items: [(key: ThumbnailKey, thumbnail: RemoteThumbnail)] = []
+            var done: [StoreWrite] = []
+            for entry in batch {
+                // Evicted since it was queued: nothing to send.
+                guard let record = try? store.thumbnail(entry.key) else {
+                    done.append(.dequeueUpload(entry.key))
+                    continue
+                }
+                items.append((entry.key, RemoteThumbnail(header: record.header, data: record.data,
+                                                         attributes: RemoteThumbnail.decodeAttributes(entry.attributes))))
+            }
+            let sent = remote.upload(items)
+            var newlyRefused: [ThumbnailKey] = []
+            for (item, ok) in zip(items, sent) {
+                if ok { done.append(.dequeueUpload(item.key)) } else if remote.isAvailable { newlyRefused.append(item.key) }
+            }
+            do {
+                if !done.isEmpty { try store.apply(done) }
+            } catch {
+                state.withLock { $0.storeError = error.description }
+                break
+            }
+            state.withLock { s in
+                s.uploaded += sent.filter { $0 }.count
+                s.refused.formUnion(newlyRefused)
+                s.cursor = queued.last?.key
+                s.sentThisPass = s.sentThisPass || sent.contains(true) || !done.isEmpty
+                s.nudged = true  // the rest of this pass
+            }
+        }
+        state.withLock { $0.stopped = true }
+    }
+}

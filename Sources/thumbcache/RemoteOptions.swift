@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import Thumbcache
+
+/// The shared remote tier, for every command that makes thumbnails.
+struct RemoteOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "A shared tier asked before decoding and given what is made here: s3://BUCKET/PREFIX (default: $THUMBCACHE_REMOTE). Credentials, region and endpoint as the AWS tools take them: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_PROFILE with ~/.aws, AWS_REGION, AWS_ENDPOINT_URL.",
+        valueName: "url"))
+    var remote: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Upload thumbnails of PNG, JPEG, GIF, WebP and BMP files only from this size on (bytes, or with K, M, G); smaller ones are as quick to decode as to fetch. Other types always go up.",
+        valueName: "size"))
+    var uploadMinSize: String = "1M"
+
+    var url: String? {
+        (remote ?? ProcessInfo.processInfo.environment["THUMBCACHE_REMOTE"]).flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    func validate() throws {
+        guard CompactCommand.parseSize(uploadMinSize) != nil else {
+            throw ValidationError("--upload-min-size takes a size like 0, 512K or 1M")
+        }
+    }
+
+    /// The remote, checked once: wrong credentials or a missing bucket stop the command here
+    /// with one clear error; an unreachable one is a warning, and the command decodes locally.
+    func open() throws -> RemoteCache? {
+        guard let url else { return nil }
+        let policy = UploadPolicy(minimumSourceBytes: Int64(CompactCommand.parseSize(uploadMinSize) ?? 1 << 20))
+        do {
+            let remote = try RemoteCache.open(url, uploadPolicy: policy) { message in
+                FileHandle.standardError.write(Data("thumbcache: warning: \(message)\n".utf8))
+            }
+            try remote.check()
+            return remote
+        } catch {
+            throw CommandFailure(error.description)
+        }
+    }
+}

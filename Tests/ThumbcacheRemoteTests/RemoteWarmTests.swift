@@ -1,0 +1,211 @@
+import Foundation
+import Testing
+import ThumbcacheImaging
+import ThumbcacheStore
+import ThumbcacheTestSupport
+@testable import ThumbcacheRemote
+
+/// "Two machines": two caches in two directories over copies of the same files at other
+/// paths, sharing one real SeaweedFS bucket through `thumbcache warm --remote`.
+@Suite(.serialized)
+struct RemoteWarmTests {
+    struct Machine {
+        let cache: String
+        let files: String
+    }
+
+    /// A cluster with a bucket, and `count` photos written under `a/`.
+    final class Fleet {
+        let dir = TemporaryDirectory()
+        let cluster: SeaweedCluster
+        let url = "s3://fleet/thumbs"
+        var files: [String] = []
+
+        init(photos count: Int, side: Int = 700, volumeServers: Int = 3) throws {
+            cluster = try SeaweedCluster(volumeServers: volumeServers)
+            try client().createBucket().get()
+            try FileManager.default.createDirectory(atPath: dir.appending("a/files/trip"), withIntermediateDirectories: true)
+            for i in 0..<count {
+                let image = remoteTestImage(width: side + i, height: side * 3 / 4, seed: UInt64(i + 1))
+                let name = i % 2 == 0 ? "trip/photo\(i).jpg" : "trip/drawing\(i).png"
+                let bytes = i % 2 == 0 ? try ImageEncoder.jpeg(image) : try ImageEncoder.png(image)
+                files.append(try dir.write("a/files/" + name, bytes))
+            }
+        }
+
+        var a: Machine { Machine(cache: dir.appending("a/cache"), files: dir.appending("a/files")) }
+
+        /// Another machine with the same files under other names.
+        func machine(_ name: String) throws -> Machine {
+            let files = dir.appending("\(name)/elsewhere")
+            try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
+            for (i, file) in self.files.enumerated() {
+                try FileManager.default.copyItem(atPath: file, toPath: files + "/copy-\(i)-" + (file as NSString).lastPathComponent)
+            }
+            return Machine(cache: dir.appending("\(name)/cache"), files: files)
+        }
+
+        func client(environment: [String: String]? = nil) throws -> S3Client {
+            try S3Client(bucket: "fleet", configuration: AWSConfiguration.load(environment: environment ?? cluster.environment))
+        }
+
+        func objects() throws -> [String] {
+            try client().list(prefix: "thumbs/").get().objects.map(\.key)
+        }
+
+        /// Runs `thumbcache warm --json` with the cluster's credentials; returns the summary.
+        func warm(_ m: Machine, _ extra: [String] = [], environment: [String: String]? = nil) throws
+            -> (status: ChildProcess.Termination, summary: [String: Any], stderr: String)
+        {
+            let child = try warmProcess(m, extra, environment: environment)
+            let (end, stderr) = child.wait()
+            let json = child.output.joined(separator: "\n")
+            let summary = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any] ?? [:]
+            return (end, summary, stderr)
+        }
+
+        func warmProcess(_ m: Machine, _ extra: [String] = [], environment: [String: String]? = nil) throws -> ChildProcess {
+            var env = ProcessInfo.processInfo.environment
+            for (k, v) in environment ?? cluster.environment { env[k] = v }
+            return try ChildProcess(program: "thumbcache", arguments: ["warm", m.files, "--cache", m.cache, "--remote", url,
+                                                                       "--upload-min-size", "0", "--json", "--jobs", "2"] + extra,
+                                    environment: env)
+        }
+    }
+
+    static func remote(_ summary: [String: Any]) -> (stats: [String: Any], uploads: [String: Any]) {
+        let r = summary["remote"] as? [String: Any] ?? [:]
+        return (r["statistics"] as? [String: Any] ?? [:], r["uploads"] as? [String: Any] ?? [:])
+    }
+
+    /// Every stored thumbnail, by key.
+    static func thumbnails(_ cache: String) throws -> [ThumbnailKey: [UInt8]] {
+        let store = try ThumbnailStore.open(directory: cache)
+        var all: [ThumbnailKey: [UInt8]] = [:]
+        try store.forEachThumbnail { key, view in
+            all[key] = Array(view.data)
+            return true
+        }
+        return all
+    }
+
+    /// `thumbcache info` of each file, without what depends on its path or its copy's dates.
+    static func decodedAttributes(_ machine: Machine) throws -> [[String]] {
+        let files = (FileManager.default.enumerator(atPath: machine.files)?.allObjects as? [String] ?? [])
+            .map { machine.files + "/" + $0 }.filter { $0.hasSuffix(".jpg") || $0.hasSuffix(".png") }
+        return try files.map { path in
+            let child = try ChildProcess(program: "thumbcache", arguments: ["info", path, "--cache", machine.cache])
+            _ = child.wait()
+            return child.output.filter { line in
+                !["Path", "Name", "Date", "Inode", "Device", "Parent"].contains { line.components(separatedBy: " ").first?.contains($0) == true }
+            }
+        }
+    }
+
+    @Test func aSecondMachineFetchesInsteadOfDecoding() throws {
+        let fleet = try Fleet(photos: 6)
+        let first = try fleet.warm(fleet.a)
+        #expect(first.status == .exited(0), "\(first.stderr)")
+        #expect(first.summary["generated"] as? Int == 6)
+        #expect(Self.remote(first.summary).uploads["uploaded"] as? Int == 6)
+        #expect(Self.remote(first.summary).uploads["stillQueued"] as? Int == 0)
+        #expect(try fleet.objects().count == 6)
+
+        let b = try fleet.machine("b")
+        let second = try fleet.warm(b)
+        #expect(second.status == .exited(0), "\(second.stderr)")
+        #expect(second.summary["generated"] as? Int == 0, "the second machine decodes nothing")
+        #expect(second.summary["fetched"] as? Int == 6)
+        #expect(Self.remote(second.summary).stats["fetched"] as? Int == 6)
+        #expect(Self.remote(second.summary).uploads["uploaded"] as? Int == 0)
+        let made = try Self.thumbnails(fleet.a.cache)
+        #expect(made.count == 6)
+        #expect(try Self.thumbnails(b.cache) == made, "byte-identical thumbnails under the same keys")
+        let aInfo = try Self.decodedAttributes(fleet.a).map { $0.sorted() }
+        #expect(aInfo.allSatisfy { $0.contains { $0.hasPrefix("kMDItemPixelWidth") } })
+        #expect(try Self.decodedAttributes(b).map { $0.sorted() }.sorted { $0.description < $1.description }
+                == aInfo.sorted { $0.description < $1.description }, "the index holds what the first machine decoded")
+
+        // A corrupt object and a foreign PNG planted in the bucket are not served: decoded again.
+        let names = try fleet.objects().sorted()
+        let client = try fleet.client()
+        try client.put([(key: names[0], body: Array("garbage".utf8), contentType: "image/png", metadata: [:]),
+                        (key: names[1], body: try ImageEncoder.png(remoteTestImage(width: 40, height: 30)), contentType: "image/png", metadata: [:])])
+            .forEach { try $0.get() }
+        let c = try fleet.machine("c")
+        let third = try fleet.warm(c)
+        #expect(third.status == .exited(0))
+        #expect(third.summary["generated"] as? Int == 2)
+        #expect(third.summary["fetched"] as? Int == 4)
+        #expect(Self.remote(third.summary).stats["rejected"] as? Int == 2)
+        #expect(third.stderr.components(separatedBy: "skipped a remote object").count - 1 == 1, "said once: \(third.stderr)")
+        #expect(try Self.thumbnails(c.cache) == made)
+    }
+
+    @Test func wrongCredentialsAreOneClearErrorAtStart() throws {
+        let fleet = try Fleet(photos: 1, side: 64, volumeServers: 1)
+        var env = fleet.cluster.environment
+        env["AWS_SECRET_ACCESS_KEY"] = "wrong-secret-value"
+        let run = try fleet.warm(fleet.a, environment: env)
+        #expect(run.status == .exited(1))
+        #expect(run.stderr.contains("access denied"), "\(run.stderr)")
+        #expect(!run.stderr.contains("wrong-secret-value"))
+        #expect(!FileManager.default.fileExists(atPath: fleet.a.cache + "/index"), "nothing was warmed")
+        env = fleet.cluster.environment
+        let missing = try ChildProcess(program: "thumbcache", arguments: ["warm", fleet.a.files, "--cache", fleet.a.cache, "--remote",
+                                                                           "s3://no-such-bucket/x"],
+                                       environment: ProcessInfo.processInfo.environment.merging(env) { $1 })
+        let (end, stderr) = missing.wait()
+        #expect(end == .exited(1))
+        #expect(stderr.contains("no bucket 'no-such-bucket'"), "\(stderr)")
+    }
+
+    @Test func theGatewayStoppedMidWarmLeavesUploadsQueuedForTheNextRun() throws {
+        let fleet = try Fleet(photos: 40, side: 900, volumeServers: 1)
+        let warm = try fleet.warmProcess(fleet.a)
+        // Stop the gateway once the first uploads have landed.
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while (try? fleet.objects().count) ?? 0 == 0 && Date() < deadline { usleep(20_000) }
+        fleet.cluster.stop("s3")
+        let (end, stderr) = warm.wait()
+        let summary = (try? JSONSerialization.jsonObject(with: Data(warm.output.joined().utf8))) as? [String: Any] ?? [:]
+        #expect(end == .exited(0), "\(stderr)")
+        #expect(summary["generated"] as? Int == 40, "the warm completes, decoding locally")
+        let uploads = Self.remote(summary).uploads
+        let uploaded = uploads["uploaded"] as? Int ?? -1
+        let queued = uploads["stillQueued"] as? Int ?? -1
+        #expect(uploaded + queued == 40 && queued > 0, "\(uploads)")
+        #expect(stderr.components(separatedBy: "is unavailable").count - 1 == 1, "said once: \(stderr)")
+
+        try fleet.cluster.startGateway(name: "s3", port: fleet.cluster.gatewayPort)
+        var ready = false
+        for _ in 0..<100 where !ready {
+            ready = (try? fleet.objects()) != nil
+            if !ready { usleep(100_000) }
+        }
+        let again = try fleet.warm(fleet.a)
+        #expect(again.summary["alreadyCached"] as? Int == 40)
+        #expect(Self.remote(again.summary).uploads["uploaded"] as? Int == queued)
+        #expect(Self.remote(again.summary).uploads["stillQueued"] as? Int == 0)
+        #expect(try fleet.objects().count == 40)
+    }
+
+    @Test func killedDuringUploadsLosesNoneAndDecodesNothingTwice() throws {
+        let fleet = try Fleet(photos: 40, side: 900, volumeServers: 1)
+        let warm = try fleet.warmProcess(fleet.a)
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while (try? fleet.objects().count) ?? 0 == 0 && Date() < deadline { usleep(20_000) }
+        warm.kill(SIGKILL)
+        _ = warm.wait()
+        let committed = try Self.thumbnails(fleet.a.cache).count
+        let queued = try ThumbnailStore.open(directory: fleet.a.cache).queuedUploadCount()
+        let sent = try fleet.objects().count
+        #expect(queued + sent >= committed, "every committed thumbnail is in the bucket or on the queue")
+
+        let again = try fleet.warm(fleet.a)
+        #expect(again.status == .exited(0))
+        #expect(again.summary["generated"] as? Int == 40 - committed, "what was made before the kill is not made again")
+        #expect(Self.remote(again.summary).uploads["stillQueued"] as? Int == 0)
+        #expect(try fleet.objects().count == 40)
+    }
+}
