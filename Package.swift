@@ -71,8 +71,9 @@ let package = Package(
         // sd-bus (libsystemd) behind a shim that owns the bus, the thumbnail service's vtables and its loop.
         .target(name: "CBus", linkerSettings: [.linkedLibrary("systemd")]),
         // libcurl (HTTP with kept-alive connections, TLS with the system's trust store) and
-        // libcrypto's SHA-256 and HMAC, for the remote tier's S3 client and its signatures.
-        .target(name: "CThumbcacheHTTP", linkerSettings: [.linkedLibrary("curl"), .linkedLibrary("crypto")]),
+        // libcrypto's SHA-256 and HMAC, for the remote tier's S3 client and its signatures;
+        // loaded with dlopen on first use (libcurl4-openssl-dev for the headers), not linked.
+        .target(name: "CThumbcacheHTTP"),
         // The worker's confinement: no_new_privs, rlimits, namespaces, a seccomp allow-list
         // (libseccomp). Linked into the worker executables only, never into the library.
         .target(name: "CSandbox", linkerSettings: [.linkedLibrary("seccomp")]),

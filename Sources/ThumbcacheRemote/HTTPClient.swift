@@ -51,9 +51,12 @@ package final class HTTPClient: @unchecked Sendable {
     /// - Parameters:
     ///   - connectTimeout: seconds to open a connection.
     ///   - maxConnections: requests in flight at once per batch, and connections kept per handle.
-    package init(connectTimeout: Double, maxConnections: Int) {
+    /// - Throws: when libcurl or libcrypto cannot be loaded (they are loaded on first use, so
+    ///   that a process without a remote never maps them).
+    package init(connectTimeout: Double, maxConnections: Int) throws(HTTPTransportError) {
         guard let client = tc_http_client_create(Int(connectTimeout * 1000), maxConnections) else {
-            fatalError("libcurl could not make a client (out of memory)")
+            let why = tc_http_load().map { String(cString: $0) } ?? "out of memory"
+            throw HTTPTransportError(message: "no HTTP client: \(why)", connectFailed: false)
         }
         self.client = client
     }
@@ -121,21 +124,24 @@ package final class HTTPClient: @unchecked Sendable {
     }
 }
 
-/// SHA-256 and HMAC-SHA-256 from OpenSSL's libcrypto (which libcurl loads anyway).
+/// SHA-256 and HMAC-SHA-256 from OpenSSL's libcrypto (which libcurl loads anyway). Used only
+/// after an ``HTTPClient`` was made, which fails when libcrypto cannot be loaded.
 package enum Digest {
     package static func sha256(_ bytes: some Collection<UInt8>) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 32)
-        Array(bytes).withUnsafeBytes { b in out.withUnsafeMutableBufferPointer { tc_sha256(b.baseAddress, b.count, $0.baseAddress) } }
+        let rc = Array(bytes).withUnsafeBytes { b in out.withUnsafeMutableBufferPointer { tc_sha256(b.baseAddress, b.count, $0.baseAddress) } }
+        precondition(rc == 0, "libcrypto is not loaded: \(tc_http_load().map { String(cString: $0) } ?? "")")
         return out
     }
 
     package static func hmac(key: [UInt8], _ message: some Collection<UInt8>) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 32)
-        key.withUnsafeBytes { k in
+        let rc = key.withUnsafeBytes { k in
             Array(message).withUnsafeBytes { m in
                 out.withUnsafeMutableBufferPointer { tc_hmac_sha256(k.baseAddress, k.count, m.baseAddress, m.count, $0.baseAddress) }
             }
         }
+        precondition(rc == 0, "libcrypto is not loaded: \(tc_http_load().map { String(cString: $0) } ?? "")")
         return out
     }
 

@@ -74,7 +74,11 @@ package final class S3Client: Sendable {
         self.pathStyle = usePathStyle
         self.host = usePathStyle ? authority : "\(bucket).\(authority)"
         self.signer = configuration.credentials.map { SignatureV4(credentials: $0, region: configuration.region) }
-        self.http = HTTPClient(connectTimeout: connectTimeout, maxConnections: maxConnections)
+        do {
+            self.http = try HTTPClient(connectTimeout: connectTimeout, maxConnections: maxConnections)
+        } catch {
+            throw S3Failure(status: 0, code: "NoHTTPClient", message: error.message)
+        }
         self.retry = retry
         self.timeout = timeout
     }

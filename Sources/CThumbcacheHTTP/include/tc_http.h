@@ -29,6 +29,10 @@ typedef struct {
     size_t headers_length;
 } tc_http_response;
 
+/// Loads libcurl and libcrypto (once); NULL when they are there, else why not.
+const char *tc_http_load(void);
+
+/// NULL when libcurl cannot be loaded (tc_http_load says why) or memory is short.
 tc_http_client *tc_http_client_create(long connect_timeout_ms, long max_connections);
 void tc_http_client_destroy(tc_http_client *client);
 
@@ -40,7 +44,8 @@ int tc_http_perform(tc_http_client *client, const tc_http_request *requests, tc_
 
 void tc_http_response_free(tc_http_response *response);
 
-void tc_sha256(const void *data, size_t length, uint8_t out[32]);
-void tc_hmac_sha256(const void *key, size_t key_length, const void *data, size_t length, uint8_t out[32]);
+/// 0, or -1 when libcrypto cannot be loaded.
+int tc_sha256(const void *data, size_t length, uint8_t out[32]);
+int tc_hmac_sha256(const void *key, size_t key_length, const void *data, size_t length, uint8_t out[32]);
 
 #endif
