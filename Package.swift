@@ -74,6 +74,8 @@ let package = Package(
         // libcrypto's SHA-256 and HMAC, for the remote tier's S3 client and its signatures;
         // loaded with dlopen on first use (libcurl4-openssl-dev for the headers), not linked.
         .target(name: "CThumbcacheHTTP"),
+        // libmemcached (consistent hashing over memcached servers), likewise loaded on first use.
+        .target(name: "CThumbcacheMemcached"),
         // The worker's confinement: no_new_privs, rlimits, namespaces, a seccomp allow-list
         // (libseccomp). Linked into the worker executables only, never into the library.
         .target(name: "CSandbox", linkerSettings: [.linkedLibrary("seccomp")]),
@@ -114,7 +116,8 @@ let package = Package(
         .target(name: "ThumbcacheSandbox", dependencies: ["CSandbox", "ThumbcacheWorker", "ThumbcacheImaging", "ThumbcacheSync"]),
         // The shared tier behind the store: thumbnails by content key in S3-compatible storage,
         // checked on the way in, uploaded write-behind from a queue in the store (Docs/REMOTE.md).
-        .target(name: "ThumbcacheRemote", dependencies: ["ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheSync", "CThumbcacheHTTP"]),
+        .target(name: "ThumbcacheRemote", dependencies: ["ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheSync", "CThumbcacheHTTP",
+                                                             "CThumbcacheMemcached"]),
         // Thumbnail generation after QuickLook: content types, providers, the generator, warming.
         .target(
             name: "Thumbcache",

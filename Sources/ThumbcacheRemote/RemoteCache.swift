@@ -41,7 +41,8 @@ public final class RemoteCache: Sendable {
     }
 
     /// Opens the remote a URL names: `s3://BUCKET/PREFIX` (credentials, region and endpoint
-    /// from the environment and `~/.aws`, as the AWS tools find them).
+    /// from the environment and `~/.aws`, as the AWS tools find them), or
+    /// `memcached://HOST:PORT,HOST:PORT/NAMESPACE`.
     public static func open(_ url: String, environment: [String: String] = ProcessInfo.processInfo.environment,
                             uploadPolicy: UploadPolicy = .default, warnings: @escaping @Sendable (String) -> Void = { _ in })
         throws(RemoteError) -> RemoteCache
@@ -100,7 +101,8 @@ public final class RemoteCache: Sendable {
                 found.append(nil)
             }
         }
-        if let outage { failed(outage) } else { succeeded() }
+        // A remote that answered some keys is up (a memcached server of several may be gone).
+        if let outage, answers.allSatisfy({ if case .failure = $0 { true } else { false } }) { failed(outage) } else { succeeded() }
         return found
     }
 
@@ -131,7 +133,7 @@ public final class RemoteCache: Sendable {
             $0.stats.errors += results.count - ok.filter { $0 }.count
             if $0.stats.firstError == nil, let firstFailure { $0.stats.firstError = firstFailure.description }
         }
-        if let firstFailure { failed(firstFailure) } else { succeeded() }
+        if let firstFailure, !ok.contains(true) { failed(firstFailure) } else { succeeded() }
         return ok
     }
 
@@ -215,7 +217,7 @@ public struct UploadPolicy: Sendable, Hashable {
     }
 }
 
-/// Remote addresses: `s3://BUCKET[/PREFIX]`.
+/// Remote addresses: `s3://BUCKET[/PREFIX]`, `memcached://HOST[:PORT][,HOST[:PORT]…][/NAMESPACE]`.
 enum RemoteLocation {
     static func tier(for url: String, environment: [String: String]) throws(RemoteError) -> any RemoteTier {
         guard let schemeEnd = url.range(of: "://") else {
@@ -234,8 +236,17 @@ enum RemoteLocation {
             let configuration = AWSConfiguration.load(environment: environment)
             let addressing = environment["THUMBCACHE_S3_ADDRESSING"].map { $0 == "path" }
             return try S3Tier(bucket: bucket, prefix: prefix, configuration: configuration, pathStyle: addressing)
+        case "memcached":
+            let parts = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+            let servers = (parts.first ?? "").split(separator: ",").map { $0.contains(":") ? String($0) : "\($0):11211" }
+            guard !servers.isEmpty, servers.allSatisfy({ !$0.hasPrefix(":") }) else {
+                throw RemoteError(remote: url, operation: "configure", reason: .invalidLocation("expected memcached://HOST[:PORT][,HOST[:PORT]…][/NAMESPACE]"))
+            }
+            let namespace = parts.count > 1 && !parts[1].isEmpty ? String(parts[1]) + ":" : ""
+            return try MemcachedTier(servers: servers, namespace: namespace)
         default:
-            throw RemoteError(remote: url, operation: "configure", reason: .invalidLocation("unknown scheme '\(scheme)'; expected s3://BUCKET/PREFIX"))
+            throw RemoteError(remote: url, operation: "configure",
+                              reason: .invalidLocation("unknown scheme '\(scheme)'; expected s3://BUCKET/PREFIX or memcached://HOST:PORT,…"))
         }
     }
 

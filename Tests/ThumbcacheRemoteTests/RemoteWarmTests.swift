@@ -14,16 +14,26 @@ struct RemoteWarmTests {
         let files: String
     }
 
-    /// A cluster with a bucket, and `count` photos written under `a/`.
+    /// A cluster with a bucket (or memcached servers), and `count` photos written under `a/`.
     final class Fleet {
         let dir = TemporaryDirectory()
-        let cluster: SeaweedCluster
-        let url = "s3://fleet/thumbs"
+        private let seaweed: SeaweedCluster?
+        let memcached: MemcachedServers?
+        let url: String
         var files: [String] = []
+        var cluster: SeaweedCluster { seaweed! }
 
-        init(photos count: Int, side: Int = 700, volumeServers: Int = 3) throws {
-            cluster = try SeaweedCluster(volumeServers: volumeServers)
-            try client().createBucket().get()
+        init(photos count: Int, side: Int = 700, volumeServers: Int = 3, memcachedServers: Int = 0) throws {
+            if memcachedServers > 0 {
+                seaweed = nil
+                memcached = try MemcachedServers(count: memcachedServers)
+                url = memcached!.url
+            } else {
+                seaweed = try SeaweedCluster(volumeServers: volumeServers)
+                memcached = nil
+                url = "s3://fleet/thumbs"
+                try client().createBucket().get()
+            }
             try FileManager.default.createDirectory(atPath: dir.appending("a/files/trip"), withIntermediateDirectories: true)
             for i in 0..<count {
                 let image = remoteTestImage(width: side + i, height: side * 3 / 4, seed: UInt64(i + 1))
@@ -66,7 +76,7 @@ struct RemoteWarmTests {
 
         func warmProcess(_ m: Machine, _ extra: [String] = [], environment: [String: String]? = nil) throws -> ChildProcess {
             var env = ProcessInfo.processInfo.environment
-            for (k, v) in environment ?? cluster.environment { env[k] = v }
+            for (k, v) in environment ?? seaweed?.environment ?? [:] { env[k] = v }
             return try ChildProcess(program: "thumbcache", arguments: ["warm", m.files, "--cache", m.cache, "--remote", url,
                                                                        "--upload-min-size", "0", "--json", "--jobs", "2"] + extra,
                                     environment: env)
@@ -207,5 +217,22 @@ struct RemoteWarmTests {
         #expect(again.summary["generated"] as? Int == 40 - committed, "what was made before the kill is not made again")
         #expect(Self.remote(again.summary).uploads["stillQueued"] as? Int == 0)
         #expect(try fleet.objects().count == 40)
+    }
+
+    @Test func memcachedServersShareTooAndOneGoneCostsOnlyMisses() throws {
+        let fleet = try Fleet(photos: 24, side: 300, memcachedServers: 3)
+        let first = try fleet.warm(fleet.a)
+        #expect(first.status == .exited(0), "\(first.stderr)")
+        #expect(Self.remote(first.summary).uploads["uploaded"] as? Int == 24)
+        let second = try fleet.warm(try fleet.machine("b"))
+        #expect(second.summary["generated"] as? Int == 0 && second.summary["fetched"] as? Int == 24, "\(second.summary)")
+
+        fleet.memcached!.stop(fleet.memcached!.ports[1])
+        let third = try fleet.warm(try fleet.machine("c"))
+        #expect(third.status == .exited(0), "\(third.stderr)")
+        let fetched = third.summary["fetched"] as? Int ?? -1
+        let generated = third.summary["generated"] as? Int ?? -1
+        #expect(fetched + generated == 24 && fetched > 0 && generated > 0, "a third of the keys are misses: \(third.summary)")
+        #expect((third.summary["failures"] as? [String: Any])?.isEmpty ?? true, "no file failed")
     }
 }
