@@ -22,6 +22,8 @@ public struct WarmProgress: Sendable {
 public struct WarmSummary: Sendable, Codable, Hashable {
     /// Regular files found (and paths that failed before they could be read).
     public var seen: Int
+    /// Files of other shares, left alone (with ``Warmer/Options/shard``).
+    public var outsideShard: Int = 0
     /// Images whose thumbnails were made now (decoded here).
     public var generated: Int
     /// Files whose missing thumbnails all came from the remote tier (nothing decoded).

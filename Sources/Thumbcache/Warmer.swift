@@ -38,12 +38,16 @@ public final class Warmer: Sendable {
         /// Wait at the end until the queued uploads are done (or the remote is unavailable);
         /// false leaves them for the next run.
         public var waitForUploads: Bool
+        /// Warm only this share of the files (and leave the index's other files alone).
+        public var shard: WarmShard?
 
         public init(jobs: Int = Warmer.defaultJobs, followSymbolicLinks: Bool = false,
                     specs: [ThumbnailSpec] = [ThumbnailSpec(size: 256)], retryFailed: Bool = false, index: MetadataIndex? = nil,
                     isolation: DecoderIsolation = .sandboxed, freedesktop: FreedesktopExport? = nil,
-                    standardThumbnails: FreedesktopThumbnailCache? = nil, remote: RemoteCache? = nil, waitForUploads: Bool = true) {
+                    standardThumbnails: FreedesktopThumbnailCache? = nil, remote: RemoteCache? = nil, waitForUploads: Bool = true,
+                    shard: WarmShard? = nil) {
             self.remote = remote
+            self.shard = shard
             self.waitForUploads = waitForUploads
             self.isolation = isolation
             self.standardThumbnails = standardThumbnails
@@ -121,7 +125,7 @@ public final class Warmer: Sendable {
         let roots = roots.map { FilePaths.resolved($0.fileSystemPath) }
         threads.enter()
         Thread {
-            Self.walk(roots, with: walker, into: queue, tally: tally)
+            Self.walk(roots, with: walker, into: queue, tally: tally, shard: options.shard)
             threads.leave()
         }.start()
         for worker in 0..<options.jobs {
@@ -165,14 +169,15 @@ public final class Warmer: Sendable {
             summary.remote = RemoteWarmSummary(remote: remote.tier.description, statistics: remote.statistics, uploads: uploads)
         }
         if let exporting { summary.freedesktop = await exporting.finish() }
-        summary.index = feeder?.finish(roots: roots)
+        // A share saw only its files: the others are not gone.
+        summary.index = feeder?.finish(roots: options.shard == nil ? roots : [])
         summary.elapsedSeconds = Double(MonotonicClock.nanoseconds() - start) / 1e9
         return summary
     }
 
     /// Walks `roots` into `queue`, a handful of files at a time, and closes it.
     private static func walk(_ roots: [String], with walker: DirectoryWalker, into queue: SharedWork<(path: String, snapshot: FileSnapshot?)>,
-                             tally: Tally) {
+                             tally: Tally, shard: WarmShard?) {
         var handful: [(path: String, snapshot: FileSnapshot?)] = []
         // The first handfuls are small (1, 2, 4…), so that every worker has a file at once.
         var size = 1
@@ -188,6 +193,10 @@ public final class Warmer: Sendable {
         walker.walk(roots) { entry in
             switch entry {
             case .file(let path, let snapshot):
+                if let shard, !shard.contains(relativePath: WarmShard.relative(path, roots: roots)) {
+                    tally.outsideShard()
+                    return
+                }
                 handful.append((path, snapshot))
                 if handful.count == size { hand() }
             case .failure(let error): tally.record(.failed(error.path, error.reason.description))
@@ -290,6 +299,7 @@ final class Tally: Sendable {
         var failures: [String: [String]] = [:]
         var failed = 0
         var found = 0
+        var outsideShard = 0
         var walkComplete = false
         var files: Int { generated + fetched + alreadyCached + duplicates + notSupported + failed }
     }
@@ -297,6 +307,7 @@ final class Tally: Sendable {
     private let start = MonotonicClock.nanoseconds()
 
     func found(_ count: Int = 1) { state.withLock { $0.found += count } }
+    func outsideShard() { state.withLock { $0.outsideShard += 1 } }
     func walkFinished() { state.withLock { $0.walkComplete = true } }
 
     /// True the first time `content` is claimed in this run.
@@ -342,7 +353,8 @@ final class Tally: Sendable {
 
     func summary(elapsed: Int64) -> WarmSummary {
         state.withLock { s in
-            WarmSummary(seen: s.files, generated: s.generated, fetched: s.fetched, alreadyCached: s.alreadyCached, sameContentAsAnother: s.duplicates,
+            WarmSummary(seen: s.files, outsideShard: s.outsideShard, generated: s.generated, fetched: s.fetched, alreadyCached: s.alreadyCached,
+                        sameContentAsAnother: s.duplicates,
                         notSupported: s.notSupported, failures: s.failures.mapValues { $0.sorted() },
                         elapsedSeconds: Double(elapsed) / 1e9)
         }

@@ -1,6 +1,7 @@
 import CBus
 import Foundation
 import Thumbcache
+import ThumbcacheRemote
 import ThumbcacheSync
 
 /// `thumbcache daemon`: the thumbnail service and the cache operations on the session bus, as
@@ -149,14 +150,19 @@ func withCStrings<R>(_ list: [String], _ body: (UnsafeBufferPointer<UnsafePointe
 extension BusService {
     /// Serves with thumbcache's store at `store`, the standard cache at `cache`, making thumbnails
     /// with `providers` where `isolation` says, `workers` at a time; Cache1 also keeps `index` in step.
+    /// With a `remote`, a miss asks it before decoding, and what is made is uploaded in the background.
     package static func run(_ options: Options, store: ThumbnailStore, index: MetadataIndex?, cache: FreedesktopThumbnailCache,
                             providers: [any ThumbnailProvider], types: ContentTypeRegistry, isolation: DecoderIsolation, workers: Int,
-                            log: @escaping @Sendable (String) -> Void) throws(Failure) {
+                            remote: RemoteCache? = nil, log: @escaping @Sendable (String) -> Void) throws(Failure) {
         let factory = ThumbnailFactory(store: store, types: types, providers: providers)
         let decoding = isolation.makeDecoding(defaultWorkers: workers, forBatches: true)
         let writer = GroupCommitWriter(store: store)
-        defer { writer.close() }
-        let thumbnailer = StandardThumbnailer(factory: factory, decoding: decoding, cache: cache, writer: writer)
+        let uploader = remote.map { RemoteUploader(store: store, remote: $0) }
+        defer {
+            writer.close()
+            _ = uploader?.finish(waiting: true)
+        }
+        let thumbnailer = StandardThumbnailer(factory: factory, decoding: decoding, cache: cache, writer: writer, remote: remote)
         let operations = StandardCacheOperations(cache: cache, store: store, index: index, types: types, decoding: decoding)
         let mimeTypes = Set(providers.flatMap(\.contentTypes).compactMap { types.mimeType(of: $0) }).sorted()
         try run(options, thumbnailer: thumbnailer, operations: operations, workers: workers, mimeTypes: mimeTypes, log: log)

@@ -64,6 +64,8 @@ struct DaemonCommand: ParsableCommand {
 
         @OptionGroup var pluginOptions: PluginOptions
 
+        @OptionGroup var remoteOptions: RemoteOptions
+
         func validate() throws {
             guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
             if idleExit != nil && !watch.isEmpty { throw ValidationError("--idle-exit and --watch do not go together: a watching daemon is never idle") }
@@ -73,14 +75,15 @@ struct DaemonCommand: ParsableCommand {
         func run() throws {
             let (providers, types) = pluginOptions.providers(decoderOptions)
             let cache = FreedesktopThumbnailCache(directory: freedesktopDir ?? FreedesktopThumbnailCache.defaultDirectory)
+            let remote = try remoteOptions.open()
             let store = try cacheOptions.open()
             let index = noIndex ? nil : try? cacheOptions.openIndex()
-            let updater = try watchDirectories(store: store, index: index, cache: cache, providers: providers, types: types)
+            let updater = try watchDirectories(store: store, index: index, cache: cache, providers: providers, types: types, remote: remote)
             defer { updater?.stop() }
             do {
                 try BusService.run(.init(address: bus, idleExit: watch.isEmpty ? idleExit : nil, replace: replace), store: store,
                                    index: index, cache: cache, providers: providers, types: types,
-                                   isolation: decoderOptions.isolation(workers: jobs), workers: jobs) { line in
+                                   isolation: decoderOptions.isolation(workers: jobs), workers: jobs, remote: remote) { line in
                     FileHandle.standardError.write(Data("thumbcache daemon: \(line)\n".utf8))
                 }
             } catch {
@@ -90,12 +93,12 @@ struct DaemonCommand: ParsableCommand {
 
         /// Starts watching `--watch`'s directories on a task of their own, if any.
         private func watchDirectories(store: ThumbnailStore, index: MetadataIndex?, cache: FreedesktopThumbnailCache,
-                                      providers: [any ThumbnailProvider], types: ContentTypeRegistry) throws -> LiveUpdater? {
+                                      providers: [any ThumbnailProvider], types: ContentTypeRegistry, remote: RemoteCache?) throws -> LiveUpdater? {
             guard !watch.isEmpty else { return nil }
             let updater = try LiveUpdater(
                 roots: watch, store: store, providers: providers, types: types,
                 options: .init(warm: .init(jobs: 1, index: index, isolation: decoderOptions.isolation(workers: 1),
-                                           freedesktop: FreedesktopExport(cache: cache))))
+                                           freedesktop: FreedesktopExport(cache: cache), remote: remote)))
             Task.detached {
                 try? await updater.run { batch in
                     let line = "watch: \(batch.files) files, \(batch.directories) directories, \(batch.moved) moved, \(batch.removed) removed, "

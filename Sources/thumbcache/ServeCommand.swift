@@ -58,6 +58,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var pluginOptions: PluginOptions
 
+    @OptionGroup var remoteOptions: RemoteOptions
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         for root in roots where !FileManager.default.fileExists(atPath: root) { throw ValidationError("no such folder: \(root)") }
@@ -74,7 +76,8 @@ struct ServeCommand: AsyncParsableCommand {
         let index = try cacheOptions.openIndex()
         let token = try AccessToken.loadOrCreate(directory: store.directory)
         let (providers, types) = pluginOptions.providers(decoderOptions)
-        let generator = ThumbnailGenerator(store: store, providers: providers, types: types, isolation: decoderOptions.isolation())
+        let generator = ThumbnailGenerator(store: store, providers: providers, types: types, isolation: decoderOptions.isolation(),
+                                           remote: try remoteOptions.open())
         let server = ThumbnailServer(configuration: .init(address: address, port: port, requireToken: requireToken), roots: served,
                                      index: index, generator: generator, token: token)
         let json = self.json, warm = self.warm

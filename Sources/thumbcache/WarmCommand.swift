@@ -67,6 +67,11 @@ struct WarmCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "With --remote, do not wait at the end for the queued uploads: the next run (or a daemon) sends them.")
     var noWaitUploads = false
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Warm only share K of N of the files (by a hash of each file's path below its root): N machines with --shard 1/N … N/N and one --remote split a tree between them, then each fetches the rest.",
+        valueName: "K/N"))
+    var shard: String?
+
     @Option(name: .shortAndLong, help: "Thumbnail size in points (the largest side).")
     var size: Int = 256
 
@@ -120,6 +125,9 @@ struct WarmCommand: AsyncParsableCommand {
         if let bad = sizeNames.first(where: { FreedesktopThumbnailCache.Size(rawValue: $0) == nil }) {
             throw ValidationError("unknown standard size '\(bad)': use normal, large, x-large or xx-large")
         }
+        if let shard, WarmShard(shard) == nil {
+            throw ValidationError("--shard takes K/N with 1 ≤ K ≤ N, like 2/3")
+        }
         for path in paths where !FileManager.default.fileExists(atPath: path) {
             throw ValidationError("no such file or directory: \(path)")
         }
@@ -140,7 +148,7 @@ struct WarmCommand: AsyncParsableCommand {
                                      isolation: decoderOptions.isolation(),
                                      freedesktop: freedesktop ? FreedesktopExport(cache: FreedesktopThumbnailCache(directory: freedesktopDir ?? FreedesktopThumbnailCache.defaultDirectory), sizes: standardSizes) : nil,
                                      standardThumbnails: freedesktopImport ? FreedesktopThumbnailCache(directory: freedesktopDir ?? FreedesktopThumbnailCache.defaultDirectory) : nil,
-                                     remote: remote, waitForUploads: !noWaitUploads)
+                                     remote: remote, waitForUploads: !noWaitUploads, shard: shard.flatMap(WarmShard.init))
         var report: (@Sendable (WarmProgress) -> Void)?
         if progress.isEnabled { report = { progress.update($0) } }
         let summary = await warmer.warm(paths, options: options, progress: report)
@@ -173,7 +181,9 @@ extension WarmSummary {
             "  same content as another path: \(sameContentAsAnother)",
             "  no thumbnail (icon instead):  \(notSupported)",
             "  failed:                       \(failed)",
-        ]
+        ] + (outsideShard == 0 ? [] : [
+            "  other shards' files:          \(outsideShard)",
+        ])
         if let i = index {
             lines.append("  index: \(i.added) added, \(i.updated) updated, \(i.moved) moved, \(i.removed) removed, \(i.unchanged) unchanged")
             for e in i.errors.prefix(5) { lines.append("    index error: \(e)") }

@@ -36,6 +36,8 @@ struct WatchCommand: AsyncParsableCommand {
 
     @OptionGroup var pluginOptions: PluginOptions
 
+    @OptionGroup var remoteOptions: RemoteOptions
+
     @Option(name: .shortAndLong, help: "Parallel workers (the default is one per core).")
     var jobs: Int = Warmer.defaultJobs
 
@@ -79,13 +81,14 @@ struct WatchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let remote = try remoteOptions.open()
         let store = try cacheOptions.open(durability: .deferred)
         let index = noIndex ? nil : try cacheOptions.openIndex(durability: .deferred)
         let (providers, types) = pluginOptions.providers(decoderOptions)
         var isolation = decoderOptions.isolation()
         isolation.workerIdleExit = workerIdleExit
         let warm = Warmer.Options(jobs: jobs, index: index, isolation: isolation,
-                                  freedesktop: freedesktop ? FreedesktopExport() : nil)
+                                  freedesktop: freedesktop ? FreedesktopExport() : nil, remote: remote)
         let updater = try LiveUpdater(roots: paths, store: store, providers: providers, types: types,
                                       options: .init(warm: warm, quiet: quiet, maxDelay: maxDelay, maxWatches: maxWatches,
                                                      rescanInterval: rescanInterval))

@@ -235,4 +235,26 @@ struct RemoteWarmTests {
         #expect(fetched + generated == 24 && fetched > 0 && generated > 0, "a third of the keys are misses: \(third.summary)")
         #expect((third.summary["failures"] as? [String: Any])?.isEmpty ?? true, "no file failed")
     }
+
+    @Test func threeShardsSplitATreeAndAFourthMachineFetchesItAll() throws {
+        let fleet = try Fleet(photos: 30, side: 200, volumeServers: 1)
+        var generated = 0
+        for k in 1...3 {
+            let m = try fleet.machine("shard\(k)")
+            let run = try fleet.warm(m, ["--shard", "\(k)/3"])
+            #expect(run.status == .exited(0), "\(run.stderr)")
+            let made = run.summary["generated"] as? Int ?? 0
+            let fetched = run.summary["fetched"] as? Int ?? 0
+            #expect(made + fetched == run.summary["seen"] as? Int)
+            #expect((run.summary["seen"] as? Int ?? 0) + (run.summary["outsideShard"] as? Int ?? 0) == 30)
+            #expect(made > 0, "each share has files (30 files, 3 shares)")
+            generated += made
+        }
+        #expect(generated == 30, "the shares split the tree: each file decoded once")
+        let fourth = try fleet.warm(try fleet.machine("d"))
+        #expect(fourth.summary["generated"] as? Int == 0)
+        #expect(fourth.summary["fetched"] as? Int == 30)
+        let bad = try fleet.warm(fleet.a, ["--shard", "4/3"])
+        #expect(bad.status == .exited(64), "a share outside 1…N is a usage error")
+    }
 }

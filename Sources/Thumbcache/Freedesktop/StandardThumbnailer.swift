@@ -1,5 +1,6 @@
 import Foundation
 import ThumbcacheImaging
+import ThumbcacheRemote
 import ThumbcacheStore
 import ThumbcacheWorker
 
@@ -26,12 +27,16 @@ package final class StandardThumbnailer: Sendable {
     package let decoding: any ImageDecoding
     package let cache: FreedesktopThumbnailCache
     private let writer: GroupCommitWriter
+    /// The shared tier asked before decoding; what is made here is queued for its uploader.
+    package let remote: RemoteCache?
 
-    package init(factory: ThumbnailFactory, decoding: any ImageDecoding, cache: FreedesktopThumbnailCache, writer: GroupCommitWriter) {
+    package init(factory: ThumbnailFactory, decoding: any ImageDecoding, cache: FreedesktopThumbnailCache, writer: GroupCommitWriter,
+                 remote: RemoteCache? = nil) {
         self.factory = factory
         self.decoding = decoding
         self.cache = cache
         self.writer = writer
+        self.remote = remote
     }
 
     /// The standard thumbnail of the file at `uri` (a `file://` URI) in `size`.
@@ -81,11 +86,11 @@ package final class StandardThumbnailer: Sendable {
         if let named = factory.brokenPromise(path: path, type: type) {
             throw Failure(code: 2, reason: "\(path): \(GenerationError.Reason.notWhatItsNameSays(named: named, content: type))")
         }
-        let pipeline = ThumbnailPipeline(factory: factory, decoding: decoding)
+        let pipeline = ThumbnailPipeline(factory: factory, decoding: decoding, header: remote == nil ? nil : DecodedHeader(), remote: remote)
         guard case .success(let specs) = pipeline.plan(type: type, specs: [spec]) else {
             throw Failure(code: 0, reason: "\(path): no thumbnailer for \(factory.types.mimeType(of: type) ?? type.identifier)")
         }
-        let made = pipeline.make(specs, path: path, content: id.content, type: type)
+        let made = pipeline.make(specs, path: path, content: id.content, type: type, sourceBytes: Int64(clamping: id.snapshot.size))
         writes += made.writes(content: id.content)
         if let reason = made.failedBefore { throw Failure(code: 2, reason: "\(path): \(reason) (recorded earlier)") }
         if let failure = made.failure { throw Failure(code: 2, reason: "\(path): \(ThumbnailPipeline.reason(failure))") }
