@@ -86,6 +86,7 @@ public final class RemoteCache: Sendable {
                     state.withLock {
                         $0.stats.fetched += 1
                         $0.stats.bytesFetched += object.count
+                        $0.stats.thumbnailBytesFetched += parsed.0.data.count
                     }
                     found.append(parsed)
                 } catch {
@@ -172,7 +173,10 @@ public final class RemoteCache: Sendable {
 public struct RemoteStatistics: Sendable, Codable, Hashable {
     /// Thumbnails fetched and accepted.
     public var fetched = 0
+    /// Bytes of the objects fetched and accepted…
     public var bytesFetched = 0
+    /// …and of the thumbnails in them, as stored: the rest is what the remote tier added.
+    public var thumbnailBytesFetched = 0
     /// Keys the remote did not have.
     public var misses = 0
     /// Objects fetched and refused as not valid.
