@@ -18,6 +18,30 @@ public final class RemoteCache: Sendable {
     public let cooldown: Double
     private let warn: @Sendable (String) -> Void
     private let state = Mutex(State())
+    private let presence = Mutex(Presence())
+
+    /// Keys known to be stored remotely (fetched, uploaded, or found by a look-up), and those
+    /// found missing lately: an object never changes, so a key once there stays known.
+    private struct Presence {
+        var present: Set<ThumbnailKey> = []
+        var order: [ThumbnailKey] = []
+        var missing: [ThumbnailKey: UInt64] = [:]
+
+        mutating func insert(_ key: ThumbnailKey) {
+            guard present.insert(key).inserted else { return }
+            order.append(key)
+            missing[key] = nil
+            // Bounded: the oldest are forgotten (and looked up again if asked for).
+            if order.count > RemoteCache.presenceMemory {
+                present.subtract(order.prefix(order.count / 2))
+                order.removeFirst(order.count / 2)
+            }
+        }
+    }
+
+    static let presenceMemory = 1 << 16
+    /// Seconds a key found missing is not looked up again.
+    static let missingFor: Double = 60
 
     private struct State {
         var openUntil: UInt64 = 0
@@ -83,6 +107,7 @@ public final class RemoteCache: Sendable {
             case .success(let object?):
                 do {
                     let parsed = try RemoteThumbnail.parse(object, for: key)
+                    presence.withLock { $0.insert(key) }
                     state.withLock {
                         $0.stats.fetched += 1
                         $0.stats.bytesFetched += object.count
@@ -128,6 +153,7 @@ public final class RemoteCache: Sendable {
             if case .success = result { sent += object.object.count }
         }
         let ok = slots.map { slot in slot.map { if case .success = results[$0] { true } else { false } } ?? false }
+        presence.withLock { p in for (item, sent) in zip(items, ok) where sent { p.insert(item.key) } }
         state.withLock {
             $0.stats.uploaded += ok.filter { $0 }.count
             $0.stats.bytesUploaded += sent
@@ -136,6 +162,35 @@ public final class RemoteCache: Sendable {
         }
         if let firstFailure, !ok.contains(true) { failed(firstFailure) } else { succeeded() }
         return ok
+    }
+
+    /// Whether the remote holds `key`: from memory when this process fetched, uploaded or
+    /// looked it up before, else by one look-up (none while the breaker is open).
+    public func holds(_ key: ThumbnailKey) -> Bool {
+        let now = MonotonicClock.nanoseconds()
+        let known = presence.withLock { p -> Bool? in
+            if p.present.contains(key) { return true }
+            if let until = p.missing[key], until > now { return false }
+            return nil
+        }
+        if let known { return known }
+        guard isAvailable, let answer = tier.contains([key]).first else { return false }
+        switch answer {
+        case .success(true):
+            presence.withLock { $0.insert(key) }
+            succeeded()
+            return true
+        case .success(false):
+            presence.withLock { p in
+                if p.missing.count > Self.presenceMemory { p.missing = p.missing.filter { $0.value > now } }
+                p.missing[key] = now + UInt64(Self.missingFor * 1e9)
+            }
+            succeeded()
+            return false
+        case .failure(let e):
+            failed(e)
+            return false
+        }
     }
 
     private func succeeded() {

@@ -14,6 +14,14 @@ public protocol RemoteTier: Sendable, CustomStringConvertible {
     /// Asks once whether the remote can be used at all: reachable, credentials accepted, the
     /// bucket or servers present.
     func check() -> Result<Void, RemoteError>
+    /// Whether an object is stored under each key (without its bytes where the backend can).
+    func contains(_ keys: [ThumbnailKey]) -> [Result<Bool, RemoteError>]
+}
+
+extension RemoteTier {
+    public func contains(_ keys: [ThumbnailKey]) -> [Result<Bool, RemoteError>] {
+        fetch(keys).map { $0.map { $0 != nil } }
+    }
 }
 
 /// Why a remote tier could not be used.

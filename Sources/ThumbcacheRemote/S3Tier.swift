@@ -43,6 +43,12 @@ public final class S3Tier: RemoteTier {
         }
     }
 
+    public func contains(_ keys: [ThumbnailKey]) -> [Result<Bool, RemoteError>] {
+        client.send(keys.map { S3Client.Operation(method: "HEAD", key: objectName(for: $0)) }).map { r in
+            r.map { $0.status != 404 }.mapError { error("look-up", $0) }
+        }
+    }
+
     public func check() -> Result<Void, RemoteError> {
         client.list(prefix: prefix, maxKeys: 1).map { _ in () }.mapError { error("check", $0) }
     }

@@ -9,6 +9,7 @@ import ThumbcacheSync
 struct ThumbnailEndpoints: Sendable {
     let files: ServedFiles
     let hot: HotThumbnails
+    let redirect: RemoteRedirect?
 
     /// A year, as long as caches keep anything; the URL can never name other bytes.
     static let immutable = "public, max-age=31536000, immutable"
@@ -50,6 +51,10 @@ struct ThumbnailEndpoints: Sendable {
         let etag = "\"\(content.hex)-\(spec.boxWidth)-\(thumbnailGeneratorVersion)\""
         guard let path = try files.path(withContent: content) else {
             throw ServeError.notFound("no file in the served folders has this content")
+        }
+        // Under the roots (checked above), and the remote tier has it: its store sends the bytes.
+        if let redirect, let (location, maxAge) = try await blocking({ redirect.location(for: key) }) {
+            return Response(status: .found, headers: [.location: location, .cacheControl: "public, max-age=\(maxAge)"])
         }
         // Still under the roots: the bytes held need not be read again.
         if let held {

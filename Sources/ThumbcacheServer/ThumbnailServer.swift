@@ -19,10 +19,13 @@ public final class ThumbnailServer: Sendable {
 
         /// Bytes of recently served thumbnails kept in memory.
         public var memoryCache: Int
+        /// Thumbnails the remote tier holds are answered with a redirect there.
+        public var remoteRedirect: RemoteRedirect?
 
         public init(address: String = "127.0.0.1", port: Int = 8421, requireToken: Bool = false, tileSize: Int = 128,
-                    memoryCache: Int = 64 << 20) {
+                    memoryCache: Int = 64 << 20, remoteRedirect: RemoteRedirect? = nil) {
             self.memoryCache = memoryCache
+            self.remoteRedirect = remoteRedirect
             self.address = address
             self.port = port
             self.requireToken = requireToken
@@ -82,7 +85,7 @@ public final class ThumbnailServer: Sendable {
         let loopback = configuration.isLoopback
         router.add(middleware: RequestGuard(policy: policy, renderer: renderer, issuesCookie: loopback && !configuration.requireToken))
 
-        let thumbnails = ThumbnailEndpoints(files: files, hot: hot)
+        let thumbnails = ThumbnailEndpoints(files: files, hot: hot, redirect: configuration.remoteRedirect)
         router.get("/thumbnails/:hash") { request, context in try await thumbnails.thumbnail(context.parameters.require("hash")[...], request) }
         router.get("/thumbnail") { request, _ in try await thumbnails.redirect(request) }
 

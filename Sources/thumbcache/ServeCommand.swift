@@ -60,8 +60,23 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var remoteOptions: RemoteOptions
 
+    @Option(name: .long, help: ArgumentHelp(
+        "With an s3:// --remote, answer /thumbnails/{hash} the bucket holds with a redirect: to BASE/OBJECT (the bucket's public address or a CDN before it), or to a presigned URL valid for an hour with `presigned`.",
+        valueName: "base"))
+    var remotePublicURL: String?
+
+    var redirectTarget: RemoteRedirect.Target? {
+        remotePublicURL.map { $0 == "presigned" ? .presigned(expires: 3600) : .base($0) }
+    }
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        if let remotePublicURL {
+            guard remoteOptions.url != nil else { throw ValidationError("--remote-public-url needs --remote (or THUMBCACHE_REMOTE)") }
+            guard remotePublicURL == "presigned" || remotePublicURL.hasPrefix("https://") || remotePublicURL.hasPrefix("http://") else {
+                throw ValidationError("--remote-public-url takes an http(s):// address or `presigned`")
+            }
+        }
         for root in roots where !FileManager.default.fileExists(atPath: root) { throw ValidationError("no such folder: \(root)") }
     }
 
@@ -76,10 +91,18 @@ struct ServeCommand: AsyncParsableCommand {
         let index = try cacheOptions.openIndex()
         let token = try AccessToken.loadOrCreate(directory: store.directory)
         let (providers, types) = pluginOptions.providers(decoderOptions)
+        let remote = try remoteOptions.open()
         let generator = ThumbnailGenerator(store: store, providers: providers, types: types, isolation: decoderOptions.isolation(),
-                                           remote: try remoteOptions.open())
-        let server = ThumbnailServer(configuration: .init(address: address, port: port, requireToken: requireToken), roots: served,
-                                     index: index, generator: generator, token: token)
+                                           remote: remote)
+        var redirect: RemoteRedirect?
+        if let remote, let target = redirectTarget {
+            guard let made = RemoteRedirect(remote: remote, target: target) else {
+                throw CommandFailure("--remote-public-url needs an s3:// remote: memcached has no address a browser can use")
+            }
+            redirect = made
+        }
+        let server = ThumbnailServer(configuration: .init(address: address, port: port, requireToken: requireToken, remoteRedirect: redirect),
+                                     roots: served, index: index, generator: generator, token: token)
         let json = self.json, warm = self.warm
         let host = address.contains(":") ? "[\(address)]" : address
         try await server.run { port in

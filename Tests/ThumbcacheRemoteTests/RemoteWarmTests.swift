@@ -258,3 +258,48 @@ struct RemoteWarmTests {
         #expect(bad.status == .exited(64), "a share outside 1…N is a usage error")
     }
 }
+
+/// `serve --remote-public-url`: thumbnails the bucket holds are answered with a redirect there.
+@Suite(.serialized)
+struct RemoteServeTests {
+    @Test func servedThumbnailsTheBucketHoldsRedirectToIt() throws {
+        let fleet = try RemoteWarmTests.Fleet(photos: 2, side: 400, volumeServers: 1)
+        #expect(try fleet.warm(fleet.a).status == .exited(0))
+        let photo = fleet.files[0]
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in fleet.cluster.environment { env[k] = v }
+        for target in ["presigned", "https://cdn.example/thumbs"] {
+            let serve = try ChildProcess(program: "thumbcache", arguments: [
+                "serve", fleet.a.files, "--cache", fleet.a.cache, "--port", "0", "--json", "--remote", fleet.url, "--remote-public-url", target,
+            ], environment: env)
+            defer {
+                serve.kill(SIGTERM)
+                _ = serve.wait(timeout: 20)
+            }
+            let line = serve.waitForLines(1, timeout: 60).first ?? ""
+            let port = ((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any])?["port"] as? Int ?? 0
+            try #require(port > 0, "serve did not start: \(line)")
+            let path = photo.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? photo
+            let byPath = try RawHTTP.request("GET", "/thumbnail?path=\(path)&size=256", port: port)
+            let immutable = try #require(byPath.header("location"))
+            let reply = try RawHTTP.request("GET", immutable, port: port)
+            #expect(reply.status == 302, "\(reply.status) \(reply.text)")
+            let location = try #require(reply.header("location"))
+            let hash = String(immutable.dropFirst("/thumbnails/".count).prefix(32))
+            #expect(location.contains("/thumbs/tc1/\(hash.prefix(2))/\(hash)/256x256-"), "\(location)")
+            if target == "presigned" {
+                #expect(location.hasPrefix(fleet.cluster.endpoint + "/fleet/thumbs/tc1/") && location.contains("X-Amz-Signature="))
+                // The presigned URL works for anyone, with no credentials.
+                let object = try RawHTTP.request("GET", String(location.dropFirst(fleet.cluster.endpoint.count)), port: fleet.cluster.gatewayPort)
+                #expect(object.status == 200)
+                let key = try #require(try ThumbnailStore.open(directory: fleet.a.cache).thumbnails(of: ContentHash(hex: hash)!).first?.key)
+                let (thumbnail, _) = try RemoteThumbnail.parse(object.body, for: key)
+                #expect(thumbnail.data == (try ThumbnailStore.open(directory: fleet.a.cache).thumbnail(key))?.data)
+                #expect(reply.header("cache-control") == "public, max-age=1800")
+            } else {
+                #expect(location.hasPrefix("https://cdn.example/thumbs/thumbs/tc1/"))
+                #expect(reply.header("cache-control") == "public, max-age=31536000")
+            }
+        }
+    }
+}
