@@ -17,7 +17,11 @@ package enum PNGChunks {
 
     /// Checks every chunk's length and CRC up to `IEND` (which must end the bytes) and returns
     /// the PNG without the chunks of `type`, and their data in order.
-    package static func extracting(_ type: String, from png: [UInt8]) throws(Malformed) -> (png: [UInt8], chunks: [[UInt8]]) {
+    /// - Parameter checkingImageData: false leaves the CRCs of `IDAT` to libpng, which checks
+    ///   them as it decodes (they are most of the bytes, and a decode follows anyway).
+    package static func extracting(_ type: String, from png: [UInt8], checkingImageData: Bool = true) throws(Malformed)
+        -> (png: [UInt8], chunks: [[UInt8]])
+    {
         guard png.starts(with: PNGText.signature) else { throw Malformed(description: "not a PNG") }
         let wanted = Array(type.utf8)
         var rest = PNGText.signature
@@ -28,11 +32,11 @@ package enum PNGChunks {
             let length = Int(png[offset]) << 24 | Int(png[offset + 1]) << 16 | Int(png[offset + 2]) << 8 | Int(png[offset + 3])
             guard length <= png.count - offset - 12 else { break }
             let end = offset + 12 + length
-            let crc = png[(end - 4)..<end].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-            guard CRC32.of(png[(offset + 4)..<(end - 4)]) == crc else {
-                throw Malformed(description: "chunk \(String(decoding: png[(offset + 4)..<(offset + 8)], as: UTF8.self)) fails its CRC")
-            }
             let chunkType = png[(offset + 4)..<(offset + 8)]
+            let crc = png[(end - 4)..<end].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            guard !checkingImageData && chunkType.elementsEqual("IDAT".utf8) || CRC32.of(png[(offset + 4)..<(end - 4)]) == crc else {
+                throw Malformed(description: "chunk \(String(decoding: chunkType, as: UTF8.self)) fails its CRC")
+            }
             if chunkType.elementsEqual(wanted) { found.append(Array(png[(offset + 8)..<(end - 4)])) } else { rest += png[offset..<end] }
             offset = end
             if chunkType.elementsEqual("IEND".utf8) {

@@ -251,8 +251,9 @@ public struct RemoteStatistics: Sendable, Codable, Hashable {
 }
 
 /// Which thumbnails are uploaded: those of sources large enough that fetching the thumbnail is
-/// worth more than reading the source. iCloud does not upload thumbnails of common types under
-/// 1 MB; Docs/PERFORMANCE.md has where the line falls here.
+/// worth more than decoding the source. iCloud leaves common types under 1 MB out, for the
+/// internet's latency; on a LAN a fetch costs less than any decode down to a few tens of KB,
+/// so the default line is 32 KiB (Docs/PERFORMANCE.md, "Remote tier").
 public struct UploadPolicy: Sendable, Hashable {
     /// Sources of the common types below this many bytes are not uploaded.
     public var minimumSourceBytes: Int64
@@ -267,7 +268,7 @@ public struct UploadPolicy: Sendable, Hashable {
 
     public static let commonImageTypes: Set<String> = ["public.png", "public.jpeg", "com.compuserve.gif", "org.webmproject.webp", "com.microsoft.bmp"]
 
-    public static let `default` = UploadPolicy(minimumSourceBytes: 1 << 20)
+    public static let `default` = UploadPolicy(minimumSourceBytes: 32 << 10)
     /// Every thumbnail made goes up.
     public static let everything = UploadPolicy(minimumSourceBytes: 0)
 

@@ -54,7 +54,8 @@ public struct RemoteThumbnail: Sendable, Hashable {
         let stored: [UInt8]
         let chunks: [[UInt8]]
         do {
-            (stored, chunks) = try PNGChunks.extracting(chunkType, from: object)
+            // The image data's CRCs are checked by the decode below.
+            (stored, chunks) = try PNGChunks.extracting(chunkType, from: object, checkingImageData: false)
         } catch {
             throw .corruptObject(error.description)
         }

@@ -10,9 +10,9 @@ struct RemoteOptions: ParsableArguments {
     var remote: String?
 
     @Option(name: .long, help: ArgumentHelp(
-        "Upload thumbnails of PNG, JPEG, GIF, WebP and BMP files only from this size on (bytes, or with K, M, G); smaller ones are as quick to decode as to fetch. Other types always go up.",
+        "Upload thumbnails of PNG, JPEG, GIF, WebP and BMP files only from this size on (bytes, or with K, M, G): smaller ones decode about as fast as their thumbnail is fetched on a LAN. Over the internet 1M (iCloud's line) suits better. Other types always go up.",
         valueName: "size"))
-    var uploadMinSize: String = "1M"
+    var uploadMinSize: String = "32K"
 
     var url: String? {
         (remote ?? ProcessInfo.processInfo.environment["THUMBCACHE_REMOTE"]).flatMap { $0.isEmpty ? nil : $0 }
@@ -28,7 +28,7 @@ struct RemoteOptions: ParsableArguments {
     /// with one clear error; an unreachable one is a warning, and the command decodes locally.
     func open() throws -> RemoteCache? {
         guard let url else { return nil }
-        let policy = UploadPolicy(minimumSourceBytes: Int64(CompactCommand.parseSize(uploadMinSize) ?? 1 << 20))
+        let policy = UploadPolicy(minimumSourceBytes: Int64(CompactCommand.parseSize(uploadMinSize) ?? 32 << 10))
         do {
             let remote = try RemoteCache.open(url, uploadPolicy: policy) { message in
                 FileHandle.standardError.write(Data("thumbcache: warning: \(message)\n".utf8))

@@ -81,9 +81,9 @@ struct RemoteObjectTests {
 
     @Test func theUploadPolicySkipsSmallCommonImages() {
         let policy = UploadPolicy.default
-        #expect(!policy.shouldUpload(sourceBytes: 500_000, type: "public.jpeg"))
-        #expect(policy.shouldUpload(sourceBytes: 2_000_000, type: "public.jpeg"))
-        #expect(policy.shouldUpload(sourceBytes: 500_000, type: "com.adobe.pdf"), "a page costs more than its bytes suggest")
+        #expect(!policy.shouldUpload(sourceBytes: 20_000, type: "public.jpeg"))
+        #expect(policy.shouldUpload(sourceBytes: 40_000, type: "public.jpeg"))
+        #expect(policy.shouldUpload(sourceBytes: 20_000, type: "com.adobe.pdf"), "a page costs more than its bytes suggest")
         #expect(UploadPolicy.everything.shouldUpload(sourceBytes: 1, type: "public.png"))
     }
 
