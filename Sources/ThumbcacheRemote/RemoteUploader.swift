@@ -1,5 +1,9 @@
+import Synchronization
 import ThumbcacheStore
 import ThumbcacheSync
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Uploads the store's queued thumbnails in the background (write-behind): a thread reads the
 /// queue in key order, a batch at a time, sends each batch at once, and takes off the queue
@@ -11,6 +15,9 @@ public final class RemoteUploader: Sendable {
     public let store: ThumbnailStore
     public let remote: RemoteCache
     private let state = ConditionLockedState(State())
+    /// The uploading thread, joined by the first ``finish(waiting:)``: a watcher makes an
+    /// uploader for each batch, and a thread never joined would keep its stack.
+    private let thread = Mutex<pthread_t?>(nil)
     static let batchSize = 32
 
     private struct State {
@@ -33,7 +40,8 @@ public final class RemoteUploader: Sendable {
     public init(store: ThumbnailStore, remote: RemoteCache) {
         self.store = store
         self.remote = remote
-        _ = startThread { [self] in run() }
+        let started = startThread { [self] in run() }
+        thread.withLock { $0 = started }
     }
 
     /// Something was queued: look at the queue again.
@@ -57,6 +65,12 @@ public final class RemoteUploader: Sendable {
             if !waiting { s.stopped = true }
         }
         let (uploaded, error) = state.withLock(waitingUntil: { $0.stopped }) { ($0.uploaded, $0.storeError) }
+        if let running = thread.withLock({ t -> pthread_t? in
+            defer { t = nil }
+            return t
+        }) {
+            pthread_join(running, nil)
+        }
         return Summary(uploaded: uploaded, stillQueued: (try? store.queuedUploadCount()) ?? 0, storeError: error)
     }
 

@@ -52,13 +52,16 @@ package final class S3Client: Sendable {
     let signer: SignatureV4?
     let http: HTTPClient
     package let retry: RetryPolicy
-    /// Seconds for one request.
+    /// Seconds for one request that sends a body (an upload)…
     package let timeout: Double
+    /// …and for one that does not: a thumbnail comes back in milliseconds, so a store that
+    /// hangs should cost a warm little before the breaker opens.
+    package let readTimeout: Double
 
     /// - Parameters:
     ///   - pathStyle: `host/BUCKET/KEY` instead of `BUCKET.host/KEY`; nil: path-style for any
     ///     endpoint but AWS's own (and for bucket names with dots, which TLS names cannot cover).
-    package init(bucket: String, configuration: AWSConfiguration, pathStyle: Bool? = nil, timeout: Double = 5,
+    package init(bucket: String, configuration: AWSConfiguration, pathStyle: Bool? = nil, timeout: Double = 10, readTimeout: Double = 2,
                  connectTimeout: Double = 1, maxConnections: Int = 16, retry: RetryPolicy = RetryPolicy()) throws(S3Failure) {
         let endpoint = configuration.endpoint ?? "https://s3.\(configuration.region).amazonaws.com"
         guard let url = URLComponents(string: endpoint), let scheme = url.scheme, scheme == "http" || scheme == "https",
@@ -81,6 +84,7 @@ package final class S3Client: Sendable {
         }
         self.retry = retry
         self.timeout = timeout
+        self.readTimeout = readTimeout
     }
 
     /// The path a key is sent under, percent-encoded.
@@ -144,7 +148,8 @@ package final class S3Client: Sendable {
         let url = "\(scheme)://\(host)\(path)" + (query.isEmpty ? "" : "?" + query)
         let headers = signer?.signedHeaders(method: op.method, host: host, path: path, query: op.query, headers: op.headers,
                                             payload: op.body) ?? op.headers
-        return HTTPRequest(method: op.method, url: url, headers: headers.map { "\($0.0): \($0.1)" }, body: op.body, timeout: timeout)
+        return HTTPRequest(method: op.method, url: url, headers: headers.map { "\($0.0): \($0.1)" }, body: op.body,
+                           timeout: op.body.isEmpty ? readTimeout : timeout)
     }
 
     static func failure(from response: HTTPResponse) -> S3Failure {

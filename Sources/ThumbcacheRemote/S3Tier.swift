@@ -12,12 +12,11 @@ public final class S3Tier: RemoteTier {
     ///   - prefix: where under the bucket thumbcache's objects go.
     ///   - configuration: credentials, region and endpoint (``AWSConfiguration/load(environment:)``).
     package init(bucket: String, prefix: String, configuration: AWSConfiguration, pathStyle: Bool? = nil,
-                 timeout: Double = 5, connectTimeout: Double = 1) throws(RemoteError) {
+                 connectTimeout: Double = 1) throws(RemoteError) {
         let normalized = prefix.isEmpty || prefix.hasSuffix("/") ? prefix : prefix + "/"
         description = "s3://\(bucket)/\(normalized)"
         do {
-            client = try S3Client(bucket: bucket, configuration: configuration, pathStyle: pathStyle, timeout: timeout,
-                                  connectTimeout: connectTimeout)
+            client = try S3Client(bucket: bucket, configuration: configuration, pathStyle: pathStyle, connectTimeout: connectTimeout)
         } catch {
             throw RemoteError(remote: description, operation: "configure", reason: .invalidLocation(error.message))
         }
