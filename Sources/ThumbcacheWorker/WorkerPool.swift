@@ -222,7 +222,12 @@ package final class WorkerPool: ImageDecoding {
     }
 
     private func checkOut(_ family: WorkerFamily, path: String) throws -> WorkerProcess {
-        let reuse: WorkerProcess? = state.withLock(waitingUntil: { $0.idle[family]?.isEmpty == false || $0.running < self.configuration.workers }) { s in
+        // A family with all its workers alive or starting (another thread may be starting them
+        // into the idle list right now) waits for one of them instead of starting one more.
+        let workers = configuration.workers
+        let reuse: WorkerProcess? = state.withLock(waitingUntil: {
+            $0.idle[family]?.isEmpty == false || $0.running < workers && $0.live[family, default: 0] < workers
+        }) { s in
             s.running += 1
             if let idle = s.idle[family]?.popLast() { return idle }
             s.live[family, default: 0] += 1
