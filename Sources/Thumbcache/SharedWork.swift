@@ -64,4 +64,15 @@ final class SharedWork<Item: Sendable>: Sendable {
     func next(for worker: Int) -> Item? {
         state.withLock(waitingUntil: { $0.queued > 0 || $0.anyHeld || $0.finished }) { $0.next(for: worker) }
     }
+
+    /// Worker `worker`'s next items, at most `count`: the first as ``next(for:)`` finds it, the
+    /// rest from what the worker then holds (never taken from another). Empty once all is done.
+    func next(for worker: Int, upTo count: Int) -> [Item] {
+        state.withLock(waitingUntil: { $0.queued > 0 || $0.anyHeld || $0.finished }) { s in
+            guard let first = s.next(for: worker) else { return [] }
+            var items = [first]
+            while items.count < count, let more = s.held[worker].popFirst() { items.append(more) }
+            return items
+        }
+    }
 }

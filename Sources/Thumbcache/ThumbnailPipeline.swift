@@ -86,8 +86,10 @@ package struct ThumbnailPipeline: Sendable {
     ///   - minimumSide: pixels; a thumbnail whose smaller side comes out below this is a failure
     ///     of this request (``GenerationError/Reason/belowMinimumDimension(_:)``), not of the content.
     ///   - sourceBytes: the file's size, for the remote tier's upload policy.
+    ///   - prefetched: what the remote tier answered for these keys in a batch asked before
+    ///     (``Warmer``'s lookahead); a key not in it is a miss. Nil: asked here.
     package func make(_ specs: [ThumbnailSpec], path: String, content: ContentHash, type: ContentType, minimumSide: Int = 0,
-                      sourceBytes: Int64 = .max) -> Made {
+                      sourceBytes: Int64 = .max, prefetched: [ThumbnailKey: (RemoteThumbnail, RGBAImage)]? = nil) -> Made {
         var made = Made()
         let failureVersion = factory.failureVersion(for: type)
         if let earlier = try? factory.store.failure(content: content, generatorVersion: failureVersion) {
@@ -95,7 +97,8 @@ package struct ThumbnailPipeline: Sendable {
             return made
         }
         var images: [(spec: ThumbnailSpec, image: RGBAImage)] = []
-        let fetched = remote?.fetch(specs.map { $0.key(for: content) }) ?? []
+        let keys = specs.map { $0.key(for: content) }
+        let fetched = prefetched.map { found in keys.map { found[$0] } } ?? remote?.fetch(keys) ?? []
         var madeHere: [ThumbnailSpec] = []
         do {
             for (i, spec) in specs.enumerated() {

@@ -114,10 +114,11 @@ public final class Warmer: Sendable {
         // half of what another has not started.
         let queue = SharedWork<(path: String, snapshot: FileSnapshot?)>(capacity: 65_536 / Self.handful, workers: options.jobs)
         let tally = Tally()
-        let inFlight = DispatchSemaphore(value: 256)
         let threads = DispatchGroup()
         let exporting = options.freedesktop.map { Exporting(FreedesktopExporter(export: $0, store: store), threads: options.jobs) }
         let uploader = options.remote.map { RemoteUploader(store: store, remote: $0) }
+        let committer = FileCommitter(writer: writer, tally: tally, inFlight: DispatchSemaphore(value: 256), exporting: exporting,
+                                      uploader: uploader, progress: progress)
 
         if options.retryFailed { _ = try? store.clearAllFailures() }
         // Absolute, canonical roots: the stat cache (and later the index) is keyed by path, so
@@ -132,28 +133,18 @@ public final class Warmer: Sendable {
             threads.enter()
             Thread {
                 let hasher = factory.store.hasher()
-                while let (path, snapshot) = queue.next(for: worker) {
-                    let (outcome, writes, export) = Self.process(path, snapshot: snapshot, factory: factory, decoding: decoding,
-                                                                 hasher: hasher, options: options, tally: tally, feeder: feeder)
-                    // Counted before its records are queued, so that a failed commit can move it to
-                    // "failed" instead of counting the file twice.
-                    let counts = tally.record(outcome)  // always: `progress?(…)` would skip it when nil
-                    if !writes.isEmpty {
-                        inFlight.wait()
-                        let queuesUpload = writes.contains { if case .queueUpload = $0 { true } else { false } }
-                        writer.enqueue(writes) { result in
-                            switch result {
-                            case .failure(let error): tally.reclassify(outcome, asFailed: path, reason: error.description)
-                            case .success:
-                                if let export { exporting?.submit(export, after: outcome) }
-                                if queuesUpload { uploader?.nudge() }
-                            }
-                            inFlight.signal()
-                        }
-                    } else if let export {
-                        exporting?.submit(export, after: outcome)
+                // With a remote tier, a few files at a time: identified first, their keys asked in
+                // one batch (one round trip instead of one a file), then made.
+                let batch = options.remote == nil ? 1 : Self.lookupBatch
+                while case let files = queue.next(for: worker, upTo: batch), !files.isEmpty {
+                    let identified = files.map { Self.identify($0.path, snapshot: $0.snapshot, factory: factory, hasher: hasher) }
+                    let prefetched = options.remote.map {
+                        Self.lookUp(identified, remote: $0, factory: factory, decoding: decoding, options: options)
                     }
-                    progress?(counts)
+                    for (file, known) in zip(files, identified) {
+                        committer.commit(file.path, Self.process(known, factory: factory, decoding: decoding, options: options, tally: tally,
+                                                                 feeder: feeder, prefetched: prefetched))
+                    }
                 }
                 threads.leave()
             }.start()
@@ -213,31 +204,28 @@ public final class Warmer: Sendable {
                         hasher: ContentHasher, options: Options, tally: Tally, feeder: IndexFeeder? = nil)
         -> (Outcome, [StoreWrite], FreedesktopExporter.Job?)
     {
-        let id: FileIdentity
-        do {
-            id = try snapshot.map { try factory.store.identify(fileAt: path, snapshot: $0, hasher: hasher) }
-                ?? factory.store.identify(fileAt: path, hasher: hasher)
-        } catch let error as FileError {
-            return (.failed(error.path, error.reason.description), [], nil)
-        } catch {
-            return (.failed(path, "\(error)"), [], nil)
+        process(identify(path, snapshot: snapshot, factory: factory, hasher: hasher), factory: factory, decoding: decoding, options: options,
+                tally: tally, feeder: feeder)
+    }
+
+    /// Everything an identified file needs (see above); `prefetched` is what a batched look-up
+    /// of the remote tier found.
+    static func process(_ identified: Identification, factory: ThumbnailFactory, decoding: any ImageDecoding, options: Options,
+                        tally: Tally, feeder: IndexFeeder? = nil, prefetched: [ThumbnailKey: (RemoteThumbnail, RGBAImage)]? = nil)
+        -> (Outcome, [StoreWrite], FreedesktopExporter.Job?)
+    {
+        let file: Identified
+        switch identified {
+        case .known(let known): file = known
+        case .unknown(let outcome): return (outcome, [], nil)
         }
-        // The type the stat cache keeps, while the registry is the one that detected it: a
-        // re-warm of an unchanged file opens nothing. Else detected now, and kept.
-        let type: ContentType
-        var writes: [StoreWrite] = []
-        if let cached = id.cachedType, cached.registryStamp == factory.typeStamp {
-            type = ContentType(cached.identifier)
-        } else {
-            type = factory.types.type(ofFileAt: path)
-            writes.append(.file(path: path, snapshot: id.snapshot, content: id.content,
-                                type: CachedContentType(identifier: type.identifier, registryStamp: factory.typeStamp)))
-        }
+        let (path, id, type) = (file.path, file.id, file.type)
+        var writes = file.writes
         // The index is fed after the thumbnails, with the header their decode read (no second
         // request to a worker for it).
         let header = DecodedHeader()
         let outcome = makeThumbnails(path, id: id, type: type, factory: factory, decoding: decoding, header: header, options: options,
-                                     tally: tally, writes: &writes)
+                                     tally: tally, writes: &writes, prefetched: prefetched)
         feeder?.submit(path: path, id: id, type: type, decoded: header.info)
         var export: FreedesktopExporter.Job?
         if options.freedesktop != nil {
@@ -251,7 +239,7 @@ public final class Warmer: Sendable {
 
     private static func makeThumbnails(_ path: String, id: FileIdentity, type: ContentType, factory: ThumbnailFactory,
                                        decoding: any ImageDecoding, header: DecodedHeader, options: Options, tally: Tally,
-                                       writes: inout [StoreWrite]) -> Outcome {
+                                       writes: inout [StoreWrite], prefetched: [ThumbnailKey: (RemoteThumbnail, RGBAImage)]?) -> Outcome {
         let pipeline = ThumbnailPipeline(factory: factory, decoding: decoding, header: header, standardThumbnails: options.standardThumbnails,
                                          remote: options.remote)
         // The name promises a format we make thumbnails of, but the bytes are not one.
@@ -267,7 +255,8 @@ public final class Warmer: Sendable {
         guard tally.claim(id.content) else { return .sameContentAsAnother }
         let missing = specs.filter { (try? factory.store.containsThumbnail($0.key(for: id.content))) != true }
         if missing.isEmpty { return .alreadyCached }
-        let made = pipeline.make(missing, path: path, content: id.content, type: type, sourceBytes: Int64(clamping: id.snapshot.size))
+        let made = pipeline.make(missing, path: path, content: id.content, type: type, sourceBytes: Int64(clamping: id.snapshot.size),
+                                 prefetched: prefetched)
         writes += made.writes(content: id.content)
         // An audio file without a cover: its record keeps it from being opened again; the icon stands in.
         if made.hasNoPicture { return .notSupported }
