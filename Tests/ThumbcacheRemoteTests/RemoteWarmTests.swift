@@ -303,3 +303,53 @@ struct RemoteServeTests {
         }
     }
 }
+
+/// `watch --remote`: what a watcher makes as files arrive goes up, and a second watcher on
+/// another copy fetches it instead of decoding.
+@Suite(.serialized)
+struct RemoteWatchTests {
+    @Test func whatAWatcherMakesGoesUpAndAnotherFetchesIt() throws {
+        let fleet = try RemoteWarmTests.Fleet(photos: 0, volumeServers: 1)
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in fleet.cluster.environment { env[k] = v }
+        func watch(_ name: String) throws -> ChildProcess {
+            try FileManager.default.createDirectory(atPath: fleet.dir.appending(name + "/tree"), withIntermediateDirectories: true)
+            let child = try ChildProcess(program: "thumbcache", arguments: [
+                "watch", fleet.dir.appending(name + "/tree"), "--cache", fleet.dir.appending(name + "/cache"), "--json", "--remote", fleet.url,
+                "--upload-min-size", "0",
+            ], environment: env)
+            #expect(child.waitForLines(1, timeout: 60).count == 1, "watch started")
+            return child
+        }
+        /// The watcher's batch lines after its first, as JSON.
+        func batches(_ child: ChildProcess) -> [[String: Any]] {
+            child.output.dropFirst().compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+        }
+        let photo = try ImageEncoder.jpeg(remoteTestImage(width: 500, height: 400, seed: 9))
+        let first = try watch("one")
+        defer {
+            first.kill(SIGTERM)
+            _ = first.wait(timeout: 20)
+        }
+        try fleet.dir.write("one/tree/new.jpg", photo)
+        var landed = false
+        for _ in 0..<200 where !landed {
+            landed = (try? fleet.objects().count) == 1
+            if !landed { usleep(50_000) }
+        }
+        #expect(landed, "the watcher's thumbnail went up: \(first.output)")
+
+        let second = try watch("two")
+        defer {
+            second.kill(SIGTERM)
+            _ = second.wait(timeout: 20)
+        }
+        try fleet.dir.write("two/tree/same-bytes.jpg", photo)
+        var warm: [String: Any]?
+        for _ in 0..<200 where warm == nil {
+            warm = batches(second).compactMap { $0["warm"] as? [String: Any] }.first { ($0["seen"] as? Int ?? 0) > 0 }
+            if warm == nil { usleep(50_000) }
+        }
+        #expect(warm?["fetched"] as? Int == 1 && warm?["generated"] as? Int == 0, "\(second.output)")
+    }
+}
