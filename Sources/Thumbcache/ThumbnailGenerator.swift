@@ -154,9 +154,33 @@ public final class ThumbnailGenerator: Sendable {
                 firstError = error
             }
         }
-        if types.contains(.lowQualityThumbnail), let resolved, let low = try? await lowQuality(for: request, resolved) { return low }
-        if types.contains(.icon) { return try await icon(for: request) }
-        throw firstError ?? GenerationError(path: request.path, reason: .noProvider(request.contentType ?? .data))
+        var fallback: ThumbnailRepresentation?
+        if types.contains(.lowQualityThumbnail), let resolved, let low = try? await lowQuality(for: request, resolved) {
+            fallback = low
+        } else if types.contains(.icon) {
+            fallback = try await icon(for: request)
+        }
+        guard var fallback else { throw firstError ?? GenerationError(path: request.path, reason: .noProvider(request.contentType ?? .data)) }
+        fallback.standsInBecause = firstError.flatMap(Self.failureWorthSaying)
+        return fallback
+    }
+
+    /// What a caller should hear about a failure a lesser representation stands in for: not
+    /// that a type has no thumbnails, that a box is below their minimum, or that a file has no
+    /// picture (an audio file without a cover), which is the icon's job.
+    static func failureWorthSaying(_ error: any Error) -> String? {
+        switch error {
+        case let error as GenerationError:
+            switch error.reason {
+            case .noProvider, .belowMinimumDimension: return nil
+            case .failedBefore(let reason) where ImagingError.Reason.isNoPicture(reason): return nil
+            default: break
+            }
+        case let error as ImagingError:
+            if case .noPicture = error.reason { return nil }
+        default: break
+        }
+        return ThumbnailPipeline.reason(error)
     }
 
     /// Writes the best representation to `destination` as PNG (`.png`) or JPEG (`.jpeg`).

@@ -71,6 +71,10 @@ public struct ThumbnailRepresentation: Sendable {
     public var data: [UInt8]
     /// True if it came from the cache without generating anything.
     public var fromCache: Bool
+    /// Why a lesser representation stands in for the thumbnail asked for, when making it failed
+    /// (a decoder's error, a failure recorded earlier); nil when it was simply not asked for or
+    /// the type has none.
+    public var standsInBecause: String?
 
     init(kind: RepresentationKind, header: ThumbnailHeader, data: [UInt8], box: ThumbnailSpec, fromCache: Bool) {
         self.kind = kind

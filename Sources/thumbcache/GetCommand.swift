@@ -10,7 +10,9 @@ struct GetCommand: AsyncParsableCommand {
             --kind chooses the representation: icon (the generic icon of the file's type), low \
             (a fast low-quality image: the JPEG's embedded EXIF thumbnail or a smaller cached \
             one), full (the real thumbnail), or best (the best one available, the default). \
-            The output is PNG.
+            The output is PNG. When best falls back because the thumbnail cannot be made (a \
+            corrupt file, a decoder that failed), it says why on standard error and exits 0; \
+            --kind full makes that an error.
 
             Example:
               thumbcache get ~/Pictures/cat.jpg --size 128 --scale 2 -o cat.png
@@ -72,6 +74,9 @@ struct GetCommand: AsyncParsableCommand {
             }
         let request = ThumbnailRequest(fileAt: FilePaths.resolved(file), size: Double(size), scale: scale, representationTypes: types)
         let representation = try await generator.bestRepresentation(for: request)
+        if let reason = representation.standsInBecause {
+            FileHandle.standardError.write(Data("thumbcache: \(file): the \(representation.kind) stands in for the thumbnail: \(reason)\n".utf8))
+        }
         try Data(representation.pngData()).write(to: URL(fileURLWithPath: output))
         // One thumbnail made here goes up now, while the connection is open; a failure leaves it queued.
         _ = generator.finishUploads()

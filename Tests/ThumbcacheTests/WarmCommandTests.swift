@@ -28,7 +28,7 @@ struct WarmCommandTests {
     }
 
     /// Help text is prose: a line end escaped twice inside `"""` would print a backslash.
-    @Test(arguments: ["warm", "get", "search", "info", "stats", "compact", "thumbnail", "freedesktop", "daemon"])
+    @Test(arguments: ["warm", "get", "search", "info", "stats", "compact", "thumbnail", "freedesktop", "daemon", "watch", "serve"])
     func helpHasNoStrayBackslashes(command: String) throws {
         let (end, out, _) = try run([command, "--help"])
         #expect(end == .exited(0))
@@ -115,6 +115,25 @@ struct WarmCommandTests {
         #expect(thumb.width == 128 && thumb.height == 32)
         let icon = try run(["get", image, "--kind", "icon", "-o", out, "--cache", dir.appending("cache"), "--json"])
         #expect(icon.stdout.contains("\"kind\" : \"icon\""))
+    }
+
+    /// `get` (best, the default) writes the icon when the thumbnail cannot be made, and says why
+    /// on standard error; a file of a type with no thumbnails gets its icon without a word.
+    @Test func getSaysWhyTheIconStandsIn() throws {
+        let dir = TemporaryDirectory()
+        let jpeg = try ImageEncoder.jpeg(testPhoto(width: 400, height: 300))
+        let broken = try dir.write("truncated.jpg", Array(jpeg.prefix(jpeg.count / 2)))
+        let out = dir.appending("out.png")
+        for attempt in ["first", "recorded earlier"] {
+            let (end, stdout, err) = try run(["get", broken, "-o", out, "--cache", dir.appending("cache"), "--json"])
+            #expect(end == .exited(0), "\(attempt): \(err)")
+            #expect(stdout.contains("\"kind\" : \"icon\""))
+            #expect(err.contains("truncated.jpg: the icon stands in for the thumbnail: ") && err.contains("Premature end of JPEG file"),
+                    "\(attempt): \(err)")
+        }
+        let blob = try dir.write("blob.bin", [0, 1, 2, 3, 255, 254])
+        let (end, _, err) = try run(["get", blob, "-o", out, "--cache", dir.appending("cache")])
+        #expect(end == .exited(0) && err.isEmpty, "\(err)")
     }
 
     @Test func unreadableEntriesAreReportedAndTheWarmGoesOn() throws {
