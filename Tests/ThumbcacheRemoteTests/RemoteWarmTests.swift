@@ -171,7 +171,7 @@ struct RemoteWarmTests {
     }
 
     @Test func theGatewayStoppedMidWarmLeavesUploadsQueuedForTheNextRun() throws {
-        let fleet = try Fleet(photos: 40, side: 900, volumeServers: 1)
+        let fleet = try Fleet(photos: 24, side: 700, volumeServers: 1)
         let warm = try fleet.warmProcess(fleet.a)
         // Stop the gateway once the first uploads have landed.
         let deadline = Date(timeIntervalSinceNow: 60)
@@ -180,11 +180,11 @@ struct RemoteWarmTests {
         let (end, stderr) = warm.wait()
         let summary = (try? JSONSerialization.jsonObject(with: Data(warm.output.joined().utf8))) as? [String: Any] ?? [:]
         #expect(end == .exited(0), "\(stderr)")
-        #expect(summary["generated"] as? Int == 40, "the warm completes, decoding locally")
+        #expect(summary["generated"] as? Int == 24, "the warm completes, decoding locally")
         let uploads = Self.remote(summary).uploads
         let uploaded = uploads["uploaded"] as? Int ?? -1
         let queued = uploads["stillQueued"] as? Int ?? -1
-        #expect(uploaded + queued == 40 && queued > 0, "\(uploads)")
+        #expect(uploaded + queued == 24 && queued > 0, "\(uploads)")
         #expect(stderr.components(separatedBy: "is unavailable").count - 1 == 1, "said once: \(stderr)")
 
         try fleet.cluster.startGateway(name: "s3", port: fleet.cluster.gatewayPort)
@@ -194,14 +194,14 @@ struct RemoteWarmTests {
             if !ready { usleep(100_000) }
         }
         let again = try fleet.warm(fleet.a)
-        #expect(again.summary["alreadyCached"] as? Int == 40)
+        #expect(again.summary["alreadyCached"] as? Int == 24)
         #expect(Self.remote(again.summary).uploads["uploaded"] as? Int == queued)
         #expect(Self.remote(again.summary).uploads["stillQueued"] as? Int == 0)
-        #expect(try fleet.objects().count == 40)
+        #expect(try fleet.objects().count == 24)
     }
 
     @Test func killedDuringUploadsLosesNoneAndDecodesNothingTwice() throws {
-        let fleet = try Fleet(photos: 40, side: 900, volumeServers: 1)
+        let fleet = try Fleet(photos: 24, side: 700, volumeServers: 1)
         let warm = try fleet.warmProcess(fleet.a)
         let deadline = Date(timeIntervalSinceNow: 60)
         while (try? fleet.objects().count) ?? 0 == 0 && Date() < deadline { usleep(20_000) }
@@ -214,9 +214,9 @@ struct RemoteWarmTests {
 
         let again = try fleet.warm(fleet.a)
         #expect(again.status == .exited(0))
-        #expect(again.summary["generated"] as? Int == 40 - committed, "what was made before the kill is not made again")
+        #expect(again.summary["generated"] as? Int == 24 - committed, "what was made before the kill is not made again")
         #expect(Self.remote(again.summary).uploads["stillQueued"] as? Int == 0)
-        #expect(try fleet.objects().count == 40)
+        #expect(try fleet.objects().count == 24)
     }
 
     @Test func memcachedServersShareTooAndOneGoneCostsOnlyMisses() throws {
@@ -259,11 +259,13 @@ struct RemoteWarmTests {
     }
 }
 
+// One suite with the tests above, so that one of these long, blocking tests runs at a time: each
+// starts a cluster and real processes and waits on them, holding a thread of the test pool.
+
 /// `serve --remote-public-url`: thumbnails the bucket holds are answered with a redirect there.
-@Suite(.serialized)
-struct RemoteServeTests {
+extension RemoteWarmTests {
     @Test func servedThumbnailsTheBucketHoldsRedirectToIt() throws {
-        let fleet = try RemoteWarmTests.Fleet(photos: 2, side: 400, volumeServers: 1)
+        let fleet = try Fleet(photos: 2, side: 400, volumeServers: 1)
         #expect(try fleet.warm(fleet.a).status == .exited(0))
         let photo = fleet.files[0]
         var env = ProcessInfo.processInfo.environment
@@ -306,10 +308,9 @@ struct RemoteServeTests {
 
 /// `watch --remote`: what a watcher makes as files arrive goes up, and a second watcher on
 /// another copy fetches it instead of decoding.
-@Suite(.serialized)
-struct RemoteWatchTests {
+extension RemoteWarmTests {
     @Test func whatAWatcherMakesGoesUpAndAnotherFetchesIt() throws {
-        let fleet = try RemoteWarmTests.Fleet(photos: 0, volumeServers: 1)
+        let fleet = try Fleet(photos: 0, volumeServers: 1)
         var env = ProcessInfo.processInfo.environment
         for (k, v) in fleet.cluster.environment { env[k] = v }
         func watch(_ name: String) throws -> ChildProcess {
