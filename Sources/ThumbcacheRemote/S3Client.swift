@@ -41,7 +41,7 @@ package struct RetryPolicy: Sendable {
     func pause(afterAttempt n: Int) -> Double { Double.random(in: 0...min(cap, base * Double(1 << min(n, 20)))) }
 }
 
-/// A minimal S3 client: GET, PUT, HEAD, DELETE and ListObjectsV2 on one bucket, signed with
+/// A minimal S3 client: GET, PUT, HEAD and ListObjectsV2 on one bucket (and CreateBucket), signed with
 /// SigV4, path-style or virtual-hosted, over kept-alive connections, with retries.
 package final class S3Client: Sendable {
     package let bucket: String
@@ -177,18 +177,14 @@ package final class S3Client: Sendable {
         }).map { r in r.flatMap { $0.status == 404 ? .failure(Self.failure(from: $0)) : .success(()) } }
     }
 
-    /// The object's headers (`content-length`, `x-amz-meta-*`…), nil if it does not exist.
-    package func head(_ key: String) -> Result<[String: String]?, S3Failure> {
-        send([Operation(method: "HEAD", key: key)])[0].map { $0.status == 404 ? nil : $0.headers }
+    /// Each object's headers (`content-length`, `x-amz-meta-*`…), nil for one that does not exist.
+    package func head(_ keys: [String]) -> [Result<[String: String]?, S3Failure>] {
+        send(keys.map { Operation(method: "HEAD", key: $0) }).map { r in r.map { $0.status == 404 ? nil : $0.headers } }
     }
 
     /// Creates the bucket (an error if it exists and belongs to another account).
     package func createBucket() -> Result<Void, S3Failure> {
         send([Operation(method: "PUT", key: nil)])[0].flatMap { $0.status == 404 ? .failure(Self.failure(from: $0)) : .success(()) }
-    }
-
-    package func delete(_ key: String) -> Result<Void, S3Failure> {
-        send([Operation(method: "DELETE", key: key)])[0].map { _ in () }
     }
 
     /// One page of ListObjectsV2 under `prefix`: keys with their sizes, and the token of the next page.

@@ -43,9 +43,7 @@ public final class S3Tier: RemoteTier {
     }
 
     public func contains(_ keys: [ThumbnailKey]) -> [Result<Bool, RemoteError>] {
-        client.send(keys.map { S3Client.Operation(method: "HEAD", key: objectName(for: $0)) }).map { r in
-            r.map { $0.status != 404 }.mapError { error("look-up", $0) }
-        }
+        client.head(keys.map(objectName(for:))).map { r in r.map { $0 != nil }.mapError { error("look-up", $0) } }
     }
 
     public func check() -> Result<Void, RemoteError> {
