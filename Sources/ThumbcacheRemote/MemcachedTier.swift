@@ -8,12 +8,12 @@ import ThumbcacheStore
 /// failures it is left out for 30 s. Memcached may evict anything at any time: a miss is never
 /// an error. An object larger than the servers take (1 MB by default) is not stored, and not
 /// retried.
-public final class MemcachedTier: RemoteTier, @unchecked Sendable {
+package final class MemcachedTier: RemoteTier, @unchecked Sendable {
     // @unchecked Sendable: the handle is never replaced, and the shim pools its connections.
     private let handle: OpaquePointer
     /// Prefixes every key (memcached has one flat key space).
-    public let namespace: String
-    public let description: String
+    package let namespace: String
+    package let description: String
     /// Failed requests since the last answered one. One server of several that dies fails only
     /// the requests for its keys (until libmemcached leaves it out), and those are misses; only
     /// a run of failures with no answer between says every server is gone.
@@ -41,7 +41,7 @@ public final class MemcachedTier: RemoteTier, @unchecked Sendable {
         return "\(namespace)\(RemoteLayout.version):\(key.content.hex):\(key.boxWidth)x\(key.boxHeight)-\(variant)"
     }
 
-    public func fetch(_ keys: [ThumbnailKey]) -> [Result<[UInt8]?, RemoteError>] {
+    package func fetch(_ keys: [ThumbnailKey]) -> [Result<[UInt8]?, RemoteError>] {
         switch getMany(keys.map(key)) {
         case .failure(let error):
             guard failed() else { return keys.map { _ in .success(nil) } }
@@ -75,7 +75,7 @@ public final class MemcachedTier: RemoteTier, @unchecked Sendable {
         return .success(zip(values, sizes).map { value, size in value.map { Array(UnsafeBufferPointer(start: $0, count: size)) } })
     }
 
-    public func store(_ objects: [(key: ThumbnailKey, object: [UInt8], contentType: String)]) -> [Result<Void, RemoteError>] {
+    package func store(_ objects: [(key: ThumbnailKey, object: [UInt8], contentType: String)]) -> [Result<Void, RemoteError>] {
         objects.map { item in
             var error = [CChar](repeating: 0, count: 256)
             let name = key(item.key)
@@ -97,7 +97,7 @@ public final class MemcachedTier: RemoteTier, @unchecked Sendable {
 
     /// Asks for keys no thumbnail has, spread over the servers: answered (as misses) when any
     /// server is up.
-    public func check() -> Result<Void, RemoteError> {
+    package func check() -> Result<Void, RemoteError> {
         getMany((0..<16).map { namespace + "thumbcache-check-\($0)" }).map { _ in () }.mapError {
             RemoteError(remote: description, operation: "check", reason: .unreachable($0.message))
         }

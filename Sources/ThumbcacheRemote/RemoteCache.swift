@@ -86,7 +86,7 @@ public final class RemoteCache: Sendable {
     }
 
     /// False while the breaker is open.
-    public var isAvailable: Bool {
+    package var isAvailable: Bool {
         state.withLock { $0.openUntil <= MonotonicClock.nanoseconds() }
     }
 
@@ -94,7 +94,7 @@ public final class RemoteCache: Sendable {
 
     /// The thumbnails stored for `keys` that pass every check, with their pixels; nil for a miss,
     /// a rejected object, or a remote that is not answering.
-    public func fetch(_ keys: [ThumbnailKey]) -> [(RemoteThumbnail, RGBAImage)?] {
+    package func fetch(_ keys: [ThumbnailKey]) -> [(RemoteThumbnail, RGBAImage)?] {
         guard !keys.isEmpty, isAvailable else { return keys.map { _ in nil } }
         let answers = tier.fetch(keys)
         var found: [(RemoteThumbnail, RGBAImage)?] = []
@@ -133,7 +133,7 @@ public final class RemoteCache: Sendable {
     }
 
     /// Uploads thumbnails; returns which succeeded. Skipped (all false) while the breaker is open.
-    public func upload(_ items: [(key: ThumbnailKey, thumbnail: RemoteThumbnail)]) -> [Bool] {
+    package func upload(_ items: [(key: ThumbnailKey, thumbnail: RemoteThumbnail)]) -> [Bool] {
         guard !items.isEmpty, isAvailable else { return items.map { _ in false } }
         var objects: [(key: ThumbnailKey, object: [UInt8], contentType: String)] = []
         var slots: [Int?] = []
@@ -166,7 +166,7 @@ public final class RemoteCache: Sendable {
 
     /// Whether the remote holds `key`: from memory when this process fetched, uploaded or
     /// looked it up before, else by one look-up (none while the breaker is open).
-    public func holds(_ key: ThumbnailKey) -> Bool {
+    package func holds(_ key: ThumbnailKey) -> Bool {
         let now = MonotonicClock.nanoseconds()
         let known = presence.withLock { p -> Bool? in
             if p.present.contains(key) { return true }

@@ -9,14 +9,14 @@ import ThumbcacheStore
 /// On the wire it is the PNG itself with one private ancillary chunk, `tcAt`, before `IEND`
 /// (Docs/FORMAT.md, "Remote objects"): any PNG reader (a browser behind a CDN) shows it as is,
 /// and taking the chunk out gives back the stored bytes exactly.
-public struct RemoteThumbnail: Sendable, Hashable {
-    public var header: ThumbnailHeader
+package struct RemoteThumbnail: Sendable, Hashable {
+    package var header: ThumbnailHeader
     /// The encoded image, byte for byte as stored.
-    public var data: [UInt8]
+    package var data: [UInt8]
     /// What decoding the source read (pixel size, EXIF, duration, pages…), if known.
-    public var attributes: ImageInfo?
+    package var attributes: ImageInfo?
 
-    public init(header: ThumbnailHeader, data: [UInt8], attributes: ImageInfo?) {
+    package init(header: ThumbnailHeader, data: [UInt8], attributes: ImageInfo?) {
         self.header = header
         self.data = data
         self.attributes = attributes
@@ -30,7 +30,7 @@ public struct RemoteThumbnail: Sendable, Hashable {
     package static let maxObjectSize = 16 << 20
 
     /// The object to upload.
-    public func object() throws(RemoteError.Reason) -> [UInt8] {
+    package func object() throws(RemoteError.Reason) -> [UInt8] {
         var payload = ByteBuilder()
         payload.u8(Self.chunkVersion)
         let head = header.encoded
@@ -49,7 +49,7 @@ public struct RemoteThumbnail: Sendable, Hashable {
     /// Reads and checks an object fetched for `key`: a well-formed PNG (every chunk's CRC), one
     /// `tcAt` chunk whose header is a thumbnail of `key`'s kind inside `key`'s box, and pixels
     /// that decode to the size the header states. Returns the thumbnail and its decoded pixels.
-    public static func parse(_ object: [UInt8], for key: ThumbnailKey) throws(RemoteError.Reason) -> (RemoteThumbnail, RGBAImage) {
+    package static func parse(_ object: [UInt8], for key: ThumbnailKey) throws(RemoteError.Reason) -> (RemoteThumbnail, RGBAImage) {
         guard object.count <= maxObjectSize else { throw .corruptObject("\(object.count) bytes, more than a thumbnail can be") }
         let stored: [UInt8]
         let chunks: [[UInt8]]

@@ -75,11 +75,11 @@ public struct RemoteError: Error, Sendable, Hashable, CustomStringConvertible {
 
 /// Where remote objects live under a prefix: `PREFIX/tc1/AB/HASH/WxH-VARIANT.png`, the first
 /// byte of the hash first so that keys spread over a store's partitions (Docs/FORMAT.md).
-public enum RemoteLayout {
+package enum RemoteLayout {
     /// Bumped when the object format or the layout changes; part of every key.
-    public static let version = "tc1"
+    package static let version = "tc1"
 
-    public static func objectName(for key: ThumbnailKey, prefix: String) -> String {
+    package static func objectName(for key: ThumbnailKey, prefix: String) -> String {
         let hex = key.content.hex
         let variant = String(key.variant.fingerprint, radix: 16)
         let padded = String(repeating: "0", count: 16 - variant.count) + variant

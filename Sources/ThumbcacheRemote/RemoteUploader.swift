@@ -12,8 +12,8 @@ import Glibc
 /// leaves the queue only after its upload succeeded (an upload repeated after a crash stores
 /// the same bytes again).
 public final class RemoteUploader: Sendable {
-    public let store: ThumbnailStore
-    public let remote: RemoteCache
+    package let store: ThumbnailStore
+    package let remote: RemoteCache
     private let state = ConditionLockedState(State())
     /// The uploading thread, joined by the first ``finish(waiting:)``: a watcher makes an
     /// uploader for each batch, and a thread never joined would keep its stack.
@@ -37,7 +37,7 @@ public final class RemoteUploader: Sendable {
     }
 
     /// Starts uploading at once.
-    public init(store: ThumbnailStore, remote: RemoteCache) {
+    package init(store: ThumbnailStore, remote: RemoteCache) {
         self.store = store
         self.remote = remote
         let started = startThread { [self] in run() }
@@ -45,7 +45,7 @@ public final class RemoteUploader: Sendable {
     }
 
     /// Something was queued: look at the queue again.
-    public func nudge() { state.withLock { $0.nudged = true } }
+    package func nudge() { state.withLock { $0.nudged = true } }
 
     /// What the uploader did, when it stopped.
     public struct Summary: Sendable, Codable, Hashable {
@@ -58,7 +58,7 @@ public final class RemoteUploader: Sendable {
 
     /// Stops the uploader and returns what it did. With `waiting`, first uploads everything
     /// the remote takes now (ending early if the remote becomes unavailable).
-    public func finish(waiting: Bool = true) -> Summary {
+    package func finish(waiting: Bool = true) -> Summary {
         state.withLock { s in
             s.draining = true
             s.nudged = true

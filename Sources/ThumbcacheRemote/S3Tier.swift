@@ -1,11 +1,11 @@
 import ThumbcacheStore
 
 /// A remote tier in an S3-compatible bucket (AWS, Ceph, SeaweedFS, MinIO, Garage, R2).
-public final class S3Tier: RemoteTier {
+package final class S3Tier: RemoteTier {
     let client: S3Client
     /// Empty, or ending in `/`.
-    public let prefix: String
-    public let description: String
+    package let prefix: String
+    package let description: String
 
     /// - Parameters:
     ///   - bucket: the bucket's name.
@@ -23,30 +23,30 @@ public final class S3Tier: RemoteTier {
         self.prefix = normalized
     }
 
-    public func objectName(for key: ThumbnailKey) -> String { RemoteLayout.objectName(for: key, prefix: prefix) }
+    package func objectName(for key: ThumbnailKey) -> String { RemoteLayout.objectName(for: key, prefix: prefix) }
 
     /// An address anyone may fetch the object from until `expires` seconds from now.
-    public func presignedURL(for key: ThumbnailKey, expires: Int) -> String {
+    package func presignedURL(for key: ThumbnailKey, expires: Int) -> String {
         client.presignedURL(forKey: objectName(for: key), expires: expires)
     }
 
-    public func fetch(_ keys: [ThumbnailKey]) -> [Result<[UInt8]?, RemoteError>] {
+    package func fetch(_ keys: [ThumbnailKey]) -> [Result<[UInt8]?, RemoteError>] {
         client.get(keys.map(objectName(for:)), maxBody: RemoteThumbnail.maxObjectSize).map { r in
             r.mapError { error("fetch", $0) }
         }
     }
 
-    public func store(_ objects: [(key: ThumbnailKey, object: [UInt8], contentType: String)]) -> [Result<Void, RemoteError>] {
+    package func store(_ objects: [(key: ThumbnailKey, object: [UInt8], contentType: String)]) -> [Result<Void, RemoteError>] {
         client.put(objects.map { (objectName(for: $0.key), $0.object, $0.contentType, ["thumbcache-layout": RemoteLayout.version]) }).map { r in
             r.mapError { error("upload", $0) }
         }
     }
 
-    public func contains(_ keys: [ThumbnailKey]) -> [Result<Bool, RemoteError>] {
+    package func contains(_ keys: [ThumbnailKey]) -> [Result<Bool, RemoteError>] {
         client.head(keys.map(objectName(for:))).map { r in r.map { $0 != nil }.mapError { error("look-up", $0) } }
     }
 
-    public func check() -> Result<Void, RemoteError> {
+    package func check() -> Result<Void, RemoteError> {
         client.list(prefix: prefix, maxKeys: 1).map { _ in () }.mapError { error("check", $0) }
     }
 

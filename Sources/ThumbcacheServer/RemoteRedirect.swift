@@ -10,8 +10,8 @@ public struct RemoteRedirect: Sendable {
         case presigned(expires: Int)
     }
 
-    public let remote: RemoteCache
-    public let tier: S3Tier
+    let remote: RemoteCache
+    let tier: S3Tier
     public let target: Target
 
     /// Nil unless the remote is an S3 bucket (memcached has no address a browser could use).
