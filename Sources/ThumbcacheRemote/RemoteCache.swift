@@ -132,28 +132,19 @@ public final class RemoteCache: Sendable {
         return found
     }
 
-    /// Uploads thumbnails; returns which succeeded. Skipped (all false) while the breaker is open.
-    package func upload(_ items: [(key: ThumbnailKey, thumbnail: RemoteThumbnail)]) -> [Bool] {
-        guard !items.isEmpty, isAvailable else { return items.map { _ in false } }
-        var objects: [(key: ThumbnailKey, object: [UInt8], contentType: String)] = []
-        var slots: [Int?] = []
-        for item in items {
-            if let object = try? item.thumbnail.object() {
-                slots.append(objects.count)
-                objects.append((item.key, object, "image/png"))
-            } else {
-                slots.append(nil)
-            }
-        }
-        let results = tier.store(objects)
+    /// Uploads objects (``RemoteThumbnail/object()``); returns which succeeded. Skipped (all
+    /// false) while the breaker is open.
+    package func upload(_ objects: [(key: ThumbnailKey, object: [UInt8])]) -> [Bool] {
+        guard !objects.isEmpty, isAvailable else { return objects.map { _ in false } }
+        let results = tier.store(objects.map { ($0.key, $0.object, "image/png") })
         var firstFailure: RemoteError?
         var sent = 0
         for case .failure(let e) in results where firstFailure == nil { firstFailure = e }
         for (object, result) in zip(objects, results) {
             if case .success = result { sent += object.object.count }
         }
-        let ok = slots.map { slot in slot.map { if case .success = results[$0] { true } else { false } } ?? false }
-        presence.withLock { p in for (item, sent) in zip(items, ok) where sent { p.insert(item.key) } }
+        let ok = results.map { if case .success = $0 { true } else { false } }
+        presence.withLock { p in for (object, sent) in zip(objects, ok) where sent { p.insert(object.key) } }
         state.withLock {
             $0.stats.uploaded += ok.filter { $0 }.count
             $0.stats.bytesUploaded += sent

@@ -31,16 +31,21 @@ package struct RemoteThumbnail: Sendable, Hashable {
 
     /// The object to upload.
     package func object() throws(RemoteError.Reason) -> [UInt8] {
+        try Self.object(header: header, data: data, attributesJSON: Self.encodeAttributes(attributes))
+    }
+
+    /// The object of a stored thumbnail whose attributes are already encoded (as the upload
+    /// queue keeps them): they go in as they are.
+    package static func object(header: ThumbnailHeader, data: [UInt8], attributesJSON json: [UInt8]) throws(RemoteError.Reason) -> [UInt8] {
         var payload = ByteBuilder()
-        payload.u8(Self.chunkVersion)
+        payload.u8(chunkVersion)
         let head = header.encoded
         payload.u16(UInt16(head.count))
         payload.append(head)
-        let json = Self.encodeAttributes(attributes)
-        let shipped = json.count <= Self.maxAttributes ? json : []
+        let shipped = json.count <= maxAttributes ? json : []
         payload.u32(UInt32(shipped.count))
         payload.append(shipped)
-        guard header.encoding == .png, let object = PNGChunks.inserting(Self.chunkType, payload.bytes, beforeEndOf: data) else {
+        guard header.encoding == .png, let object = PNGChunks.inserting(chunkType, payload.bytes, beforeEndOf: data) else {
             throw .corruptObject("only PNG thumbnails travel")
         }
         return object
@@ -106,10 +111,6 @@ package struct RemoteThumbnail: Sendable, Hashable {
     /// The attributes as the upload queue keeps them until the upload.
     package static func encodeAttributes(_ info: ImageInfo?) -> [UInt8] {
         info.flatMap { try? encoder.encode($0) }.map(Array.init) ?? []
-    }
-
-    package static func decodeAttributes(_ bytes: [UInt8]) -> ImageInfo? {
-        bytes.isEmpty ? nil : try? JSONDecoder().decode(ImageInfo.self, from: Data(bytes))
     }
 }
 

@@ -110,19 +110,23 @@ public final class RemoteUploader: Sendable {
                 continue
             }
             let batch = queued.filter { !refused.contains($0.key) }
-            var items: [(key: ThumbnailKey, thumbnail: RemoteThumbnail)] = []
+            var items: [(key: ThumbnailKey, object: [UInt8])] = []
             var done: [StoreWrite] = []
+            var newlyRefused: [ThumbnailKey] = []
             for entry in batch {
                 // Evicted since it was queued: nothing to send.
                 guard let record = try? store.thumbnail(entry.key) else {
                     done.append(.dequeueUpload(entry.key))
                     continue
                 }
-                items.append((entry.key, RemoteThumbnail(header: record.header, data: record.data,
-                                                         attributes: RemoteThumbnail.decodeAttributes(entry.attributes))))
+                // The attributes go as the queue keeps them, encoded once when the thumbnail was made.
+                guard let object = try? RemoteThumbnail.object(header: record.header, data: record.data, attributesJSON: entry.attributes) else {
+                    newlyRefused.append(entry.key)
+                    continue
+                }
+                items.append((entry.key, object))
             }
             let sent = remote.upload(items)
-            var newlyRefused: [ThumbnailKey] = []
             for (item, ok) in zip(items, sent) {
                 if ok { done.append(.dequeueUpload(item.key)) } else if remote.isAvailable { newlyRefused.append(item.key) }
             }
