@@ -58,6 +58,8 @@ let package = Package(
         .target(name: "CPDF", linkerSettings: [.linkedLibrary("poppler-cpp")]),
         // libarchive behind a shim that lists an archive in memory and reads one entry, capped.
         .target(name: "CArchive", linkerSettings: [.linkedLibrary("archive")]),
+        // QOI's reference implementation (Debian's header-only qoi.h, libqoi-dev), compiled once here.
+        .target(name: "CThumbcacheQOI"),
         // FreeType behind a shim that draws a page of text or a font's sample into RGBA.
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
         .target(name: "CText", dependencies: ["CFreeType"]),
@@ -99,8 +101,9 @@ let package = Package(
         // above all, was most of a worker's start (Docs/SECURITY.md, "Worker families").
         // What the families share: mapped files, drawn sources, the shims' error messages.
         .target(name: "ThumbcacheCodecSupport", dependencies: ["ThumbcacheImaging", "ThumbcacheSync"]),
-        // Images: WebP, GIF, TIFF, HEIF/AVIF (libde265, dav1d), camera raw, BMP/ICO/PNM/TGA.
-        .target(name: "ThumbcacheCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "ThumbcacheSync", "ThumbcacheWorker", "CWebP", "CGIF", "CTIFF", "CDe265", "CDav1d", "CRaw"]),
+        // Images: WebP, GIF, TIFF, HEIF/AVIF (libde265, dav1d), camera raw, QOI, BMP/ICO/PNM/TGA.
+        .target(name: "ThumbcacheCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "ThumbcacheSync", "CWebP", "CGIF", "CTIFF",
+                                                         "CDe265", "CDav1d", "CRaw", "CThumbcacheQOI"]),
         // The image libraries slowest to load: libheif (with x265 and libaom) for the HEIF the
         // direct path hands on, libjxl (with highway) for JPEG XL.
         .target(name: "ThumbcacheHeavyCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "CHEIF", "CJXL"]),
@@ -178,9 +181,13 @@ let package = Package(
             dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheWorker", "ThumbcacheTestSupport", "thumbcache", "thumbcache-worker",
                            "thumbcache-worker-documents", "thumbcache-worker-media", "thumbcache-worker-vector", "thumbcache-worker-heavy",
                            "thumbcache-test-worker", "CFileInfo", "ThumbcacheCodecs", "ThumbcacheDocumentCodecs", "ThumbcacheMediaCodecs",
-                           "ThumbcacheVectorCodecs", "ThumbcacheHeavyCodecs", "ThumbcacheServer"],
+                           "ThumbcacheVectorCodecs", "ThumbcacheHeavyCodecs", "ThumbcacheServer", "CThumbcacheQOI"],
             exclude: ["FuzzRegressions"]  // inputs FuzzRegressionTests reads from the source tree
         ),
+        // The format catalogue against each worker's decoders, and decoders tested in-process.
+        .testTarget(name: "ThumbcacheCodecsTests", dependencies: ["ThumbcacheImaging", "ThumbcacheCodecs", "ThumbcacheHeavyCodecs",
+                                                                  "ThumbcacheVectorCodecs", "ThumbcacheDocumentCodecs",
+                                                                  "ThumbcacheMediaCodecs", "ThumbcacheTestSupport", "CThumbcacheQOI"]),
         // An app's view: only `import Thumbcache`, no test support, no internals.
         .testTarget(
             name: "ThumbcacheAppTests",

@@ -24,11 +24,11 @@ package enum FileMetadata {
         var born: Int64 = 0
         if cfi_birthtime(path, &born) == 0 { a[MDItem.contentCreationDate] = .date(Double(born) / 1e9) }
         // Text has nothing to index but its type: no worker is asked.
-        let family = imageFormat.flatMap(MediaFormats.family(of:))
-        if let imageFormat, family != .text, let info = decoded ?? (try? decoding.info(ofFileAt: path, format: imageFormat)) {
+        let kind = imageFormat.flatMap { FormatCatalogue.declaration(of: $0)?.kind }
+        if let imageFormat, kind != .text, let info = decoded ?? (try? decoding.info(ofFileAt: path, format: imageFormat)) {
             // Pixels only for what is a picture: an image, a video's frame as displayed (not an
             // audio file's cover, a page's points or a font's sample).
-            if info.pixelWidth > 0, info.pixelHeight > 0, family == nil || family == .movie {
+            if info.pixelWidth > 0, info.pixelHeight > 0, kind == nil || kind == .image || kind == .movie {
                 a[MDItem.pixelWidth] = .number(Double(info.pixelWidth))
                 a[MDItem.pixelHeight] = .number(Double(info.pixelHeight))
                 a[MDItem.orientation] = .number(Double(info.orientation.rawValue))

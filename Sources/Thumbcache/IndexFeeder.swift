@@ -55,7 +55,7 @@ final class IndexFeeder: Sendable {
                 continue
             }
             items.append(FileMetadata.item(path: c.path, snapshot: c.id.snapshot, content: c.id.content, type: c.type, types: types,
-                                           imageFormat: ImageFormatSignature.format(ofType: c.type.identifier), decoding: decoding,
+                                           imageFormat: FormatCatalogue.declaration(ofType: c.type)?.format, decoding: decoding,
                                            decoded: c.decoded))
         }
         if unchanged > 0 { counts.withLock { $0.unchanged += unchanged } }

@@ -54,7 +54,7 @@ enum TextTypes {
 
     /// Only a name that says text, and bytes that read as text, together make a text type: a
     /// binary file called `notes.txt` stays `public.data`.
-    static let sniffer = ImageFormatSignature.Sniffer(name: "text", span: 4096, needsExtension: true) { TextSniffer.looksLikeText($0) }
+    static let sniffer = FormatDeclaration.Sniffer(name: "text", span: 4096, needsExtension: true) { TextSniffer.looksLikeText($0) }
 
     /// The identifier of a MIME type without an Apple name: `text/x-rust` → `org.freedesktop.mime.text.x-rust`.
     static func identifier(mimeType: String) -> ContentType {

@@ -93,7 +93,7 @@ public struct RGBACanvas: Sendable {
     }
 }
 
-/// The built-in provider for every format thumbcache decodes (`ImageFormatSignature.all`, and
+/// The built-in provider for every format thumbcache decodes (`FormatCatalogue.all`, and
 /// every text type as a page of text): streaming decode, shrink-on-load, orientation; the
 /// request's mode and colour handling.
 ///
@@ -103,7 +103,7 @@ public struct ImageThumbnailProvider: ThumbnailProvider {
     public let decoders: ImageDecoders
 
     public var contentTypes: Set<ContentType> {
-        Set((decoders.registrations.map(\.typeIdentifier) + ImageFormatSignature.all.map(\.typeIdentifier)).map { ContentType($0) })
+        Set((decoders.registrations.map(\.typeIdentifier) + FormatCatalogue.all.map(\.typeIdentifier)).map { ContentType($0) })
             .union(TextTypes.identifiers)
     }
 
@@ -116,11 +116,11 @@ public struct ImageThumbnailProvider: ThumbnailProvider {
                                        linearLight: request.linearLight)
         // The content type came from the file's first bytes already: no need to read them again.
         let format = decoders.format(ofType: request.contentType.identifier)
-            ?? ImageFormatSignature.format(ofType: request.contentType.identifier)
+            ?? FormatCatalogue.declaration(ofType: request.contentType)?.format
             ?? (TextTypes.identifiers.contains(request.contentType) ? .text : nil)
         // A catalogued format goes where the request says; a format only this provider's
         // decoders know is decoded here.
-        let made = if let decoding = request.decoding, let format, ImageFormatSignature.of(format) != nil {
+        let made = if let decoding = request.decoding, let format, FormatCatalogue.declaration(of: format) != nil {
             try decoding.thumbnail(ofFileAt: request.path, options: options, format: format)
         } else {
             try Thumbnailer.thumbnail(ofFileAt: request.path, options: options, format: format, decoders: decoders)

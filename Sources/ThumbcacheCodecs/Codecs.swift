@@ -1,37 +1,21 @@
 import ThumbcacheCodecSupport
 import ThumbcacheImaging
-import ThumbcacheWorker
 
 extension ImageDecoders {
     /// The image family's decoders: the standard PNG and JPEG ones and each bitmap format's
     /// library (Docs/IMAGING.md). What `thumbcache-worker` runs; linked into worker executables
     /// only, as every format library is (Docs/LICENSES.md). A HEIF or AVIF the direct path does not
     /// handle is handed on to the heavy family's libheif.
-    public static let images = ImageDecoders(ImageDecoders.standard.registrations.reversed() + [.webP, .gif, .tiff, .heif, .avif, .bmp, .ico, .cur, .pnm, .tga]
-                                             + cameraRaw)
+    public static let images = ImageDecoders(ImageDecoders.standard.registrations.reversed()
+                                             + [.webP, .gif, .tiff, .heif, .avif, .bmp, .ico, .cur, .pnm, .tga, .qoi] + cameraRaw)
 
     /// One LibRaw registration per raw kind.
-    static let cameraRaw = CameraRaw.signatures.map { signature in
+    static let cameraRaw = FormatCatalogue.cameraRaw.map { signature in
         ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in try RawSource(descriptor: fd, name: name, format: signature.format) }
     }
 }
 
 extension ImageDecoderRegistration {
-    /// WebP through libwebp: the first frame, scaled on load.
-    public static let webP = ImageDecoderRegistration(.webP) { (fd, name) throws(ImagingError) in
-        try WebPSource(descriptor: fd, name: name)
-    }
-
-    /// GIF through giflib: the first frame, composed on its canvas.
-    public static let gif = ImageDecoderRegistration(.gif) { (fd, name) throws(ImagingError) in
-        try GIFSource(descriptor: fd, name: name)
-    }
-
-    /// TIFF through libtiff: the first page or a reduced-resolution copy, in bands.
-    public static let tiff = ImageDecoderRegistration(.tiff) { (fd, name) throws(ImagingError) in
-        try TIFFSource(descriptor: fd, name: name)
-    }
-
     /// HEIF (HEVC): the primary image or a large enough embedded thumbnail, through libde265 a
     /// tile at a time when the picture is plain HEVC tiles; anything else is handed on to the
     /// heavy family's worker (libheif).
@@ -42,7 +26,7 @@ extension ImageDecoderRegistration {
     public static let avif = directHEIF(.avif, fallback: handOnToLibheif)
 
     /// HEIF or AVIF (`signature`) through the direct path, with `fallback` for what it does not handle.
-    package static func directHEIF(_ signature: ImageFormatSignature, fallback: @escaping HEIFFallback) -> ImageDecoderRegistration {
+    package static func directHEIF(_ signature: FormatDeclaration, fallback: @escaping HEIFFallback) -> ImageDecoderRegistration {
         ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in try DirectHEIFSource.open(descriptor: fd, name: name, fallback: fallback) }
     }
 

@@ -2,6 +2,13 @@ import CGIF
 import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
+extension ImageDecoderRegistration {
+    /// GIF through giflib: the first frame, composed on its canvas.
+    public static let gif = ImageDecoderRegistration(.gif) { (fd, name) throws(ImagingError) in
+        try GIFSource(descriptor: fd, name: name)
+    }
+}
+
 /// A GIF through giflib: the first frame on its canvas (transparency, local colour table,
 /// interlace), streamed row by row unless interlaced. Later frames are not decoded; they are
 /// counted by skipping their compressed blocks, for the index's frame count.

@@ -2,6 +2,13 @@ import CTIFF
 import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
+extension ImageDecoderRegistration {
+    /// TIFF through libtiff: the first page or a reduced-resolution copy, in bands.
+    public static let tiff = ImageDecoderRegistration(.tiff) { (fd, name) throws(ImagingError) in
+        try TIFFSource(descriptor: fd, name: name)
+    }
+}
+
 /// A TIFF through libtiff: the first page, or its smallest reduced-resolution copy (a later
 /// reduced page or a SubIFD) still large enough, read in bands of strips or tiles so memory
 /// follows the band, not the image. Orientation comes from the Orientation tag.

@@ -2,6 +2,13 @@ import CWebP
 import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
+extension ImageDecoderRegistration {
+    /// WebP through libwebp: the first frame, scaled on load.
+    public static let webP = ImageDecoderRegistration(.webP) { (fd, name) throws(ImagingError) in
+        try WebPSource(descriptor: fd, name: name)
+    }
+}
+
 /// A WebP (still or animated) through libwebp: the first frame, scaled on load by libwebp's own
 /// scaler (`use_scaling`) to twice the output when the frame fills the canvas, so a 16 MP photo
 /// never exists at full size in memory.

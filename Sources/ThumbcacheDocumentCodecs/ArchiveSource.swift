@@ -35,7 +35,7 @@ final class ArchiveSource: RowSource {
             let core = try Self.xml(file.bytes, "docProps/core.xml", name: name)
             media.title = core?.text("title")
             media.authors = core?.text("creator").map { [$0] }
-        case _ where DocumentFormats.comics.contains(format):
+        case .comicZIP, .comicRAR, .comic7Zip, .comicTar:
             entry = try Self.firstPage(Self.list(file.bytes, name: name))
         default:  // OpenDocument
             entry = "Thumbnails/thumbnail.png"

@@ -8,24 +8,12 @@ extension ImageDecoders {
     public static let documents = ImageDecoders([.pdf, .text] + fonts + archives)
 
     /// One libarchive registration per archive-borne document format.
-    static let archives = DocumentFormats.all.map { signature in
+    static let archives = FormatCatalogue.archiveDocuments.map { signature in
         ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in try ArchiveSource(descriptor: fd, name: name, format: signature.format) }
     }
 
     /// One FreeType registration per font format.
-    static let fonts = MediaFormats.fonts.map { signature in
+    static let fonts = FormatCatalogue.fonts.map { signature in
         ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in try FontSource(descriptor: fd, name: name) }
-    }
-}
-
-extension ImageDecoderRegistration {
-    /// PDF through poppler (Splash): the first page drawn at the output size.
-    public static let pdf = ImageDecoderRegistration(.pdf) { (fd, name) throws(ImagingError) in
-        try PDFSource(descriptor: fd, name: name)
-    }
-
-    /// Text of every kind through FreeType: the first lines on a page.
-    public static let text = ImageDecoderRegistration(.plainText) { (fd, name) throws(ImagingError) in
-        try TextSource(descriptor: fd, name: name)
     }
 }

@@ -2,6 +2,13 @@ import CPDF
 import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
+extension ImageDecoderRegistration {
+    /// PDF through poppler (Splash): the first page drawn at the output size.
+    public static let pdf = ImageDecoderRegistration(.pdf) { (fd, name) throws(ImagingError) in
+        try PDFSource(descriptor: fd, name: name)
+    }
+}
+
 /// A PDF through poppler (Splash, as `pdftoppm` draws): the first page drawn once, straight at the size the box calls
 /// for, on white (a page is never rendered large and shrunk). The header's size is the crop box
 /// in points, after the page's rotation. Parsed from the mapped file; only the first page is

@@ -2,6 +2,13 @@ import CText
 import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
+extension ImageDecoderRegistration {
+    /// Text of every kind through FreeType: the first lines on a page.
+    public static let text = ImageDecoderRegistration(.plainText) { (fd, name) throws(ImagingError) in
+        try TextSource(descriptor: fd, name: name)
+    }
+}
+
 /// A text file as QuickLook draws one: a white page (Letter's shape) with its first lines in a
 /// monospaced font (DejaVu Sans Mono, FreeType), tabs expanded and long lines clipped. Only the
 /// first 64 KiB are read, by `pread`: a 2 GB log costs what a short note does.

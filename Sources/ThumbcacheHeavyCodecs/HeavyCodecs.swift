@@ -12,13 +12,8 @@ extension ImageDecoders {
 extension ImageDecoderRegistration {
     /// HEIF or AVIF (`signature`) through libheif, whatever its picture: the primary image or a
     /// large enough embedded thumbnail.
-    public static func throughLibheif(_ signature: ImageFormatSignature) -> ImageDecoderRegistration {
+    public static func throughLibheif(_ signature: FormatDeclaration) -> ImageDecoderRegistration {
         ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in try libheif(MappedFile(descriptor: fd, name: name), name) }
-    }
-
-    /// JPEG XL through libjxl: the first frame, upright.
-    public static let jpegXL = ImageDecoderRegistration(.jpegXL) { (fd, name) throws(ImagingError) in
-        try JXLSource(descriptor: fd, name: name)
     }
 
     /// What the direct HEIF path hands on, opened by libheif in the same process (a worker with

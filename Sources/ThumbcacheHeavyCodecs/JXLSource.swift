@@ -2,6 +2,13 @@ import CJXL
 import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
+extension ImageDecoderRegistration {
+    /// JPEG XL through libjxl: the first frame, upright.
+    public static let jpegXL = ImageDecoderRegistration(.jpegXL) { (fd, name) throws(ImagingError) in
+        try JXLSource(descriptor: fd, name: name)
+    }
+}
+
 /// A JPEG XL (bare codestream or ISO-BMFF container) through libjxl: the first frame, composed
 /// and turned upright by libjxl, decoded whole into RGBA8 (libjxl has no scaled decode the
 /// planner could use here).

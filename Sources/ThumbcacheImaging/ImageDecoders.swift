@@ -105,7 +105,7 @@ public struct ImageDecoderRegistration: Sendable {
     /// Any one of these identifies the format.
     public var magic: [Magic]
     /// A test of the file's start for formats magic cannot tell; tried first.
-    public var sniffer: ImageFormatSignature.Sniffer?
+    public var sniffer: FormatDeclaration.Sniffer?
     /// Opens the image on `descriptor` (read from its start; the caller keeps the descriptor);
     /// `name` says which file it is, in errors.
     public var open: @Sendable (_ descriptor: Int32, _ name: String) throws(ImagingError) -> any RowSource
@@ -118,8 +118,8 @@ public struct ImageDecoderRegistration: Sendable {
         self.open = open
     }
 
-    /// The decoder for a format of thumbcache's catalogue (``ImageFormatSignature/all``).
-    public init(_ signature: ImageFormatSignature,
+    /// The decoder for a format of thumbcache's catalogue (``FormatCatalogue``).
+    public init(_ signature: FormatDeclaration,
                 open: @escaping @Sendable (_ descriptor: Int32, _ name: String) throws(ImagingError) -> any RowSource) {
         self.init(format: signature.format, typeIdentifier: signature.typeIdentifier, magic: signature.magic, open: open)
         sniffer = signature.sniffer
@@ -143,7 +143,7 @@ public struct ImageDecoders: Sendable {
 
     /// Every catalogued format, for detection only: its decoders throw (what is not linked here
     /// is named in the error rather than called unknown).
-    package static let catalogue = ImageDecoders(ImageFormatSignature.all.map { signature in
+    package static let catalogue = ImageDecoders(FormatCatalogue.all.map { signature in
         ImageDecoderRegistration(signature) { (_, name) throws(ImagingError) in
             throw ImagingError(path: name, reason: .decoderNotInProcess(format: signature.format.rawValue))
         }
@@ -183,7 +183,7 @@ public struct ImageDecoders: Sendable {
         guard let name, let dot = name.lastIndex(of: ".") else { return nil }
         let ext = name[name.index(after: dot)...].lowercased()
         for r in registrations {
-            guard let sniffer = r.sniffer, sniffer.needsExtension, ImageFormatSignature.of(r.format)?.extensions.contains(ext) ?? false
+            guard let sniffer = r.sniffer, sniffer.needsExtension, FormatCatalogue.declaration(of: r.format)?.extensions.contains(ext) ?? false
             else { continue }
             if sniffer.test(UnsafeRawBufferPointer(rebasing: head.prefix(sniffer.span))) { return r.format }
         }
@@ -265,8 +265,8 @@ extension ImageDecoders {
     /// A PNG or JPEG in memory (an audio file's cover, a document's stored thumbnail), told by
     /// its magic and read in place: `memory` must outlive the source.
     public static func picture(memory: UnsafeRawBufferPointer, name: String) throws(ImagingError) -> any RowSource {
-        if ImageFormatSignature.png.magic.contains(where: { $0.matches(memory) }) { return try PNGSource(memory: memory, name: name) }
-        if ImageFormatSignature.jpeg.magic.contains(where: { $0.matches(memory) }) { return try JPEGSource(memory: memory, path: name) }
+        if FormatDeclaration.png.magic.contains(where: { $0.matches(memory) }) { return try PNGSource(memory: memory, name: name) }
+        if FormatDeclaration.jpeg.magic.contains(where: { $0.matches(memory) }) { return try JPEGSource(memory: memory, path: name) }
         throw ImagingError(path: name, reason: .corrupt("the embedded picture is neither PNG nor JPEG"))
     }
 }

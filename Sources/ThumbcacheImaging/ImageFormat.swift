@@ -5,15 +5,15 @@ import ThumbcacheSync
 
 /// An image format a decoder is registered for, told apart by its bytes, never by file name.
 ///
-/// A struct, not an enum: formats come from ``ImageDecoders`` registrations, so adding one is a
-/// registration and a decoder, not an edit of every switch.
+/// A struct, not an enum: a format is declared once in ``FormatCatalogue`` (or by an app's own
+/// ``ImageDecoderRegistration``), not in every switch.
 public struct ImageFormat: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
 
     public static let png = ImageFormat(rawValue: "png")
     public static let jpeg = ImageFormat(rawValue: "jpeg")
-    // The other catalogued formats: ImageFormatSignature.swift.
+    // The other catalogued formats: beside their entries in Catalogue/.
 
     public var description: String { rawValue }
 

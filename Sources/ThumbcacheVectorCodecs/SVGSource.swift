@@ -2,6 +2,13 @@ import CSVG
 import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
+extension ImageDecoderRegistration {
+    /// SVG through librsvg and cairo: drawn at the output size.
+    public static let svg = ImageDecoderRegistration(.svg) { (fd, name) throws(ImagingError) in
+        try SVGSource(descriptor: fd, name: name)
+    }
+}
+
 /// An SVG through librsvg: drawn once at the size the box calls for (a vector is never decoded
 /// large and shrunk). Parsed from memory without a base URI, so references to files or the network
 /// resolve to nothing (and the worker could not open them anyway); librsvg's own limits on

@@ -6,10 +6,3 @@ extension ImageDecoders {
     /// worker loads them (Docs/SECURITY.md, "Worker families").
     public static let vector = ImageDecoders([.svg])
 }
-
-extension ImageDecoderRegistration {
-    /// SVG through librsvg and cairo: drawn at the output size.
-    public static let svg = ImageDecoderRegistration(.svg) { (fd, name) throws(ImagingError) in
-        try SVGSource(descriptor: fd, name: name)
-    }
-}

@@ -131,7 +131,7 @@ package final class WorkerPool: ImageDecoding {
 
     /// `format` if it is one the worker cannot tell from bytes (text): no magic, no sniffer.
     static func fallback(_ format: ImageFormat?) -> String? {
-        guard let format, let signature = ImageFormatSignature.of(format), signature.magic.isEmpty, signature.sniffer == nil else { return nil }
+        guard let format, let signature = FormatCatalogue.declaration(of: format), signature.magic.isEmpty, signature.sniffer == nil else { return nil }
         return format.rawValue
     }
 

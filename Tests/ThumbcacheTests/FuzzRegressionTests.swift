@@ -112,7 +112,7 @@ struct FuzzRegressionTests {
             let split = bytes.firstIndex(of: 0) ?? min(bytes.count, 8)
             let head = Array(bytes[min(split + 1, bytes.count)...].prefix(4096))
             let type = types.type(of: head, name: String(decoding: bytes[..<split], as: UTF8.self))
-            head.withUnsafeBytes { raw in for signature in ImageFormatSignature.all { _ = signature.sniffer?.test(raw) } }
+            head.withUnsafeBytes { raw in for signature in FormatCatalogue.all { _ = signature.sniffer?.test(raw) } }
             #expect(types.declaration(of: type) != nil, "\(file.lastPathComponent) → \(type)")
         }
     }

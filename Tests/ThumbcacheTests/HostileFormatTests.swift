@@ -192,7 +192,7 @@ struct HostileFormatTests {
             try FileManager.default.copyItem(atPath: seeds[kind]!, toPath: path)
             guard case .success(let info)? = Self.attempt(path) else { Issue.record("\(path) failed"); continue }
             #expect(info.format.rawValue == (kind == "heic" ? "heif" : kind))
-            #expect(ContentTypeRegistry().type(ofFileAt: path).identifier == ImageFormatSignature.of(info.format)!.typeIdentifier)
+            #expect(ContentTypeRegistry().type(ofFileAt: path).identifier == FormatCatalogue.declaration(of: info.format)!.typeIdentifier)
         }
     }
 }

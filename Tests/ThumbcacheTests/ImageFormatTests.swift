@@ -1,3 +1,4 @@
+import CThumbcacheQOI
 import Foundation
 import Testing
 import ThumbcacheCodecs
@@ -521,6 +522,24 @@ struct ImageFormatTests {
         #expect(info.format == .tga && info.pixelWidth == 480 && info.hasAlpha == image.hasAlpha)
     }
 
+    /// QOI through the image worker: written by the format's reference encoder (the shim's
+    /// qoi.h), lossless, so the thumbnail is the source resized.
+    @Test func qoiIsDecodedByTheImageWorker() throws {
+        let dir = TemporaryDirectory()
+        for (name, image) in [("clear.qoi", Self.source(alpha: true)), ("photo.qoi", Self.source())] {
+            let path = try dir.write(name, try Self.qoi(image))
+            let info = try Self.expectMatches(path, image, minimum: 45)
+            #expect(info.format == .qoi && info.pixelWidth == 480 && info.hasAlpha == image.hasAlpha)
+        }
+    }
+
+    static func qoi(_ image: RGBAImage) throws -> [UInt8] {
+        var length = 0
+        let encoded = try #require(tcqoi_encode_rgba(image.pixels, UInt32(image.width), UInt32(image.height), image.hasAlpha ? 4 : 3, &length))
+        defer { tcqoi_free(encoded) }
+        return Array(UnsafeBufferPointer(start: encoded, count: length))
+    }
+
     /// The largest image of an icon (a PNG entry at 256, DIB entries below), with its alpha; a
     /// DIB entry's AND mask makes its transparent pixels.
     @Test func iconsShowTheirLargestImage() throws {
@@ -712,6 +731,7 @@ struct ImageFormatTests {
             try Self.fixture(dir, "tree/photo.ppm", from: photo, "convert") { [$0, "-alpha", "off", $1] },
             try Self.fixture(dir, "tree/icon.ico", from: Self.source(width: 64, height: 64, alpha: true), "convert") { [$0, $1] },
             try Self.fixture(dir, "tree/photo.tga", from: photo, "/usr/bin/python3", Self.pillowTGA()),
+            try dir.write("tree/photo.qoi", try Self.qoi(photo)),
             try dir.write("tree/drawing.svg", Array(Self.flatSVG.replacingOccurrences(of: "SIZE", with: "")
                 .replacingOccurrences(of: "IMAGE", with: "").utf8)),
         ]
@@ -734,7 +754,7 @@ struct ImageFormatTests {
         #expect(try search(#"kMDItemAcquisitionMake == "TestCam""#) == [heic, dng])
         #expect(try search(#"kMDItemContentTypeTree == "public.camera-raw-image""#) == [dng])
         let sized = try search("kMDItemPixelWidth == 480 && kMDItemPixelHeight == 320")
-        #expect(sized.count == 9, "\(sized.sorted())")
+        #expect(sized.count == 10, "\(sized.sorted())")
     }
 
     /// An --in-process warm decodes PNG and JPEG only: a WebP fails with a reason saying so, and

@@ -50,7 +50,7 @@ package struct StandardCacheOperations: Sendable {
                 if let index, (try? index.item(path: oldPath)) != nil {
                     let type = types.type(ofFileAt: newPath)
                     items.append(FileMetadata.item(path: newPath, snapshot: now, content: entry.content, type: type, types: types,
-                                                   imageFormat: ImageFormatSignature.format(ofType: type.identifier), decoding: decoding))
+                                                   imageFormat: FormatCatalogue.declaration(ofType: type)?.format, decoding: decoding))
                 }
             }
         }

@@ -1,11 +1,11 @@
 /// Text and font files: how they are told from other bytes (Docs/MEDIA.md, "Text and fonts").
-public enum TextSniffer {
+package enum TextSniffer {
     /// True if `head` (a file's first bytes: what the caller read, 4 KiB as a rule) reads as
     /// text: a UTF-16 byte-order mark, or no NUL and no control characters but whitespace,
     /// backspace and escape, in valid UTF-8 or (when `latin1` allows, for a file whose name says
     /// text) any 8-bit text. A binary file has NULs or control bytes within its first few KiB as
     /// a rule; text never has.
-    public static func looksLikeText(_ head: UnsafeRawBufferPointer, latin1: Bool = true) -> Bool {
+    package static func looksLikeText(_ head: UnsafeRawBufferPointer, latin1: Bool = true) -> Bool {
         if head.count >= 2, (head[0] == 0xFF && head[1] == 0xFE) || (head[0] == 0xFE && head[1] == 0xFF) { return true }
         let sample = head
         guard !sample.isEmpty else { return false }
@@ -20,7 +20,7 @@ public enum TextSniffer {
 
     /// Valid UTF-8, allowing a multi-byte sequence cut at the end of the sample (a lead byte
     /// and fewer continuation bytes than it announces).
-    public static func isUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    package static func isUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
         if String(validating: bytes, as: UTF8.self) != nil { return true }
         guard let lead = bytes.suffix(3).lastIndex(where: { $0 & 0xC0 != 0x80 }), bytes[lead] >= 0xC0 else { return false }
         let announced = bytes[lead] >= 0xF0 ? 4 : bytes[lead] >= 0xE0 ? 3 : 2
@@ -47,28 +47,35 @@ extension ImageFormat {
     public static let type1 = ImageFormat(rawValue: "type1")
 }
 
-extension ImageFormatSignature {
+/// Text and fonts in the catalogue (``FormatCatalogue/text``, ``FormatCatalogue/fonts``).
+extension FormatDeclaration {
     /// Every text type: the app's process tells text by name and bytes (its content type
     /// registry knows the source-code types and shared-mime-info's `text/*` tree); all of them
     /// decode as this one format.
-    public static let plainText = ImageFormatSignature(
-        format: .text, typeIdentifier: "public.plain-text", mimeType: "text/plain", extensions: [], magic: [])
+    public static let plainText = FormatDeclaration(
+        .text, type: "public.plain-text", name: "plain text", mimeType: "text/plain", extensions: [], conformsTo: [.text], kind: .text)
 
-    public static let trueType = ImageFormatSignature(
-        format: .trueType, typeIdentifier: "public.truetype-ttf-font", mimeType: "font/ttf", extensions: ["ttf"],
-        magic: [], sniffer: Sniffer(name: "truetype-tables", span: 12, needsExtension: true, test: TextSniffer.trueTypeTables))
-    public static let openType = ImageFormatSignature(
-        format: .openType, typeIdentifier: "public.opentype-font", mimeType: "font/otf", extensions: ["otf"], magic: [Magic("OTTO")])
-    public static let fontCollection = ImageFormatSignature(
-        format: .fontCollection, typeIdentifier: "public.truetype-collection-font", mimeType: "font/collection", extensions: ["ttc", "otc"],
-        magic: [Magic("ttcf")])
-    public static let woff = ImageFormatSignature(
-        format: .woff, typeIdentifier: "org.w3.woff", mimeType: "font/woff", extensions: ["woff"], magic: [Magic("wOFF")])
-    public static let woff2 = ImageFormatSignature(
-        format: .woff2, typeIdentifier: "org.w3.woff2", mimeType: "font/woff2", extensions: ["woff2"], magic: [Magic("wOF2")])
+    public static let trueType = FormatDeclaration(
+        .trueType, type: "public.truetype-ttf-font", name: "TrueType font", mimeType: "font/ttf", extensions: ["ttf"],
+        magic: [], sniffer: Sniffer(name: "truetype-tables", span: 12, needsExtension: true, test: TextSniffer.trueTypeTables),
+        conformsTo: [.font], kind: .font)
+    public static let openType = FormatDeclaration(
+        .openType, type: "public.opentype-font", name: "OpenType font", mimeType: "font/otf", extensions: ["otf"], magic: [Magic("OTTO")],
+        conformsTo: [.font], kind: .font)
+    public static let fontCollection = FormatDeclaration(
+        .fontCollection, type: "public.truetype-collection-font", name: "font collection",
+        mimeType: "font/collection", extensions: ["ttc", "otc"],
+        magic: [Magic("ttcf")], conformsTo: [.font], kind: .font)
+    public static let woff = FormatDeclaration(
+        .woff, type: "org.w3.woff", name: "WOFF font", mimeType: "font/woff", extensions: ["woff"], magic: [Magic("wOFF")],
+        conformsTo: [.font], kind: .font)
+    public static let woff2 = FormatDeclaration(
+        .woff2, type: "org.w3.woff2", name: "WOFF2 font", mimeType: "font/woff2", extensions: ["woff2"], magic: [Magic("wOF2")],
+        conformsTo: [.font], kind: .font)
     /// PostScript Type 1: text (PFA, `.t1`) or in PFB's binary segments (a 6-byte header first).
-    public static let type1 = ImageFormatSignature(
-        format: .type1, typeIdentifier: "com.adobe.postscript-font", mimeType: "application/x-font-type1",
+    public static let type1 = FormatDeclaration(
+        .type1, type: "com.adobe.postscript-font", name: "PostScript font", mimeType: "application/x-font-type1",
         extensions: ["pfa", "pfb", "t1", "gsf"],
-        magic: ["%!PS-AdobeFont", "%!FontType1", "%!PS-Adobe-3.0 Resource-Font"].flatMap { [Magic($0), Magic([0x80, 0x01]).and($0, at: 6)] })
+        magic: ["%!PS-AdobeFont", "%!FontType1", "%!PS-Adobe-3.0 Resource-Font"].flatMap { [Magic($0), Magic([0x80, 0x01]).and($0, at: 6)] },
+        conformsTo: [.font], kind: .font)
 }

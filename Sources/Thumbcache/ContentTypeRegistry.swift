@@ -5,89 +5,6 @@ import Glibc
 #endif
 import ThumbcacheSync
 
-/// A type identifier after Apple's Uniform Type Identifiers: `public.png`, `public.image`…
-/// Types form a conformance tree (`public.png` conforms to `public.image`, which conforms to
-/// `public.data` and `public.content`).
-public struct ContentType: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible, ExpressibleByStringLiteral {
-    public let rawValue: String
-    public init(rawValue: String) { self.rawValue = rawValue }
-    public init(_ identifier: String) { rawValue = identifier }
-    public init(stringLiteral value: String) { rawValue = value }
-    public var identifier: String { rawValue }
-    public var description: String { rawValue }
-
-    /// A short human name: "PNG image" for `public.png`.
-    public var displayName: String {
-        switch self {
-        case .png: "PNG image"
-        case .jpeg: "JPEG image"
-        case .webP: "WebP image"
-        case .gif: "GIF image"
-        case .tiff: "TIFF image"
-        case .heic, .heif: "HEIF image"
-        case .avif: "AVIF image"
-        case .jpegXL: "JPEG XL image"
-        case .svg: "SVG image"
-        case .cameraRawImage: "camera raw image"
-        case "com.microsoft.bmp": "BMP image"
-        case "com.microsoft.ico": "Windows icon"
-        case "com.microsoft.cur": "Windows cursor"
-        case "public.pbm": "Netpbm image"
-        case "com.truevision.tga-image": "TGA image"
-        case .pdf: "PDF document"
-        case "org.oasis-open.opendocument.text": "OpenDocument text"
-        case "org.openxmlformats.wordprocessingml.document": "Word document"
-        case "org.idpf.epub-container": "EPUB book"
-        case "com.adobe.postscript-font": "PostScript font"
-        case "public.truetype-ttf-font": "TrueType font"
-        case "public.opentype-font": "OpenType font"
-        case "public.mpeg-4": "MPEG-4 movie"
-        case "com.apple.quicktime-movie": "QuickTime movie"
-        case "org.matroska.mkv": "Matroska video"
-        case "org.webmproject.webm": "WebM video"
-        case "public.avi": "AVI video"
-        case "public.mp3": "MP3 audio"
-        case "public.mpeg-4-audio": "MPEG-4 audio"
-        case "org.xiph.flac": "FLAC audio"
-        case "org.xiph.ogg-vorbis": "Ogg Vorbis audio"
-        case "org.xiph.opus": "Opus audio"
-        case "com.microsoft.waveform-audio": "WAVE audio"
-        default: rawValue
-        }
-    }
-
-    public static let item: ContentType = "public.item"
-    public static let content: ContentType = "public.content"
-    public static let data: ContentType = "public.data"
-    public static let folder: ContentType = "public.folder"
-    public static let image: ContentType = "public.image"
-    public static let png: ContentType = "public.png"
-    public static let jpeg: ContentType = "public.jpeg"
-    public static let gif: ContentType = "com.compuserve.gif"
-    public static let webP: ContentType = "org.webmproject.webp"
-    public static let tiff: ContentType = "public.tiff"
-    public static let heic: ContentType = "public.heic"
-    public static let heif: ContentType = "public.heif"
-    public static let avif: ContentType = "public.avif"
-    public static let jpegXL: ContentType = "public.jpeg-xl"
-    public static let svg: ContentType = "public.svg-image"
-    public static let cameraRawImage: ContentType = "public.camera-raw-image"
-    public static let text: ContentType = "public.text"
-    public static let plainText: ContentType = "public.plain-text"
-    public static let sourceCode: ContentType = "public.source-code"
-    public static let font: ContentType = "public.font"
-    public static let pdf: ContentType = "com.adobe.pdf"
-    public static let audiovisualContent: ContentType = "public.audiovisual-content"
-    public static let audio: ContentType = "public.audio"
-    public static let movie: ContentType = "public.movie"
-    public static let compositeContent: ContentType = "public.composite-content"
-    public static let archive: ContentType = "public.archive"
-    public static let zip: ContentType = "public.zip-archive"
-    public static let rar: ContentType = "com.rarlab.rar-archive"
-    public static let sevenZip: ContentType = "org.7-zip.7-zip-archive"
-    public static let tar: ContentType = "public.tar-archive"
-}
-
 /// What is known of a type: its parents, MIME type, filename extensions and magic bytes.
 public struct ContentTypeDeclaration: Sendable, Hashable {
     public var type: ContentType
@@ -99,10 +16,10 @@ public struct ContentTypeDeclaration: Sendable, Hashable {
     /// Bytes that identify the type (any one of them), at offsets from the file's start.
     public var magic: [Magic]
     /// A test of the file's first bytes for types fixed offsets cannot tell (SVG); tried before magic.
-    public var sniffer: ImageFormatSignature.Sniffer?
+    public var sniffer: FormatDeclaration.Sniffer?
 
     public init(_ type: ContentType, conformsTo: [ContentType], mimeType: String? = nil, extensions: [String] = [], magic: [Magic] = [],
-                sniffer: ImageFormatSignature.Sniffer? = nil) {
+                sniffer: FormatDeclaration.Sniffer? = nil) {
         self.type = type
         self.conformsTo = conformsTo
         self.mimeType = mimeType
@@ -111,10 +28,10 @@ public struct ContentTypeDeclaration: Sendable, Hashable {
         self.sniffer = sniffer
     }
 
-    /// The declaration of a catalogued image format: its identifier, MIME type, extensions and magic.
-    public init(_ signature: ImageFormatSignature, conformsTo: [ContentType]) {
-        self.init(ContentType(signature.typeIdentifier), conformsTo: conformsTo, mimeType: signature.mimeType,
-                  extensions: signature.extensions, magic: signature.magic, sniffer: signature.sniffer)
+    /// The declaration of a catalogued format: its identifier, parents, MIME type, extensions and magic.
+    public init(_ format: FormatDeclaration) {
+        self.init(format.type, conformsTo: format.conformsTo, mimeType: format.mimeType, extensions: format.extensions,
+                  magic: format.magic, sniffer: format.sniffer)
     }
 }
 
@@ -124,7 +41,7 @@ public struct ContentTypeRegistry: Sendable {
     private var byExtension: [String: ContentType] = [:]
     private var byFilename: [String: ContentType] = [:]
     private var magics: [(magic: Magic, type: ContentType)] = []
-    private var sniffers: [(sniffer: ImageFormatSignature.Sniffer, type: ContentType)] = []
+    private var sniffers: [(sniffer: FormatDeclaration.Sniffer, type: ContentType)] = []
 
     /// The built-in types.
     public init() {
@@ -143,57 +60,29 @@ public struct ContentTypeRegistry: Sendable {
     /// The text types (TextTypes), declared once per process from shared-mime-info.
     static let text = TextTypes.declarations(besides: base)
 
-    /// Every built-in type but the text ones, which are declared around these.
+    /// Every built-in type but the text ones, which are declared around these: the tree's inner
+    /// nodes and the archive formats, then every catalogued format (``FormatCatalogue``) but
+    /// text, whose types come from shared-mime-info (TextTypes).
     static let base: [ContentTypeDeclaration] = [
         .init(.content, conformsTo: [.item]),
         .init(.data, conformsTo: [.item], mimeType: "application/octet-stream"),
         .init(.folder, conformsTo: [.item], mimeType: "inode/directory"),
         .init(.image, conformsTo: [.data, .content]),
-        // Images thumbcache decodes: identifiers, MIME types, extensions and magic from the catalogue.
-        .init(ImageFormatSignature.png, conformsTo: [.image]),
-        .init(ImageFormatSignature.jpeg, conformsTo: [.image]),
-        .init(ImageFormatSignature.gif, conformsTo: [.image]),
-        .init(ImageFormatSignature.webP, conformsTo: [.image]),
-        .init(ImageFormatSignature.tiff, conformsTo: [.image]),
-        .init(ImageFormatSignature.heif, conformsTo: [.heif]),  // public.heic: HEVC-coded HEIF
-        .init(ContentType.heif, conformsTo: [.image], mimeType: "image/heif"),
-        .init(ImageFormatSignature.avif, conformsTo: [.heif]),
-        .init(ImageFormatSignature.jpegXL, conformsTo: [.image]),
-        .init(ImageFormatSignature.svg, conformsTo: [.image, .text]),
-        .init(ImageFormatSignature.bmp, conformsTo: [.image]),
-        .init(ImageFormatSignature.ico, conformsTo: [.image]),
-        .init(ImageFormatSignature.cur, conformsTo: [.image]),
-        .init(ImageFormatSignature.pnm, conformsTo: [.image]),
-        .init(ImageFormatSignature.tga, conformsTo: [.image]),
+        .init(.heif, conformsTo: [.image], mimeType: "image/heif"),
         .init(.cameraRawImage, conformsTo: [.image]),
-    ] + CameraRaw.signatures.map { ContentTypeDeclaration($0, conformsTo: [.cameraRawImage]) } + [
         .init(.text, conformsTo: [.data, .content]),
         .init(.compositeContent, conformsTo: [.content]),
-        .init(ImageFormatSignature.pdf, conformsTo: [.data, .compositeContent]),
         .init(.audiovisualContent, conformsTo: [.data, .content]),
         .init(.audio, conformsTo: [.audiovisualContent]),
         .init(.movie, conformsTo: [.audiovisualContent]),
-    ] + MediaFormats.movies.map { ContentTypeDeclaration($0, conformsTo: [.movie]) }
-      + MediaFormats.audio.map { ContentTypeDeclaration($0, conformsTo: [.audio]) } + [
         .init(.font, conformsTo: [.data, .content]),
-    ] + MediaFormats.fonts.map { ContentTypeDeclaration($0, conformsTo: [.font]) } + [
         .init(.archive, conformsTo: [.data]),
         .init(.zip, conformsTo: [.archive], mimeType: "application/zip", extensions: ["zip"], magic: [Magic([0x50, 0x4B, 0x03, 0x04])]),
         .init(.rar, conformsTo: [.archive], mimeType: "application/vnd.rar", extensions: ["rar"], magic: [Magic("Rar!\u{1A}\u{07}")]),
         .init(.sevenZip, conformsTo: [.archive], mimeType: "application/x-7z-compressed", extensions: ["7z"],
               magic: [Magic([0x37, 0x7A, 0xBC, 0xAF, 0x27, 0x1C])]),
         .init(.tar, conformsTo: [.archive], mimeType: "application/x-tar", extensions: ["tar"], magic: [Magic("ustar", at: 257)]),
-        // Documents and comics in archives: each is a kind of its archive format, so a name that
-        // says `.cbz` refines bytes that say ZIP.
-    ] + DocumentFormats.all.map { signature in
-        let container: ContentType = switch signature.format {
-        case .comicRAR: .rar
-        case .comic7Zip: .sevenZip
-        case .comicTar: .tar
-        default: .zip
-        }
-        return ContentTypeDeclaration(signature, conformsTo: [.compositeContent, container])
-    }
+    ] + FormatCatalogue.all.filter { $0.kind != .text }.map(ContentTypeDeclaration.init)
 
     /// Adds (or replaces) a type.
     public mutating func declare(_ d: ContentTypeDeclaration) {
@@ -287,7 +176,7 @@ public struct ContentTypeRegistry: Sendable {
     /// ``type(of:name:)`` on bytes in place: what ``type(ofFileAt:)`` calls with the 4 KiB it read
     /// into a stack buffer (it runs on every file a warm walks, cached or not).
     public func type(ofHead head: UnsafeRawBufferPointer, name: String) -> ContentType {
-        func passes(_ sniffer: ImageFormatSignature.Sniffer) -> Bool { sniffer.test(UnsafeRawBufferPointer(rebasing: head.prefix(sniffer.span))) }
+        func passes(_ sniffer: FormatDeclaration.Sniffer) -> Bool { sniffer.test(UnsafeRawBufferPointer(rebasing: head.prefix(sniffer.span))) }
         for (sniffer, type) in sniffers where !sniffer.needsExtension && passes(sniffer) { return type }
         // Looked up only when the bytes leave the question open.
         lazy var named = type(forFilename: name)

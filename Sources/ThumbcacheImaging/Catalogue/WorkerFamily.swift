@@ -1,5 +1,3 @@
-import ThumbcacheImaging
-
 /// Which worker program decodes a format. Each family's libraries load only in its own worker:
 /// loading every family's (FFmpeg's above all) was most of a worker's start, and so of a one-file
 /// `get` (Docs/SECURITY.md, "Worker families").
@@ -16,20 +14,11 @@ package enum WorkerFamily: String, CaseIterable, Sendable, Hashable {
     /// Video and audio through FFmpeg: `thumbcache-worker-media`.
     case media
 
-    /// The family whose worker decodes `format`; images when the format is not known (a file
-    /// another program wrote, read as an image).
+    /// The family whose worker decodes `format` (its catalogue entry's); images when the format
+    /// is not catalogued (a file another program wrote, read as an image).
     package init(_ format: ImageFormat?) {
-        self = format.flatMap { Self.byFormat[$0] } ?? .images
+        self = format.flatMap { FormatCatalogue.declaration(of: $0)?.family } ?? .images
     }
-
-    private static let byFormat: [ImageFormat: WorkerFamily] = {
-        var families: [ImageFormat: WorkerFamily] = [:]
-        for signature in MediaFormats.movies + MediaFormats.audio { families[signature.format] = .media }
-        for signature in MediaFormats.documents + MediaFormats.text + MediaFormats.fonts { families[signature.format] = .documents }
-        families[.svg] = .vector
-        families[.jpegXL] = .heavy
-        return families
-    }()
 
     /// The families this one's worker may hand a file on to (the image worker's HEIF path to
     /// libheif's). A worker's answer is not trusted, so a hand-off anywhere else is refused; and

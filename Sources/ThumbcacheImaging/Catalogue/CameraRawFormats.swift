@@ -1,14 +1,14 @@
 /// Camera raw formats, told apart by their first bytes: fixed markers where the format has one
 /// (CR2, CR3, ORF, RAF, RW2: ordinary magic, more specific than TIFF's), and for plain TIFF
 /// containers (DNG, NEF, ARW) a sniffer of the first IFD: a DNGVersion tag, else the camera's Make.
-public enum CameraRaw {
+enum CameraRaw {
     /// Bytes of a file's start the IFD sniffer reads: IFD0 and the Make string of the raw
     /// containers seen in practice lie well inside.
-    public static let span = 4096
+    static let span = 4096
 
     /// The raw format `head` starts, or nil: the catalogue's rules for the raw kinds.
-    public static func format(of head: UnsafeRawBufferPointer) -> ImageFormat? {
-        signatures.first { s in s.magic.contains { $0.matches(head) } || s.sniffer?.test(head) == true }?.format
+    static func format(of head: UnsafeRawBufferPointer) -> ImageFormat? {
+        FormatCatalogue.cameraRaw.first { $0.matches(head) }?.format
     }
 
     /// DNG by its DNGVersion tag, NEF and ARW by the Make in IFD0.
@@ -44,28 +44,36 @@ public enum CameraRaw {
         return nil
     }
 
-    /// The kinds decoded, each with its identifier (conforming to `public.camera-raw-image`).
-    public static let signatures: [ImageFormatSignature] = [
-        container(.dng, "com.adobe.raw-image", "image/x-adobe-dng", "dng"),
-        marked(.cr2, "com.canon.cr2-raw-image", "image/x-canon-cr2", "cr2",
-               [Magic([0x49, 0x49, 0x2A, 0x00]).and([0x43, 0x52, 0x02, 0x00], at: 8),
-                Magic([0x4D, 0x4D, 0x00, 0x2A]).and([0x43, 0x52, 0x02, 0x00], at: 8)]),
-        marked(.cr3, "com.canon.cr3-raw-image", "image/x-canon-cr3", "cr3", [Magic("ftypcrx ", at: 4)]),
-        container(.nef, "com.nikon.raw-image", "image/x-nikon-nef", "nef"),
-        container(.arw, "com.sony.arw-raw-image", "image/x-sony-arw", "arw"),
-        marked(.orf, "com.olympus.raw-image", "image/x-olympus-orf", "orf", [Magic("IIRO"), Magic("IIRS"), Magic("MMOR")]),
-        marked(.raf, "com.fuji.raw-image", "image/x-fuji-raf", "raf", [Magic("FUJIFILMCCD-RAW")]),
-        marked(.rw2, "com.panasonic.rw2-raw-image", "image/x-panasonic-rw2", "rw2", [Magic([0x49, 0x49, 0x55, 0x00])]),
-    ]
-
-    private static func marked(_ format: ImageFormat, _ type: String, _ mime: String, _ ext: String, _ magic: [Magic]) -> ImageFormatSignature {
-        ImageFormatSignature(format: format, typeIdentifier: type, mimeType: mime, extensions: [ext], magic: magic)
+    /// A raw kind with a fixed marker of its own.
+    static func marked(_ format: ImageFormat, _ type: ContentType, _ name: String, _ mime: String, _ ext: String,
+                       _ magic: [Magic]) -> FormatDeclaration {
+        FormatDeclaration(format, type: type, name: name, mimeType: mime, extensions: [ext], magic: magic, conformsTo: [.cameraRawImage])
     }
 
-    private static func container(_ format: ImageFormat, _ type: String, _ mime: String, _ ext: String) -> ImageFormatSignature {
-        let sniffer = ImageFormatSignature.Sniffer(name: "camera-raw-" + format.rawValue, span: span) { tiffContainer($0) == format }
-        return ImageFormatSignature(format: format, typeIdentifier: type, mimeType: mime, extensions: [ext], magic: [], sniffer: sniffer)
+    /// A raw kind in a plain TIFF container, told by its first IFD.
+    static func container(_ format: ImageFormat, _ type: ContentType, _ name: String, _ mime: String, _ ext: String) -> FormatDeclaration {
+        let sniffer = FormatDeclaration.Sniffer(name: "camera-raw-" + format.rawValue, span: span) { tiffContainer($0) == format }
+        return FormatDeclaration(format, type: type, name: name, mimeType: mime, extensions: [ext], sniffer: sniffer,
+                                 conformsTo: [.cameraRawImage])
     }
+}
+
+/// The camera raw kinds of the catalogue (``FormatCatalogue/cameraRaw``), decoded by LibRaw.
+extension FormatDeclaration {
+    public static let dng = CameraRaw.container(.dng, "com.adobe.raw-image", "DNG raw image", "image/x-adobe-dng", "dng")
+    public static let cr2 = CameraRaw.marked(.cr2, "com.canon.cr2-raw-image", "Canon CR2 raw image", "image/x-canon-cr2", "cr2",
+                                             [Magic([0x49, 0x49, 0x2A, 0x00]).and([0x43, 0x52, 0x02, 0x00], at: 8),
+                                              Magic([0x4D, 0x4D, 0x00, 0x2A]).and([0x43, 0x52, 0x02, 0x00], at: 8)])
+    public static let cr3 = CameraRaw.marked(.cr3, "com.canon.cr3-raw-image", "Canon CR3 raw image", "image/x-canon-cr3", "cr3",
+                                             [Magic("ftypcrx ", at: 4)])
+    public static let nef = CameraRaw.container(.nef, "com.nikon.raw-image", "Nikon NEF raw image", "image/x-nikon-nef", "nef")
+    public static let arw = CameraRaw.container(.arw, "com.sony.arw-raw-image", "Sony ARW raw image", "image/x-sony-arw", "arw")
+    public static let orf = CameraRaw.marked(.orf, "com.olympus.raw-image", "Olympus ORF raw image", "image/x-olympus-orf", "orf",
+                                             [Magic("IIRO"), Magic("IIRS"), Magic("MMOR")])
+    public static let raf = CameraRaw.marked(.raf, "com.fuji.raw-image", "Fujifilm RAF raw image", "image/x-fuji-raf", "raf",
+                                             [Magic("FUJIFILMCCD-RAW")])
+    public static let rw2 = CameraRaw.marked(.rw2, "com.panasonic.rw2-raw-image", "Panasonic RW2 raw image", "image/x-panasonic-rw2",
+                                             "rw2", [Magic([0x49, 0x49, 0x55, 0x00])])
 }
 
 extension ImageFormat {
