@@ -29,49 +29,49 @@ let package = Package(
     ],
     targets: [
         // C libraries from Debian, bound through module maps only.
-        .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
+        .systemLibrary(name: "CThumbcacheLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         // XXH3 compiled inline from Debian's xxhash.h (libxxhash-dev), plus a SIGBUS-guarded update
         // for mapped files; only prefixed functions are exposed.
-        .target(name: "CXXHash"),
+        .target(name: "CThumbcacheXXHash"),
 
         // libpng and libjpeg(-turbo) behind C shims that own every setjmp.
-        .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16")]),
-        .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
+        .target(name: "CThumbcachePNG", linkerSettings: [.linkedLibrary("png16")]),
+        .target(name: "CThumbcacheJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
 
         // Each format's Debian library, bound through a module map (Docs/IMAGING.md, Docs/LICENSES.md).
-        .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
-        .systemLibrary(name: "CGIF", providers: [.apt(["libgif-dev"])]),
-        .systemLibrary(name: "CHEIF", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
-        .systemLibrary(name: "CDe265", pkgConfig: "libde265", providers: [.apt(["libde265-dev"])]),
-        .systemLibrary(name: "CDav1d", pkgConfig: "dav1d", providers: [.apt(["libdav1d-dev"])]),
-        .systemLibrary(name: "CRSVG", pkgConfig: "librsvg-2.0", providers: [.apt(["librsvg2-dev"])]),
+        .systemLibrary(name: "CThumbcacheWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
+        .systemLibrary(name: "CThumbcacheGIF", providers: [.apt(["libgif-dev"])]),
+        .systemLibrary(name: "CThumbcacheHEIF", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        .systemLibrary(name: "CThumbcacheDe265", pkgConfig: "libde265", providers: [.apt(["libde265-dev"])]),
+        .systemLibrary(name: "CThumbcacheDav1d", pkgConfig: "dav1d", providers: [.apt(["libdav1d-dev"])]),
+        .systemLibrary(name: "CThumbcacheRSVG", pkgConfig: "librsvg-2.0", providers: [.apt(["librsvg2-dev"])]),
         // librsvg and cairo behind a shim that keeps GLib's types out of Swift.
-        .target(name: "CSVG", dependencies: ["CRSVG"]),
-        .systemLibrary(name: "CJXL", pkgConfig: "libjxl", providers: [.apt(["libjxl-dev"])]),
-        .systemLibrary(name: "CRaw", pkgConfig: "libraw_r", providers: [.apt(["libraw-dev"])]),
+        .target(name: "CThumbcacheSVG", dependencies: ["CThumbcacheRSVG"]),
+        .systemLibrary(name: "CThumbcacheJXL", pkgConfig: "libjxl", providers: [.apt(["libjxl-dev"])]),
+        .systemLibrary(name: "CThumbcacheRaw", pkgConfig: "libraw_r", providers: [.apt(["libraw-dev"])]),
         // libtiff behind a shim that owns its error handlers and reads by pread, never mapped.
-        .target(name: "CTIFF", linkerSettings: [.linkedLibrary("tiff")]),
+        .target(name: "CThumbcacheTIFF", linkerSettings: [.linkedLibrary("tiff")]),
         // FFmpeg (libavformat, libavcodec, libswscale; GPL as Debian builds it) behind a shim that
         // reads by pread and keeps FFmpeg's structures out of Swift.
         // poppler (GPL) and cairo behind a shim that keeps GLib's types out of Swift.
         // poppler's C++ binding (Splash, as pdftoppm draws) behind a C interface.
-        .target(name: "CPDF", linkerSettings: [.linkedLibrary("poppler-cpp")]),
+        .target(name: "CThumbcachePDF", linkerSettings: [.linkedLibrary("poppler-cpp")]),
         // libarchive behind a shim that lists an archive in memory and reads one entry, capped.
-        .target(name: "CArchive", linkerSettings: [.linkedLibrary("archive")]),
+        .target(name: "CThumbcacheArchive", linkerSettings: [.linkedLibrary("archive")]),
         // QOI's reference implementation (Debian's header-only qoi.h, libqoi-dev), compiled once here.
         .target(name: "CThumbcacheQOI"),
         // FreeType behind a shim that draws a page of text or a font's sample into RGBA.
-        .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
-        .target(name: "CText", dependencies: ["CFreeType"]),
-        .target(name: "CVideo", linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil"),
+        .systemLibrary(name: "CThumbcacheFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
+        .target(name: "CThumbcacheText", dependencies: ["CThumbcacheFreeType"]),
+        .target(name: "CThumbcacheVideo", linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil"),
                                                  .linkedLibrary("swscale")]),
 
         // Extended attributes and birth times (lgetxattr, statx), which Swift's Glibc does not export.
-        .target(name: "CFileInfo"),
+        .target(name: "CThumbcacheFileInfo"),
         // Descriptor passing over Unix sockets (SCM_RIGHTS), whose cmsg macros Swift cannot call.
-        .target(name: "CDescriptors"),
+        .target(name: "CThumbcacheDescriptors"),
         // sd-bus (libsystemd) behind a shim that owns the bus, the thumbnail service's vtables and its loop.
-        .target(name: "CBus", linkerSettings: [.linkedLibrary("systemd")]),
+        .target(name: "CThumbcacheBus", linkerSettings: [.linkedLibrary("systemd")]),
         // libcurl (HTTP with kept-alive connections, TLS with the system's trust store) and
         // libcrypto's SHA-256 and HMAC, for the remote tier's S3 client and its signatures;
         // loaded with dlopen on first use (libcurl4-openssl-dev for the headers), not linked.
@@ -80,7 +80,7 @@ let package = Package(
         .target(name: "CThumbcacheMemcached"),
         // The worker's confinement: no_new_privs, rlimits, namespaces, a seccomp allow-list
         // (libseccomp). Linked into the worker executables only, never into the library.
-        .target(name: "CSandbox", linkerSettings: [.linkedLibrary("seccomp")]),
+        .target(name: "CThumbcacheSandbox", linkerSettings: [.linkedLibrary("seccomp")]),
 
         // Locks, guarded state, threads, the monotonic clock and system-call helpers (Errno, EINTR) the
         // other modules share.
@@ -88,13 +88,13 @@ let package = Package(
 
         // A thin, typed wrapper over LMDB: environments, scoped transactions, cursors. Package API:
         // apps reach LMDB only through the store and the index.
-        .target(name: "ThumbcacheLMDB", dependencies: ["CLMDB"]),
+        .target(name: "ThumbcacheLMDB", dependencies: ["CThumbcacheLMDB"]),
         // The content-addressed thumbnail store: hashing, stat cache, records, group commit.
-        .target(name: "ThumbcacheStore", dependencies: ["ThumbcacheLMDB", "CXXHash", "ThumbcacheSync"]),
+        .target(name: "ThumbcacheStore", dependencies: ["ThumbcacheLMDB", "CThumbcacheXXHash", "ThumbcacheSync"]),
         // The Spotlight-like metadata index and its query language; independent of thumbnails.
-        .target(name: "ThumbcacheIndex", dependencies: ["ThumbcacheLMDB", "ThumbcacheSync", "CXXHash"]),
+        .target(name: "ThumbcacheIndex", dependencies: ["ThumbcacheLMDB", "ThumbcacheSync", "CThumbcacheXXHash"]),
         // Decoding, EXIF, resizing and encoding images; independent of the store.
-        .target(name: "ThumbcacheImaging", dependencies: ["CPNG", "CJPEG", "ThumbcacheSync"]),
+        .target(name: "ThumbcacheImaging", dependencies: ["CThumbcachePNG", "CThumbcacheJPEG", "ThumbcacheSync"]),
         // Every decoder beyond PNG and JPEG, in five families, each linked into its own worker
         // executable only, never into the library an app links (libheif pulls in GPL x265; poppler
         // and FFmpeg are GPL). A worker loads only its family's libraries: loading them all, FFmpeg's
@@ -102,21 +102,21 @@ let package = Package(
         // What the families share: mapped files, drawn sources, the shims' error messages.
         .target(name: "ThumbcacheCodecSupport", dependencies: ["ThumbcacheImaging", "ThumbcacheSync"]),
         // Images: WebP, GIF, TIFF, HEIF/AVIF (libde265, dav1d), camera raw, QOI, BMP/ICO/PNM/TGA.
-        .target(name: "ThumbcacheCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "ThumbcacheSync", "CWebP", "CGIF", "CTIFF",
-                                                         "CDe265", "CDav1d", "CRaw", "CThumbcacheQOI"]),
+        .target(name: "ThumbcacheCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "ThumbcacheSync", "CThumbcacheWebP", "CThumbcacheGIF", "CThumbcacheTIFF",
+                                                         "CThumbcacheDe265", "CThumbcacheDav1d", "CThumbcacheRaw", "CThumbcacheQOI"]),
         // The image libraries slowest to load: libheif (with x265 and libaom) for the HEIF the
         // direct path hands on, libjxl (with highway) for JPEG XL.
-        .target(name: "ThumbcacheHeavyCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "CHEIF", "CJXL"]),
+        .target(name: "ThumbcacheHeavyCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "CThumbcacheHEIF", "CThumbcacheJXL"]),
         // Vector images: SVG through librsvg, whose cairo, pango and GLib are the heaviest load of any image library.
-        .target(name: "ThumbcacheVectorCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "CSVG"]),
+        .target(name: "ThumbcacheVectorCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "CThumbcacheSVG"]),
         // Documents: PDF, text, fonts, archive-borne documents (OpenDocument, OOXML, EPUB, comics).
-        .target(name: "ThumbcacheDocumentCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "ThumbcacheSync", "CPDF", "CText", "CArchive"]),
+        .target(name: "ThumbcacheDocumentCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "ThumbcacheSync", "CThumbcachePDF", "CThumbcacheText", "CThumbcacheArchive"]),
         // Media: video and audio through FFmpeg.
-        .target(name: "ThumbcacheMediaCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "ThumbcacheSync", "CVideo"]),
+        .target(name: "ThumbcacheMediaCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "ThumbcacheSync", "CThumbcacheVideo"]),
         // Decoding in a pool of sandboxed worker processes: the protocol, the pool, the worker's loop.
-        .target(name: "ThumbcacheWorker", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CDescriptors"]),
-        // The worker executables' entry: confine (CSandbox), then serve.
-        .target(name: "ThumbcacheSandbox", dependencies: ["CSandbox", "ThumbcacheWorker", "ThumbcacheImaging", "ThumbcacheSync"]),
+        .target(name: "ThumbcacheWorker", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CThumbcacheDescriptors"]),
+        // The worker executables' entry: confine (CThumbcacheSandbox), then serve.
+        .target(name: "ThumbcacheSandbox", dependencies: ["CThumbcacheSandbox", "ThumbcacheWorker", "ThumbcacheImaging", "ThumbcacheSync"]),
         // The shared tier behind the store: thumbnails by content key in S3-compatible storage,
         // checked on the way in, uploaded write-behind from a queue in the store (Docs/REMOTE.md).
         .target(name: "ThumbcacheRemote", dependencies: ["ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheSync", "CThumbcacheHTTP",
@@ -125,16 +125,16 @@ let package = Package(
         .target(
             name: "Thumbcache",
             dependencies: ["ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheIndex", "ThumbcacheSync", "ThumbcacheWorker", "ThumbcacheRemote",
-                           "CFileInfo"]
+                           "CThumbcacheFileInfo"]
         ),
 
         // The desktop daemon: the org.freedesktop.thumbnails Thumbnailer1 and Cache1 services on the
         // session bus (a drop-in for tumblerd), its request scheduler and workers.
-        .target(name: "ThumbcacheDaemon", dependencies: ["Thumbcache", "ThumbcacheSync", "CBus"]),
+        .target(name: "ThumbcacheDaemon", dependencies: ["Thumbcache", "ThumbcacheRemote", "ThumbcacheSync", "CThumbcacheBus"]),
 
         // `thumbcache serve`: thumbnails by content hash, search, info and tags over HTTP, and the
         // page that browses them (Hummingbird 2).
-        .target(name: "ThumbcacheServer", dependencies: ["Thumbcache", "ThumbcacheSync", "CFileInfo", "CDescriptors",
+        .target(name: "ThumbcacheServer", dependencies: ["Thumbcache", "ThumbcacheStore", "ThumbcacheSync", "CThumbcacheFileInfo", "CThumbcacheDescriptors",
                                                          .product(name: "Hummingbird", package: "hummingbird"),
                                                          .product(name: "HummingbirdCore", package: "hummingbird"),
                                                          .product(name: "Logging", package: "swift-log"),
@@ -150,7 +150,8 @@ let package = Package(
         // cost 40 ms of loading at each start. `swift build` builds both.
         .executableTarget(
             name: "thumbcache",
-            dependencies: ["Thumbcache", "ThumbcacheDaemon", "ThumbcacheServer", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Thumbcache", "ThumbcacheDaemon", "ThumbcacheServer", "ThumbcacheSync", "ThumbcacheWorker",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // The sandboxed decoder processes, one per family (GPL-licensed decoders link here only:
         // Docs/LICENSES.md).
@@ -165,14 +166,14 @@ let package = Package(
                                                                          "ThumbcacheDocumentCodecs", "ThumbcacheMediaCodecs",
                                                                          "ThumbcacheVectorCodecs", "ThumbcacheHeavyCodecs"]),
         // A small program the multi-process tests start, write into and kill.
-        .executableTarget(name: "thumbcache-probe", dependencies: ["ThumbcacheStore", "ThumbcacheIndex", "ThumbcacheTestSupport"]),
+        .executableTarget(name: "thumbcache-probe", dependencies: ["ThumbcacheStore", "ThumbcacheIndex", "ThumbcacheLMDB", "ThumbcacheTestSupport"]),
 
         // Fixtures shared by the test targets: temporary directories, child processes.
         .target(name: "ThumbcacheTestSupport", dependencies: ["ThumbcacheStore", "ThumbcacheSync"]),
         .testTarget(name: "ThumbcacheLMDBTests", dependencies: ["ThumbcacheLMDB", "ThumbcacheTestSupport"]),
         .testTarget(
             name: "ThumbcacheIndexTests",
-            dependencies: ["ThumbcacheIndex", "ThumbcacheTestSupport", "thumbcache-probe"],
+            dependencies: ["ThumbcacheIndex", "ThumbcacheLMDB", "ThumbcacheTestSupport", "thumbcache-probe"],
             exclude: ["Fixtures"]  // an index written by an older format version (see its README)
         ),
         .testTarget(name: "ThumbcacheImagingTests", dependencies: ["ThumbcacheImaging", "ThumbcacheTestSupport"]),
@@ -180,8 +181,9 @@ let package = Package(
             name: "ThumbcacheTests",
             dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheWorker", "ThumbcacheTestSupport", "thumbcache", "thumbcache-worker",
                            "thumbcache-worker-documents", "thumbcache-worker-media", "thumbcache-worker-vector", "thumbcache-worker-heavy",
-                           "thumbcache-test-worker", "CFileInfo", "ThumbcacheCodecs", "ThumbcacheDocumentCodecs", "ThumbcacheMediaCodecs",
-                           "ThumbcacheVectorCodecs", "ThumbcacheHeavyCodecs", "ThumbcacheServer", "CThumbcacheQOI"],
+                           "thumbcache-test-worker", "CThumbcacheFileInfo", "ThumbcacheCodecs", "ThumbcacheDocumentCodecs", "ThumbcacheMediaCodecs",
+                           "ThumbcacheVectorCodecs", "ThumbcacheHeavyCodecs", "ThumbcacheServer", "CThumbcacheQOI", "ThumbcacheStore",
+                           "ThumbcacheIndex", "ThumbcacheSync", .product(name: "NIOCore", package: "swift-nio")],
             exclude: ["FuzzRegressions"]  // inputs FuzzRegressionTests reads from the source tree
         ),
         // The format catalogue against each worker's decoders, and decoders tested in-process.
@@ -198,7 +200,35 @@ let package = Package(
                                                                   "thumbcache", "thumbcache-worker"]),
         .testTarget(
             name: "ThumbcacheStoreTests",
-            dependencies: ["ThumbcacheStore", "ThumbcacheTestSupport", "thumbcache-probe", "CXXHash"]
+            dependencies: ["ThumbcacheStore", "ThumbcacheLMDB", "ThumbcacheTestSupport", "thumbcache-probe", "CThumbcacheXXHash"]
         ),
     ]
 )
+
+// The folder tree shows the layers, bottom up (Docs/ARCHITECTURE.md, "Layout"): every target
+// lives in Sources/LAYER/NAME, and a new target must be given a layer here.
+let layers: [(folder: String, targets: [String])] = [
+    // C libraries from Debian: module maps and shims, each named CThumbcache… so that no other
+    // package's module (apple/swift-lmdb's CLMDB) can clash with one.
+    ("C", package.targets.map(\.name).filter { $0.hasPrefix("CThumbcache") }),
+    // What everything stands on: system calls and locks, LMDB, the store, the index, imaging and the format catalogue.
+    ("Core", ["ThumbcacheSync", "ThumbcacheLMDB", "ThumbcacheStore", "ThumbcacheIndex", "ThumbcacheImaging"]),
+    // Decoders beyond PNG and JPEG, one module per worker family.
+    ("Codecs", ["ThumbcacheCodecSupport", "ThumbcacheCodecs", "ThumbcacheHeavyCodecs", "ThumbcacheVectorCodecs",
+                "ThumbcacheDocumentCodecs", "ThumbcacheMediaCodecs"]),
+    // Decoding in sandboxed processes: the pool and protocol, the confinement, a program per family.
+    ("Workers", ["ThumbcacheWorker", "ThumbcacheSandbox", "thumbcache-worker", "thumbcache-worker-documents",
+                 "thumbcache-worker-media", "thumbcache-worker-vector", "thumbcache-worker-heavy"]),
+    // What an app links beyond the core: generation after QuickLook, warming, the remote tier.
+    ("Library", ["Thumbcache", "ThumbcacheRemote"]),
+    // The programs people run: the CLI, the desktop daemon, the HTTP server.
+    ("FrontEnds", ["thumbcache", "ThumbcacheDaemon", "ThumbcacheServer"]),
+    // Built for the tests only.
+    ("Testing", ["ThumbcacheTestSupport", "thumbcache-probe", "thumbcache-test-worker"]),
+]
+for target in package.targets where target.type != .test {
+    guard let layer = layers.first(where: { $0.targets.contains(target.name) }) else {
+        fatalError("Package.swift: target \(target.name) has no layer; add it to `layers`")
+    }
+    target.path = "Sources/\(layer.folder)/\(target.name)"
+}

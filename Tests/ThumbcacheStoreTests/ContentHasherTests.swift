@@ -1,4 +1,4 @@
-import CXXHash
+import CThumbcacheXXHash
 import Foundation
 import Testing
 import ThumbcacheStore

@@ -120,6 +120,20 @@ struct ThumbnailStoreTests {
         #expect(try store.statistics().failures == 0)
     }
 
+    /// Callers decide by the record's kind, never by its text: a reason that reads like "no
+    /// picture" is still a rejection, and the kind survives the round trip.
+    @Test func aFailureKeepsItsKindApartFromItsReason() throws {
+        let dir = TemporaryDirectory()
+        let store = try ThumbnailStore.open(directory: dir.path)
+        let kinds: [FailureRecord.Kind] = [.rejected, .noPicture, .tooLarge, .workerFailed]
+        for (i, kind) in kinds.enumerated() {
+            let content = ContentHash(high: 9, low: UInt64(i))
+            try store.apply([.failure(content: content, generatorVersion: 1, FailureRecord(kind: kind, reason: "no picture to show: \(i)", created: 7))])
+            let read = try #require(try store.failure(content: content, generatorVersion: 1))
+            #expect(read.kind == kind && read.reason == "no picture to show: \(i)" && read.created == 7)
+        }
+    }
+
     @Test func unknownFormatVersionIsRefused() throws {
         let dir = TemporaryDirectory()
         let store = try ThumbnailStore.open(directory: dir.path)

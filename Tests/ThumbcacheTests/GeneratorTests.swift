@@ -129,7 +129,7 @@ struct GeneratorTests {
         let f = try GeneratorFixture()
         let path = try f.png("hit.png")
         _ = try await f.generator.bestRepresentation(for: ThumbnailRequest(fileAt: path, size: 128))
-        try await Task.sleep(for: .seconds(2.1))  // past the stat cache's racy window
+        RacyWindow.waitUntilSettled([path])  // past the stat cache's racy window
         _ = try await f.generator.bestRepresentation(for: ThumbnailRequest(fileAt: path, size: 128))  // records the settled entry
         let before = f.store.environment.readTransactionCount
         let hit = try await f.generator.bestRepresentation(for: ThumbnailRequest(fileAt: path, size: 128, representationTypes: .thumbnail))

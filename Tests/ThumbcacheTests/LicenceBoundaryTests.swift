@@ -6,8 +6,8 @@ import ThumbcacheTestSupport
 /// beyond PNG and JPEG, among them libheif with GPL x265) never reaches a library product an app embeds.
 struct LicenceBoundaryTests {
     /// Targets that link what must stay out of the library products.
-    static let workerOnly: Set<String> = ["CSandbox", "ThumbcacheSandbox", "ThumbcacheCodecSupport", "ThumbcacheCodecs", "ThumbcacheDocumentCodecs",
-                                                 "ThumbcacheMediaCodecs", "ThumbcacheVectorCodecs", "ThumbcacheHeavyCodecs", "CWebP", "CGIF", "CTIFF", "CHEIF", "CDe265", "CDav1d", "CSVG", "CRSVG", "CRaw", "CJXL", "CVideo", "CPDF", "CPoppler", "CText", "CFreeType", "CArchive"]
+    static let workerOnly: Set<String> = ["CThumbcacheSandbox", "ThumbcacheSandbox", "ThumbcacheCodecSupport", "ThumbcacheCodecs", "ThumbcacheDocumentCodecs",
+                                                 "ThumbcacheMediaCodecs", "ThumbcacheVectorCodecs", "ThumbcacheHeavyCodecs", "CThumbcacheWebP", "CThumbcacheGIF", "CThumbcacheTIFF", "CThumbcacheHEIF", "CThumbcacheDe265", "CThumbcacheDav1d", "CThumbcacheSVG", "CThumbcacheRSVG", "CThumbcacheRaw", "CThumbcacheJXL", "CThumbcacheVideo", "CThumbcachePDF", "CPoppler", "CThumbcacheText", "CThumbcacheFreeType", "CThumbcacheArchive"]
 
     struct Manifest: Decodable {
         struct Product: Decodable {
@@ -54,14 +54,14 @@ struct LicenceBoundaryTests {
         }
         // Each family's worker links its own decoders and no other family's libraries: loading
         // them is most of a worker's start.
-        let families: [(worker: String, own: Set<String>)] = [("thumbcache-worker", ["ThumbcacheCodecs", "CDe265", "CRaw"]),
-                                                              ("thumbcache-worker-vector", ["ThumbcacheVectorCodecs", "CSVG"]),
-                                                              ("thumbcache-worker-heavy", ["ThumbcacheHeavyCodecs", "CHEIF", "CJXL"]),
-                                                              ("thumbcache-worker-documents", ["ThumbcacheDocumentCodecs", "CPDF", "CText"]),
-                                                              ("thumbcache-worker-media", ["ThumbcacheMediaCodecs", "CVideo"])]
+        let families: [(worker: String, own: Set<String>)] = [("thumbcache-worker", ["ThumbcacheCodecs", "CThumbcacheDe265", "CThumbcacheRaw"]),
+                                                              ("thumbcache-worker-vector", ["ThumbcacheVectorCodecs", "CThumbcacheSVG"]),
+                                                              ("thumbcache-worker-heavy", ["ThumbcacheHeavyCodecs", "CThumbcacheHEIF", "CThumbcacheJXL"]),
+                                                              ("thumbcache-worker-documents", ["ThumbcacheDocumentCodecs", "CThumbcachePDF", "CThumbcacheText"]),
+                                                              ("thumbcache-worker-media", ["ThumbcacheMediaCodecs", "CThumbcacheVideo"])]
         for (worker, own) in families {
             let linked = closure([worker])
-            #expect(linked.isSuperset(of: own.union(["CSandbox"])), "\(worker) lacks \(own.subtracting(linked).sorted())")
+            #expect(linked.isSuperset(of: own.union(["CThumbcacheSandbox"])), "\(worker) lacks \(own.subtracting(linked).sorted())")
             let others = families.filter { $0.worker != worker }.reduce(Set<String>()) { $0.union($1.own) }
             #expect(linked.isDisjoint(with: others), "\(worker) links \(linked.intersection(others).sorted())")
         }

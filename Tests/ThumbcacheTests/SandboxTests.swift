@@ -143,8 +143,17 @@ struct SandboxTests {
             #expect(status.contains("NoNewPrivs:\t1"), "\(status)")
         }
         // The worker first reads slow.png's header for the index (quick), then sleeps 2 s in its
-        // decoder: kill it in the middle of that.
-        usleep(700_000)
+        // decoder: kill it once a thread of it is in that sleep (clock_nanosleep or nanosleep).
+        func asleep(_ pid: pid_t) -> Bool {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+            return tasks.contains { task in
+                let call = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/syscall", encoding: .utf8))?.split(separator: " ").first
+                return call == "230" || call == "35"
+            }
+        }
+        let sleeping = Date().addingTimeInterval(10)
+        while !workers.contains(where: asleep) && Date() < sleeping { usleep(2_000) }
+        #expect(workers.contains(where: asleep), "the decoder never went to sleep")
         for worker in workers { kill(worker, SIGKILL) }
         let (end, stderr) = child.wait()
         #expect(end == .exited(0), "\(stderr)")

@@ -1,4 +1,4 @@
-import CFileInfo
+import CThumbcacheFileInfo
 import Foundation
 import Testing
 import ThumbcacheImaging

@@ -45,8 +45,8 @@ struct WarmCommandTests {
         _ = try dir.write("tree/sub/notes.txt", Array("some text\n".utf8))
         _ = try dir.write("tree/sub/blob.bin", [0, 1, 2, 3, 255, 254])
         // Files changed within 2 s of a warm are hashed again by the next (the stat cache's racy
-        // window, Docs/FORMAT.md): these are left older than that first.
-        usleep(2_100_000)
+        // window, Docs/FORMAT.md): these are left to settle first.
+        RacyWindow.waitUntilSettled([dir.appending("tree")])
         let first = try warm(dir.appending("tree"), cache: dir.appending("cache"))
         #expect(first.seen == 3)
         let log = dir.appending("strace.log")

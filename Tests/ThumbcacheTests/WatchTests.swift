@@ -155,7 +155,7 @@ struct WatchTests {
         // A first burst of large pictures keeps the watcher busy warming (0.05 s of quiet ends
         // its batch); the second burst comes meanwhile and overflows the 8-event queue.
         let large = try (0..<40).map { try dir.write("tree/large\($0).png", Self.png($0, width: 1500)) }
-        usleep(300_000)
+        #expect(watch.eventually { large.contains { (try? watch.store.fileEntry(path: $0)) ?? nil != nil } }, "the first burst is being warmed")
         let files = large + (try (0..<300).map { try dir.write("tree/f\($0).png", Self.png($0)) })
         #expect(watch.eventually { files.allSatisfy { watch.indexed($0) != nil } })
         #expect(watch.eventually { watch.child.output.dropFirst().contains { $0.contains("\"rescanned\":true") } },

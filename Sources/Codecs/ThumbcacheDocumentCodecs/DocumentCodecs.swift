@@ -1,0 +1,19 @@
+import ThumbcacheCodecSupport
+import ThumbcacheImaging
+
+extension ImageDecoders {
+    /// The document family's decoders: PDF (poppler), text and fonts (FreeType), and documents
+    /// that carry their own picture (libarchive). What `thumbcache-worker-documents` runs; poppler
+    /// is GPL-licensed, so these link into worker executables only (Docs/LICENSES.md).
+    package static let documents = ImageDecoders([.pdf, .text] + fonts + archives)
+
+    /// One libarchive registration per archive-borne document format.
+    static let archives = FormatCatalogue.archiveDocuments.map { signature in
+        ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in try ArchiveSource(descriptor: fd, name: name, format: signature.format) }
+    }
+
+    /// One FreeType registration per font format.
+    static let fonts = FormatCatalogue.fonts.map { signature in
+        ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in try FontSource(descriptor: fd, name: name) }
+    }
+}

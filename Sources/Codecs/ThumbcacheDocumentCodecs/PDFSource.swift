@@ -1,0 +1,51 @@
+import CThumbcachePDF
+import ThumbcacheCodecSupport
+import ThumbcacheImaging
+
+extension ImageDecoderRegistration {
+    /// PDF through poppler (Splash): the first page drawn at the output size.
+    package static let pdf = ImageDecoderRegistration(.pdf) { (fd, name) throws(ImagingError) in
+        try PDFSource(descriptor: fd, name: name)
+    }
+}
+
+/// A PDF through poppler (Splash, as `pdftoppm` draws): the first page drawn once, straight at the size the box calls
+/// for, on white (a page is never rendered large and shrunk). The header's size is the crop box
+/// in points, after the page's rotation. Parsed from the mapped file; only the first page is
+/// loaded, so a document of 100 000 pages costs its cross-reference table, not its pages.
+final class PDFSource: DrawnSource {
+    private let path: String
+    private let file: MappedFile
+    private let document: OpaquePointer
+    let header: RowSourceHeader
+    var output = RGBABuffer()
+
+    init(descriptor: Int32, name: String) throws(ImagingError) {
+        path = name
+        let file = try MappedFile(descriptor: descriptor, name: name)
+        self.file = file
+        var info = cpdf_info()
+        document = try opened(name) { cpdf_open(file.bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), file.bytes.count, &info, $0, $1) }
+        var media = MediaMetadata()
+        func text(_ p: UnsafePointer<CChar>?) -> String? { p.map { String(cString: $0) } }
+        media.title = text(info.title)
+        media.authors = text(info.author).map { [$0] }
+        media.creator = text(info.creator)
+        media.pageCount = Int(info.pages)
+        let valid = info.width.isFinite && info.height.isFinite && info.width >= 1 && info.height >= 1
+        if valid {
+            media.pageWidth = info.width
+            media.pageHeight = info.height
+        }
+        // A page's size in points is its aspect ratio; one without a usable size is drawn as Letter.
+        let w = valid ? min(1e6, info.width) : 612, h = valid ? min(1e6, info.height) : 792
+        header = RowSourceHeader(width: max(1, Int(w.rounded())), height: max(1, Int(h.rounded())), hasAlpha: false, bitsPerSample: 8,
+                                 colorSpace: "RGB", frameCount: Int(info.pages), media: media)
+    }
+
+    deinit { cpdf_close(document) }
+
+    func draw(width: Int, height: Int) throws(ImagingError) -> RGBABuffer {
+        try .drawnAsARGB32(width: width, height: height, path: path) { cpdf_render(document, Int32(width), Int32(height), $0, $1, $2) }
+    }
+}

@@ -1,0 +1,184 @@
+import CThumbcacheText
+import ThumbcacheCodecSupport
+import ThumbcacheImaging
+
+extension ImageDecoderRegistration {
+    /// Text of every kind through FreeType: the first lines on a page.
+    package static let text = ImageDecoderRegistration(.plainText) { (fd, name) throws(ImagingError) in
+        try TextSource(descriptor: fd, name: name)
+    }
+}
+
+/// A text file as QuickLook draws one: a white page (Letter's shape) with its first lines in a
+/// monospaced font (DejaVu Sans Mono, FreeType), tabs expanded and long lines clipped. Only the
+/// first 64 KiB are read, by `pread`: a 2 GB log costs what a short note does.
+final class TextSource: DrawnSource {
+    /// The page's grid: columns across; as many lines as the page's height fits (about 44).
+    static let columns = 64
+    static let maxLines = 80
+    static let tabWidth = 8
+    /// Bytes read from the file's start.
+    static let readLimit = 64 << 10
+
+    private let path: String
+    private let lines: TextLines
+    let header: RowSourceHeader
+    var output = RGBABuffer()
+
+    init(descriptor: Int32, name: String) throws(ImagingError) {
+        path = name
+        let reader = try ByteReader(descriptor: descriptor, name: name)
+        let bytes = try reader.bytes(at: 0, count: min(reader.size, Self.readLimit), what: "text")
+        guard let lines = bytes.withUnsafeBytes({ TextLines($0, maxLines: Self.maxLines, columns: Self.columns, tabWidth: Self.tabWidth) })
+        else { throw ImagingError(path: name, reason: .corrupt("binary data, not text")) }
+        self.lines = lines
+        // Letter at 100 per inch: the page's shape, drawn at whatever size the box asks.
+        header = RowSourceHeader(width: 850, height: 1100, hasAlpha: false, bitsPerSample: 8, colorSpace: "RGB")
+    }
+
+    func draw(width: Int, height: Int) throws(ImagingError) -> RGBABuffer {
+        guard let font = PageFont.monospaced else {
+            throw ImagingError(path: path, reason: .corrupt("no monospaced font to draw text with (install fonts-dejavu-core)"))
+        }
+        let face = try FontFace(font.file.bytes, name: font.path)
+        let fallback = PageFont.fallback?.file.bytes
+        return try .drawn(width: width, height: height, path: path) { pixels, message, size in
+            lines.scalars.withUnsafeBufferPointer { text in
+                lines.lengths.withUnsafeBufferPointer { lengths in
+                    ctext_draw_page(face.face, fallback?.baseAddress?.assumingMemoryBound(to: UInt8.self), fallback?.count ?? 0,
+                                    text.baseAddress, lengths.baseAddress, Int32(lengths.count), Int32(Self.columns),
+                                    pixels, Int32(width), Int32(height), message, size)
+                }
+            }
+        }
+    }
+}
+
+/// The first lines of a text, as Unicode scalars laid end to end: the encoding told by a
+/// byte-order mark (UTF-8, UTF-16), else UTF-8 when the bytes are valid UTF-8, else Windows-1252
+/// (Latin-1's superset, what 8-bit text on Linux is as a rule). Nil for bytes that are not text.
+struct TextLines {
+    var scalars: [UInt32] = []
+    var lengths: [Int32] = []
+
+    init?(_ bytes: UnsafeRawBufferPointer, maxLines: Int, columns: Int, tabWidth: Int) {
+        var line: [UInt32] = []
+        var column = 0
+        var previous: UInt32 = 0
+        func endLine() {
+            scalars += line
+            lengths.append(Int32(line.count))
+            line.removeAll(keepingCapacity: true)
+            column = 0
+        }
+        func put(_ c: UInt32) {
+            if column < columns { line.append(c) }
+            column += 1
+        }
+        // One scalar of the text: nil for a sign of binary data, else whether more lines are wanted.
+        func take(_ c: UInt32) -> Bool? {
+            defer { previous = c }
+            switch c {
+            case 0: return nil
+            case 0x0A: if previous != 0x0D { endLine() }
+            case 0x0D, 0x0C, 0x0B, 0x2028, 0x2029: endLine()
+            case 0x09:
+                let next = (column / tabWidth + 1) * tabWidth
+                while column < next { put(0x20) }
+            case 0xFEFF where lengths.isEmpty && line.isEmpty: break  // a byte-order mark
+            case 0..<0x20, 0x7F, 0x80..<0xA0: break  // control characters draw nothing
+            default: put(c)
+            }
+            return lengths.count < maxLines
+        }
+        func decode<C: UnicodeCodec>(_ codec: C.Type, _ units: some Sequence<C.CodeUnit>, cutAtEnd: Bool) -> Bool {
+            var decoder = C()
+            var it = units.makeIterator()
+            while true {
+                switch decoder.decode(&it) {
+                case .scalarValue(let s):
+                    guard let more = take(s.value) else { return false }
+                    if !more { return true }
+                case .emptyInput: return true
+                case .error:
+                    // A sequence cut where the read stopped ends the text; one inside it is shown as such.
+                    if cutAtEnd { return true }
+                    guard let more = take(0xFFFD) else { return false }
+                    if !more { return true }
+                }
+            }
+        }
+        var text = true
+        if bytes.count >= 2, bytes[0] == 0xFF && bytes[1] == 0xFE || bytes[0] == 0xFE && bytes[1] == 0xFF {
+            let little = bytes[0] == 0xFF
+            let units = stride(from: 2, to: bytes.count - 1, by: 2).lazy.map { i -> UInt16 in
+                little ? UInt16(bytes[i]) | UInt16(bytes[i + 1]) << 8 : UInt16(bytes[i]) << 8 | UInt16(bytes[i + 1])
+            }
+            text = decode(UTF16.self, units, cutAtEnd: false)
+        } else if TextSniffer.isUTF8(bytes) {
+            text = decode(UTF8.self, bytes, cutAtEnd: true)
+        } else {
+            for b in bytes {
+                guard let more = take(Self.windows1252[Int(b)]) else { text = false; break }
+                if !more { break }
+            }
+        }
+        guard text else { return nil }
+        if !line.isEmpty || lengths.isEmpty { endLine() }
+    }
+
+    /// Windows-1252 to Unicode: Latin-1 but for 0x80–0x9F, where it has typographic marks.
+    static let windows1252: [UInt32] = (0..<256).map { b in
+        let high: [UInt32] = [0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x8D,
+                              0x017D, 0x8F, 0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161,
+                              0x203A, 0x0153, 0x9D, 0x017E, 0x0178]
+        return (0x80..<0xA0).contains(b) ? high[b - 0x80] : UInt32(b)
+    }
+}
+
+/// A FreeType face over bytes that outlive it (FreeType reads them in place).
+final class FontFace {
+    let face: OpaquePointer
+    let info: ctext_info
+
+    init(_ bytes: UnsafeRawBufferPointer, index: Int = 0, name: String) throws(ImagingError) {
+        var info = ctext_info()
+        face = try opened(name) { ctext_open(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, index, &info, $0, $1) }
+        self.info = info
+    }
+
+    deinit { ctext_close(face) }
+}
+
+/// A font text pages are drawn in: the first of its usual places that holds it, mapped once per
+/// process. The worker maps it before it confines itself (``preloadFonts()``), so text draws
+/// where Landlock is missing and no file may be opened; mapped rather than read, its pages stay in
+/// the page cache, shared by the workers, and a font a page does not use is never touched.
+struct PageFont: Sendable {
+    let path: String
+    let file: MappedFile
+
+    /// DejaVu Sans Mono, where Debian (fonts-dejavu-core), Fedora and Arch put it.
+    static let monospaced = first(of: ["/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf", "/usr/share/fonts/dejavu-sans-mono-fonts/DejaVuSansMono.ttf",
+                                       "/usr/share/fonts/dejavu/DejaVuSansMono.ttf", "/usr/share/fonts/TTF/DejaVuSansMono.ttf"])
+
+    /// For the characters DejaVu Sans Mono lacks (Chinese, Japanese, Korean): Droid Sans Fallback,
+    /// where Debian (fonts-droid-fallback, Apache 2.0) and Fedora (google-droid-sans-fonts) put it.
+    static let fallback = first(of: ["/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf",
+                                     "/usr/share/fonts/google-droid-sans-fonts/DroidSansFallbackFull.ttf"])
+
+    private static func first(of candidates: [String]) -> PageFont? {
+        for path in candidates {
+            guard let file = try? ImageFile(path: path), let mapped = try? MappedFile(descriptor: file.descriptor, name: path),
+                  mapped.bytes.count < 32 << 20 else { continue }
+            return PageFont(path: path, file: mapped)
+        }
+        return nil
+    }
+}
+
+/// Reads what the decoders need from the file system before the worker confines itself.
+package func preloadFonts() {
+    _ = PageFont.monospaced
+    _ = PageFont.fallback
+}

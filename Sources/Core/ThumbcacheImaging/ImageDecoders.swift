@@ -1,0 +1,286 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+import ThumbcacheSync
+
+/// A decoder's view of one image: the header, read when it was opened (cheap), then rows.
+///
+/// The split follows libvips's loaders: the planner picks the shrink from the header before a
+/// pixel is decoded, and peak memory stays at a few rows unless the format must be held whole.
+public protocol RowSource: AnyObject {
+    /// What the header says: stored size, alpha, metadata, how far it can shrink on load.
+    var header: RowSourceHeader { get }
+    /// Starts decoding at 1/`shrink` of the stored size, rounded up (`shrink` is at most the
+    /// header's ``RowSourceHeader/maxShrink``); `fast` allows a cheaper decode where the result
+    /// is shrunk at least 2× more. Returns the size of the rows that follow.
+    func start(shrink: Int, fast: Bool) throws(ImagingError) -> (width: Int, height: Int)
+    /// ``start(shrink:fast:)`` told also the output size (stored orientation) the rows will be
+    /// resized to: a decoder with an embedded preview (HEIF) uses the preview when it is at least
+    /// that large. By default the output size is not needed.
+    func start(shrink: Int, fast: Bool, output: (width: Int, height: Int)) throws(ImagingError) -> (width: Int, height: Int)
+    /// Feeds every row, top to bottom, as straight-alpha RGBA8 (`width × 4` bytes each).
+    func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError)
+}
+
+extension RowSource {
+    public func start(shrink: Int, fast: Bool, output: (width: Int, height: Int)) throws(ImagingError) -> (width: Int, height: Int) {
+        try start(shrink: shrink, fast: fast)
+    }
+}
+
+/// A source drawn at any size (a vector format): the planner asks for the exact size it needs.
+public protocol ScalableRowSource: RowSource {
+    /// Starts rendering the whole image at `width × height`; returns the size of the rows.
+    func start(width: Int, height: Int) throws(ImagingError) -> (width: Int, height: Int)
+}
+
+extension ScalableRowSource {
+    /// A shrink is a drawing at 1/`shrink` of the stated size, rounded up.
+    public func start(shrink: Int, fast: Bool) throws(ImagingError) -> (width: Int, height: Int) {
+        let d = max(1, shrink)
+        return try start(width: (header.width + d - 1) / d, height: (header.height + d - 1) / d)
+    }
+}
+
+/// What a decoder knows after reading an image's header.
+public struct RowSourceHeader: Sendable, Hashable {
+    /// Stored size in pixels (before orientation).
+    public var width: Int
+    public var height: Int
+    public var hasAlpha: Bool
+    /// The raw EXIF block, if the file has one before its pixels.
+    public var exif: [UInt8]?
+    /// The largest shrink-on-load factor (1: none; JPEG's DCT scaling: 8).
+    public var maxShrink: Int
+    /// True if the decoder holds the whole image while decoding (interlaced PNG, progressive JPEG).
+    public var buffered: Bool
+    /// Bytes a buffered decode holds (estimated); 0 when it streams.
+    public var bufferedBytes: Int
+    /// How the stored pixels are turned for display when the format says so itself (TIFF's
+    /// Orientation tag, a raw file's flip), or `.up` when the decoder already turned them (HEIF's
+    /// irot/imir); nil: EXIF's orientation, if any.
+    public var orientation: Orientation?
+    /// Bits per sample as stored (8, 16, 32…), for the index.
+    public var bitsPerSample: Int?
+    /// The stored colour model ("RGB", "Gray", "CMYK", "YCbCr", "Palette"), for the index.
+    public var colorSpace: String?
+    /// Frames (animation) or pages the file holds, if the format says cheaply; 1 or nil for a still.
+    public var frameCount: Int?
+    /// Camera metadata the decoder's library read itself (a raw file's), used when there is no
+    /// EXIF block to parse.
+    public var metadata: EXIFData?
+    /// What a document or recording says of itself (pages, duration, title…).
+    public var media: MediaMetadata?
+
+    public init(width: Int, height: Int, hasAlpha: Bool, exif: [UInt8]? = nil, maxShrink: Int = 1,
+                buffered: Bool = false, bufferedBytes: Int = 0, orientation: Orientation? = nil,
+                bitsPerSample: Int? = nil, colorSpace: String? = nil, frameCount: Int? = nil, metadata: EXIFData? = nil,
+                media: MediaMetadata? = nil) {
+        self.width = width
+        self.height = height
+        self.hasAlpha = hasAlpha
+        self.exif = exif
+        self.maxShrink = maxShrink
+        self.buffered = buffered
+        self.bufferedBytes = bufferedBytes
+        self.orientation = orientation
+        self.bitsPerSample = bitsPerSample
+        self.colorSpace = colorSpace
+        self.frameCount = frameCount
+        self.metadata = metadata
+        self.media = media
+    }
+}
+
+/// How the decoders of one registry may work: a worker's are told by its parent (`--threads`),
+/// and each open passes them on to the decoder, so no decoder reads a process-wide setting.
+public struct DecodeSettings: Sendable, Hashable {
+    /// Threads one decode may use: a decoder that can split an image (a HEIF grid's tiles) uses up to this many.
+    public var threads: Int
+
+    public init(threads: Int = 1) { self.threads = max(1, threads) }
+}
+
+/// One format's decoder: how its files are recognised and how one is opened.
+public struct ImageDecoderRegistration: Sendable {
+    public var format: ImageFormat
+    /// The content type its files are (a uniform type identifier such as `public.png`).
+    public var typeIdentifier: String
+    /// Any one of these identifies the format.
+    public var magic: [Magic]
+    /// A test of the file's start for formats magic cannot tell; tried first.
+    public var sniffer: FormatDeclaration.Sniffer?
+    /// Opens the image on `descriptor` (read from its start; the caller keeps the descriptor);
+    /// `name` says which file it is, in errors; the registry's settings say how it may decode.
+    package var open: @Sendable (_ descriptor: Int32, _ name: String, _ settings: DecodeSettings) throws(ImagingError) -> any RowSource
+
+    public init(format: ImageFormat, typeIdentifier: String, magic: [Magic],
+                open: @escaping @Sendable (_ descriptor: Int32, _ name: String) throws(ImagingError) -> any RowSource) {
+        self.format = format
+        self.typeIdentifier = typeIdentifier
+        self.magic = magic
+        self.open = { (descriptor, name, _) throws(ImagingError) in try open(descriptor, name) }
+    }
+
+    /// The decoder for a format of thumbcache's catalogue (``FormatCatalogue``).
+    public init(_ signature: FormatDeclaration,
+                open: @escaping @Sendable (_ descriptor: Int32, _ name: String) throws(ImagingError) -> any RowSource) {
+        self.init(format: signature.format, typeIdentifier: signature.typeIdentifier, magic: signature.magic, open: open)
+        sniffer = signature.sniffer
+    }
+
+    /// A catalogued format's decoder that uses the registry's ``DecodeSettings``.
+    package init(_ signature: FormatDeclaration,
+                 open: @escaping @Sendable (_ descriptor: Int32, _ name: String, _ settings: DecodeSettings) throws(ImagingError) -> any RowSource) {
+        self.init(signature) { (_, _) throws(ImagingError) in throw ImagingError(path: "", reason: .unsupportedFormat) }
+        self.open = open
+    }
+}
+
+/// The decoders in use: a format is one registration and one file that implements ``RowSource``.
+public struct ImageDecoders: Sendable {
+    public private(set) var registrations: [ImageDecoderRegistration]
+    /// How these decoders may work (threads per decode); a worker sets it from its parent's word.
+    public var settings = DecodeSettings()
+    /// Bytes of a file's start that detection reads: enough for every registered magic.
+    package private(set) var headLength: Int
+
+    public init(_ registrations: [ImageDecoderRegistration]) {
+        self.registrations = []
+        headLength = 16
+        for r in registrations { register(r) }
+    }
+
+    /// PNG (libpng) and JPEG (libjpeg-turbo).
+    public static let standard = ImageDecoders([.png, .jpeg])
+
+    /// Every catalogued format, for detection only: its decoders throw (what is not linked here
+    /// is named in the error rather than called unknown).
+    package static let catalogue = ImageDecoders(FormatCatalogue.all.map { signature in
+        ImageDecoderRegistration(signature) { (_, name) throws(ImagingError) in
+            throw ImagingError(path: name, reason: .decoderNotInProcess(format: signature.format.rawValue))
+        }
+    })
+
+    /// Adds `registration`; it is tried before those already registered (so it may claim files
+    /// another format's magic also matches).
+    public mutating func register(_ registration: ImageDecoderRegistration) {
+        registrations.removeAll { $0.format == registration.format }
+        registrations.insert(registration, at: 0)
+        headLength = max(headLength, registration.magic.map(\.span).max() ?? 0, registration.sniffer?.span ?? 0)
+    }
+
+    public func registration(of format: ImageFormat) -> ImageDecoderRegistration? {
+        registrations.first { $0.format == format }
+    }
+
+    /// The format whose files are of the content type `typeIdentifier`, if one is registered.
+    package func format(ofType typeIdentifier: String) -> ImageFormat? {
+        registrations.first { $0.typeIdentifier == typeIdentifier }?.format
+    }
+
+    /// The format whose magic `head` (a file's first bytes) has; a sniffer's yes first, then the
+    /// most specific magic.
+    public func format(of head: UnsafeRawBufferPointer, name: String? = nil) -> ImageFormat? {
+        for r in registrations {
+            if let sniffer = r.sniffer, !sniffer.needsExtension, sniffer.test(UnsafeRawBufferPointer(rebasing: head.prefix(sniffer.span))) {
+                return r.format
+            }
+        }
+        var best: (format: ImageFormat, weight: Int)?
+        for r in registrations {
+            for m in r.magic where m.weight > (best?.weight ?? 0) && m.matches(head) { best = (r.format, m.weight) }
+        }
+        if let best { return best.format }
+        // Formats without a signature: the name's extension and a plausible header together.
+        guard let name, let dot = name.lastIndex(of: ".") else { return nil }
+        let ext = name[name.index(after: dot)...].lowercased()
+        for r in registrations {
+            guard let sniffer = r.sniffer, sniffer.needsExtension, FormatCatalogue.declaration(of: r.format)?.extensions.contains(ext) ?? false
+            else { continue }
+            if sniffer.test(UnsafeRawBufferPointer(rebasing: head.prefix(sniffer.span))) { return r.format }
+        }
+        return nil
+    }
+
+    /// The registration for the file on `descriptor`, from its first bytes.
+    /// - Throws: ``ImagingError`` if it cannot be read, is empty, or no decoder takes it.
+    package func registration(for descriptor: Int32, name: String) throws(ImagingError) -> ImageDecoderRegistration {
+        var head = [UInt8](repeating: 0, count: headLength)
+        let n: Int
+        switch retryingInterrupts({ head.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) } }) {
+        case .success(let count): n = count
+        case .failure(let errno): throw ImagingError(path: name, reason: .unreadable(errno.description))
+        }
+        guard n > 0 else { throw ImagingError(path: name, reason: .empty) }
+        let format = head.withUnsafeBytes { self.format(of: UnsafeRawBufferPointer(rebasing: $0[..<n]), name: name) }
+        guard let format, let registration = registration(of: format) else {
+            let known = head.withUnsafeBytes { ImageDecoders.catalogue.format(of: UnsafeRawBufferPointer(rebasing: $0[..<n]), name: name) }
+            throw ImagingError(path: name, reason: known.map { .decoderNotInProcess(format: $0.rawValue) } ?? .unsupportedFormat)
+        }
+        return registration
+    }
+
+    /// Opens the image on `descriptor` with the decoder its bytes call for, or `format`'s if given.
+    /// `fallback` is tried only when no decoder recognises the bytes: a format nothing in a
+    /// file's bytes can name (text), whose decoder checks them itself.
+    public func open(_ descriptor: Int32, name: String, format: ImageFormat? = nil,
+                     fallback: ImageFormat? = nil) throws(ImagingError) -> (ImageFormat, any RowSource) {
+        let registration: ImageDecoderRegistration
+        if let format, let known = self.registration(of: format) { registration = known } else {
+            do {
+                registration = try self.registration(for: descriptor, name: name)
+            } catch where error.reason == .unsupportedFormat {
+                if let fallback, let known = self.registration(of: fallback) {
+                    registration = known
+                } else if let wanted = format ?? fallback, ImageDecoders.catalogue.registration(of: wanted) != nil {
+                    // Text, say, asked of a process that does not link its decoder.
+                    throw ImagingError(path: name, reason: .decoderNotInProcess(format: wanted.rawValue))
+                } else {
+                    throw error
+                }
+            }
+        }
+        return (registration.format, try registration.open(descriptor, name, settings))
+    }
+}
+
+extension ImageDecoderRegistration {
+    /// BMP by a parser of our own: streamed by rows unless RLE.
+    package static let bmp = ImageDecoderRegistration(.bmp) { (fd, name) throws(ImagingError) in try BMPSource(descriptor: fd, name: name) }
+    /// ICO by a parser of our own: the largest image, PNG or DIB with its mask.
+    package static let ico = ImageDecoderRegistration(.ico) { (fd, name) throws(ImagingError) in try ICOSource(descriptor: fd, name: name) }
+    /// CUR, read as ICO.
+    package static let cur = ImageDecoderRegistration(.cur) { (fd, name) throws(ImagingError) in try ICOSource(descriptor: fd, name: name) }
+    /// Netpbm (PBM, PGM, PPM, PAM) by a parser of our own, streamed by rows.
+    package static let pnm = ImageDecoderRegistration(.pnm) { (fd, name) throws(ImagingError) in try PNMSource(descriptor: fd, name: name) }
+    /// TGA by a parser of our own: streamed by rows unless RLE.
+    package static let tga = ImageDecoderRegistration(.tga) { (fd, name) throws(ImagingError) in try TGASource(descriptor: fd, name: name) }
+
+    /// PNG through libpng: streamed row by row unless interlaced.
+    package static let png = ImageDecoderRegistration(.png) { (fd, name) throws(ImagingError) in
+        try PNGSource(descriptor: fd, name: name)
+    }
+
+    /// JPEG through libjpeg-turbo: DCT-scaled on load (1/2 … 1/8), streamed unless progressive.
+    package static let jpeg = ImageDecoderRegistration(.jpeg) { (fd, name) throws(ImagingError) in
+        try JPEGSource(descriptor: fd, name: name)
+    }
+}
+
+extension ImageDecoders {
+    /// A JPEG in memory (a raw file's embedded preview), DCT-scaled on load like a file and read
+    /// in place: `memory` must stay valid and unchanged for as long as the source lives.
+    package static func jpeg(memory: UnsafeRawBufferPointer, name: String) throws(ImagingError) -> any RowSource {
+        try JPEGSource(memory: memory, path: name)
+    }
+
+    /// A PNG or JPEG in memory (an audio file's cover, a document's stored thumbnail), told by
+    /// its magic and read in place: `memory` must outlive the source.
+    package static func picture(memory: UnsafeRawBufferPointer, name: String) throws(ImagingError) -> any RowSource {
+        if FormatDeclaration.png.magic.contains(where: { $0.matches(memory) }) { return try PNGSource(memory: memory, name: name) }
+        if FormatDeclaration.jpeg.magic.contains(where: { $0.matches(memory) }) { return try JPEGSource(memory: memory, path: name) }
+        throw ImagingError(path: name, reason: .corrupt("the embedded picture is neither PNG nor JPEG"))
+    }
+}

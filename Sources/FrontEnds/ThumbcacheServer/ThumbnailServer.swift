@@ -1,0 +1,111 @@
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import Logging
+import Thumbcache
+
+/// `thumbcache serve`: thumbnails by immutable content-hash URLs, search, attributes and tags
+/// over HTTP, and a page to browse them, for the files under a set of folders.
+package final class ThumbnailServer: Sendable {
+    package struct Configuration: Sendable {
+        /// Address to bind: loopback by default; any other needs the token for every request.
+        package var address: String
+        /// 0 picks a free port (reported to `run`'s `onListening`).
+        package var port: Int
+        /// Ask for the token on loopback too (for machines shared with other users).
+        package var requireToken: Bool
+        /// The grid's thumbnail size in points, and the size in search results' URLs.
+        package var tileSize: Int
+
+        /// Bytes of recently served thumbnails kept in memory.
+        package var memoryCache: Int
+        /// Thumbnails the remote tier holds are answered with a redirect there.
+        package var remoteRedirect: RemoteRedirect?
+
+        package init(address: String = "127.0.0.1", port: Int = 8421, requireToken: Bool = false, tileSize: Int = 128,
+                    memoryCache: Int = 64 << 20, remoteRedirect: RemoteRedirect? = nil) {
+            self.memoryCache = memoryCache
+            self.remoteRedirect = remoteRedirect
+            self.address = address
+            self.port = port
+            self.requireToken = requireToken
+            self.tileSize = tileSize
+        }
+
+        /// True for 127.0.0.0/8, ::1 and localhost.
+        package var isLoopback: Bool {
+            address == "localhost" || address == "::1" || address.hasPrefix("127.")
+        }
+    }
+
+    package let configuration: Configuration
+    package let roots: ServedRoots
+    let files: ServedFiles
+    let token: String
+    let hot: HotThumbnails
+    let policy: AccessPolicy
+
+    /// - Parameters:
+    ///   - roots: the folders shown; nothing outside them is read or revealed.
+    ///   - generator: makes the thumbnails the cache lacks; its store is the one served. A file
+    ///     whose tags are written is re-indexed with its providers and worker pool.
+    ///   - token: the access token (``AccessToken/loadOrCreate(directory:)``).
+    package init(configuration: Configuration, roots: ServedRoots, index: MetadataIndex, generator: ThumbnailGenerator, token: String) {
+        self.configuration = configuration
+        self.roots = roots
+        self.token = token
+        hot = HotThumbnails(budget: configuration.memoryCache)
+        let loopback = configuration.isLoopback
+        policy = AccessPolicy(token: token, tokenForReads: !loopback || configuration.requireToken,
+                              hosts: loopback ? ["127.0.0.1", "localhost", "[::1]", configuration.address.lowercased()] : nil)
+        files = ServedFiles(roots: roots, index: index, generator: generator)
+    }
+
+    /// Warms the roots into the store and the index (`serve --warm`), while serving if need be.
+    package func warmRoots() async -> WarmSummary {
+        await files.warm(roots.paths)
+    }
+
+    /// Serves until the task is cancelled or SIGINT/SIGTERM arrives; `onListening` gets the bound port.
+    package func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        var logger = Logger(label: "thumbcache.serve")
+        logger.logLevel = .warning
+        let (hot, policy) = (self.hot, self.policy)
+        let app = Application(
+            router: makeRouter(),
+            server: HTTPServerBuilder { responder in HotHTTP1Channel(inner: HTTP1Channel(responder: responder), hot: hot, policy: policy) },
+            configuration: .init(address: .hostname(configuration.address, port: configuration.port), serverName: nil),
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) }, logger: logger)
+        try await app.runService()
+    }
+
+    func makeRouter() -> Router<BasicRequestContext> {
+        let router = Router(options: .autoGenerateHeadEndpoints)
+        let renderer = PageRenderer(tileSize: configuration.tileSize)
+        let loopback = configuration.isLoopback
+        router.add(middleware: RequestGuard(policy: policy, renderer: renderer, issuesCookie: loopback && !configuration.requireToken))
+
+        let thumbnails = ThumbnailEndpoints(files: files, hot: hot, redirect: configuration.remoteRedirect)
+        router.get("/thumbnails/:hash") { request, context in try await thumbnails.thumbnail(context.parameters.require("hash")[...], request) }
+        router.get("/thumbnail") { request, _ in try await thumbnails.redirect(request) }
+
+        let api = QueryEndpoints(files: files, thumbnailSize: configuration.tileSize)
+        router.get("/search") { request, _ in try await api.search(request) }
+        router.get("/info") { request, _ in try await api.info(request) }
+        router.get("/tags") { request, _ in try await api.tags(request) }
+        router.put("/tags") { request, _ in try await api.editTag(request, add: true) }
+        router.delete("/tags") { request, _ in try await api.editTag(request, add: false) }
+
+        let pages = PageEndpoints(files: files, renderer: renderer)
+        router.get("/") { request, _ in try await pages.recents(request) }
+        router.get("/browse") { request, _ in try await pages.browse(request) }
+        router.get("/tagged") { request, _ in try await pages.tagged(request) }
+        router.get("/find") { request, _ in try await pages.find(request) }
+        router.get("/item") { request, _ in try await pages.item(request) }
+        router.post("/item/tags") { request, _ in try await pages.editTag(request) }
+        router.get("/assets/page.css") { _, _ in PageEndpoints.asset(PageAssets.css, type: "text/css; charset=utf-8") }
+        router.get("/assets/page.js") { _, _ in PageEndpoints.asset(PageAssets.js, type: "text/javascript; charset=utf-8") }
+        router.get("/favicon.ico") { _, _ in Response(status: .noContent) }
+        return router
+    }
+}

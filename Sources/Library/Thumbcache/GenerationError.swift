@@ -1,0 +1,27 @@
+/// Generating a thumbnail failed.
+public struct GenerationError: Error, Sendable, CustomStringConvertible {
+    public enum Reason: Sendable, CustomStringConvertible {
+        /// No provider handles this exact type.
+        case noProvider(ContentType)
+        /// Generation failed before, for the same bytes and generator version (retry with
+        /// --retry-failed): the record kept then, its kind and reason.
+        case failedBefore(FailureRecord)
+        /// The pixel box is smaller than the provider's (or the request's) minimum dimension.
+        case belowMinimumDimension(Int)
+        /// The name promises a format (`photo.jpg`) the bytes are not: they are `content`.
+        case notWhatItsNameSays(named: ContentType, content: ContentType)
+
+        public var description: String {
+            switch self {
+            case .noProvider(let type): "no thumbnail provider for \(type)"
+            case .failedBefore(let record): "\(record.reason) (recorded earlier; not retried)"
+            case .belowMinimumDimension(let minimum): "below the minimum dimension of \(minimum) px"
+            case .notWhatItsNameSays(let named, let content): "not a valid \(named.displayName) (its content is \(content))"
+            }
+        }
+    }
+
+    public var path: String
+    public var reason: Reason
+    public var description: String { "\(path): \(reason)" }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import ThumbcacheIndex
+import ThumbcacheStore
+import ThumbcacheSync
+import ThumbcacheWorker
+
+/// Keeps the cache, the metadata index and (if asked) the standard thumbnails in step with
+/// trees as they change (`thumbcache watch`): inotify events, debounced into batches; new and
+/// changed files warmed, moves kept as moves, deletions removed, an overflow answered by a
+/// rescan. Blocks in `poll` while nothing changes.
+package final class LiveUpdater: Sendable {
+    package struct Options: Sendable {
+        /// How a batch is warmed (its index, its freedesktop export, jobs, isolation).
+        package var warm: Warmer.Options
+        /// A batch ends this long after its last event…
+        package var quiet: Double
+        /// …or this long after its first, whichever comes first.
+        package var maxDelay: Double
+        /// Watch at most this many directories; the rest are rescanned every `rescanInterval`.
+        package var maxWatches: Int?
+        package var rescanInterval: Double
+        /// Warm the trees once before watching them.
+        package var initialWarm: Bool
+
+        package init(warm: Warmer.Options = .init(), quiet: Double = 0.15, maxDelay: Double = 1, maxWatches: Int? = nil,
+                    rescanInterval: Double = 60, initialWarm: Bool = true) {
+            self.warm = warm
+            self.quiet = quiet
+            self.maxDelay = maxDelay
+            self.maxWatches = maxWatches
+            self.rescanInterval = rescanInterval
+            self.initialWarm = initialWarm
+        }
+    }
+
+    /// What one batch did.
+    package struct Batch: Sendable, Codable {
+        package var files = 0
+        package var directories = 0
+        package var moved = 0
+        package var removed = 0
+        /// The whole trees were warmed again (at start, after an overflow, or for unwatched directories).
+        package var rescanned = false
+        /// Directories not watched (past the watch limit): rescanned periodically.
+        package var unwatched = 0
+        package var seconds = 0.0
+        package var warm: WarmSummary?
+        /// Something to tell the user once (the watch limit reached).
+        package var message: String?
+    }
+
+    private let roots: [String]
+    private let options: Options
+    private let warmer: Warmer
+    private let operations: StandardCacheOperations
+    private let stopPipe: [Int32]
+
+    /// - Parameters: as ``Warmer``'s; `roots` are watched recursively.
+    package init(roots: [String], store: ThumbnailStore, providers: [any ThumbnailProvider] = [ImageThumbnailProvider()],
+                types: ContentTypeRegistry = ContentTypeRegistry(), options: Options = Options()) throws {
+        self.roots = roots.map { FilePaths.resolved($0) }
+        self.options = options
+        let decoding = options.warm.isolation.makeDecoding(defaultWorkers: options.warm.jobs)
+        warmer = Warmer(factory: ThumbnailFactory(store: store, types: types, providers: providers), sharedDecoding: decoding)
+        operations = StandardCacheOperations(cache: options.warm.freedesktop?.cache ?? FreedesktopThumbnailCache(), store: store,
+                                             index: options.warm.index, types: types, decoding: decoding)
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw FileError(path: "pipe", reason: .system(operation: "pipe", Errno.current)) }
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        stopPipe = fds
+    }
+
+    deinit { stopPipe.forEach { close($0) } }
+
+    /// Ends ``run(_:)`` after its current batch (from any thread, a signal handler's queue included).
+    package func stop() {
+        var byte: UInt8 = 1
+        _ = write(stopPipe[1], &byte, 1)
+    }
+
+    /// Watches until ``stop()``; `report` is called after each batch.
+    package func run(_ report: (Batch) -> Void) async throws {
+        let watcher = try DirectoryWatcher(maxWatches: options.maxWatches)
+        let excluded = Set(options.warm.cacheDirectories(warmer.store))
+        for root in roots { watcher.add(tree: root, excluding: excluded) }
+        var told = false
+        func finish(_ batch: inout Batch, since start: UInt64) {
+            batch.unwatched = watcher.unwatched.count
+            if !told, let message = watcher.limitMessage {
+                batch.message = message
+                told = true
+            }
+            batch.seconds = Double(MonotonicClock.nanoseconds() - start) / 1e9
+            report(batch)
+        }
+        if options.initialWarm {
+            let start = MonotonicClock.nanoseconds()
+            var batch = Batch(rescanned: true)
+            batch.warm = await warmer.warm(roots, options: options.warm)
+            finish(&batch, since: start)
+        }
+        while true {
+            // Unwatched directories: looked at again on a timer, the watched ones never.
+            let timeout = watcher.unwatched.isEmpty ? -1 : Int32(options.rescanInterval * 1000)
+            switch wait(watcher.descriptor, timeout: timeout) {
+            case .stop: return
+            case .timeout:
+                let start = MonotonicClock.nanoseconds()
+                var batch = Batch(rescanned: true)
+                batch.warm = await warmer.warm(watcher.unwatched, options: options.warm)
+                finish(&batch, since: start)
+                continue
+            case .ready: break
+            }
+            let first = MonotonicClock.nanoseconds()
+            watcher.read()
+            // Debounce: until quiet, or at most maxDelay after the first event.
+            while Double(MonotonicClock.nanoseconds() - first) / 1e9 < options.maxDelay {
+                guard case .ready = wait(watcher.descriptor, timeout: Int32(options.quiet * 1000)) else { break }
+                watcher.read()
+            }
+            let start = MonotonicClock.nanoseconds()
+            var batch = await apply(watcher.take())
+            finish(&batch, since: start)
+        }
+    }
+
+    private enum Wake { case ready, timeout, stop }
+
+    private func wait(_ fd: Int32, timeout: Int32) -> Wake {
+        var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: stopPipe[0], events: Int16(POLLIN), revents: 0)]
+        while true {
+            let n = poll(&fds, 2, timeout)
+            if n < 0 && errno == EINTR { continue }
+            if fds[1].revents != 0 { return .stop }
+            return n > 0 ? .ready : .timeout
+        }
+    }
+
+    /// Applies one batch of changes.
+    private func apply(_ changes: [DirectoryWatcher.Change]) async -> Batch {
+        var batch = Batch()
+        var warm: [String] = []
+        var moves: [(String, String)] = []
+        var removedFiles: [String] = []
+        var removedDirectories: [String] = []
+        for change in changes {
+            switch change {
+            case .overflow: batch.rescanned = true
+            case .file(let path):
+                batch.files += 1
+                warm.append(path)
+            case .directory(let path):
+                batch.directories += 1
+                warm.append(path)
+            case .moved(let from, let to, let isDirectory):
+                batch.moved += 1
+                if isDirectory {
+                    moves += Self.files(under: to).map { (from + $0.dropFirst(to.count), $0) }
+                } else {
+                    moves.append((from, to))
+                }
+            case .removed(let path, let isDirectory):
+                batch.removed += 1
+                if isDirectory { removedDirectories.append(path) } else { removedFiles.append(path) }
+            }
+        }
+        if !moves.isEmpty { operations.move(from: moves.map { FileURI.of(path: $0.0) }, to: moves.map { FileURI.of(path: $0.1) }) }
+        if !removedFiles.isEmpty { operations.delete(removedFiles.map { FileURI.of(path: $0) }) }
+        if !removedDirectories.isEmpty { _ = try? options.warm.index?.removeMissingFiles(under: removedDirectories) }
+        // Files moved or created then changed in the same batch: warming what exists now settles them.
+        if batch.rescanned {
+            batch.warm = await warmer.warm(roots, options: options.warm)
+        } else {
+            let existing = Array(Set(warm + moves.map(\.1))).filter { FileManager.default.fileExists(atPath: $0) }.sorted()
+            if !existing.isEmpty { batch.warm = await warmer.warm(existing, options: options.warm) }
+        }
+        return batch
+    }
+
+    private static func files(under dir: String) -> [String] {
+        var out: [String] = []
+        DirectoryWalker().walk([dir]) { if case .file(let path, _) = $0 { out.append(path) } }
+        return out
+    }
+}

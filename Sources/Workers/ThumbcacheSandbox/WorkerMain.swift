@@ -1,0 +1,47 @@
+import CThumbcacheSandbox
+import ThumbcacheImaging
+import ThumbcacheSync
+import ThumbcacheWorker
+
+/// A worker executable's whole life: read its limits, confine itself, serve.
+package enum WorkerMain {
+    /// Confines this process (Docs/SECURITY.md) and serves requests with `decoders` until the
+    /// parent closes the channel. Run by `thumbcache-worker` (and the test build's worker).
+    package static func run(decoders: ImageDecoders, arguments: [String] = CommandLine.arguments) -> Never {
+        var decoders = decoders
+        func value(_ flag: String) -> UInt64 {
+            guard let i = arguments.firstIndex(of: flag), i + 1 < arguments.count else { return 0 }
+            return UInt64(arguments[i + 1]) ?? 0
+        }
+        decoders.settings = DecodeSettings(threads: Int(value("--threads")))
+        keepDecoderBuffersInHeap()
+        limitMallocArenas(2)
+        var limits = csandbox_limits(address_space: value("--memory"), cpu_seconds: value("--cpu"),
+                                     channel: WorkerProtocol.channelDescriptor)
+        var message = [CChar](repeating: 0, count: 256)
+        let applied = csandbox_confine(&limits, &message, message.count)
+        let hello: WorkerReply.Hello
+        if applied < 0 {
+            let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            hello = WorkerReply.Hello(version: WorkerProtocol.version, layers: [], error: text)
+        } else {
+            hello = WorkerReply.Hello(version: WorkerProtocol.version, layers: layerNames(applied), error: nil)
+        }
+        WorkerServer.serve(decoders: decoders, hello: hello)
+        exit(0)
+    }
+
+    static func layerNames(_ bits: Int32) -> [String] {
+        let names: [(Int32, String)] = [
+            (Int32(CSANDBOX_DESCRIPTORS_CLOSED), "descriptors closed"), (Int32(CSANDBOX_USER_NAMESPACE), "user namespace"),
+            (Int32(CSANDBOX_MOUNT_NAMESPACE), "mount namespace"), (Int32(CSANDBOX_NETWORK_NAMESPACE), "network namespace"),
+            (Int32(CSANDBOX_NO_NEW_PRIVS), "no new privileges"), (Int32(CSANDBOX_RLIMITS), "resource limits"),
+            (Int32(CSANDBOX_SECCOMP), "seccomp"), (Int32(CSANDBOX_LANDLOCK_FONTS), "landlock (fonts only)"),
+        ]
+        return names.filter { bits & $0.0 != 0 }.map(\.1)
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

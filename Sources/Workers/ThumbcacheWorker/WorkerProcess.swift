@@ -1,0 +1,190 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import CThumbcacheDescriptors
+import ThumbcacheImaging
+import ThumbcacheSync
+
+/// One worker process: its channel, its standard error, and how it ended.
+///
+/// `@unchecked Sendable`: the pool hands a worker to one thread at a time (checked out while in
+/// use), and `served` is touched only by that thread; `idleSince` only under the pool's lock.
+final class WorkerProcess: @unchecked Sendable {
+    let pid: pid_t
+    let family: WorkerFamily
+    let channel: WorkerChannel
+    private let errors: Int32
+    var served = 0
+    /// When it was last checked in (monotonic nanoseconds).
+    var idleSince: UInt64 = 0
+    private var reaped = false
+
+    private init(pid: pid_t, family: WorkerFamily, channel: Int32, errors: Int32) {
+        self.pid = pid
+        self.family = family
+        self.channel = WorkerChannel(descriptor: channel)
+        self.errors = errors
+    }
+
+    deinit {
+        if !reaped { _ = finish(kill: true) }
+        close(channel.descriptor)
+        close(errors)
+    }
+
+    /// Starts `executable` with its channel on descriptor 3, standard error to a pipe the parent
+    /// reads when it dies, and nothing of the parent's environment; waits for its hello.
+    static func spawn(_ configuration: WorkerPool.Configuration, family: WorkerFamily, executable: String) throws(WorkerFailure.Reason) -> WorkerProcess {
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            throw .unavailable("socketpair: \(Errno.current)")
+        }
+        var pipe: [Int32] = [-1, -1]
+        guard cdesc_pipe(&pipe) == 0 else {
+            close(pair[0]); close(pair[1])
+            throw .unavailable("pipe: \(Errno.current)")
+        }
+        defer { close(pair[1]); close(pipe[1]) }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, pipe[1], 2)
+        posix_spawn_file_actions_adddup2(&actions, pair[1], WorkerProtocol.channelDescriptor)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // Default dispositions and an empty mask: the parent's ignored SIGPIPE must not carry over.
+        var all = sigset_t(), none = sigset_t()
+        sigfillset(&all)
+        sigemptyset(&none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+        let arguments = [executable, "--memory", String(configuration.memoryLimit), "--cpu", String(configuration.cpuSeconds),
+                         "--threads", String(configuration.decodeThreads)]
+        // The Swift runtime's crash backtracer would try to start a process; a worker may not.
+        let environment = ["SWIFT_BACKTRACE=enable=no"]
+        var pid: pid_t = 0
+        let rc = withCStrings(arguments) { argv in
+            withCStrings(environment) { envp in posix_spawn(&pid, executable, &actions, &attributes, argv, envp) }
+        }
+        guard rc == 0 else {
+            close(pair[0]); close(pipe[0])
+            throw .unavailable("cannot start \(executable): \(Errno(rawValue: rc))")
+        }
+        _ = fcntl(pipe[0], F_SETFL, fcntl(pipe[0], F_GETFL) | O_NONBLOCK)
+        let worker = WorkerProcess(pid: pid, family: family, channel: pair[0], errors: pipe[0])
+        let reply: WorkerReply
+        do {
+            (reply, _) = try worker.receiveReply(deadline: MonotonicClock.nanoseconds() + 10_000_000_000, maxPixelBytes: 0)
+        } catch {
+            let status = worker.finish(kill: true)
+            throw .unavailable("\(executable) did not start (\(describe(status)))\(worker.standardErrorSuffix())")
+        }
+        guard let hello = reply.hello, hello.version == WorkerProtocol.version else {
+            throw .unavailable("\(executable) speaks another protocol version")
+        }
+        if let error = hello.error { throw .unavailable("\(executable) could not confine itself: \(error)") }
+        return worker
+    }
+
+    /// Sends `request` with the file's descriptor and reads the reply (and its pixels).
+    func call(_ request: WorkerRequest, file: Int32, deadline: UInt64, maxPixelBytes: Int) throws -> (WorkerReply, [UInt8]) {
+        let document = try WorkerProtocol.encoder().encode(request)
+        try channel.send(WorkerChannel.le32(document.count) + Array(document), attaching: file)
+        return try receiveReply(deadline: deadline, maxPixelBytes: maxPixelBytes)
+    }
+
+    private func receiveReply(deadline: UInt64, maxPixelBytes: Int) throws -> (WorkerReply, [UInt8]) {
+        let head = try channel.receive(count: 8, deadline: deadline)
+        let documentLength = WorkerChannel.readLE32(head, at: 0), pixelLength = WorkerChannel.readLE32(head, at: 4)
+        // Lengths are checked before anything is allocated for them.
+        guard documentLength <= WorkerProtocol.maxDocumentBytes else { throw WorkerFailure.Reason.protocolViolation("a \(documentLength)-byte document") }
+        guard pixelLength <= maxPixelBytes else { throw WorkerFailure.Reason.protocolViolation("\(pixelLength) bytes of pixels where at most \(maxPixelBytes) fit the box") }
+        let document = try channel.receive(count: documentLength, deadline: deadline)
+        let reply: WorkerReply
+        do {
+            reply = try WorkerProtocol.decoder().decode(WorkerReply.self, from: Data(document))
+        } catch {
+            throw WorkerFailure.Reason.protocolViolation("unreadable document")
+        }
+        if let image = reply.image {
+            guard image.width > 0, image.height > 0, image.width.multipliedReportingOverflow(by: image.height).partialValue * 4 == pixelLength,
+                  !image.width.multipliedReportingOverflow(by: image.height).overflow else {
+                throw WorkerFailure.Reason.protocolViolation("\(pixelLength) bytes for \(image.width)×\(image.height) pixels")
+            }
+        } else if pixelLength != 0 {
+            throw WorkerFailure.Reason.protocolViolation("pixels without an image")
+        }
+        let pixels = pixelLength > 0 ? try channel.receive(count: pixelLength, deadline: deadline) : []
+        return (reply, pixels)
+    }
+
+    /// Closes the channel without waiting: the worker exits when it sees the end.
+    func hangUp() { shutdown(channel.descriptor, Int32(SHUT_RDWR)) }
+
+    /// Ends the worker (SIGKILL if `kill`, else it exits when its channel closes) and reaps it.
+    /// - Returns: its wait status.
+    @discardableResult
+    func finish(kill: Bool) -> Int32 {
+        if kill { Glibc.kill(pid, SIGKILL) } else { hangUp() }
+        return reap(within: 2)
+    }
+
+    /// Reaps a worker whose channel broke: how it ended.
+    func reapAfterBreak() -> Int32 { reap(within: 1) }
+
+    /// Waits up to `seconds` for the worker to end, then kills it; returns its wait status.
+    private func reap(within seconds: Double) -> Int32 {
+        var status: Int32 = 0
+        let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
+        var killed = false
+        while true {
+            let r = waitpid(pid, &status, WNOHANG)
+            if r == pid || (r < 0 && errno != EINTR) { break }
+            if r == 0 && !killed && MonotonicClock.nanoseconds() > deadline {
+                Glibc.kill(pid, SIGKILL)
+                killed = true
+            }
+            if r == 0 { usleep(500) }
+        }
+        reaped = true
+        return status
+    }
+
+    /// What the worker wrote to standard error (the runtime's last words), at most 4 KiB.
+    func standardError() -> String {
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        let n = bytes.withUnsafeMutableBytes { read(errors, $0.baseAddress, $0.count) }
+        return n > 0 ? String(decoding: bytes[..<n], as: UTF8.self) : ""
+    }
+
+    private func standardErrorSuffix() -> String {
+        let lines = standardError().split(separator: "\n").filter { !$0.allSatisfy(\.isWhitespace) }
+        return lines.isEmpty ? "" : ": " + lines.prefix(3).joined(separator: " ")
+    }
+}
+
+extension WorkerFailure.Reason: Error {}
+
+func describe(_ status: Int32) -> String {
+    let signal = status & 0x7F
+    if signal == 0 { return "exit status \((status >> 8) & 0xFF)" }
+    return signalName(signal)
+}
+
+/// Calls `body` with a NULL-terminated array of C strings.
+func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+    let pointers = strings.map { strdup($0) } + [nil]
+    defer { for p in pointers { free(p) } }
+    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}
