@@ -1,6 +1,10 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+/// The programs the multi-process tests run: the CLI, each family's worker, the hostile test worker.
+let programs: [Target.Dependency] = ["thumbcache", "thumbcache-worker", "thumbcache-worker-documents", "thumbcache-worker-media",
+                                     "thumbcache-worker-vector", "thumbcache-worker-heavy", "thumbcache-test-worker"]
+
 let package = Package(
     name: "thumbcache",
     products: [
@@ -169,7 +173,7 @@ let package = Package(
         .executableTarget(name: "thumbcache-probe", dependencies: ["ThumbcacheStore", "ThumbcacheIndex", "ThumbcacheLMDB", "ThumbcacheTestSupport"]),
 
         // Fixtures shared by the test targets: temporary directories, child processes.
-        .target(name: "ThumbcacheTestSupport", dependencies: ["ThumbcacheStore", "ThumbcacheSync"]),
+        .target(name: "ThumbcacheTestSupport", dependencies: ["ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheSync"]),
         .testTarget(name: "ThumbcacheLMDBTests", dependencies: ["ThumbcacheLMDB", "ThumbcacheTestSupport"]),
         .testTarget(
             name: "ThumbcacheIndexTests",
@@ -177,19 +181,27 @@ let package = Package(
             exclude: ["Fixtures"]  // an index written by an older format version (see its README)
         ),
         .testTarget(name: "ThumbcacheImagingTests", dependencies: ["ThumbcacheImaging", "ThumbcacheTestSupport"]),
+        // The library's generation, warming, watching and freedesktop cache, through the real CLI and workers.
+        .testTarget(name: "ThumbcacheTests", dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheStore", "ThumbcacheSync",
+                                                            "ThumbcacheTestSupport", "CThumbcacheFileInfo"] + programs),
+        // The format catalogue against each worker's decoders; every format through the real worker
+        // (fixtures made by Debian's encoders), hostile files, fuzz regressions.
         .testTarget(
-            name: "ThumbcacheTests",
-            dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheWorker", "ThumbcacheTestSupport", "thumbcache", "thumbcache-worker",
-                           "thumbcache-worker-documents", "thumbcache-worker-media", "thumbcache-worker-vector", "thumbcache-worker-heavy",
-                           "thumbcache-test-worker", "CThumbcacheFileInfo", "ThumbcacheCodecs", "ThumbcacheDocumentCodecs", "ThumbcacheMediaCodecs",
-                           "ThumbcacheVectorCodecs", "ThumbcacheHeavyCodecs", "ThumbcacheServer", "CThumbcacheQOI", "ThumbcacheStore",
-                           "ThumbcacheIndex", "ThumbcacheSync", .product(name: "NIOCore", package: "swift-nio")],
+            name: "ThumbcacheCodecsTests",
+            dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheIndex", "ThumbcacheWorker", "ThumbcacheCodecs", "ThumbcacheHeavyCodecs",
+                           "ThumbcacheVectorCodecs", "ThumbcacheDocumentCodecs", "ThumbcacheMediaCodecs", "ThumbcacheTestSupport",
+                           "CThumbcacheQOI"] + programs,
             exclude: ["FuzzRegressions"]  // inputs FuzzRegressionTests reads from the source tree
         ),
-        // The format catalogue against each worker's decoders, and decoders tested in-process.
-        .testTarget(name: "ThumbcacheCodecsTests", dependencies: ["ThumbcacheImaging", "ThumbcacheCodecs", "ThumbcacheHeavyCodecs",
-                                                                  "ThumbcacheVectorCodecs", "ThumbcacheDocumentCodecs",
-                                                                  "ThumbcacheMediaCodecs", "ThumbcacheTestSupport", "CThumbcacheQOI"]),
+        // The worker pool and its sandbox, with the hostile test worker.
+        .testTarget(name: "ThumbcacheWorkerTests", dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheWorker", "ThumbcacheCodecs",
+                                                                  "ThumbcacheTestSupport"] + programs),
+        // `thumbcache serve` over real sockets (and a headless browser).
+        .testTarget(name: "ThumbcacheServerTests", dependencies: ["Thumbcache", "ThumbcacheServer", "ThumbcacheImaging", "ThumbcacheSync",
+                                                                  "ThumbcacheTestSupport", "CThumbcacheFileInfo",
+                                                                  .product(name: "NIOCore", package: "swift-nio")] + programs),
+        // The tumblerd drop-in on a private D-Bus session bus.
+        .testTarget(name: "ThumbcacheDaemonTests", dependencies: ["Thumbcache", "ThumbcacheTestSupport"] + programs),
         // An app's view: only `import Thumbcache`, no test support, no internals.
         .testTarget(
             name: "ThumbcacheAppTests",

@@ -11,7 +11,7 @@ struct FreedesktopTests {
 
     /// Runs a Python script with GNOME's libraries, `XDG_CACHE_HOME` set to `cacheHome`.
     static func gnome(cacheHome: String, _ script: String, _ arguments: [String]) throws -> String {
-        try ImageFormatTests.run("XDG_CACHE_HOME=\(cacheHome)", ["GSETTINGS_SCHEMA_DIR=/usr/share/glib-2.0/schemas", "/usr/bin/python3", "-c", """
+        try FixtureTools.run("XDG_CACHE_HOME=\(cacheHome)", ["GSETTINGS_SCHEMA_DIR=/usr/share/glib-2.0/schemas", "/usr/bin/python3", "-c", """
             import gi, json, os, sys
             gi.require_version('GnomeDesktop', '3.0')
             from gi.repository import GnomeDesktop, GLib
@@ -38,8 +38,8 @@ struct FreedesktopTests {
     static func tree(_ dir: TemporaryDirectory) throws -> (files: [String], broken: String) {
         try FileManager.default.createDirectory(atPath: dir.appending("tree/sub dir"), withIntermediateDirectories: true)
         let files = [
-            try dir.write("tree/photo.jpg", ImageEncoder.jpeg(ImageFormatTests.source(width: 1200, height: 800))),
-            try dir.write("tree/sub dir/small #1 (ü).png", ImageEncoder.png(ImageFormatTests.source(width: 60, height: 40, alpha: true))),
+            try dir.write("tree/photo.jpg", ImageEncoder.jpeg(TestPictures.source(width: 1200, height: 800))),
+            try dir.write("tree/sub dir/small #1 (ü).png", ImageEncoder.png(TestPictures.source(width: 60, height: 40, alpha: true))),
             try dir.write("tree/notes.txt", Array(String(repeating: "a line of text\n", count: 30).utf8)),
         ]
         let broken = try dir.write("tree/broken.jpg", [0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 7, count: 64))
@@ -194,12 +194,12 @@ struct FreedesktopTests {
             ' '\(font)' '\(dir.appending("gnome.png"))'
             /usr/local/bin/thumbcache thumbnail --size 256 '\(font)' -o '\(dir.appending("direct.png"))'
             """.utf8))
-        _ = try ImageFormatTests.run("unshare", ["--mount", "--propagation", "private", "bash", script])
+        _ = try FixtureTools.run("unshare", ["--mount", "--propagation", "private", "bash", script])
         let gnome = try ImageDecoder.png(Array(try Data(contentsOf: URL(fileURLWithPath: dir.appending("gnome.png")))), name: "gnome.png")
         let direct = try ImageDecoder.png(Array(try Data(contentsOf: URL(fileURLWithPath: dir.appending("direct.png")))), name: "direct.png")
         #expect((gnome.width, gnome.height) == (direct.width, direct.height))
         // GNOME's pixbuf, saved again as PNG: thumbcache's pixels (a font's "Aa"), not an icon.
-        #expect(ImageFormatTests.premultipliedPSNR(gnome, direct) > 45)
+        #expect(TestPictures.premultipliedPSNR(gnome, direct) > 45)
         #expect(!FileManager.default.fileExists(atPath: dir.appending("cache/thumbcache")), "no cache made where there was none")
     }
 
@@ -250,7 +250,7 @@ struct FreedesktopTests {
     /// request without decoding the file, while the file is unchanged; a touched file is decoded.
     @Test func aValidThumbnailAnotherProgramMadeServesARequest() async throws {
         let dir = TemporaryDirectory()
-        let photo = try dir.write("photo.png", ImageEncoder.png(ImageFormatTests.source(width: 800, height: 600)))
+        let photo = try dir.write("photo.png", ImageEncoder.png(TestPictures.source(width: 800, height: 600)))
         // GNOME's thumbnail is solid red: whatever comes back red came from it, not from the photo.
         _ = try Self.gnome(cacheHome: dir.appending("xdg"), """
             gi.require_version('GdkPixbuf', '2.0')

@@ -5,20 +5,6 @@ import ThumbcacheImaging
 import ThumbcacheStore
 import ThumbcacheTestSupport
 
-/// A smooth test photo.
-func testPhoto(width: Int, height: Int) -> RGBAImage {
-    var pixels = [UInt8](repeating: 255, count: width * height * 4)
-    for y in 0..<height {
-        for x in 0..<width {
-            let i = (y * width + x) * 4
-            pixels[i] = UInt8(x * 255 / max(1, width - 1))
-            pixels[i + 1] = UInt8(y * 255 / max(1, height - 1))
-            pixels[i + 2] = 90
-        }
-    }
-    return RGBAImage(width: width, height: height, pixels: pixels, hasAlpha: false)
-}
-
 /// A minimal little-endian EXIF block holding an IFD1 JPEG thumbnail.
 func exifWithThumbnail(_ jpeg: [UInt8]) -> [UInt8] {
     func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }

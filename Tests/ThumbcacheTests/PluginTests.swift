@@ -15,7 +15,7 @@ struct PluginTests {
     static func xpm(_ dir: TemporaryDirectory, _ name: String = "picture.xpm") throws -> String {
         let path = dir.appending(name)
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        _ = try ImageFormatTests.run("convert", ["-size", "64x96", "gradient:red-blue", "-rotate", "-90", path])
+        _ = try FixtureTools.run("convert", ["-size", "64x96", "gradient:red-blue", "-rotate", "-90", path])
         return path
     }
 
@@ -76,7 +76,7 @@ struct PluginTests {
 
     @Test func aPluginCannotWriteOutsideItsOutput() throws {
         let dir = TemporaryDirectory()
-        let input = try dir.write("input.png", ImageEncoder.png(ImageFormatTests.source(width: 40, height: 30)))
+        let input = try dir.write("input.png", ImageEncoder.png(TestPictures.source(width: 40, height: 30)))
         let escape = dir.appending("escaped")
         let hostile = Self.sh("""
             touch \(escape) 2>/dev/null; touch /usr/escaped 2>/dev/null; echo x >> "$1" 2>/dev/null; \
@@ -96,7 +96,7 @@ struct PluginTests {
 
     @Test func aPluginThatHangsIsKilledAtItsTimeLimit() throws {
         let dir = TemporaryDirectory()
-        let input = try dir.write("input.png", ImageEncoder.png(ImageFormatTests.source(width: 40, height: 30)))
+        let input = try dir.write("input.png", ImageEncoder.png(TestPictures.source(width: 40, height: 30)))
         let start = Date()
         #expect {
             try PluginSandbox.run(Self.sh("sleep 300 & sleep 300"), input: input, size: 128, limits: .init(timeout: 1)) { _ in () }
@@ -105,7 +105,7 @@ struct PluginTests {
         }
         #expect(Date().timeIntervalSince(start) < 10)
         // Nothing of it is left running (its PID namespace ended with it).
-        let left = try ImageFormatTests.run("sh", ["-c", "pgrep -fx 'sleep 300' | wc -l"])
+        let left = try FixtureTools.run("sh", ["-c", "pgrep -fx 'sleep 300' | wc -l"])
         #expect(left.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
     }
 

@@ -41,7 +41,7 @@ struct WarmCommandTests {
     @Test func aRewarmOfAnUnchangedTreeOpensNoFile() throws {
         let dir = TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: dir.appending("tree/sub"), withIntermediateDirectories: true)
-        _ = try dir.write("tree/a.png", ImageEncoder.png(ImageFormatTests.source(width: 64, height: 48)))
+        _ = try dir.write("tree/a.png", ImageEncoder.png(TestPictures.source(width: 64, height: 48)))
         _ = try dir.write("tree/sub/notes.txt", Array("some text\n".utf8))
         _ = try dir.write("tree/sub/blob.bin", [0, 1, 2, 3, 255, 254])
         // Files changed within 2 s of a warm are hashed again by the next (the stat cache's racy
@@ -52,7 +52,7 @@ struct WarmCommandTests {
         let log = dir.appending("strace.log")
         let (end, _, err) = try run(["--version"])  // the binary runs at all
         #expect(end == .exited(0), "\(err)")
-        _ = try ImageFormatTests.run("strace", ["-f", "-qq", "-e", "trace=open,openat,openat2", "-o", log, ChildProcess.productsDirectory + "/thumbcache",
+        _ = try FixtureTools.run("strace", ["-f", "-qq", "-e", "trace=open,openat,openat2", "-o", log, ChildProcess.productsDirectory + "/thumbcache",
                                                 "warm", dir.appending("tree"), "--cache", dir.appending("cache"), "--json"])
         let opened = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
             .filter { $0.contains(dir.appending("tree")) && !$0.contains("O_DIRECTORY") }

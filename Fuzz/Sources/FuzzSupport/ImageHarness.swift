@@ -1,4 +1,4 @@
-import ThumbcacheImaging
+@testable import ThumbcacheImaging  // the parsers under test are package API (Tools/fuzz builds with -enable-testing)
 
 /// What the image harnesses do with an input: the in-memory decoder (PNG, JPEG), then the
 /// streaming thumbnail and header paths a worker runs on a descriptor (and, for JPEG, the

@@ -1,4 +1,4 @@
-import ThumbcacheImaging
+@testable import ThumbcacheImaging  // the parsers under test are package API (Tools/fuzz builds with -enable-testing)
 
 /// Any bytes as a HEIF or AVIF container: boxes, item locations (in the file and in idat),
 /// properties, references, a grid's descriptor. Every range it hands out must lie inside the bytes.

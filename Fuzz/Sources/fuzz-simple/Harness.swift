@@ -1,5 +1,5 @@
 import FuzzSupport
-import ThumbcacheImaging
+@testable import ThumbcacheImaging  // the parsers under test are package API (Tools/fuzz builds with -enable-testing)
 
 /// The parsers of our own: the input's first byte picks BMP, ICO, Netpbm or TGA, the rest is the
 /// file, through the same paths a worker runs.

@@ -17,7 +17,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ count: Int) -> Int32 {
     _ = ImageFormat.detect(head.withUnsafeBytes { $0 })
     // Every sniffer of the catalogue (SVG's root element, icon directories, TGA headers, raw IFDs).
     head.withUnsafeBytes { raw in
-        for signature in ImageFormatSignature.all { _ = signature.sniffer?.test(raw) }
+        for signature in FormatCatalogue.all { _ = signature.sniffer?.test(raw) }
         _ = CameraRaw.format(of: raw)
     }
     return 0

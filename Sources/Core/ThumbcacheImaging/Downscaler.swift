@@ -272,7 +272,7 @@ public struct RGBAImage: Sendable, Hashable {
     /// False if every pixel is opaque.
     public var hasAlpha: Bool
 
-    package init(width: Int, height: Int, pixels: [UInt8], hasAlpha: Bool) {
+    public init(width: Int, height: Int, pixels: [UInt8], hasAlpha: Bool) {
         precondition(pixels.count == width * height * 4)
         self.width = width
         self.height = height

@@ -86,11 +86,11 @@ struct DaemonTests {
                 if (try? run(["call", "GetFlavors"])) != nil { return }
                 usleep(50_000)
             }
-            throw ImageFormatTests.ToolFailure(description: "the daemon did not come up: \(daemon.wait(timeout: 1).stderr)")
+            throw FixtureTools.ToolFailure(description: "the daemon did not come up: \(daemon.wait(timeout: 1).stderr)")
         }
 
         func run(_ arguments: [String]) throws -> String {
-            try ImageFormatTests.run("DBUS_SESSION_BUS_ADDRESS=\(address)", ["/usr/bin/python3", DaemonTests.client] + arguments)
+            try FixtureTools.run("DBUS_SESSION_BUS_ADDRESS=\(address)", ["/usr/bin/python3", DaemonTests.client] + arguments)
         }
 
         func queue(_ uris: [String], flavor: String = "normal", scheduler: String = "default", extra: [String] = []) throws -> Reply {
@@ -223,7 +223,7 @@ struct DaemonTests {
         var gone = false
         for _ in 0..<100 where !gone {
             usleep(100_000)
-            let owner = try? ImageFormatTests.run("DBUS_SESSION_BUS_ADDRESS=\(service.address)", [
+            let owner = try? FixtureTools.run("DBUS_SESSION_BUS_ADDRESS=\(service.address)", [
                 "gdbus", "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
                 "--method", "org.freedesktop.DBus.NameHasOwner", "org.freedesktop.thumbnails.Thumbnailer1"])
             gone = owner?.contains("false") ?? false

@@ -12,18 +12,6 @@ import ThumbcacheTestSupport
 /// and exec): each costs exactly its file, with a clear reason, and nothing it tried happened.
 @Suite(.serialized)
 struct SandboxTests {
-    struct Summary: Decodable {
-        var generated: Int
-        var failures: [String: [String]]
-
-        /// The reason each failed path is listed under.
-        var reasons: [String: String] {
-            var out: [String: String] = [:]
-            for (reason, paths) in failures { for p in paths { out[p] = reason } }
-            return out
-        }
-    }
-
     /// A file the content sniffer takes for a PNG and the test worker's hostile decoder claims.
     static func hostile(_ action: String, _ argument: String = "") -> [UInt8] {
         [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array("TCHOSTILE:\(action):\(argument)\n".utf8)
@@ -35,41 +23,11 @@ struct SandboxTests {
         return environment
     }
 
-    static func warm(_ arguments: [String]) throws -> Summary {
+    static func warm(_ arguments: [String]) throws -> WarmReport {
         let child = try ChildProcess(program: "thumbcache", arguments: ["warm", "--json"] + arguments, environment: testWorker)
         let (end, stderr) = child.wait()
         #expect(end == .exited(0), "warm failed: \(stderr)")
-        return try JSONDecoder().decode(Summary.self, from: Data(child.output.joined(separator: "\n").utf8))
-    }
-
-    /// A TCP listener on loopback that nobody should reach.
-    final class Listener {
-        let fd: Int32
-        let port: UInt16
-
-        init() throws {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            self.fd = fd
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) { a in
-                a.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-            }
-            guard bound, listen(fd, 8) == 0 else { throw POSIXError(.EADDRINUSE) }
-            port = UInt16(bigEndian: address.sin_port)
-            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
-        }
-
-        deinit { close(fd) }
-
-        /// True if a connection is waiting.
-        var wasReached: Bool {
-            let c = accept(fd, nil, nil)
-            if c >= 0 { close(c) }
-            return c >= 0
-        }
+        return try JSONDecoder().decode(WarmReport.self, from: Data(child.output.joined(separator: "\n").utf8))
     }
 
     @Test func eachHostileFileCostsOnlyItselfAndNothingItTriedHappens() throws {
@@ -78,7 +36,7 @@ struct SandboxTests {
         try FileManager.default.createDirectory(atPath: tree, withIntermediateDirectories: true)
         let good = [try dir.write("tree/one.png", ImageEncoder.png(testPhoto(width: 300, height: 200))),
                     try dir.write("tree/two.jpg", ImageEncoder.jpeg(testPhoto(width: 320, height: 240)))]
-        let listener = try Listener()
+        let listener = try LoopbackListener()
         let created = dir.appending("created-by-a-worker")
         let executed = dir.appending("touched-by-a-shell")
         let files = [
@@ -157,7 +115,7 @@ struct SandboxTests {
         for worker in workers { kill(worker, SIGKILL) }
         let (end, stderr) = child.wait()
         #expect(end == .exited(0), "\(stderr)")
-        let summary = try JSONDecoder().decode(Summary.self, from: Data(child.output.joined(separator: "\n").utf8))
+        let summary = try JSONDecoder().decode(WarmReport.self, from: Data(child.output.joined(separator: "\n").utf8))
         #expect(summary.generated == 2)
         #expect(summary.reasons == [slow: "decoder worker was killed from outside (SIGKILL)"])
 
@@ -229,7 +187,7 @@ struct SandboxTests {
         _ = try? pool.info(ofFileAt: sound, format: nil)
         #expect(pool.familiesStarted == [.images, .documents, .media])
         #expect(pool.workersStarted == 3)
-        let drawing = try dir.write("drawing", Array(ImageFormatTests.flatSVG.replacingOccurrences(of: "SIZE", with: "width=\"40\" height=\"20\"")
+        let drawing = try dir.write("drawing", Array(TestPictures.flatSVG.replacingOccurrences(of: "SIZE", with: "width=\"40\" height=\"20\"")
             .replacingOccurrences(of: "IMAGE", with: "").utf8))
         #expect(try pool.thumbnail(ofFileAt: drawing, options: box, format: nil).info.format == .svg)
         #expect(pool.familiesStarted == [.images, .documents, .media, .vector])
@@ -241,8 +199,8 @@ struct SandboxTests {
     /// the image worker may not hand on to, is not followed.
     @Test func aFileHandedOnGoesToTheFamilyNamedOnce() throws {
         let dir = TemporaryDirectory()
-        let clear = ImageFormatTests.source(width: 96, height: 64, alpha: true)
-        let alpha = try ImageFormatTests.fixture(dir, "alpha.heic", from: clear, "heif-enc") { ["-q", "95", "-o", $1, $0] }
+        let clear = TestPictures.source(width: 96, height: 64, alpha: true)
+        let alpha = try FixtureTools.fixture(dir, "alpha.heic", from: clear, "heif-enc") { ["-q", "95", "-o", $1, $0] }
         #expect(WorkerFamily(rawValue: ImageDecoderRegistration.libheifFamily) == .heavy)
         let pool = WorkerPool(.init(workers: 1))
         let box = ThumbnailOptions(maxWidth: 64, maxHeight: 64)
@@ -250,7 +208,7 @@ struct SandboxTests {
         #expect(made.image.hasAlpha && made.info.format == .heif)
         #expect(pool.familiesStarted == [.images, .heavy] && pool.workersStarted == 2)
         #expect(try pool.info(ofFileAt: alpha, format: nil).pixelWidth == 96)
-        let jxl = try ImageFormatTests.fixture(dir, "photo.jxl", from: clear, "cjxl") { [$0, $1, "--quiet"] }
+        let jxl = try FixtureTools.fixture(dir, "photo.jxl", from: clear, "cjxl") { [$0, $1, "--quiet"] }
         let fresh = WorkerPool(.init(workers: 1))
         #expect(try fresh.thumbnail(ofFileAt: jxl, options: box, format: nil).info.format == .jpegXL)
         #expect(fresh.familiesStarted == [.heavy])

@@ -20,101 +20,27 @@ struct ImageFormatTests {
     static let pool = WorkerPool(.init(workers: 2))
     static let box = ThumbnailOptions(maxWidth: 160, maxHeight: 160)
 
-    /// A photo-like source: smooth gradients, an off-centre disc (so a turn or a mirror shows) and,
-    /// if asked, alpha falling from opaque (top left) to clear (bottom right).
     static func source(width: Int = 480, height: Int = 320, alpha: Bool = false) -> RGBAImage {
-        var pixels = [UInt8](repeating: 255, count: width * height * 4)
-        for y in 0..<height {
-            for x in 0..<width {
-                let fx = Double(x) / Double(width), fy = Double(y) / Double(height)
-                let i = (y * width + x) * 4
-                let dx = fx - 0.25, dy = fy - 0.3
-                let disc = dx * dx + dy * dy < 0.02
-                pixels[i] = disc ? 250 : UInt8(clamping: Int(40 + 200 * fx))
-                pixels[i + 1] = disc ? 220 : UInt8(clamping: Int(30 + 180 * fy))
-                pixels[i + 2] = disc ? 30 : UInt8(clamping: Int(128 + 90 * sin(5 * fx + 2 * fy)))
-                if alpha { pixels[i + 3] = UInt8(clamping: Int(255 * (1 - 0.9 * fx * fy))) }
-            }
-        }
-        return RGBAImage(width: width, height: height, pixels: pixels, hasAlpha: alpha)
+        TestPictures.source(width: width, height: height, alpha: alpha)
     }
 
-    /// Flat colour areas and a fully transparent square: what palette formats (GIF) hold exactly.
     static func graphic(width: Int = 480, height: Int = 320, transparent: Bool = true) -> RGBAImage {
-        var image = source(width: width, height: height)
-        for y in 0..<height {
-            for x in 0..<width {
-                let i = (y * width + x) * 4
-                let band = (x * 6 / width + (y * 3 / height) * 2) % 5
-                let colours: [(UInt8, UInt8, UInt8)] = [(200, 30, 30), (30, 160, 60), (40, 60, 200), (240, 220, 40), (90, 90, 90)]
-                (image.pixels[i], image.pixels[i + 1], image.pixels[i + 2]) = colours[band]
-                if transparent && x >= width * 3 / 4 && y < height / 3 { image.pixels[i + 3] = 0 }
-            }
-        }
-        image.hasAlpha = transparent
-        return image
+        TestPictures.graphic(width: width, height: height, transparent: transparent)
     }
 
-    /// Runs a Debian tool and returns what it printed; its failure fails the test with its errors.
     @discardableResult
-    static func run(_ tool: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [tool] + arguments
-        // Errors go to a file, output to a pipe read to its end: waiting on one pipe while the
-        // tool fills the other would block both.
-        let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("tool-\(UUID().uuidString).err")
-        guard FileManager.default.createFile(atPath: errorFile.path, contents: nil) else {
-            throw ToolFailure(description: "cannot create \(errorFile.path) for \(tool)'s errors")
-        }
-        defer { try? FileManager.default.removeItem(at: errorFile) }
-        process.standardError = try FileHandle(forWritingTo: errorFile)
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            let errors = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
-            throw ToolFailure(description: "\(tool) \(arguments.joined(separator: " ")) failed: \(errors)")
-        }
-        return printed
-    }
+    static func run(_ tool: String, _ arguments: [String]) throws -> String { try FixtureTools.run(tool, arguments) }
 
-    struct ToolFailure: Error, CustomStringConvertible { var description: String }
-
-    /// Writes `image` as PNG (libpng), then has `tool` turn it into `name`.
     static func fixture(_ dir: TemporaryDirectory, _ name: String, from image: RGBAImage, _ tool: String,
                         _ arguments: (_ input: String, _ output: String) -> [String]) throws -> String {
-        let input = try dir.write(name.replacingOccurrences(of: "/", with: "-") + ".source.png", ImageEncoder.png(image))
-        let output = dir.appending(name)
-        try run(tool, arguments(input, output))
-        return output
+        try FixtureTools.fixture(dir, name, from: image, tool, arguments)
     }
 
-    /// Pillow's TGA writer as a fixture tool (ImageMagick 6 writes TGA rows upside down): `mode`
-    /// is Pillow's (RGB, RGBA, P, L), `rle` its run-length compression.
     static func pillowTGA(mode: String = "RGB", rle: Bool = false) -> (_ input: String, _ output: String) -> [String] {
-        let script = "import sys; from PIL import Image; Image.open(sys.argv[1]).convert('\(mode)').save(sys.argv[2]\(rle ? ", compression='tga_rle'" : ""))"
-        return { ["-c", script, $0, $1] }
+        FixtureTools.pillowTGA(mode: mode, rle: rle)
     }
 
-    /// PSNR over premultiplied RGBA: colour under full transparency does not count (encoders may
-    /// change it), alpha does.
-    static func premultipliedPSNR(_ a: RGBAImage, _ b: RGBAImage) -> Double {
-        var sum = 0.0
-        for p in stride(from: 0, to: a.pixels.count, by: 4) {
-            let aa = Double(a.pixels[p + 3]) / 255, ba = Double(b.pixels[p + 3]) / 255
-            for c in 0..<3 {
-                let d = Double(a.pixels[p + c]) * aa - Double(b.pixels[p + c]) * ba
-                sum += d * d
-            }
-            let d = Double(a.pixels[p + 3]) - Double(b.pixels[p + 3])
-            sum += d * d
-        }
-        let mse = sum / Double(a.pixels.count)
-        return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
-    }
+    static func premultipliedPSNR(_ a: RGBAImage, _ b: RGBAImage) -> Double { TestPictures.premultipliedPSNR(a, b) }
 
     /// The worker's thumbnail of `path` matches `reference` resized alike: size, alpha, ≥ `minimum` dB.
     @discardableResult
@@ -573,16 +499,7 @@ struct ImageFormatTests {
 
     /// Axis-aligned rectangles on a 40 × 20 document, a quarter left transparent: drawn at 4× its
     /// size every edge falls on a pixel boundary, so the reference is exact.
-    static let flatSVG = """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <!-- rectangles only -->
-        <svg xmlns="http://www.w3.org/2000/svg" SIZE viewBox="0 0 40 20">
-          <rect x="0" y="0" width="30" height="20" fill="#3060c0"/>
-          <rect x="5" y="5" width="10" height="5" fill="#f0d020"/>
-          <rect x="30" y="10" width="10" height="10" fill="#20a040"/>
-          IMAGE
-        </svg>
-        """
+    static let flatSVG = TestPictures.flatSVG
 
     static func flatReference(scale: Int) -> RGBAImage {
         var image = RGBAImage(width: 40 * scale, height: 20 * scale, pixels: [UInt8](repeating: 0, count: 40 * 20 * scale * scale * 4), hasAlpha: true)
@@ -620,7 +537,7 @@ struct ImageFormatTests {
         let dir = TemporaryDirectory()
         let red = RGBAImage(width: 8, height: 8, pixels: [UInt8](repeating: 255, count: 256).enumerated().map { $0.offset % 4 == 1 || $0.offset % 4 == 2 ? 0 : 255 }, hasAlpha: false)
         let png = try dir.write("red.png", ImageEncoder.png(red))
-        let listener = try SandboxTests.Listener()
+        let listener = try LoopbackListener()
         let images = ["file://\(png)", png, "http://127.0.0.1:\(listener.port)/red.png"].map {
             "<image href=\"\($0)\" xlink:href=\"\($0)\" x=\"30\" y=\"0\" width=\"10\" height=\"10\"/>"
         }.joined(separator: "\n")
@@ -738,7 +655,7 @@ struct ImageFormatTests {
         let child = try ChildProcess(program: "thumbcache", arguments: ["warm", "--json", tree, "--cache", cache])
         let (end, stderr) = child.wait()
         #expect(end == .exited(0), "warm failed: \(stderr)")
-        let summary = try JSONDecoder().decode(SandboxTests.Summary.self, from: Data(child.output.joined(separator: "\n").utf8))
+        let summary = try JSONDecoder().decode(WarmReport.self, from: Data(child.output.joined(separator: "\n").utf8))
         #expect(summary.failures.isEmpty, "\(summary.failures)")
         #expect(summary.generated == 5 + others.count, "\(child.output.joined(separator: "\n"))")
         func search(_ query: String) throws -> Set<String> {
@@ -765,10 +682,10 @@ struct ImageFormatTests {
         try FileManager.default.createDirectory(atPath: tree, withIntermediateDirectories: true)
         _ = try Self.fixture(dir, "tree/photo.webp", from: Self.source(), "cwebp") { ["-quiet", $0, "-o", $1] }
         try FileManager.default.removeItem(atPath: dir.appending("tree-photo.webp.source.png"))
-        func warm(_ extra: [String]) throws -> SandboxTests.Summary {
+        func warm(_ extra: [String]) throws -> WarmReport {
             let child = try ChildProcess(program: "thumbcache", arguments: ["warm", "--json", tree, "--cache", cache] + extra)
             _ = child.wait()
-            return try JSONDecoder().decode(SandboxTests.Summary.self, from: Data(child.output.joined(separator: "\n").utf8))
+            return try JSONDecoder().decode(WarmReport.self, from: Data(child.output.joined(separator: "\n").utf8))
         }
         let local = try warm(["--in-process"])
         #expect(local.generated == 0)
