@@ -171,7 +171,7 @@ public struct ImageDecoders: Sendable {
         headLength = max(headLength, registration.magic.map(\.span).max() ?? 0, registration.sniffer?.span ?? 0)
     }
 
-    public func registration(of format: ImageFormat) -> ImageDecoderRegistration? {
+    package func registration(of format: ImageFormat) -> ImageDecoderRegistration? {
         registrations.first { $0.format == format }
     }
 
@@ -182,7 +182,7 @@ public struct ImageDecoders: Sendable {
 
     /// The format whose magic `head` (a file's first bytes) has; a sniffer's yes first, then the
     /// most specific magic.
-    public func format(of head: UnsafeRawBufferPointer, name: String? = nil) -> ImageFormat? {
+    package func format(of head: UnsafeRawBufferPointer, name: String? = nil) -> ImageFormat? {
         for r in registrations {
             if let sniffer = r.sniffer, !sniffer.needsExtension, sniffer.test(UnsafeRawBufferPointer(rebasing: head.prefix(sniffer.span))) {
                 return r.format

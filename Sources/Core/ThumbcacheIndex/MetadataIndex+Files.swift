@@ -157,7 +157,7 @@ extension MetadataIndex {
 
     /// Removes the files at `paths` from the index; returns how many were indexed.
     @discardableResult
-    public func removeFiles(paths: [String]) throws(IndexError) -> Int {
+    package func removeFiles(paths: [String]) throws(IndexError) -> Int {
         try write { txn, session in
             var n = 0
             for path in paths { if let itemNumber = try lookup(.file, path, txn) { try deleteFile(itemNumber, txn, &session); n += 1 } }
@@ -171,7 +171,7 @@ extension MetadataIndex {
     ///   - seen: items known to exist (a warm saw them): not looked at again, so a re-warm does
     ///     not `stat` every file a second time.
     @discardableResult
-    public func removeMissingFiles(under roots: [String], except seen: ItemBitmap? = nil) throws(IndexError) -> Int {
+    package func removeMissingFiles(under roots: [String], except seen: ItemBitmap? = nil) throws(IndexError) -> Int {
         var missing: [String] = []
         for root in roots {
             let paths: [String]
@@ -282,18 +282,18 @@ extension MetadataIndex {
 
 /// A set of item numbers as bits: 128 KB for a million items, what a warm of any size keeps to
 /// know which indexed files it saw.
-public struct ItemBitmap: Sendable, Hashable {
+package struct ItemBitmap: Sendable, Hashable {
     private var words: [UInt64] = []
 
-    public init() {}
+    package init() {}
 
-    public mutating func insert(_ item: UInt32) {
+    package mutating func insert(_ item: UInt32) {
         let word = Int(item >> 6)
         if word >= words.count { words += [UInt64](repeating: 0, count: word - words.count + 1 + words.count / 2) }
         words[word] |= 1 << UInt64(item & 63)
     }
 
-    public func contains(_ item: UInt32) -> Bool {
+    package func contains(_ item: UInt32) -> Bool {
         let word = Int(item >> 6)
         return word < words.count && words[word] & (1 << UInt64(item & 63)) != 0
     }

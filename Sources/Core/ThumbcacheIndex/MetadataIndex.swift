@@ -178,7 +178,7 @@ public final class MetadataIndex: Sendable {
 
     /// The paths of indexed files whose content hash is `hash` (16 bytes), at most `limit`: who
     /// may be shown a thumbnail known only by its content.
-    public func paths(withContent hash: [UInt8], limit: Int = 64) throws(IndexError) -> [String] {
+    package func paths(withContent hash: [UInt8], limit: Int = 64) throws(IndexError) -> [String] {
         guard hash.count == 16 else { return [] }
         do {
             return try environment.read { txn in
@@ -197,7 +197,7 @@ public final class MetadataIndex: Sendable {
 
     /// The state of the file indexed at `path`, to skip unchanged files cheaply (reads the
     /// record's header only: this runs for every file of every warm).
-    public func indexedState(path: String) throws(IndexError) -> IndexedFileState? {
+    package func indexedState(path: String) throws(IndexError) -> IndexedFileState? {
         do {
             return try environment.read { txn in
                 guard let itemNumber = try lookup(.file, path, txn) else { return nil }
@@ -208,7 +208,7 @@ public final class MetadataIndex: Sendable {
 
     /// ``indexedState(path:)`` for many paths in one read transaction, with each file's item
     /// number: what a warm asks of every file it walks, a batch at a time.
-    public func indexedStates(paths: [String]) throws(IndexError) -> [(item: UInt32, state: IndexedFileState?)?] {
+    package func indexedStates(paths: [String]) throws(IndexError) -> [(item: UInt32, state: IndexedFileState?)?] {
         do {
             return try environment.read { txn in
                 try paths.map { path in

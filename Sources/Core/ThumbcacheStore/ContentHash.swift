@@ -2,7 +2,7 @@ import CThumbcacheXXHash
 
 /// The XXH3-128 hash of a file's bytes: the identity of its content.
 ///
-/// Its canonical form (``bytes``, ``hex``) is the one `xxhsum -H2` prints: the high 64 bits then
+/// Its canonical form (its 16 bytes, ``hex``) is the one `xxhsum -H2` prints: the high 64 bits then
 /// the low 64 bits, each big-endian. Keys built from it therefore sort by content.
 public struct ContentHash: Hashable, Sendable, Comparable, CustomStringConvertible {
     public var high: UInt64
@@ -14,7 +14,7 @@ public struct ContentHash: Hashable, Sendable, Comparable, CustomStringConvertib
     }
 
     /// Reads the 16-byte canonical form.
-    public init?(bytes: UnsafeRawBufferPointer) {
+    package init?(bytes: UnsafeRawBufferPointer) {
         guard bytes.count >= 16 else { return nil }
         high = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
         low = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
@@ -54,7 +54,7 @@ public struct ContentHash: Hashable, Sendable, Comparable, CustomStringConvertib
     }
 
     /// The 16-byte canonical form.
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         var out = [UInt8](repeating: 0, count: 16)
         out.withUnsafeMutableBytes { write(to: $0) }
         return out

@@ -52,7 +52,7 @@ public final class ContentHasher {
     private let buffer: UnsafeMutableRawBufferPointer
     private let state: OpaquePointer
     private let mapThreshold: Int
-    public let keying: Keying
+    package let keying: Keying
 
     /// - Parameters:
     ///   - bufferSize: bytes per `read(2)`.

@@ -5,56 +5,56 @@ import Darwin
 #endif
 
 /// Paths as the cache and the index key files: absolute, without `.`, `..` or symbolic links.
-public enum FilePaths {
+package enum FilePaths {
     /// `path` resolved to an absolute path without `.`, `..` or symbolic links, if it exists;
     /// else `path` as it is (so a per-file error can name what the user typed).
-    public static func resolved(_ path: String) -> String {
+    package static func resolved(_ path: String) -> String {
         real(path) ?? path
     }
 
     /// `realpath(3)`: `path` without `.`, `..` or symbolic links, or nil (with `errno` set) if it
     /// does not resolve.
-    public static func real(_ path: String) -> String? {
+    package static func real(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)
     }
 
     /// A non-empty environment variable.
-    public static func environment(_ name: String) -> String? {
+    package static func environment(_ name: String) -> String? {
         guard let v = getenv(name) else { return nil }
         let s = String(cString: v)
         return s.isEmpty ? nil : s
     }
 
     /// The user's home directory: $HOME, else the password database's, else /tmp.
-    public static var home: String {
+    package static var home: String {
         if let home = environment("HOME") { return home }
         if let pw = getpwuid(getuid()), let dir = pw.pointee.pw_dir { return String(cString: dir) }
         return "/tmp"
     }
 
     /// $XDG_CACHE_HOME, else ~/.cache (the XDG spec says to ignore a relative value).
-    public static var cacheHome: String {
+    package static var cacheHome: String {
         if let xdg = environment("XDG_CACHE_HOME"), xdg.hasPrefix("/") { return xdg }
         return home + "/.cache"
     }
 
     /// $XDG_DATA_HOME, else ~/.local/share.
-    public static var dataHome: String {
+    package static var dataHome: String {
         if let xdg = environment("XDG_DATA_HOME"), xdg.hasPrefix("/") { return xdg }
         return home + "/.local/share"
     }
 
     /// $XDG_DATA_DIRS (absolute entries), else /usr/local/share and /usr/share.
-    public static var dataDirectories: [String] {
+    package static var dataDirectories: [String] {
         let dirs = (environment("XDG_DATA_DIRS") ?? "").split(separator: ":").map(String.init).filter { $0.hasPrefix("/") }
         return dirs.isEmpty ? ["/usr/local/share", "/usr/share"] : dirs
     }
 
     /// The last component of `path` (what follows its last `/`), without splitting the whole path:
     /// it runs for every file a warm walks.
-    public static func lastComponent(_ path: String) -> String {
+    package static func lastComponent(_ path: String) -> String {
         guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
         return String(path[path.utf8.index(after: slash)...])
     }

@@ -16,7 +16,7 @@ public struct FileSnapshot: Sendable, Hashable {
     public var changeTime: Int64
     public var kind: FileKind
 
-    public init(device: UInt64, inode: UInt64, size: UInt64, modificationTime: Int64, changeTime: Int64, kind: FileKind) {
+    package init(device: UInt64, inode: UInt64, size: UInt64, modificationTime: Int64, changeTime: Int64, kind: FileKind) {
         self.device = device
         self.inode = inode
         self.size = size
@@ -53,12 +53,12 @@ public struct FileSnapshot: Sendable, Hashable {
     }
 
     /// The modification time in whole seconds (rounded down, before 1970 too), as `st_mtime` says it.
-    public var modificationSeconds: Int64 {
+    package var modificationSeconds: Int64 {
         modificationTime >= 0 ? modificationTime / 1_000_000_000 : (modificationTime + 1) / 1_000_000_000 - 1
     }
 
     /// True if the file's bytes can be assumed unchanged between the two snapshots.
-    public func sameContentAs(_ other: FileSnapshot) -> Bool {
+    package func sameContentAs(_ other: FileSnapshot) -> Bool {
         device == other.device && inode == other.inode && size == other.size
             && modificationTime == other.modificationTime && changeTime == other.changeTime
     }

@@ -43,14 +43,14 @@ public final class GroupCommitWriter: Sendable {
     }
 
     /// Counters since the writer started.
-    public struct Counters: Sendable, Hashable {
-        public var commits = 0
-        public var writes = 0
-        public var failedGroups = 0
+    package struct Counters: Sendable, Hashable {
+        package var commits = 0
+        package var writes = 0
+        package var failedGroups = 0
     }
 
-    public let store: ThumbnailStore
-    public let policy: Policy
+    package let store: ThumbnailStore
+    package let policy: Policy
     private let core: WriterCore
     private let thread: pthread_t
 
@@ -100,7 +100,7 @@ public final class GroupCommitWriter: Sendable {
     }
 
     /// Counters since the writer started.
-    public var counters: Counters { core.counters }
+    package var counters: Counters { core.counters }
 
     /// Commits what is queued, stops the thread, and refuses later writes.
     public func close() {

@@ -85,7 +85,7 @@ public struct ThumbnailKey: Sendable, Hashable, CustomStringConvertible {
         self.variant = variant
     }
 
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         withEncoded { Array($0) }
     }
 

@@ -2,7 +2,7 @@
 extension ThumbnailStore {
     /// Up to `limit` queued uploads in key order, after `key` (exclusive) if given, with the
     /// attributes queued with each.
-    public func queuedUploads(after key: ThumbnailKey? = nil, limit: Int) throws(StoreError) -> [(key: ThumbnailKey, attributes: [UInt8])] {
+    package func queuedUploads(after key: ThumbnailKey? = nil, limit: Int) throws(StoreError) -> [(key: ThumbnailKey, attributes: [UInt8])] {
         let start = key?.bytes ?? []
         return try reading("list queued uploads") { h, txn in
             var found: [(ThumbnailKey, [UInt8])] = []
@@ -18,7 +18,7 @@ extension ThumbnailStore {
     }
 
     /// How many thumbnails wait for upload.
-    public func queuedUploadCount() throws(StoreError) -> Int {
+    package func queuedUploadCount() throws(StoreError) -> Int {
         try reading("count queued uploads") { h, txn in try txn.count(h.uploads) }
     }
 }

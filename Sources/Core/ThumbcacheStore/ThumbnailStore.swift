@@ -25,7 +25,7 @@ public final class ThumbnailStore: Sendable {
     public let directory: String
     let options: Environment.Options
     /// How this store's users key files (``ContentHasher/Keying``): a hasher for it is ``hasher()``.
-    public let keying: ContentHasher.Keying
+    package let keying: ContentHasher.Keying
     private let state: Mutex<Handles>
     /// The handles this store opened with, and whether they were ever replaced: until a
     /// compaction switches generations (most processes never see one), reads take these without
@@ -88,13 +88,13 @@ public final class ThumbnailStore: Sendable {
     }
 
     /// A hasher that keys files as this store's options say (one per thread).
-    public func hasher() -> ContentHasher { ContentHasher(keying: keying) }
+    package func hasher() -> ContentHasher { ContentHasher(keying: keying) }
 
     /// The default cache directory: `$THUMBCACHE_DIR`, else `$XDG_CACHE_HOME/thumbcache`,
     /// else `~/.cache/thumbcache`.
     /// Whether a cache exists in `directory` (in the directory itself or, after a compaction,
     /// in the generation it names), without creating one.
-    public static func exists(directory: String) -> Bool {
+    package static func exists(directory: String) -> Bool {
         access(Generation.path(Generation.current(in: directory), in: directory) + "/data.mdb", F_OK) == 0
     }
 
@@ -223,7 +223,7 @@ public final class ThumbnailStore: Sendable {
     // MARK: Thumbnails
 
     /// Calls `body` with the stored thumbnail viewed in place, or returns nil if there is none.
-    public func withThumbnail<R>(_ key: ThumbnailKey, _ body: (ThumbnailRecordView) throws -> R) throws -> R? {
+    package func withThumbnail<R>(_ key: ThumbnailKey, _ body: (ThumbnailRecordView) throws -> R) throws -> R? {
         return try reading("read thumbnail") { h, txn in
             guard let value = try key.withEncoded({ try txn.get(h.thumbnails, key: $0) }) else { return nil }
             guard let (header, data) = ThumbnailHeader.decode(value) else {
@@ -239,7 +239,7 @@ public final class ThumbnailStore: Sendable {
     }
 
     /// True if a thumbnail is stored under `key`.
-    public func containsThumbnail(_ key: ThumbnailKey) throws(StoreError) -> Bool {
+    package func containsThumbnail(_ key: ThumbnailKey) throws(StoreError) -> Bool {
         return try reading("read thumbnail") { h, txn in try key.withEncoded { try txn.get(h.thumbnails, key: $0) } != nil }
     }
 

@@ -8,28 +8,28 @@ import ThumbcacheStore
 /// (a GCD utility queue, one at a time) checks the total and, if it is over, collects garbage
 /// and then evicts the least recently used thumbnails down to 90 % of the budget, so that it
 /// does not run again at once. Readers never wait: the job's writes are batched transactions.
-public final class CacheBudget: Sendable {
-    public let store: ThumbnailStore
+package final class CacheBudget: Sendable {
+    package let store: ThumbnailStore
     /// Bytes of thumbnails to keep at most.
-    public let budget: Int
+    package let budget: Int
     private let added = Atomic<Int>(0)
     private let running = Atomic<Bool>(false)
     private let jobs = DispatchGroup()
     private let runs = Atomic<Int>(0)
 
-    public init(store: ThumbnailStore, budget: Int) {
+    package init(store: ThumbnailStore, budget: Int) {
         self.store = store
         self.budget = max(1, budget)
     }
 
     /// Notes `bytes` of new thumbnails; may start a background check.
-    public func added(_ bytes: Int) {
+    package func added(_ bytes: Int) {
         let total = added.add(bytes, ordering: .relaxed).newValue
         if total >= max(1, budget / 10) { check() }
     }
 
     /// Starts a background check now, unless one is running.
-    public func check() {
+    package func check() {
         guard running.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
         added.store(0, ordering: .relaxed)
         let store = self.store, budget = self.budget
@@ -45,12 +45,12 @@ public final class CacheBudget: Sendable {
     }
 
     /// Waits for a running check to finish.
-    public func waitUntilIdle() async {
+    package func waitUntilIdle() async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             jobs.notify(queue: .global()) { done.resume() }
         }
     }
 
     /// How many checks found the cache over budget and trimmed it.
-    public var trims: Int { runs.load(ordering: .relaxed) }
+    package var trims: Int { runs.load(ordering: .relaxed) }
 }

@@ -106,7 +106,7 @@ public struct ContentTypeRegistry: Sendable {
     /// A fingerprint of everything detection goes by (each type's identifier, parents, MIME type,
     /// extensions, names, magic and sniffer), and thumbcache's version: a type detected under
     /// another stamp is detected again.
-    public var stamp: UInt32 {
+    package var stamp: UInt32 {
         // The fields as bytes, ended by bytes UTF-8 never holds (0xFF a text, 0xFE a list, 0xFD a
         // magic) and with the magic's lengths spelled out: printing the arrays instead, as a
         // description, took longer than the rest of a warm's start.

@@ -32,7 +32,7 @@ public final class ThumbnailGenerator: Sendable {
     private static let accessBatch = 128
 
     /// Keeps the store within its budget, if one was given.
-    public let budget: CacheBudget?
+    package let budget: CacheBudget?
     /// The freedesktop cache whose valid thumbnails stand in for a decode, if one was given.
     public let standardThumbnails: FreedesktopThumbnailCache?
     /// The shared tier asked on a miss before decoding, if one was given.
@@ -77,7 +77,7 @@ public final class ThumbnailGenerator: Sendable {
     }
 
     /// Queues the recorded cache hits for the writer (they are committed with its next batch).
-    public func flushAccesses() {
+    package func flushAccesses() {
         let pending = pendingAccesses.withLock { p -> [ThumbnailKey: UInt32] in
             defer { p = [:] }
             return p

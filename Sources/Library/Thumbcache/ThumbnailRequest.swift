@@ -52,7 +52,7 @@ public struct ThumbnailRequest: Sendable, Hashable, Identifiable {
     }
 
     /// The pixel box and variant this request resolves to.
-    public var spec: ThumbnailSpec {
+    package var spec: ThumbnailSpec {
         ThumbnailSpec(boxWidth: Int((width * scale).rounded()), boxHeight: Int((height * scale).rounded()), scale: scale, mode: mode)
     }
 }

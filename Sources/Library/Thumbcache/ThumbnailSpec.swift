@@ -28,12 +28,12 @@ public struct ThumbnailSpec: Sendable, Hashable {
         self.init(boxWidth: side, boxHeight: side, scale: scale)
     }
 
-    public func variant(_ kind: RepresentationKind) -> ThumbnailVariant {
+    package func variant(_ kind: RepresentationKind) -> ThumbnailVariant {
         ThumbnailVariant(kind: kind, fit: mode == .fill ? .fill : .fit, color: linearLight ? .linearLight : .gammaEncoded,
                          generatorVersion: thumbnailGeneratorVersion)
     }
 
-    public func key(for content: ContentHash, kind: RepresentationKind = .thumbnail) -> ThumbnailKey {
+    package func key(for content: ContentHash, kind: RepresentationKind = .thumbnail) -> ThumbnailKey {
         ThumbnailKey(content: content, boxWidth: UInt32(boxWidth), boxHeight: UInt32(boxHeight), variant: variant(kind))
     }
 }
