@@ -8,7 +8,7 @@ struct ThumbnailCommand: ParsableCommand {
         abstract: "Make thumbnails of image files directly, without the cache (like vipsthumbnail).",
         discussion: """
             Decodes each image — PNG, JPEG, WebP, GIF, TIFF, HEIC, AVIF, JPEG XL, SVG, camera raw \
-            (DNG, CR2, CR3, NEF, ARW, ORF, RAF, RW2), BMP, ICO, Netpbm or TGA, told apart by \
+            (DNG, CR2, CR3, NEF, ARW, ORF, RAF, RW2), BMP, ICO, Netpbm, TGA or QOI, told apart by \
             content, not name — shrinking it while it loads where the format allows (JPEG, WebP, a \
             raw file's preview, a TIFF's reduced page, a HEIF's embedded thumbnail; SVG is drawn \
             at the size), resizes with a streaming filter whose memory does not grow with the \

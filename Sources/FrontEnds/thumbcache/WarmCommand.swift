@@ -11,7 +11,7 @@ struct WarmCommand: AsyncParsableCommand {
             Walks directories recursively (never into the cache itself; symbolic links are \
             skipped unless --follow-symlinks, and loops end), identifies every file by the hash \
             of its bytes, and makes the missing thumbnails of its images (PNG, JPEG, WebP, GIF, \
-            TIFF, HEIC, AVIF, JPEG XL, SVG, camera raw, BMP, ICO, Netpbm, TGA), videos, audio \
+            TIFF, HEIC, AVIF, JPEG XL, SVG, camera raw, BMP, ICO, Netpbm, TGA, QOI), videos, audio \
             covers, PDFs, office documents, e-books, comics, fonts and text files in parallel \
             for each size × scale; one writer commits them in batches. A file the stat cache \
             knows unchanged is not read again, so a second warm is fast. Files with the same \
