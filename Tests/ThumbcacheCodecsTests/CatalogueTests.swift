@@ -49,6 +49,9 @@ struct CatalogueTests {
         }
         // The bug this fixed: a comic book was "not a valid org.freedesktop.mime.application.vnd.comicbook+zip".
         #expect(FormatDeclaration.comicZIP.type.displayName == "comic book archive")
+        // A text type shared-mime-info names is called by its MIME type, not its identifier.
+        #expect(ContentType("org.freedesktop.mime.text.x-rust").displayName == "text/x-rust file")
+        #expect(ContentType("com.example.own").displayName == "com.example.own")
     }
 
     @Test func detectionFindsEachFormatByItsOwnRulesOnly() {

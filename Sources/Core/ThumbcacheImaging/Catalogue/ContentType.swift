@@ -10,9 +10,14 @@ public struct ContentType: RawRepresentable, Hashable, Sendable, Codable, Custom
     public var description: String { rawValue }
 
     /// A short human name: the catalogue's for a format thumbcache decodes ("JPEG XL image"),
-    /// else the name of a general type ("movie", "ZIP archive"), else the identifier.
+    /// else the name of a general type ("movie", "ZIP archive"), else, for a type named after
+    /// its MIME type (`org.freedesktop.mime.text.x-rust`), that MIME type ("text/x-rust file"),
+    /// else the identifier.
     public var displayName: String {
-        FormatCatalogue.declaration(ofType: self)?.displayName ?? Self.generalNames[self] ?? rawValue
+        if let name = FormatCatalogue.declaration(ofType: self)?.displayName ?? Self.generalNames[self] { return name }
+        let prefix = "org.freedesktop.mime."
+        guard rawValue.hasPrefix(prefix), let dot = rawValue.dropFirst(prefix.count).firstIndex(of: ".") else { return rawValue }
+        return rawValue[rawValue.index(rawValue.startIndex, offsetBy: prefix.count)..<dot] + "/" + rawValue[rawValue.index(after: dot)...] + " file"
     }
 
     /// Names of the types that are not one decoded format: the tree's inner nodes and the
