@@ -1,4 +1,4 @@
-import ThumbcacheImaging
+@testable import ThumbcacheImaging  // the parsers under test are package API (Tools/fuzz builds with -enable-testing)
 
 /// Any bytes as an EXIF block (TIFF header, IFD chains, offsets, rationals, GPS, the IFD1 preview range).
 @_cdecl("LLVMFuzzerTestOneInput")

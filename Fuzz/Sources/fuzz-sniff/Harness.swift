@@ -1,5 +1,5 @@
 import Thumbcache
-import ThumbcacheImaging
+@testable import ThumbcacheImaging  // the parsers under test are package API (Tools/fuzz builds with -enable-testing)
 
 let types = ContentTypeRegistry()
 
