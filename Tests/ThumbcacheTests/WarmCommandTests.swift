@@ -28,7 +28,7 @@ struct WarmCommandTests {
     }
 
     /// Help text is prose: a line end escaped twice inside `"""` would print a backslash.
-    @Test(arguments: ["warm", "get", "search", "info", "stats", "compact", "thumbnail", "freedesktop", "daemon", "watch", "serve"])
+    @Test(arguments: ["warm", "get", "search", "info", "text", "stats", "compact", "thumbnail", "freedesktop", "daemon", "watch", "serve"])
     func helpHasNoStrayBackslashes(command: String) throws {
         let (end, out, _) = try run([command, "--help"])
         #expect(end == .exited(0))

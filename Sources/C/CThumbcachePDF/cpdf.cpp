@@ -33,11 +33,9 @@ void cpdf_close(cpdf_document *d) {
     delete d;
 }
 
-// A document property as UTF-8, or NULL when empty. Converted here, not by ustring::to_utf8:
-// that calls iconv, which opens glibc's gconv files, and the sandboxed worker may not.
-static char *property(poppler::document &document, const char *key) {
-    poppler::ustring units = document.info_key(key);  // UTF-16 code units
-    std::string out;
+// UTF-16 code units as UTF-8, appended to `out`. Converted here, not by ustring::to_utf8: that
+// calls iconv, which opens glibc's gconv files, and the sandboxed worker may not.
+static void append_utf8(std::string &out, const poppler::ustring &units) {
     for (size_t i = 0; i < units.size(); i++) {
         uint32_t c = units[i];
         if (c >= 0xd800 && c < 0xdc00 && i + 1 < units.size() && units[i + 1] >= 0xdc00 && units[i + 1] < 0xe000) {
@@ -62,6 +60,12 @@ static char *property(poppler::document &document, const char *key) {
             out += char(0x80 | (c & 0x3f));
         }
     }
+}
+
+// A document property as UTF-8, or NULL when empty.
+static char *property(poppler::document &document, const char *key) {
+    std::string out;
+    append_utf8(out, document.info_key(key));
     return out.empty() ? nullptr : strdup(out.c_str());
 }
 
@@ -143,6 +147,29 @@ int cpdf_render(cpdf_document *d, int width, int height, uint8_t *rgba, char *me
         say(message, message_size, e.what());
     } catch (...) {
         say(message, message_size, "poppler failed");
+    }
+    return -1;
+}
+
+long cpdf_text(cpdf_document *d, char *out, size_t size, char *message, size_t message_size) {
+    try {
+        std::string text;
+        int pages = d->document->pages();
+        // Reading order (poppler's non-raw, non-physical layout), a page at a time until the cap.
+        for (int i = 0; i < pages && text.size() < size; i++) {
+            std::unique_ptr<poppler::page> page(d->document->create_page(i));
+            if (!page) continue;
+            if (!text.empty()) text += '\f';
+            append_utf8(text, page->text(poppler::rectf(), poppler::page::non_raw_non_physical_layout));
+        }
+        size_t n = text.size() < size ? text.size() : size;
+        while (n > 0 && n < text.size() && (static_cast<unsigned char>(text[n]) & 0xc0) == 0x80) n--;  // a character's end
+        memcpy(out, text.data(), n);
+        return long(n);
+    } catch (const std::exception &e) {
+        say(message, message_size, e.what());
+    } catch (...) {
+        say(message, message_size, "poppler failed while reading the text");
     }
     return -1;
 }

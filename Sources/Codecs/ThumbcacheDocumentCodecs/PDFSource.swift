@@ -3,9 +3,12 @@ import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
 extension ImageDecoderRegistration {
-    /// PDF through poppler (Splash): the first page drawn at the output size.
+    /// PDF through poppler (Splash): the first page drawn at the output size; its text, every
+    /// page in reading order.
     package static let pdf = ImageDecoderRegistration(.pdf) { (fd, name) throws(ImagingError) in
         try PDFSource(descriptor: fd, name: name)
+    }.extractingText { (fd, name, limit) throws(ImagingError) in
+        try PDFSource(descriptor: fd, name: name).text(limit: limit)
     }
 }
 
@@ -44,6 +47,19 @@ final class PDFSource: DrawnSource {
     }
 
     deinit { cpdf_close(document) }
+
+    /// The words of every page, at most `limit` bytes of UTF-8.
+    func text(limit: Int) throws(ImagingError) -> String {
+        var bytes = [UInt8](repeating: 0, count: limit)
+        var message = [CChar](repeating: 0, count: 256)
+        let n = bytes.withUnsafeMutableBufferPointer { out in
+            out.withMemoryRebound(to: CChar.self) { cpdf_text(document, $0.baseAddress, $0.count, &message, message.count) }
+        }
+        guard n >= 0 else {
+            throw ImagingError(path: path, reason: .corrupt(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
+        }
+        return String(decoding: bytes[..<n], as: UTF8.self)
+    }
 
     func draw(width: Int, height: Int) throws(ImagingError) -> RGBABuffer {
         try .drawnAsARGB32(width: width, height: height, path: path) { cpdf_render(document, Int32(width), Int32(height), $0, $1, $2) }

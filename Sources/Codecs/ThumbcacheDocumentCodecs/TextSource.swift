@@ -1,11 +1,16 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CThumbcacheText
 import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
 extension ImageDecoderRegistration {
-    /// Text of every kind through FreeType: the first lines on a page.
+    /// Text of every kind through FreeType: the first lines on a page; its words, HTML's without markup.
     package static let text = ImageDecoderRegistration(.plainText) { (fd, name) throws(ImagingError) in
         try TextSource(descriptor: fd, name: name)
+    }.extractingText { (fd, name, limit) throws(ImagingError) in
+        try TextExtraction.words(descriptor: fd, name: name, limit: limit)
     }
 }
 
@@ -181,4 +186,8 @@ struct PageFont: Sendable {
 package func preloadFonts() {
     _ = PageFont.monospaced
     _ = PageFont.fallback
+    // poppler's C++ binding turns a page's text into UTF-16 with iconv, which reads glibc's
+    // gconv configuration on first use: read it now, while the file system is still open to us.
+    let conversion = iconv_open("UTF-16", "UTF-8")
+    if conversion != iconv_t(bitPattern: -1) { iconv_close(conversion) }
 }

@@ -114,6 +114,17 @@ public struct ImageDecoderRegistration: Sendable {
     /// Opens the image on `descriptor` (read from its start; the caller keeps the descriptor);
     /// `name` says which file it is, in errors; the registry's settings say how it may decode.
     package var open: @Sendable (_ descriptor: Int32, _ name: String, _ settings: DecodeSettings) throws(ImagingError) -> any RowSource
+    /// The format's words as plain text, at most `limit` bytes of UTF-8, for the full-text index;
+    /// nil for a format without words (a photo).
+    package var extractText: (@Sendable (_ descriptor: Int32, _ name: String, _ limit: Int) throws(ImagingError) -> String)?
+
+    /// This registration with `extract` as its text extractor.
+    package func extractingText(_ extract: @escaping @Sendable (_ descriptor: Int32, _ name: String,
+                                                                _ limit: Int) throws(ImagingError) -> String) -> ImageDecoderRegistration {
+        var copy = self
+        copy.extractText = extract
+        return copy
+    }
 
     public init(format: ImageFormat, typeIdentifier: String, magic: [Magic],
                 open: @escaping @Sendable (_ descriptor: Int32, _ name: String) throws(ImagingError) -> any RowSource) {
@@ -227,6 +238,36 @@ public struct ImageDecoders: Sendable {
     /// file's bytes can name (text), whose decoder checks them itself.
     public func open(_ descriptor: Int32, name: String, format: ImageFormat? = nil,
                      fallback: ImageFormat? = nil) throws(ImagingError) -> (ImageFormat, any RowSource) {
+        let registration = try resolve(descriptor, name: name, format: format, fallback: fallback)
+        return (registration.format, try registration.open(descriptor, name, settings))
+    }
+
+    /// The words of the file on `descriptor` as plain text, at most `limit` bytes of UTF-8, from
+    /// the text extractor of the format its bytes call for (or `format`'s, or `fallback`'s as
+    /// ``open(_:name:format:fallback:)`` picks).
+    /// - Throws: ``ImagingError``, ``ImagingError/Reason/noTextExtractor(format:)`` for a format
+    ///   whose decoder has none.
+    package func text(_ descriptor: Int32, name: String, format: ImageFormat? = nil, fallback: ImageFormat? = nil,
+                      limit: Int) throws(ImagingError) -> (ImageFormat, String) {
+        let registration = try resolve(descriptor, name: name, format: format, fallback: fallback)
+        guard let extract = registration.extractText else {
+            throw ImagingError(path: name, reason: .noTextExtractor(format: registration.format.rawValue))
+        }
+        return (registration.format, try extract(descriptor, name, max(0, limit)))
+    }
+
+    /// `text` cut to at most `limit` bytes of UTF-8, at a scalar's end.
+    package static func truncated(_ text: String, toUTF8Bytes limit: Int) -> String {
+        guard text.utf8.count > limit else { return text }
+        var end = text.utf8.index(text.utf8.startIndex, offsetBy: max(0, limit))
+        // Back off continuation bytes (10xxxxxx): the cut falls where a scalar starts.
+        while end > text.utf8.startIndex && text.utf8[end] & 0xC0 == 0x80 { end = text.utf8.index(before: end) }
+        return String(decoding: text.utf8[..<end], as: UTF8.self)
+    }
+
+    /// The registration ``open(_:name:format:fallback:)`` and ``text(_:name:format:fallback:limit:)`` use.
+    private func resolve(_ descriptor: Int32, name: String, format: ImageFormat?,
+                         fallback: ImageFormat?) throws(ImagingError) -> ImageDecoderRegistration {
         let registration: ImageDecoderRegistration
         if let format, let known = self.registration(of: format) { registration = known } else {
             do {
@@ -242,7 +283,7 @@ public struct ImageDecoders: Sendable {
                 }
             }
         }
-        return (registration.format, try registration.open(descriptor, name, settings))
+        return registration
     }
 }
 

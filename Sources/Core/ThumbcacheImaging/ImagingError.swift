@@ -23,6 +23,8 @@ public struct ImagingError: Error, Sendable, Hashable, Codable, CustomStringConv
         /// worker family): a HEIF the direct path does not handle goes to the one with libheif.
         /// The worker pool sends it there; elsewhere it is the reason the file failed.
         case decodedElsewhere(by: String)
+        /// The format has no words thumbcache extracts (a photo), so it has no text to index.
+        case noTextExtractor(format: String)
 
         public var description: String {
             switch self {
@@ -35,6 +37,7 @@ public struct ImagingError: Error, Sendable, Hashable, Codable, CustomStringConv
             case .encodingFailed(let message): "cannot encode thumbnail: \(message)"
             case .noPicture(let what): "no picture to show: \(what)"
             case .decodedElsewhere(let family): "decoded only by the \(family) worker"
+            case .noTextExtractor(let format): "thumbcache extracts no text from \(format) files"
             }
         }
     }

@@ -9,6 +9,9 @@ package protocol ImageDecoding: Sendable {
     func info(ofFileAt path: String, format: ImageFormat?) throws -> ImageInfo
     /// The JPEG's embedded EXIF thumbnail, upright, or nil.
     func embeddedThumbnail(ofFileAt path: String) throws -> RGBAImage?
+    /// The words of the file at `path` as plain text, at most `limit` bytes of UTF-8, and the
+    /// format whose extractor read them.
+    func text(ofFileAt path: String, format: ImageFormat?, limit: Int) throws -> (format: ImageFormat, text: String)
 }
 
 /// Decoding in this process: for trusted input and the lowest latency.
@@ -29,5 +32,12 @@ package struct InProcessDecoding: ImageDecoding {
 
     package func embeddedThumbnail(ofFileAt path: String) throws -> RGBAImage? {
         try Thumbnailer.embeddedThumbnail(ofFileAt: path)
+    }
+
+    package func text(ofFileAt path: String, format: ImageFormat?, limit: Int) throws -> (format: ImageFormat, text: String) {
+        let file = try ImageFile(path: path)
+        let fallback = format.flatMap { FormatCatalogue.declaration(of: $0) }.flatMap { $0.magic.isEmpty && $0.sniffer == nil ? $0.format : nil }
+        let (found, text) = try decoders.text(file.descriptor, name: path, fallback: fallback, limit: limit)
+        return (found, ImageDecoders.truncated(text, toUTF8Bytes: limit))
     }
 }

@@ -35,6 +35,8 @@ package struct WorkerRequest: Codable, Sendable {
         case thumbnail
         case info
         case embeddedThumbnail
+        /// The file's words as UTF-8, at most ``WorkerRequest/textLimit`` bytes, after the document.
+        case text
     }
 
     package var kind: Kind
@@ -44,6 +46,8 @@ package struct WorkerRequest: Codable, Sendable {
     /// The format to read the file as if the worker's decoders recognise none in its bytes: the
     /// parent's type for a format bytes cannot name (text). Never overrides what the bytes say.
     package var fallback: String?
+    /// Most bytes of text a ``Kind/text`` request wants back.
+    package var textLimit: Int?
 }
 
 /// A worker's answer. `image` describes the pixels that follow the document.
@@ -71,11 +75,14 @@ package struct WorkerReply: Codable, Sendable {
     package var image: Image?
     package var info: ImageInfo?
     package var error: ImagingError?
+    /// The format whose extractor read the text that follows the document (a text reply).
+    package var textFormat: String?
 
-    package init(hello: Hello? = nil, image: Image? = nil, info: ImageInfo? = nil, error: ImagingError? = nil) {
+    package init(hello: Hello? = nil, image: Image? = nil, info: ImageInfo? = nil, error: ImagingError? = nil, textFormat: String? = nil) {
         self.hello = hello
         self.image = image
         self.info = info
         self.error = error
+        self.textFormat = textFormat
     }
 }

@@ -124,6 +124,16 @@ package final class WorkerPool: ImageDecoding {
         return info
     }
 
+    package func text(ofFileAt path: String, format: ImageFormat?, limit: Int) throws -> (format: ImageFormat, text: String) {
+        var request = WorkerRequest(kind: .text, name: path)
+        request.fallback = Self.fallback(format)
+        request.textLimit = limit
+        let (reply, bytes) = try run(request, format: format, maxPixelBytes: limit)
+        guard let textFormat = reply.textFormat else { throw WorkerFailure(path: path, reason: .protocolViolation("no format in a text reply")) }
+        // The worker is not trusted to send UTF-8: what is not becomes U+FFFD here.
+        return (ImageFormat(rawValue: textFormat), String(decoding: bytes, as: UTF8.self))
+    }
+
     package func embeddedThumbnail(ofFileAt path: String) throws -> RGBAImage? {
         let (reply, pixels) = try run(WorkerRequest(kind: .embeddedThumbnail, name: path), format: .jpeg, maxPixelBytes: 1024 * 1024 * 4)
         return reply.image.map { RGBAImage(width: $0.width, height: $0.height, pixels: pixels, hasAlpha: $0.hasAlpha) }

@@ -122,7 +122,7 @@ final class WorkerProcess: @unchecked Sendable {
                   !image.width.multipliedReportingOverflow(by: image.height).overflow else {
                 throw WorkerFailure.Reason.protocolViolation("\(pixelLength) bytes for \(image.width)×\(image.height) pixels")
             }
-        } else if pixelLength != 0 {
+        } else if pixelLength != 0 && reply.textFormat == nil {
             throw WorkerFailure.Reason.protocolViolation("pixels without an image")
         }
         let pixels = pixelLength > 0 ? try channel.receive(count: pixelLength, deadline: deadline) : []

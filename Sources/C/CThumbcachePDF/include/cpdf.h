@@ -30,6 +30,10 @@ cpdf_document *cpdf_open(const uint8_t *bytes, size_t length, cpdf_info *info, c
 /// it. 0, or -1 with a message.
 int cpdf_render(cpdf_document *document, int width, int height, uint8_t *rgba, char *message, size_t message_size);
 
+/// The text of every page in reading order, pages separated by a form feed, as UTF-8 into `out`:
+/// at most `size` bytes, cut at a character's end. The bytes written, or -1 with a message.
+long cpdf_text(cpdf_document *document, char *out, size_t size, char *message, size_t message_size);
+
 void cpdf_close(cpdf_document *document);
 
 #ifdef __cplusplus

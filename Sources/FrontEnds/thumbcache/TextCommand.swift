@@ -1,0 +1,64 @@
+import ArgumentParser
+import Foundation
+import Thumbcache
+import ThumbcacheWorker
+
+struct TextCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "text",
+        abstract: "Print the words inside files, as the full-text index will read them.",
+        discussion: """
+            Extracts each file's text in the sandboxed document worker: a PDF's pages in reading \
+            order (poppler), text files in their own charset (UTF-8, UTF-16 with its mark, else \
+            Windows-1252), HTML without its markup, scripts and styles. At most --limit bytes of \
+            UTF-8 per file. A file of a format without words (a photo) is an error naming it.
+
+              thumbcache text report.pdf
+              thumbcache text index.html notes.txt --json
+            """
+    )
+
+    @Argument(help: ArgumentHelp("Files to read.", valueName: "file"))
+    var files: [String]
+
+    @Option(name: .long, help: ArgumentHelp("Most bytes of text per file, like 64K or 1M.", valueName: "size"))
+    var limit: String = "1M"
+
+    @Flag(name: .long, help: "One JSON object per file: path, format, bytes and text.")
+    var json = false
+
+    @OptionGroup var decoderOptions: DecoderOptions
+
+    func validate() throws {
+        guard let bytes = CompactCommand.parseSize(limit), bytes >= 1, bytes <= 64 << 20 else {
+            throw ValidationError("--limit takes a size from 1 byte to 64M, like 64K or 1M, got '\(limit)'")
+        }
+    }
+
+    func run() throws {
+        let limit = CompactCommand.parseSize(limit) ?? 1 << 20
+        let decoding = decoderOptions.isolation().makeDecoding(defaultWorkers: 1)
+        let types = ContentTypeRegistry()
+        var failed = 0
+        for file in files {
+            let path = FilePaths.resolved(file)
+            do {
+                // Text has no signature: its type (name and bytes) says to read it as text when
+                // the worker finds no format in the bytes.
+                let isText = types.conforms(types.type(ofFileAt: path), to: .text)
+                let (format, text) = try decoding.text(ofFileAt: path, format: isText ? .text : nil, limit: limit)
+                if json {
+                    let object: [String: Any] = ["path": path, "format": format.rawValue, "bytes": text.utf8.count, "text": text]
+                    print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+                } else {
+                    if files.count > 1 { print("==> \(path) <==") }
+                    print(text)
+                }
+            } catch {
+                failed += 1
+                FileHandle.standardError.write(Data("thumbcache: \(error)\n".utf8))
+            }
+        }
+        if failed > 0 { throw ExitCode(1) }
+    }
+}

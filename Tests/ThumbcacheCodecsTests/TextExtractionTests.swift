@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+import ThumbcacheDocumentCodecs
+import ThumbcacheImaging
+import ThumbcacheTestSupport
+
+/// The words the document worker's extractors give the full-text index, read in-process from
+/// files made here or by Debian's tools.
+struct TextExtractionTests {
+    static func words(_ path: String, limit: Int = 1 << 20, fallback: ImageFormat? = .text) throws -> (ImageFormat, String) {
+        let file = try ImageFile(path: path)
+        return try ImageDecoders.documents.text(file.descriptor, name: path, fallback: fallback, limit: limit)
+    }
+
+    @Test func textIsReadInItsOwnCharset() throws {
+        let dir = TemporaryDirectory()
+        let utf8 = try dir.write("utf8.txt", Array("naïve café — 東京\n".utf8))
+        #expect(try Self.words(utf8) == (.text, "naïve café — 東京\n"))
+        let utf16 = try dir.write("utf16.txt", [0xFF, 0xFE] + "Grüße".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
+        #expect(try Self.words(utf16).1 == "Grüße")
+        let latin = try dir.write("latin.txt", Array("caf".utf8) + [0xE9, 0x20, 0x80])  // Windows-1252: é and €
+        #expect(try Self.words(latin).1 == "café €")
+        let binary = try dir.write("binary.txt", [0x41, 0x00, 0x42])
+        #expect(throws: ImagingError.self) { try Self.words(binary) }
+    }
+
+    @Test func htmlGivesWhatAReaderSees() throws {
+        let dir = TemporaryDirectory()
+        let html = """
+            <!DOCTYPE html><html><head><title>Q&amp;A</title><style>p { color: red }</style>
+            <script>document.write("<p>not shown</p>")</script></head>
+            <body><p class="x">Caf&eacute; &#8212; caf&#xE9; &unknown; 5 &lt; 6</p><!-- <p>no</p> --><div>two   spaced</div></body></html>
+            """
+        let path = try dir.write("page.html", Array(html.utf8))
+        let (_, text) = try Self.words(path)
+        #expect(text == "Q&A\n\nCafé — café &unknown; 5 < 6\n\ntwo spaced", "\(text)")
+    }
+
+    @Test func theLimitCutsAtACharacter() throws {
+        let dir = TemporaryDirectory()
+        let path = try dir.write("long.txt", Array(String(repeating: "é", count: 100).utf8))
+        let (_, text) = try Self.words(path, limit: 51)
+        #expect(text.utf8.count == 50 && text == String(repeating: "é", count: 25))
+    }
+
+    /// A PDF written by hand with two pages of text in a standard font: poppler's words, page by page.
+    @Test func pdfPagesInReadingOrder() throws {
+        let dir = TemporaryDirectory()
+        let path = try dir.write("two.pdf", Self.pdf(pages: ["Hello invoice 42", "Second page words"]))
+        let (format, text) = try Self.words(path, fallback: nil)
+        #expect(format == .pdf)
+        #expect(text.contains("Hello invoice 42") && text.contains("Second page words"), "\(text)")
+        #expect(text.range(of: "Hello")!.lowerBound < text.range(of: "Second")!.lowerBound)
+    }
+
+    @Test func aPhotoHasNoWords() throws {
+        let dir = TemporaryDirectory()
+        let path = try dir.write("photo.png", try ImageEncoder.png(testPhoto(width: 8, height: 8)))
+        let file = try ImageFile(path: path)
+        #expect { try ImageDecoders.standard.text(file.descriptor, name: path, limit: 100) } throws: { error in
+            "\(error)".contains("thumbcache extracts no text from png files")
+        }
+    }
+
+    /// `thumbcache text` through the sandboxed document worker: the words of a PDF and of an
+    /// HTML page, and a clear error for a photo, which has none (the command goes on and exits 1).
+    @Test func theTextCommandReadsThroughTheWorker() throws {
+        let dir = TemporaryDirectory()
+        let pdf = try dir.write("letter.pdf", Self.pdf(pages: ["Dear reader", "Yours sincerely"]))
+        let html = try dir.write("page.htm", Array("<html><body><h1>Title</h1><script>x()</script><p>body text</p></body></html>".utf8))
+        let photo = try dir.write("photo.png", try ImageEncoder.png(testPhoto(width: 8, height: 8)))
+        let child = try ChildProcess(program: "thumbcache", arguments: ["text", "--json", pdf, photo, html])
+        let (end, stderr) = child.wait()
+        #expect(end == .exited(1))
+        #expect(stderr.contains("\(photo): thumbcache extracts no text from png files"), "\(stderr)")
+        let objects = try child.output.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(objects.count == 2)
+        let letter = try #require(objects.first ?? nil), page = try #require(objects.last ?? nil)
+        #expect(letter["format"] as? String == "pdf" && letter["path"] as? String == pdf)
+        #expect((letter["text"] as? String)?.contains("Dear reader") == true && (letter["text"] as? String)?.contains("Yours sincerely") == true)
+        #expect(page["text"] as? String == "Title\n\nbody text", "\(page)")
+    }
+
+    /// A minimal PDF: one Helvetica text line per page, with a correct cross-reference table.
+    static func pdf(pages: [String]) -> [UInt8] {
+        var objects = ["<< /Type /Catalog /Pages 2 0 R >>", ""]
+        var kids: [String] = []
+        for (i, line) in pages.enumerated() {
+            let page = 3 + i * 2, content = page + 1
+            kids.append("\(page) 0 R")
+            let stream = "BT /F1 24 Tf 72 700 Td (\(line)) Tj ET"
+            objects.append("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 \(3 + pages.count * 2) 0 R >> >> /Contents \(content) 0 R >>")
+            objects.append("<< /Length \(stream.utf8.count) >>\nstream\n\(stream)\nendstream")
+        }
+        objects[1] = "<< /Type /Pages /Kids [\(kids.joined(separator: " "))] /Count \(pages.count) >>"
+        objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+        var out = "%PDF-1.4\n"
+        var offsets: [Int] = []
+        for (i, body) in objects.enumerated() {
+            offsets.append(out.utf8.count)
+            out += "\(i + 1) 0 obj\n\(body)\nendobj\n"
+        }
+        let xref = out.utf8.count
+        out += "xref\n0 \(objects.count + 1)\n0000000000 65535 f \n" + offsets.map { String(format: "%010d 00000 n \n", $0) }.joined()
+        out += "trailer\n<< /Size \(objects.count + 1) /Root 1 0 R >>\nstartxref\n\(xref)\n%%EOF\n"
+        return Array(out.utf8)
+    }
+}
