@@ -62,6 +62,41 @@ struct TextExtractionTests {
         }
     }
 
+    typealias Entry = DocumentFormatTests.Entry
+
+    /// Office files and an e-book (ZIPs written by Python's zipfile, parts in each format's
+    /// vocabulary): body text in order, with what is not body (field codes, deleted runs,
+    /// markup) left out; a comic has pictures only.
+    @Test func officeFilesAndEBooksGiveTheirBody() throws {
+        let dir = TemporaryDirectory()
+        let xml = DocumentFormatTests.xml
+        let odt = try DocumentFormatTests.zip(dir, "memo.odt", [
+            Entry(name: "mimetype", bytes: xml("application/vnd.oasis.opendocument.text"), stored: true),
+            Entry(name: "content.xml", bytes: xml("""
+                <?xml version="1.0"?><office:document-content xmlns:office="o" xmlns:text="t"><office:body><office:text>                <text:h>Quarterly memo</text:h><text:p>Sales rose<text:s/>by&#160;4 % &amp; costs fell.</text:p>                <text:p>Second<text:tab/>paragraph<text:line-break/>same one</text:p></office:text></office:body></office:document-content>
+                """)),
+        ])
+        #expect(try Self.words(odt, fallback: nil).1 == "Quarterly memo\nSales rose by 4 % & costs fell.\nSecond paragraph\nsame one")
+        let docx = try DocumentFormatTests.zip(dir, "letter.docx", [
+            Entry(name: "word/document.xml", bytes: xml("""
+                <w:document xmlns:w="w"><w:body><w:p><w:r><w:t>Dear </w:t></w:r><w:r><w:t xml:space="preserve">Ms Smith,</w:t></w:r></w:p>                <w:p><w:r><w:instrText>PAGE \\* MERGEFORMAT</w:instrText></w:r><w:del><w:r><w:delText>gone</w:delText></w:r></w:del>                <w:r><w:t>Thank you</w:t><w:tab/><w:t>kindly.</w:t></w:r></w:p></w:body></w:document>
+                """)),
+        ])
+        #expect(try Self.words(docx, fallback: nil).1 == "Dear Ms Smith,\nThank you kindly.")
+        let pptx = try DocumentFormatTests.zip(dir, "deck.pptx", [
+            Entry(name: "ppt/slides/slide10.xml", bytes: xml("<p:sld><a:p><a:r><a:t>Last slide</a:t></a:r></a:p></p:sld>")),
+            Entry(name: "ppt/slides/slide2.xml", bytes: xml("<p:sld><a:p><a:r><a:t>Second slide</a:t></a:r></a:p></p:sld>")),
+        ])
+        #expect(try Self.words(pptx, fallback: nil).1 == "Second slide\n\nLast slide")  // natural order: 2 before 10
+        let book = try DocumentFormatTests.epub(dir, "novel.epub", opf: """
+            <package xmlns="http://www.idpf.org/2007/opf"><manifest><item id="c2" href="two.xhtml" media-type="application/xhtml+xml"/>            <item id="c1" href="text/one.xhtml" media-type="application/xhtml+xml"/></manifest><spine><itemref idref="c1"/><itemref idref="c2"/></spine></package>
+            """, files: [Entry(name: "OEBPS/text/one.xhtml", bytes: xml("<html><body><h1>Chapter One</h1><p>It was a dark night.</p></body></html>")),
+                         Entry(name: "OEBPS/two.xhtml", bytes: xml("<html><body><p>The end.</p></body></html>"))])
+        #expect(try Self.words(book, fallback: nil).1 == "Chapter One\n\nIt was a dark night.\n\nThe end.")
+        let comic = try DocumentFormatTests.zip(dir, "issue.cbz", [Entry(name: "p1.png", bytes: try DocumentFormatTests.png)])
+        #expect(throws: ImagingError.self) { try Self.words(comic, fallback: nil) }
+    }
+
     /// `thumbcache text` through the sandboxed document worker: the words of a PDF and of an
     /// HTML page, and a clear error for a photo, which has none (the command goes on and exits 1).
     @Test func theTextCommandReadsThroughTheWorker() throws {

@@ -7,9 +7,16 @@ extension ImageDecoders {
     /// is GPL-licensed, so these link into worker executables only (Docs/LICENSES.md).
     package static let documents = ImageDecoders([.pdf, .text] + fonts + archives)
 
-    /// One libarchive registration per archive-borne document format.
+    /// One libarchive registration per archive-borne document format; the words of each but the
+    /// comics, which have pictures only.
     static let archives = FormatCatalogue.archiveDocuments.map { signature in
-        ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in try ArchiveSource(descriptor: fd, name: name, format: signature.format) }
+        let registration = ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in
+            try ArchiveSource(descriptor: fd, name: name, format: signature.format)
+        }
+        guard ![ImageFormat.comicZIP, .comicRAR, .comic7Zip, .comicTar].contains(signature.format) else { return registration }
+        return registration.extractingText { (fd, name, limit) throws(ImagingError) in
+            try DocumentText.words(descriptor: fd, name: name, format: signature.format, limit: limit)
+        }
     }
 
     /// One FreeType registration per font format.
