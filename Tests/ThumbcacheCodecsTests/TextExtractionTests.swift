@@ -62,6 +62,72 @@ struct TextExtractionTests {
         }
     }
 
+    /// Subtitles say their cues' lines: no numbers, identifiers, timings, notes, styles or tags.
+    @Test func subtitlesGiveWhatIsSaid() throws {
+        let dir = TemporaryDirectory()
+        let srt = try dir.write("film.srt", Array("1\r\n00:00:01,000 --> 00:00:02,500\r\n<i>Hello</i> there\r\n\r\n2\r\n00:00:03,000 --> 00:00:04,000\r\nGeneral Kenobi\r\n".utf8))
+        #expect(try Self.words(srt).1 == "Hello there\n\nGeneral Kenobi")
+        let vtt = try dir.write("film.vtt", Array("""
+            WEBVTT - a title
+
+            NOTE not said
+            at all
+
+            STYLE
+            ::cue { color: yellow }
+
+            intro
+            00:00.000 --> 00:01.000 align:start
+            <c.yellow>Fish &amp; chips</c> <00:00.500>now
+
+            00:01.000 --> 00:02.000
+            Goodbye
+            """.utf8))
+        #expect(try Self.words(vtt).1 == "Fish & chips now\n\nGoodbye")
+    }
+
+    /// A message's subject and correspondents (encoded words decoded), its plain text part over
+    /// its HTML alternative (quoted-printable undone), a base64 text attachment, no binary one.
+    @Test func anEMailGivesItsHeadersAndText() throws {
+        let dir = TemporaryDirectory()
+        let eml = try dir.write("note.eml", Array("""
+            From: =?UTF-8?Q?Ren=C3=A9e?= <renee@example.org>
+            To: Bob <bob@example.org>
+            Subject: =?ISO-8859-1?B?Q2Fm6SB0b25pZ2h0?=
+            MIME-Version: 1.0
+            Content-Type: multipart/mixed; boundary="outer"
+
+            --outer
+            Content-Type: multipart/alternative; boundary=inner
+
+            --inner
+            Content-Type: text/plain; charset=utf-8
+            Content-Transfer-Encoding: quoted-printable
+
+            See you at the caf=C3=A9 at eight, a long line that goes on and on and =
+            on.
+            --inner
+            Content-Type: text/html; charset=utf-8
+
+            <p>HTML copy, not read</p>
+            --inner--
+            --outer
+            Content-Type: text/plain; name="list.txt"
+            Content-Transfer-Encoding: base64
+
+            bWlsaywgZWdncw==
+            --outer
+            Content-Type: image/png
+            Content-Transfer-Encoding: base64
+
+            iVBORw0KGgo=
+            --outer--
+            """.replacing("\n", with: "\r\n").utf8))
+        let (_, text) = try Self.words(eml)
+        #expect(text == "Café tonight\n\nRenée <renee@example.org>\n\nBob <bob@example.org>\n\n"
+                + "See you at the café at eight, a long line that goes on and on and on.\n\nmilk, eggs", "\(text)")
+    }
+
     typealias Entry = DocumentFormatTests.Entry
 
     /// Office files and an e-book (ZIPs written by Python's zipfile, parts in each format's

@@ -1,8 +1,8 @@
 import ThumbcacheImaging
 
 /// The words of a text file for the full-text index: its charset told as the text thumbnails
-/// tell it (a byte-order mark, else UTF-8 when valid, else Windows-1252), and for HTML only what
-/// a reader sees: no markup, scripts or styles, entities decoded.
+/// tell it (a byte-order mark, else UTF-8 when valid, else Windows-1252); for HTML only what a
+/// reader sees, for subtitles what is said, for an e-mail its subject, correspondents and text.
 enum TextExtraction {
     /// At most `limit` bytes of UTF-8 from the text file on `descriptor`.
     static func words(descriptor: Int32, name: String, limit: Int) throws(ImagingError) -> String {
@@ -10,7 +10,12 @@ enum TextExtraction {
         // UTF-16 and Windows-1252 grow when they become UTF-8: read no more than can make `limit`.
         let bytes = try reader.bytes(at: 0, count: min(reader.size, limit * 2 + 2), what: "text")
         guard let text = bytes.withUnsafeBytes({ decode($0) }) else { throw ImagingError(path: name, reason: .corrupt("binary data, not text")) }
-        return ImageDecoders.truncated(looksLikeHTML(text) ? HTMLText.words(text) : text, toUTF8Bytes: limit)
+        let words = switch name.split(separator: ".").last?.lowercased() {
+        case "srt", "vtt": SubtitleText.words(text)
+        case "eml": MailText.words(text)
+        default: looksLikeHTML(text) ? HTMLText.words(text) : text
+        }
+        return ImageDecoders.truncated(words, toUTF8Bytes: limit)
     }
 
     /// The text of `bytes`, or nil for bytes with a NUL (binary data).
@@ -122,7 +127,7 @@ enum HTMLText {
     /// Runs of spaces and tabs as one space, lines trimmed, at most one empty line in a row.
     static func collapse(_ text: String) -> String {
         var lines: [String] = []
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for line in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
             let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\u{A0}" })
             let joined = words.joined(separator: " ")
             if joined.isEmpty && (lines.last?.isEmpty ?? true) { continue }

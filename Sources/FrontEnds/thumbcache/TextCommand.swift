@@ -9,7 +9,8 @@ struct TextCommand: ParsableCommand {
         abstract: "Print the words inside files, as the full-text index will read them.",
         discussion: """
             Extracts each file's text in the sandboxed document worker: a PDF's pages in reading \
-            order (poppler), office files and e-books (their body, chapters in order), text files in \
+            order (poppler), office files and e-books (their body, chapters in order), subtitles, \
+            e-mail (subject, correspondents, text parts), text files in \
             their own charset (UTF-8, UTF-16 with its mark, else \
             Windows-1252), HTML without its markup, scripts and styles. At most --limit bytes of \
             UTF-8 per file. A file of a format without words (a photo) is an error naming it.
