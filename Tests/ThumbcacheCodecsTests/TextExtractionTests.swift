@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import ThumbcacheDocumentCodecs
+@testable import ThumbcacheDocumentCodecs
 import ThumbcacheImaging
 import ThumbcacheTestSupport
 
@@ -126,6 +126,25 @@ struct TextExtractionTests {
         let (_, text) = try Self.words(eml)
         #expect(text == "Café tonight\n\nRenée <renee@example.org>\n\nBob <bob@example.org>\n\n"
                 + "See you at the café at eight, a long line that goes on and on and on.\n\nmilk, eggs", "\(text)")
+    }
+
+    /// The text readers on hostile input (seeded): markup cut anywhere, unclosed scripts and
+    /// comments, entities out of range, encoded words and boundaries that lead nowhere. Each
+    /// returns, and never more text than the input could make.
+    @Test func theTextReadersTakeAnyInput() {
+        var random = SeededRandom.forTest()
+        let pieces = ["<", ">", "</", "<script>", "</script", "<!--", "-->", "&", "&#", "&#x110000;", "&#99999999999;", "&amp;", ";", "\"",
+                      "'", "=?", "?=", "=?UTF-8?B?", "=?x?Q?=C3", "?=", "=", "=\r\n", "--b", "--b--", "boundary=b", "Content-Type: multipart/mixed;",
+                      "\r\n", "\n", "\r", " ", "-->", "00:00:01,000 --> 00:00:02,000", "WEBVTT", "NOTE", "<w:t>", "</w:t>", "<w:p/>", "é", "東",
+                      "\u{0}", "a", "word"]
+        for _ in 0..<300 {
+            let input = (0..<Int.random(in: 1...200, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
+            let bound = input.utf8.count * 4 + 16
+            #expect(HTMLText.words(input).utf8.count <= bound)
+            #expect(XMLText.words(input, paragraphs: ["p"], only: ["t"]).utf8.count <= bound)
+            #expect(SubtitleText.words(input).utf8.count <= bound)
+            #expect(MailText.words(input).utf8.count <= bound * 2)  // base64 and header lines may add separators
+        }
     }
 
     typealias Entry = DocumentFormatTests.Entry
