@@ -137,14 +137,16 @@ public struct ImageDecoderRegistration: Sendable {
     /// The decoder for a format of thumbcache's catalogue (``FormatCatalogue``).
     public init(_ signature: FormatDeclaration,
                 open: @escaping @Sendable (_ descriptor: Int32, _ name: String) throws(ImagingError) -> any RowSource) {
-        self.init(format: signature.format, typeIdentifier: signature.typeIdentifier, magic: signature.magic, open: open)
-        sniffer = signature.sniffer
+        self.init(signature) { (descriptor, name, _) throws(ImagingError) in try open(descriptor, name) }
     }
 
     /// A catalogued format's decoder that uses the registry's ``DecodeSettings``.
     package init(_ signature: FormatDeclaration,
                  open: @escaping @Sendable (_ descriptor: Int32, _ name: String, _ settings: DecodeSettings) throws(ImagingError) -> any RowSource) {
-        self.init(signature) { (_, _) throws(ImagingError) in throw ImagingError(path: "", reason: .unsupportedFormat) }
+        format = signature.format
+        typeIdentifier = signature.typeIdentifier
+        magic = signature.magic
+        sniffer = signature.sniffer
         self.open = open
     }
 }
