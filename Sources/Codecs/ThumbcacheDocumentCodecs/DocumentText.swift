@@ -62,18 +62,7 @@ enum XMLText {
                       only: Set<String> = []) -> String {
         var out = ""
         var inside = 0  // depth within `only` elements
-        var rest = Substring(xml)
-        while let open = rest.firstIndex(of: "<") {
-            if only.isEmpty || inside > 0 { out += XMLScan.unescape(rest[..<open]) }
-            rest = rest[rest.index(after: open)...]
-            if rest.hasPrefix("!--") {
-                guard let end = rest.firstRange(of: "-->") else { break }
-                rest = rest[end.upperBound...]
-                continue
-            }
-            guard let close = rest.firstIndex(of: ">") else { break }
-            let tag = rest[..<close]
-            rest = rest[rest.index(after: close)...]
+        XMLScan.tags(in: xml) { tag, following in
             let closing = tag.hasPrefix("/"), empty = tag.hasSuffix("/")
             let qualified = tag.drop { $0 == "/" }.prefix { !($0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "/") }
             let local = String(qualified.split(separator: ":").last ?? qualified)
@@ -84,6 +73,8 @@ enum XMLText {
                 if tabs.contains(local) { out += "\t" }
                 if spaces.contains(local) { out += " " }
             }
+            if only.isEmpty || inside > 0 { out += XMLScan.unescape(following) }
+            return true
         }
         return HTMLText.collapse(out)
     }

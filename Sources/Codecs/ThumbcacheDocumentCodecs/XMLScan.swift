@@ -13,25 +13,33 @@ struct XMLScan {
     /// Scans at most `limit` elements of `text`.
     init(_ text: String, limit: Int = 100_000) {
         var out: [Element] = []
+        Self.tags(in: text) { tag, following in
+            // Declarations, processing instructions and end tags carry nothing here.
+            guard let first = tag.first, first != "/", first != "!", first != "?" else { return true }
+            let nameEnd = tag.firstIndex(where: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "/" }) ?? tag.endIndex
+            out.append(Element(name: Self.local(tag[..<nameEnd]), attributes: Self.attributes(tag[nameEnd...]),
+                               text: Self.unescape(following).trimming(" \t\r\n")))
+            return out.count < limit
+        }
+        elements = out
+    }
+
+    /// Calls `body` with each tag of `text` (what is between `<` and `>`) and the character data
+    /// that follows it up to the next tag, in order, comments left out, while `body` returns true.
+    static func tags(in text: String, _ body: (_ tag: Substring, _ following: Substring) -> Bool) {
         var rest = Substring(text)
-        while out.count < limit, let open = rest.firstIndex(of: "<") {
+        while let open = rest.firstIndex(of: "<") {
             rest = rest[rest.index(after: open)...]
-            // Comments, declarations, processing instructions and end tags carry nothing here.
             if rest.hasPrefix("!--") {
-                guard let end = rest.firstRange(of: "-->") else { break }
+                guard let end = rest.firstRange(of: "-->") else { return }
                 rest = rest[end.upperBound...]
                 continue
             }
-            guard let close = rest.firstIndex(of: ">") else { break }
+            guard let close = rest.firstIndex(of: ">") else { return }
             let tag = rest[..<close]
             rest = rest[rest.index(after: close)...]
-            guard let first = tag.first, first != "/", first != "!", first != "?" else { continue }
-            let nameEnd = tag.firstIndex(where: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "/" }) ?? tag.endIndex
-            let body = rest[..<(rest.firstIndex(of: "<") ?? rest.endIndex)]
-            out.append(Element(name: Self.local(tag[..<nameEnd]), attributes: Self.attributes(tag[nameEnd...]),
-                               text: Self.unescape(body).trimming(" \t\r\n")))
+            guard body(tag, rest[..<(rest.firstIndex(of: "<") ?? rest.endIndex)]) else { return }
         }
-        elements = out
     }
 
     /// Every element whose local name is `name`.
