@@ -63,10 +63,13 @@ enum HTMLText {
         let s = Array(html.unicodeScalars)
         var out = String.UnicodeScalarView()
         var i = 0
+        // Markup names are ASCII: folded here by hand, with no string made per position.
         func starts(_ text: String, at k: Int) -> Bool {
             var j = k
             for c in text.unicodeScalars {
-                guard j < s.count, Character(s[j]).lowercased() == String(c) else { return false }
+                guard j < s.count else { return false }
+                let v = s[j].value
+                guard (v >= 0x41 && v <= 0x5A ? v + 0x20 : v) == c.value else { return false }
                 j += 1
             }
             return true
