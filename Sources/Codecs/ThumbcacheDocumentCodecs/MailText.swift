@@ -118,7 +118,7 @@ enum MailText {
         let u = Array(text.utf8)
         var out: [UInt8] = [], i = 0
         while i < u.count {
-            if u[i] == UInt8(ascii: "="), i + 2 < u.count || i + 1 < u.count {
+            if u[i] == UInt8(ascii: "="), i + 1 < u.count {
                 if u[i + 1] == UInt8(ascii: "\n") { i += 2; continue }  // a soft line break
                 if u[i + 1] == UInt8(ascii: "\r"), i + 2 < u.count, u[i + 2] == UInt8(ascii: "\n") { i += 3; continue }
                 if i + 2 < u.count, let v = UInt8(String(decoding: u[(i + 1)...(i + 2)], as: UTF8.self), radix: 16) {
