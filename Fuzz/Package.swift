@@ -28,5 +28,6 @@ let package = Package(
         harness("fuzz-heif", ["ThumbcacheImaging"]),
         harness("fuzz-sniff", ["Thumbcache"]),
         harness("fuzz-query", ["ThumbcacheIndex"]),
+        harness("fuzz-text", ["ThumbcacheImaging"]),
     ]
 )

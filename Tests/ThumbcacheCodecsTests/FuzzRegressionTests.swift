@@ -66,6 +66,25 @@ struct FuzzRegressionTests {
         #expect(try Self.inputs("exif").contains { try [UInt8](Data(contentsOf: $0)).withUnsafeBytes { EXIFData.parse($0)?.orientation } != nil })
     }
 
+    /// The full-text readers (fuzz-text): the first byte picks one, as in the harness; each
+    /// returns within its bound, and the seeds give words.
+    @Test func textInputs() throws {
+        var words = 0
+        for file in Self.inputs("text") {
+            let bytes = try [UInt8](Data(contentsOf: file))
+            guard let first = bytes.first, let text = bytes.dropFirst().withUnsafeBytes({ TextExtraction.decode($0) }) else { continue }
+            let out = switch first % 4 {
+            case 0: HTMLText.words(text)
+            case 1: XMLText.words(text, paragraphs: ["p"], breaks: ["br"], tabs: ["tab"], only: ["t"])
+            case 2: SubtitleText.words(text)
+            default: MailText.words(text)
+            }
+            #expect(out.utf8.count <= (text.utf8.count * 4 + 16) * 2)
+            if !out.isEmpty { words += 1 }
+        }
+        #expect(words >= 4, "the seeds give words")
+    }
+
     /// The HEIF container reader (fuzz-heif): ranges it hands out stay inside the file.
     @Test func heifContainerInputs() throws {
         var parsed = 0

@@ -53,29 +53,3 @@ enum DocumentText {
         return opf.all("itemref").compactMap { $0.attributes["idref"].flatMap { hrefs[$0] } }.map { ArchiveSource.resolve($0, against: opfPath) }
     }
 }
-
-/// The character data of an XML part in document order: a line break after each paragraph
-/// element, and, where `only` names elements, the text inside those alone (Word's `w:t`: field
-/// codes and deleted runs are other elements). Local names, any namespace prefix.
-enum XMLText {
-    static func words(_ xml: String, paragraphs: Set<String>, breaks: Set<String> = [], tabs: Set<String> = [], spaces: Set<String> = [],
-                      only: Set<String> = []) -> String {
-        var out = ""
-        var inside = 0  // depth within `only` elements
-        XMLScan.tags(in: xml) { tag, following in
-            let closing = tag.hasPrefix("/"), empty = tag.hasSuffix("/")
-            let qualified = tag.drop { $0 == "/" }.prefix { !($0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "/") }
-            let local = String(qualified.split(separator: ":").last ?? qualified)
-            if only.contains(local), !empty { inside += closing ? -1 : 1 }
-            if closing, paragraphs.contains(local) { out += "\n" }
-            if !closing {
-                if breaks.contains(local) { out += "\n" }
-                if tabs.contains(local) { out += "\t" }
-                if spaces.contains(local) { out += " " }
-            }
-            if only.isEmpty || inside > 0 { out += XMLScan.unescape(following) }
-            return true
-        }
-        return HTMLText.collapse(out)
-    }
-}

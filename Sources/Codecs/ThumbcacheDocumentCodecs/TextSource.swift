@@ -124,20 +124,12 @@ struct TextLines {
             text = decode(UTF8.self, bytes, cutAtEnd: true)
         } else {
             for b in bytes {
-                guard let more = take(Self.windows1252[Int(b)]) else { text = false; break }
+                guard let more = take(Charset.windows1252[Int(b)]) else { text = false; break }
                 if !more { break }
             }
         }
         guard text else { return nil }
         if !line.isEmpty || lengths.isEmpty { endLine() }
-    }
-
-    /// Windows-1252 to Unicode: Latin-1 but for 0x80–0x9F, where it has typographic marks.
-    static let windows1252: [UInt32] = (0..<256).map { b in
-        let high: [UInt32] = [0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x8D,
-                              0x017D, 0x8F, 0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161,
-                              0x203A, 0x0153, 0x9D, 0x017E, 0x0178]
-        return (0x80..<0xA0).contains(b) ? high[b - 0x80] : UInt32(b)
     }
 }
 

@@ -2,10 +2,10 @@
 /// then its text parts, their transfer encoding (base64, quoted-printable) and charset (UTF-8,
 /// else Latin-1/Windows-1252) undone; an HTML part is read as HTML, and only when the message
 /// has no plain text alternative. Attachments that are not text are left out.
-enum MailText {
-    typealias Header = (name: String, value: String)
+package enum MailText {
+    package typealias Header = (name: String, value: String)
 
-    static func words(_ message: String) -> String {
+    package static func words(_ message: String) -> String {
         let (headers, body) = split(Substring(message))
         var out: [String] = []
         for name in ["subject", "from", "to", "cc"] {
@@ -17,7 +17,7 @@ enum MailText {
     }
 
     /// A part's headers (names lower-cased, folded lines joined) and its body.
-    static func split(_ part: Substring) -> ([Header], Substring) {
+    package static func split(_ part: Substring) -> ([Header], Substring) {
         var headers: [Header] = []
         var rest = part
         // By isNewline: "\r\n", mail's line end, is one Character, never equal to "\n".
@@ -36,7 +36,7 @@ enum MailText {
 
     /// The text of a part: a text part decoded, a multipart's text parts (of an alternative, the
     /// plain one), nothing for anything else.
-    static func part(_ headers: [Header], _ body: Substring, depth: Int) -> String {
+    package static func part(_ headers: [Header], _ body: Substring, depth: Int) -> String {
         let type = headers.first { $0.name == "content-type" }?.value ?? "text/plain"
         let media = type.split(separator: ";").first.map { $0.trimmingSpaces.lowercased() } ?? "text/plain"
         if media.hasPrefix("multipart/"), depth < 8, let boundary = parameter("boundary", in: type) {
@@ -54,7 +54,7 @@ enum MailText {
     }
 
     /// `name=value` (quoted or not) among a header's `;`-separated parameters.
-    static func parameter(_ name: String, in value: String) -> String? {
+    package static func parameter(_ name: String, in value: String) -> String? {
         for piece in value.split(separator: ";").dropFirst() {
             let pair = piece.split(separator: "=", maxSplits: 1)
             guard pair.count == 2, pair[0].trimmingSpaces.lowercased() == name else { continue }
@@ -64,7 +64,7 @@ enum MailText {
     }
 
     /// RFC 2047's encoded words (`=?UTF-8?B?…?=`, `=?ISO-8859-1?Q?…?=`) in a header, decoded.
-    static func decodedWords(_ value: String) -> String {
+    package static func decodedWords(_ value: String) -> String {
         var out = "", rest = Substring(value)
         while let start = rest.firstRange(of: "=?") {
             out += rest[..<start.lowerBound]
@@ -84,15 +84,15 @@ enum MailText {
         return out + rest
     }
 
-    static func decode(_ bytes: [UInt8], charset: String?) -> String {
+    package static func decode(_ bytes: [UInt8], charset: String?) -> String {
         let name = (charset ?? "utf-8").lowercased()
         if name.contains("8859") || name.contains("1252") || name == "latin1" || (name != "utf-8" && String(validating: bytes, as: UTF8.self) == nil) {
-            return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar(TextLines.windows1252[Int($0)]) ?? "\u{FFFD}" }))
+            return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar(Charset.windows1252[Int($0)]) ?? "\u{FFFD}" }))
         }
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    static func base64(_ text: some StringProtocol) -> [UInt8] {
+    package static func base64(_ text: some StringProtocol) -> [UInt8] {
         var out: [UInt8] = [], buffer: UInt32 = 0, bits = 0
         for c in text.utf8 {
             let v: UInt32
@@ -114,7 +114,7 @@ enum MailText {
         return out
     }
 
-    static func quotedPrintable(_ text: Substring) -> [UInt8] {
+    package static func quotedPrintable(_ text: Substring) -> [UInt8] {
         let u = Array(text.utf8)
         var out: [UInt8] = [], i = 0
         while i < u.count {

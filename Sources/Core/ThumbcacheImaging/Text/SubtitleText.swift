@@ -1,7 +1,7 @@
 /// What is said in a subtitle file (SubRip `.srt`, WebVTT `.vtt`): the cues' lines, without
 /// their numbers, identifiers, timings, settings, styling tags, or WebVTT's notes and style blocks.
-enum SubtitleText {
-    static func words(_ text: String) -> String {
+package enum SubtitleText {
+    package static func words(_ text: String) -> String {
         var out: [Substring] = []
         var skippingBlock = false
         // By isNewline: "\r\n" is one Character, never equal to "\n".
@@ -28,7 +28,7 @@ enum SubtitleText {
 
     /// A cue line without `<i>`, `<c.yellow>`, `<00:00:01.000>` and the like; `&amp;`-style
     /// entities decoded as WebVTT has them.
-    static func withoutTags(_ line: Substring) -> String {
+    package static func withoutTags(_ line: Substring) -> String {
         var out = ""
         var inTag = false
         for c in line {

@@ -1,11 +1,9 @@
-import ThumbcacheImaging
-
 /// The words of a text file for the full-text index: its charset told as the text thumbnails
 /// tell it (a byte-order mark, else UTF-8 when valid, else Windows-1252); for HTML only what a
 /// reader sees, for subtitles what is said, for an e-mail its subject, correspondents and text.
-enum TextExtraction {
+package enum TextExtraction {
     /// At most `limit` bytes of UTF-8 from the text file on `descriptor`.
-    static func words(descriptor: Int32, name: String, limit: Int) throws(ImagingError) -> String {
+    package static func words(descriptor: Int32, name: String, limit: Int) throws(ImagingError) -> String {
         let reader = try ByteReader(descriptor: descriptor, name: name)
         // UTF-16 and Windows-1252 grow when they become UTF-8: read no more than can make `limit`.
         let bytes = try reader.bytes(at: 0, count: min(reader.size, limit * 2 + 2), what: "text")
@@ -19,7 +17,7 @@ enum TextExtraction {
     }
 
     /// The text of `bytes`, or nil for bytes with a NUL (binary data).
-    static func decode(_ bytes: UnsafeRawBufferPointer) -> String? {
+    package static func decode(_ bytes: UnsafeRawBufferPointer) -> String? {
         if bytes.count >= 2, bytes[0] == 0xFF && bytes[1] == 0xFE || bytes[0] == 0xFE && bytes[1] == 0xFF {
             let little = bytes[0] == 0xFF
             let units = stride(from: 2, to: bytes.count - 1, by: 2).map { i -> UInt16 in
@@ -35,12 +33,12 @@ enum TextExtraction {
             return text
         }
         var text = String.UnicodeScalarView()
-        for b in bytes { text.append(Unicode.Scalar(TextLines.windows1252[Int(b)]) ?? "\u{FFFD}") }
+        for b in bytes { text.append(Unicode.Scalar(Charset.windows1252[Int(b)]) ?? "\u{FFFD}") }
         return String(text)
     }
 
     /// True if `text` opens as an HTML document does.
-    static func looksLikeHTML(_ text: String) -> Bool {
+    package static func looksLikeHTML(_ text: String) -> Bool {
         let head = text.prefix(1024).lowercased()
         let start = head.drop { $0.isWhitespace }
         return start.hasPrefix("<!doctype html") || start.hasPrefix("<html") || head.contains("<body") || head.contains("<head>")
@@ -49,17 +47,17 @@ enum TextExtraction {
 
 /// What a reader sees of an HTML document: text between tags, a line break for each block,
 /// entities decoded; scripts, styles and comments left out.
-enum HTMLText {
-    static let blocks: Set<String> = ["p", "div", "br", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "td", "th", "table",
+package enum HTMLText {
+    package static let blocks: Set<String> = ["p", "div", "br", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "td", "th", "table",
                                       "title", "section", "article", "header", "footer", "nav", "blockquote", "pre", "hr", "dt", "dd"]
-    static let hidden: Set<String> = ["script", "style", "template", "svg"]
-    static let entities: [String: String] = [
+    package static let hidden: Set<String> = ["script", "style", "template", "svg"]
+    package static let entities: [String: String] = [
         "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": " ", "copy": "©", "reg": "®", "trade": "™", "hellip": "…",
         "mdash": "—", "ndash": "–", "lsquo": "‘", "rsquo": "’", "ldquo": "“", "rdquo": "”", "laquo": "«", "raquo": "»", "euro": "€",
         "eacute": "é", "egrave": "è", "agrave": "à", "ccedil": "ç", "uuml": "ü", "ouml": "ö", "auml": "ä", "szlig": "ß", "deg": "°",
     ]
 
-    static func words(_ html: String) -> String {
+    package static func words(_ html: String) -> String {
         let s = Array(html.unicodeScalars)
         var out = String.UnicodeScalarView()
         var i = 0
@@ -99,7 +97,7 @@ enum HTMLText {
     }
 
     /// The tag starting at `i` (`<` there): its name lowercased, whether it closes, and where it ends.
-    static func tag(_ s: [Unicode.Scalar], at i: Int) -> (name: String, closing: Bool, end: Int) {
+    package static func tag(_ s: [Unicode.Scalar], at i: Int) -> (name: String, closing: Bool, end: Int) {
         var j = i + 1
         let closing = j < s.count && s[j] == "/"
         if closing { j += 1 }
@@ -114,7 +112,7 @@ enum HTMLText {
     }
 
     /// The entity at `i` (`&` there), decoded, and where it ends; nil if it is not one.
-    static func entity(_ s: [Unicode.Scalar], at i: Int) -> (String.UnicodeScalarView, Int)? {
+    package static func entity(_ s: [Unicode.Scalar], at i: Int) -> (String.UnicodeScalarView, Int)? {
         guard let semicolon = s[(i + 1)..<min(s.count, i + 12)].firstIndex(of: ";") else { return nil }
         let body = String(String.UnicodeScalarView(s[(i + 1)..<semicolon]))
         if body.hasPrefix("#") {
@@ -128,7 +126,7 @@ enum HTMLText {
     }
 
     /// Runs of spaces and tabs as one space, lines trimmed, at most one empty line in a row.
-    static func collapse(_ text: String) -> String {
+    package static func collapse(_ text: String) -> String {
         var lines: [String] = []
         for line in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
             let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\u{A0}" })

@@ -1,17 +1,17 @@
 /// Just enough XML for a document's metadata and an e-book's manifest: start tags by local name
 /// (any namespace prefix), their attributes, and the text up to the next tag. Not a validating
 /// parser: what it cannot read it skips, so a malformed file yields less, never an error.
-struct XMLScan {
-    struct Element {
-        var name: String
-        var attributes: [String: String]
-        var text: String
+package struct XMLScan {
+    package struct Element {
+        package var name: String
+        package var attributes: [String: String]
+        package var text: String
     }
 
-    let elements: [Element]
+    package let elements: [Element]
 
     /// Scans at most `limit` elements of `text`.
-    init(_ text: String, limit: Int = 100_000) {
+    package init(_ text: String, limit: Int = 100_000) {
         var out: [Element] = []
         Self.tags(in: text) { tag, following in
             // Declarations, processing instructions and end tags carry nothing here.
@@ -26,7 +26,7 @@ struct XMLScan {
 
     /// Calls `body` with each tag of `text` (what is between `<` and `>`) and the character data
     /// that follows it up to the next tag, in order, comments left out, while `body` returns true.
-    static func tags(in text: String, _ body: (_ tag: Substring, _ following: Substring) -> Bool) {
+    package static func tags(in text: String, _ body: (_ tag: Substring, _ following: Substring) -> Bool) {
         var rest = Substring(text)
         while let open = rest.firstIndex(of: "<") {
             rest = rest[rest.index(after: open)...]
@@ -43,10 +43,10 @@ struct XMLScan {
     }
 
     /// Every element whose local name is `name`.
-    func all(_ name: String) -> [Element] { elements.filter { $0.name == name } }
+    package func all(_ name: String) -> [Element] { elements.filter { $0.name == name } }
 
     /// The text of the first element named `name` that has any.
-    func text(_ name: String) -> String? { elements.first { $0.name == name && !$0.text.isEmpty }?.text }
+    package func text(_ name: String) -> String? { elements.first { $0.name == name && !$0.text.isEmpty }?.text }
 
     private static func local(_ qualified: Substring) -> String {
         String(qualified.split(separator: ":").last ?? qualified)
@@ -68,7 +68,7 @@ struct XMLScan {
     }
 
     /// The five named entities and numeric references.
-    static func unescape(_ s: Substring) -> String {
+    package static func unescape(_ s: Substring) -> String {
         guard s.contains("&") else { return String(s) }
         var out = ""
         var rest = s
@@ -97,11 +97,37 @@ struct XMLScan {
 }
 
 extension StringProtocol {
-    func trimming(_ set: String) -> String {
+    package func trimming(_ set: String) -> String {
         let scalars = Set(set.unicodeScalars)
         let u = unicodeScalars
         guard let start = u.firstIndex(where: { !scalars.contains($0) }) else { return "" }
         let end = u.lastIndex(where: { !scalars.contains($0) })!
         return String(String.UnicodeScalarView(u[start...end]))
+    }
+}
+
+/// The character data of an XML part in document order: a line break after each paragraph
+/// element, and, where `only` names elements, the text inside those alone (Word's `w:t`: field
+/// codes and deleted runs are other elements). Local names, any namespace prefix.
+package enum XMLText {
+    package static func words(_ xml: String, paragraphs: Set<String>, breaks: Set<String> = [], tabs: Set<String> = [], spaces: Set<String> = [],
+                      only: Set<String> = []) -> String {
+        var out = ""
+        var inside = 0  // depth within `only` elements
+        XMLScan.tags(in: xml) { tag, following in
+            let closing = tag.hasPrefix("/"), empty = tag.hasSuffix("/")
+            let qualified = tag.drop { $0 == "/" }.prefix { !($0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "/") }
+            let local = String(qualified.split(separator: ":").last ?? qualified)
+            if only.contains(local), !empty { inside += closing ? -1 : 1 }
+            if closing, paragraphs.contains(local) { out += "\n" }
+            if !closing {
+                if breaks.contains(local) { out += "\n" }
+                if tabs.contains(local) { out += "\t" }
+                if spaces.contains(local) { out += " " }
+            }
+            if only.isEmpty || inside > 0 { out += XMLScan.unescape(following) }
+            return true
+        }
+        return HTMLText.collapse(out)
     }
 }
