@@ -72,7 +72,7 @@ struct FuzzRegressionTests {
         var words = 0
         for file in Self.inputs("text") {
             let bytes = try [UInt8](Data(contentsOf: file))
-            guard let first = bytes.first, let text = bytes.dropFirst().withUnsafeBytes({ TextExtraction.decode($0) }) else { continue }
+            guard let first = bytes.first, let text = bytes.dropFirst().withUnsafeBytes({ Charset.decode($0) }) else { continue }
             let out = switch first % 4 {
             case 0: HTMLText.words(text)
             case 1: XMLText.words(text, paragraphs: ["p"], breaks: ["br"], tabs: ["tab"], only: ["t"])

@@ -7,7 +7,7 @@
 public func fuzz(_ data: UnsafePointer<UInt8>, _ count: Int) -> Int32 {
     guard count > 0 else { return 0 }
     let bytes = UnsafeRawBufferPointer(start: data + 1, count: count - 1)
-    guard let text = TextExtraction.decode(bytes) else { return 0 }
+    guard let text = Charset.decode(bytes) else { return 0 }
     let bound = text.utf8.count * 4 + 16
     let out: String = switch data[0] % 4 {
     case 0: HTMLText.words(text)

@@ -36,7 +36,7 @@ enum DocumentText {
         default:
             throw ImagingError(path: name, reason: .noTextExtractor(format: format.rawValue))
         }
-        return ImageDecoders.truncated(text, toUTF8Bytes: limit)
+        return text
     }
 
     /// An e-book's chapters in reading order: the package document's spine, each `itemref`'s

@@ -59,9 +59,8 @@ final class TextSource: DrawnSource {
     }
 }
 
-/// The first lines of a text, as Unicode scalars laid end to end: the encoding told by a
-/// byte-order mark (UTF-8, UTF-16), else UTF-8 when the bytes are valid UTF-8, else Windows-1252
-/// (Latin-1's superset, what 8-bit text on Linux is as a rule). Nil for bytes that are not text.
+/// The first lines of a text, as Unicode scalars laid end to end, in the encoding
+/// ``Charset/forEachScalar(_:_:)`` tells. Nil for bytes that are not text.
 struct TextLines {
     var scalars: [UInt32] = []
     var lengths: [Int32] = []
@@ -96,39 +95,7 @@ struct TextLines {
             }
             return lengths.count < maxLines
         }
-        func decode<C: UnicodeCodec>(_ codec: C.Type, _ units: some Sequence<C.CodeUnit>, cutAtEnd: Bool) -> Bool {
-            var decoder = C()
-            var it = units.makeIterator()
-            while true {
-                switch decoder.decode(&it) {
-                case .scalarValue(let s):
-                    guard let more = take(s.value) else { return false }
-                    if !more { return true }
-                case .emptyInput: return true
-                case .error:
-                    // A sequence cut where the read stopped ends the text; one inside it is shown as such.
-                    if cutAtEnd { return true }
-                    guard let more = take(0xFFFD) else { return false }
-                    if !more { return true }
-                }
-            }
-        }
-        var text = true
-        if bytes.count >= 2, bytes[0] == 0xFF && bytes[1] == 0xFE || bytes[0] == 0xFE && bytes[1] == 0xFF {
-            let little = bytes[0] == 0xFF
-            let units = stride(from: 2, to: bytes.count - 1, by: 2).lazy.map { i -> UInt16 in
-                little ? UInt16(bytes[i]) | UInt16(bytes[i + 1]) << 8 : UInt16(bytes[i]) << 8 | UInt16(bytes[i + 1])
-            }
-            text = decode(UTF16.self, units, cutAtEnd: false)
-        } else if TextSniffer.isUTF8(bytes) {
-            text = decode(UTF8.self, bytes, cutAtEnd: true)
-        } else {
-            for b in bytes {
-                guard let more = take(Charset.windows1252[Int(b)]) else { text = false; break }
-                if !more { break }
-            }
-        }
-        guard text else { return nil }
+        guard Charset.forEachScalar(bytes, take) else { return nil }
         if !line.isEmpty || lengths.isEmpty { endLine() }
     }
 }

@@ -114,8 +114,8 @@ public struct ImageDecoderRegistration: Sendable {
     /// Opens the image on `descriptor` (read from its start; the caller keeps the descriptor);
     /// `name` says which file it is, in errors; the registry's settings say how it may decode.
     package var open: @Sendable (_ descriptor: Int32, _ name: String, _ settings: DecodeSettings) throws(ImagingError) -> any RowSource
-    /// The format's words as plain text, at most `limit` bytes of UTF-8, for the full-text index;
-    /// nil for a format without words (a photo).
+    /// The format's words as plain text, for the full-text index: `limit` says when to stop
+    /// reading (the registry cuts the result to it); nil for a format without words (a photo).
     package var extractText: (@Sendable (_ descriptor: Int32, _ name: String, _ limit: Int) throws(ImagingError) -> String)?
 
     /// This registration with `extract` as its text extractor.
@@ -255,7 +255,8 @@ public struct ImageDecoders: Sendable {
         guard let extract = registration.extractText else {
             throw ImagingError(path: name, reason: .noTextExtractor(format: registration.format.rawValue))
         }
-        return (registration.format, try extract(descriptor, name, max(0, limit)))
+        // The cap holds here, whatever an extractor returns; extractors use `limit` only to stop reading early.
+        return (registration.format, Self.truncated(try extract(descriptor, name, max(0, limit)), toUTF8Bytes: max(0, limit)))
     }
 
     /// `text` cut to at most `limit` bytes of UTF-8, at a scalar's end.

@@ -127,9 +127,12 @@ struct FreedesktopCommand: ParsableCommand {
 /// where the cache is out of reach.
 enum DirectThumbnail {
     static func make(_ file: String, options: ThumbnailOptions, decoding: any ImageDecoding, types: ContentTypeRegistry = ContentTypeRegistry()) throws -> RGBAImage {
-        // Text has no signature: its type (name and bytes) says to read it as text if the
-        // worker finds no format in the bytes.
-        let text = types.conforms(types.type(ofFileAt: file), to: .text)
-        return try decoding.thumbnail(ofFileAt: file, options: options, format: text ? .text : nil).0
+        try decoding.thumbnail(ofFileAt: file, options: options, format: readAs(file, types: types)).0
+    }
+
+    /// Text has no signature: its type (name and bytes) says to read the file as text if the
+    /// worker finds no format in the bytes; nil for any other file.
+    static func readAs(_ file: String, types: ContentTypeRegistry) -> ImageFormat? {
+        types.conforms(types.type(ofFileAt: file), to: .text) ? .text : nil
     }
 }

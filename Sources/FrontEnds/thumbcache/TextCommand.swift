@@ -45,10 +45,7 @@ struct TextCommand: ParsableCommand {
         for file in files {
             let path = FilePaths.resolved(file)
             do {
-                // Text has no signature: its type (name and bytes) says to read it as text when
-                // the worker finds no format in the bytes.
-                let isText = types.conforms(types.type(ofFileAt: path), to: .text)
-                let (format, text) = try decoding.text(ofFileAt: path, format: isText ? .text : nil, limit: limit)
+                let (format, text) = try decoding.text(ofFileAt: path, format: DirectThumbnail.readAs(path, types: types), limit: limit)
                 if json {
                     let object: [String: Any] = ["path": path, "format": format.rawValue, "bytes": text.utf8.count, "text": text]
                     print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))

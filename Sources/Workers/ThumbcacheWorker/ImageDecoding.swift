@@ -36,8 +36,6 @@ package struct InProcessDecoding: ImageDecoding {
 
     package func text(ofFileAt path: String, format: ImageFormat?, limit: Int) throws -> (format: ImageFormat, text: String) {
         let file = try ImageFile(path: path)
-        let fallback = format.flatMap { FormatCatalogue.declaration(of: $0) }.flatMap { $0.magic.isEmpty && $0.sniffer == nil ? $0.format : nil }
-        let (found, text) = try decoders.text(file.descriptor, name: path, fallback: fallback, limit: limit)
-        return (found, ImageDecoders.truncated(text, toUTF8Bytes: limit))
+        return try decoders.text(file.descriptor, name: path, fallback: FormatCatalogue.unnamedByBytes(format), limit: limit)
     }
 }

@@ -140,10 +140,7 @@ package final class WorkerPool: ImageDecoding {
     }
 
     /// `format` if it is one the worker cannot tell from bytes (text): no magic, no sniffer.
-    static func fallback(_ format: ImageFormat?) -> String? {
-        guard let format, let signature = FormatCatalogue.declaration(of: format), signature.magic.isEmpty, signature.sniffer == nil else { return nil }
-        return format.rawValue
-    }
+    static func fallback(_ format: ImageFormat?) -> String? { FormatCatalogue.unnamedByBytes(format)?.rawValue }
 
     /// The family whose worker decodes the file on `fd`: the format's when its bytes named it,
     /// else what the first bytes say (bytes win, as in the worker), else the format's (text).

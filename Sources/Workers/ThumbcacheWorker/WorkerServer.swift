@@ -57,7 +57,7 @@ package enum WorkerServer {
                 return (WorkerReply(image: .init(width: image.width, height: image.height, hasAlpha: image.hasAlpha)), image.pixels)
             case .text:
                 let (format, text) = try decoders.text(file, name: request.name, fallback: fallback, limit: request.textLimit ?? 0)
-                return (WorkerReply(textFormat: format.rawValue), Array(ImageDecoders.truncated(text, toUTF8Bytes: request.textLimit ?? 0).utf8))
+                return (WorkerReply(textFormat: format.rawValue), Array(text.utf8))
             }
         } catch {
             return (WorkerReply(error: error), [])

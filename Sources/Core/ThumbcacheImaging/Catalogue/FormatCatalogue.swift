@@ -37,6 +37,13 @@ public enum FormatCatalogue {
     /// The catalogued format whose files are of `type`.
     public static func declaration(ofType type: ContentType) -> FormatDeclaration? { byType[type] }
 
+    /// `format` if nothing in a file's bytes can name it (text): what a request carries as the
+    /// format to read the file as when no decoder recognises the bytes; nil for any other.
+    package static func unnamedByBytes(_ format: ImageFormat?) -> ImageFormat? {
+        guard let format, let declaration = declaration(of: format), declaration.magic.isEmpty, declaration.sniffer == nil else { return nil }
+        return format
+    }
+
     /// The formats the worker of `family` decodes.
     package static func formats(of family: WorkerFamily) -> [FormatDeclaration] { all.filter { $0.family == family } }
 }

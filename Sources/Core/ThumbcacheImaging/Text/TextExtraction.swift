@@ -1,40 +1,19 @@
-/// The words of a text file for the full-text index: its charset told as the text thumbnails
-/// tell it (a byte-order mark, else UTF-8 when valid, else Windows-1252); for HTML only what a
+/// The words of a text file for the full-text index: its charset told as the text pages tell it
+/// (``Charset/decode(_:)``); for HTML only what a
 /// reader sees, for subtitles what is said, for an e-mail its subject, correspondents and text.
 package enum TextExtraction {
-    /// At most `limit` bytes of UTF-8 from the text file on `descriptor`.
+    /// The words of the text file on `descriptor`, read no further than `limit` bytes of UTF-8 can come from.
     package static func words(descriptor: Int32, name: String, limit: Int) throws(ImagingError) -> String {
         let reader = try ByteReader(descriptor: descriptor, name: name)
         // UTF-16 and Windows-1252 grow when they become UTF-8: read no more than can make `limit`.
         let bytes = try reader.bytes(at: 0, count: min(reader.size, limit * 2 + 2), what: "text")
-        guard let text = bytes.withUnsafeBytes({ decode($0) }) else { throw ImagingError(path: name, reason: .corrupt("binary data, not text")) }
+        guard let text = bytes.withUnsafeBytes({ Charset.decode($0) }) else { throw ImagingError(path: name, reason: .corrupt("binary data, not text")) }
         let words = switch name.split(separator: ".").last?.lowercased() {
         case "srt", "vtt": SubtitleText.words(text)
         case "eml": MailText.words(text)
         default: looksLikeHTML(text) ? HTMLText.words(text) : text
         }
-        return ImageDecoders.truncated(words, toUTF8Bytes: limit)
-    }
-
-    /// The text of `bytes`, or nil for bytes with a NUL (binary data).
-    package static func decode(_ bytes: UnsafeRawBufferPointer) -> String? {
-        if bytes.count >= 2, bytes[0] == 0xFF && bytes[1] == 0xFE || bytes[0] == 0xFE && bytes[1] == 0xFF {
-            let little = bytes[0] == 0xFF
-            let units = stride(from: 2, to: bytes.count - 1, by: 2).map { i -> UInt16 in
-                little ? UInt16(bytes[i]) | UInt16(bytes[i + 1]) << 8 : UInt16(bytes[i]) << 8 | UInt16(bytes[i + 1])
-            }
-            return units.contains(0) ? nil : String(decoding: units, as: UTF16.self)
-        }
-        guard !bytes.contains(0) else { return nil }
-        if TextSniffer.isUTF8(bytes) {
-            var text = String(decoding: bytes, as: UTF8.self)
-            if text.unicodeScalars.last == "\u{FFFD}" { text.unicodeScalars.removeLast() }  // a character cut by the read
-            if text.unicodeScalars.first == "\u{FEFF}" { text.unicodeScalars.removeFirst() }
-            return text
-        }
-        var text = String.UnicodeScalarView()
-        for b in bytes { text.append(Unicode.Scalar(Charset.windows1252[Int(b)]) ?? "\u{FFFD}") }
-        return String(text)
+        return words
     }
 
     /// True if `text` opens as an HTML document does.
