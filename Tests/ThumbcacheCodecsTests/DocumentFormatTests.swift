@@ -33,7 +33,7 @@ struct DocumentFormatTests {
             spec.append(["name": e.name, "file": file, "zeros": e.zeros, "stored": e.stored])
         }
         let json = try dir.write("\(name).json", Array(JSONSerialization.data(withJSONObject: ["out": out, "entries": spec])))
-        _ = try ImageFormatTests.run("/usr/bin/python3", ["-c", """
+        _ = try FixtureTools.run("/usr/bin/python3", ["-c", """
             import json, sys, zipfile
             spec = json.load(open(sys.argv[1]))
             with zipfile.ZipFile(spec["out"], "w") as z:
@@ -51,7 +51,7 @@ struct DocumentFormatTests {
     }
 
     static func xml(_ s: String) -> [UInt8] { Array(s.utf8) }
-    static let picture = ImageFormatTests.source(width: 300, height: 400)
+    static let picture = TestPictures.source(width: 300, height: 400)
     static var png: [UInt8] { get throws { try ImageEncoder.png(picture) } }
     static var jpeg: [UInt8] { get throws { try ImageEncoder.jpeg(picture, quality: 95) } }
 
@@ -120,7 +120,7 @@ struct DocumentFormatTests {
             <dc:title>Moby-Dick</dc:title><dc:creator>Herman Melville</dc:creator></metadata><manifest>\
             <item id="logo" href="images/logo.png" media-type="image/png"/>\
             <item id="c" href="images/front.jpg" media-type="image/jpeg" properties="cover-image"/></manifest></package>
-            """, files: [Entry(name: "OEBPS/images/logo.png", bytes: try ImageEncoder.png(ImageFormatTests.source(width: 20, height: 20))),
+            """, files: [Entry(name: "OEBPS/images/logo.png", bytes: try ImageEncoder.png(TestPictures.source(width: 20, height: 20))),
                          Entry(name: "OEBPS/images/front.jpg", bytes: Self.jpeg)])
         let info = try ImageFormatTests.expectMatches(three, Self.picture, minimum: 35)
         #expect(info.media?.title == "Moby-Dick" && info.media?.authors == ["Herman Melville"])
@@ -136,7 +136,7 @@ struct DocumentFormatTests {
 
     @Test func aComicShowsItsFirstPageInNaturalOrder() throws {
         let dir = TemporaryDirectory()
-        let other = try ImageEncoder.png(ImageFormatTests.source(width: 200, height: 100))
+        let other = try ImageEncoder.png(TestPictures.source(width: 200, height: 100))
         let cbz = try Self.zip(dir, "issue.cbz", [Entry(name: "pages/page10.png", bytes: other), Entry(name: "pages/page2.png", bytes: other),
                                                   Entry(name: "__MACOSX/pages/._page0.png", bytes: other), Entry(name: "../page0.png", bytes: other),
                                                   Entry(name: "pages/.page0.png", bytes: other), Entry(name: "pages/page1.png", bytes: Self.png),
@@ -149,7 +149,7 @@ struct DocumentFormatTests {
         try dir.write("pages/01.png", Self.png)
         try dir.write("pages/02.png", other)
         for (name, format) in [("issue.cb7", "7zip"), ("issue.cbt", "ustar")] {
-            _ = try ImageFormatTests.run("bsdtar", ["--format", format, "-cf", dir.appending(name), "-C", dir.appending("pages"), "."])
+            _ = try FixtureTools.run("bsdtar", ["--format", format, "-cf", dir.appending(name), "-C", dir.appending("pages"), "."])
             try ImageFormatTests.expectMatches(dir.appending(name), Self.picture, minimum: 40)
         }
         // RAR, pages out of order: the first in natural order is the cover.
@@ -167,7 +167,7 @@ struct DocumentFormatTests {
         var spec: [[String: Any]] = []
         for (i, e) in entries.enumerated() { spec.append(["name": e.name, "file": try dir.write("\(name).entry\(i)", e.bytes)]) }
         let json = try dir.write("\(name).json", Array(JSONSerialization.data(withJSONObject: ["out": out, "entries": spec])))
-        _ = try ImageFormatTests.run("/usr/bin/python3", ["-c", """
+        _ = try FixtureTools.run("/usr/bin/python3", ["-c", """
             import json, struct, sys, zlib
             spec = json.load(open(sys.argv[1]))
             def block(kind, flags, body):

@@ -20,13 +20,13 @@ import ThumbcacheTestSupport
             ["add", v("r"), v("noise"), v("rn")], ["bandjoin", "\(v("rn")) \(v("g")) \(v("r"))", v("rgb")],
             ["cast", v("rgb"), dir.appending("textured.jpg[Q=95]"), "uchar"],
         ]
-        for step in steps { try ImageFormatTests.run("vips", step) }
+        for step in steps { try FixtureTools.run("vips", step) }
         var input = dir.appending("textured.jpg")
         if bits > 8 {
-            try ImageFormatTests.run("convert", [input, "-depth", "16", "PNG48:" + dir.appending("textured.png")])
+            try FixtureTools.run("convert", [input, "-depth", "16", "PNG48:" + dir.appending("textured.png")])
             input = dir.appending("textured.png")
         }
-        try ImageFormatTests.run("heif-enc", ["-q", "60", "-b", String(bits), "-p", "preset=ultrafast", "-o", dir.appending("textured.heic"), input])
+        try FixtureTools.run("heif-enc", ["-q", "60", "-b", String(bits), "-p", "preset=ultrafast", "-o", dir.appending("textured.heic"), input])
         return dir.appending("textured.heic")
     }
 

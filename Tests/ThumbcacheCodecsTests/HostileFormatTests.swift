@@ -15,13 +15,13 @@ struct HostileFormatTests {
 
     /// One valid fixture per format, made as ImageFormatTests makes them.
     static func seeds(_ dir: TemporaryDirectory) throws -> [String: String] {
-        let photo = ImageFormatTests.source(), clear = ImageFormatTests.source(alpha: true)
+        let photo = TestPictures.source(), clear = TestPictures.source(alpha: true)
         func make(_ name: String, _ image: RGBAImage, _ tool: String, _ args: @escaping (String, String) -> [String]) throws -> String {
-            try ImageFormatTests.fixture(dir, name, from: image, tool, args)
+            try FixtureTools.fixture(dir, name, from: image, tool, args)
         }
         let a = try dir.write("frame-a.png", ImageEncoder.png(photo)), b = try dir.write("frame-b.png", ImageEncoder.png(clear))
         let animated = dir.appending("anim.gif")
-        try ImageFormatTests.run("convert", ["-delay", "10", a, b, animated])
+        try FixtureTools.run("convert", ["-delay", "10", a, b, animated])
         return [
             "webp": try make("photo.webp", clear, "cwebp") { ["-quiet", "-q", "90", $0, "-o", $1] },
             "gif": animated,
@@ -33,18 +33,18 @@ struct HostileFormatTests {
             "heic-alpha": try make("alpha.heic", clear, "heif-enc") { ["-q", "90", "-o", $1, $0] },
             "avif": try make("photo.avif", photo, "convert") { [$0, "-alpha", "off", $1] },
             "jxl": try make("photo.jxl", clear, "cjxl") { [$0, $1, "--quiet"] },
-            "svg": try dir.write("drawing.svg", Array(ImageFormatTests.flatSVG.replacingOccurrences(of: "SIZE", with: "width=\"40\" height=\"20\"")
+            "svg": try dir.write("drawing.svg", Array(TestPictures.flatSVG.replacingOccurrences(of: "SIZE", with: "width=\"40\" height=\"20\"")
                 .replacingOccurrences(of: "IMAGE", with: "").utf8)),
-            "dng": try dir.write("camera.dng", DNGFixture(raw: ImageFormatTests.source(width: 240, height: 160),
+            "dng": try dir.write("camera.dng", DNGFixture(raw: TestPictures.source(width: 240, height: 160),
                                                            preview: try ImageEncoder.jpeg(photo, quality: 90)).build()),
             "bmp": try make("photo.bmp", photo, "convert") { [$0, "-alpha", "off", "BMP3:" + $1] },
-            "bmp-rle": try make("rle.bmp", ImageFormatTests.graphic(transparent: false), "convert") {
+            "bmp-rle": try make("rle.bmp", TestPictures.graphic(transparent: false), "convert") {
                 [$0, "-alpha", "off", "-type", "Palette", "-compress", "RLE", "BMP3:" + $1]
             },
-            "ico": try make("icon.ico", ImageFormatTests.source(width: 48, height: 48, alpha: true), "convert") { [$0, $1] },
+            "ico": try make("icon.ico", TestPictures.source(width: 48, height: 48, alpha: true), "convert") { [$0, $1] },
             "ppm": try make("photo.ppm", photo, "convert") { [$0, "-alpha", "off", $1] },
             "pgm-plain": try make("plain.pgm", photo, "convert") { [$0, "-alpha", "off", "-compress", "none", "PGM:" + $1] },
-            "tga": try make("photo.tga", photo, "/usr/bin/python3", ImageFormatTests.pillowTGA(rle: true)),
+            "tga": try make("photo.tga", photo, "/usr/bin/python3", FixtureTools.pillowTGA(rle: true)),
         ]
     }
 
@@ -126,8 +126,8 @@ struct HostileFormatTests {
         ]
         let tiff = dir.appending("bomb.tif")
         try FileManager.default.copyItem(atPath: seeds["tiff"]!, toPath: tiff)
-        try ImageFormatTests.run("tiffset", ["-s", "256", "100000", tiff])
-        try ImageFormatTests.run("tiffset", ["-s", "257", "100000", tiff])
+        try FixtureTools.run("tiffset", ["-s", "256", "100000", tiff])
+        try FixtureTools.run("tiffset", ["-s", "257", "100000", tiff])
         bombs.append(tiff)
         for path in bombs {
             guard case .failure(let error)? = Self.attempt(path) else { Issue.record("\(path) was not refused"); continue }
@@ -137,7 +137,7 @@ struct HostileFormatTests {
             }
         }
         // A drawing that claims a huge size is still drawn at the box's size.
-        let svg = try dir.write("huge.svg", Array(ImageFormatTests.flatSVG.replacingOccurrences(of: "SIZE", with: "width=\"100000\" height=\"50000\"")
+        let svg = try dir.write("huge.svg", Array(TestPictures.flatSVG.replacingOccurrences(of: "SIZE", with: "width=\"100000\" height=\"50000\"")
             .replacingOccurrences(of: "IMAGE", with: "").utf8))
         guard case .success(let info)? = Self.attempt(svg) else { Issue.record("a large drawing was refused"); return }
         #expect(info.pixelWidth == 100_000)
@@ -147,7 +147,7 @@ struct HostileFormatTests {
     /// the mismatch is the file's error, not a read past the tile's planes.
     @Test func heicGridTilesSmallerThanDeclaredFailCleanly() throws {
         let dir = TemporaryDirectory()
-        let path = try ImageFormatTests.heicGrid(dir, "grid.heic", from: ImageFormatTests.source(width: 300, height: 200), tile: 128)
+        let path = try ImageFormatTests.heicGrid(dir, "grid.heic", from: TestPictures.source(width: 300, height: 200), tile: 128)
         var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
         // The first ispe is the tiles' (Tools/make-heic-grid): 128 becomes 160.
         let i = try #require((0..<(bytes.count - 4)).first { bytes[$0..<($0 + 4)].elementsEqual(Array("ispe".utf8)) })
@@ -162,7 +162,7 @@ struct HostileFormatTests {
     /// from the sequence parameter set, before libde265 allocates the larger picture.
     @Test func heicGridTilesLargerThanDeclaredAreRefused() throws {
         let dir = TemporaryDirectory()
-        let path = try ImageFormatTests.heicGrid(dir, "grid.heic", from: ImageFormatTests.source(width: 300, height: 200), tile: 256)
+        let path = try ImageFormatTests.heicGrid(dir, "grid.heic", from: TestPictures.source(width: 300, height: 200), tile: 256)
         var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
         // The tiles' ispe (the first): 256 × 256 declared as 150 × 200, which two columns still cover.
         let i = try #require((0..<(bytes.count - 4)).first { bytes[$0..<($0 + 4)].elementsEqual(Array("ispe".utf8)) })
@@ -176,7 +176,7 @@ struct HostileFormatTests {
     /// rather than read as three colour samples per two-sample pixel.
     @Test func floatTIFFWhoseSamplesDoNotFitItsPhotometricIsRefused() throws {
         let dir = TemporaryDirectory()
-        let path = try ImageFormatTests.fixture(dir, "lying.tif", from: ImageFormatTests.source(), "/usr/bin/python3") {
+        let path = try FixtureTools.fixture(dir, "lying.tif", from: TestPictures.source(), "/usr/bin/python3") {
             ["-c", ImageFormatTests.floatTIFFWriter, $0, $1, "1", "1", "2"]
         }
         guard case .failure(let error)? = Self.attempt(path) else { Issue.record("\(path) decoded"); return }

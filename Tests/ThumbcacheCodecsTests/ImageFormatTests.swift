@@ -20,28 +20,6 @@ struct ImageFormatTests {
     static let pool = WorkerPool(.init(workers: 2))
     static let box = ThumbnailOptions(maxWidth: 160, maxHeight: 160)
 
-    static func source(width: Int = 480, height: Int = 320, alpha: Bool = false) -> RGBAImage {
-        TestPictures.source(width: width, height: height, alpha: alpha)
-    }
-
-    static func graphic(width: Int = 480, height: Int = 320, transparent: Bool = true) -> RGBAImage {
-        TestPictures.graphic(width: width, height: height, transparent: transparent)
-    }
-
-    @discardableResult
-    static func run(_ tool: String, _ arguments: [String]) throws -> String { try FixtureTools.run(tool, arguments) }
-
-    static func fixture(_ dir: TemporaryDirectory, _ name: String, from image: RGBAImage, _ tool: String,
-                        _ arguments: (_ input: String, _ output: String) -> [String]) throws -> String {
-        try FixtureTools.fixture(dir, name, from: image, tool, arguments)
-    }
-
-    static func pillowTGA(mode: String = "RGB", rle: Bool = false) -> (_ input: String, _ output: String) -> [String] {
-        FixtureTools.pillowTGA(mode: mode, rle: rle)
-    }
-
-    static func premultipliedPSNR(_ a: RGBAImage, _ b: RGBAImage) -> Double { TestPictures.premultipliedPSNR(a, b) }
-
     /// The worker's thumbnail of `path` matches `reference` resized alike: size, alpha, ≥ `minimum` dB.
     @discardableResult
     static func expectMatches(_ path: String, _ reference: RGBAImage, minimum: Double = 35,
@@ -52,7 +30,7 @@ struct ImageFormatTests {
                 "\(path): \(made.image.width)×\(made.image.height), expected \(expected.width)×\(expected.height)",
                 sourceLocation: sourceLocation)
         guard made.image.width == expected.width && made.image.height == expected.height else { return made.info }
-        let db = premultipliedPSNR(made.image, expected)
+        let db = TestPictures.premultipliedPSNR(made.image, expected)
         #expect(db >= minimum, "\(path): PSNR \(db) dB", sourceLocation: sourceLocation)
         #expect(made.image.hasAlpha == reference.hasAlpha, "\(path): alpha \(made.image.hasAlpha)", sourceLocation: sourceLocation)
         return made.info
@@ -67,35 +45,35 @@ struct ImageFormatTests {
 
     @Test func webPLossyLosslessAlphaAndScaledDecode() throws {
         let dir = TemporaryDirectory()
-        let photo = Self.source(), clear = Self.source(alpha: true)
-        let lossy = try Self.fixture(dir, "lossy.webp", from: photo, "cwebp") { ["-quiet", "-q", "95", $0, "-o", $1] }
+        let photo = TestPictures.source(), clear = TestPictures.source(alpha: true)
+        let lossy = try FixtureTools.fixture(dir, "lossy.webp", from: photo, "cwebp") { ["-quiet", "-q", "95", $0, "-o", $1] }
         let info = try Self.expectMatches(lossy, photo)
         #expect(info.format == .webP && info.pixelWidth == 480 && info.pixelHeight == 320 && !info.hasAlpha)
-        let lossless = try Self.fixture(dir, "alpha.webp", from: clear, "cwebp") { ["-quiet", "-lossless", "-exact", $0, "-o", $1] }
+        let lossless = try FixtureTools.fixture(dir, "alpha.webp", from: clear, "cwebp") { ["-quiet", "-lossless", "-exact", $0, "-o", $1] }
         #expect(try Self.expectMatches(lossless, clear).hasAlpha)
-        let lossyAlpha = try Self.fixture(dir, "lossy-alpha.webp", from: clear, "cwebp") { ["-quiet", "-q", "95", $0, "-o", $1] }
+        let lossyAlpha = try FixtureTools.fixture(dir, "lossy-alpha.webp", from: clear, "cwebp") { ["-quiet", "-q", "95", $0, "-o", $1] }
         try Self.expectMatches(lossyAlpha, clear)
         // Large enough for use_scaling (the decode is 1/2 … 1/8 of the stored size).
-        let large = Self.source(width: 2400, height: 1600)
-        let big = try Self.fixture(dir, "big.webp", from: large, "cwebp") { ["-quiet", "-q", "95", $0, "-o", $1] }
+        let large = TestPictures.source(width: 2400, height: 1600)
+        let big = try FixtureTools.fixture(dir, "big.webp", from: large, "cwebp") { ["-quiet", "-q", "95", $0, "-o", $1] }
         try Self.expectMatches(big, large)
     }
 
     @Test func webPAnimatedGivesItsFirstFrameAndFrameCount() throws {
         let dir = TemporaryDirectory()
-        let first = Self.source(), second = Self.displayed(Self.source(), orientation: 3)
+        let first = TestPictures.source(), second = Self.displayed(TestPictures.source(), orientation: 3)
         let a = try dir.write("a.png", ImageEncoder.png(first)), b = try dir.write("b.png", ImageEncoder.png(second))
         let path = dir.appending("anim.webp")
-        try Self.run("img2webp", ["-lossless", a, b, a, "-o", path])
+        try FixtureTools.run("img2webp", ["-lossless", a, b, a, "-o", path])
         let info = try Self.expectMatches(path, first)
         #expect(info.frameCount == 3)
     }
 
     @Test func webPEXIFOrientationIsApplied() throws {
         let dir = TemporaryDirectory()
-        let photo = Self.source()
-        let path = try Self.fixture(dir, "turned.webp", from: photo, "cwebp") { ["-quiet", "-q", "95", $0, "-o", $1] }
-        try Self.run("exiftool", ["-q", "-overwrite_original", "-Orientation#=6", path])
+        let photo = TestPictures.source()
+        let path = try FixtureTools.fixture(dir, "turned.webp", from: photo, "cwebp") { ["-quiet", "-q", "95", $0, "-o", $1] }
+        try FixtureTools.run("exiftool", ["-q", "-overwrite_original", "-Orientation#=6", path])
         let info = try Self.expectMatches(path, Self.displayed(photo, orientation: 6))
         #expect(info.orientation == .right && info.pixelWidth == 320 && info.pixelHeight == 480)
     }
@@ -104,18 +82,18 @@ struct ImageFormatTests {
 
     @Test func gifTransparencyInterlaceAndLocalColourTables() throws {
         let dir = TemporaryDirectory()
-        let art = Self.graphic()
-        let plain = try Self.fixture(dir, "plain.gif", from: art, "convert") { [$0, "+dither", $1] }
+        let art = TestPictures.graphic()
+        let plain = try FixtureTools.fixture(dir, "plain.gif", from: art, "convert") { [$0, "+dither", $1] }
         let info = try Self.expectMatches(plain, art)
         #expect(info.format == .gif && info.hasAlpha && info.colorSpace == "Palette" && info.frameCount == 1)
-        let interlaced = try Self.fixture(dir, "interlaced.gif", from: art, "convert") { [$0, "+dither", "-interlace", "GIF", $1] }
+        let interlaced = try FixtureTools.fixture(dir, "interlaced.gif", from: art, "convert") { [$0, "+dither", "-interlace", "GIF", $1] }
         try Self.expectMatches(interlaced, art)
         // Two frames, each with its own (local) colour table; the first is what shows.
-        let opaque = Self.graphic(transparent: false)
+        let opaque = TestPictures.graphic(transparent: false)
         let a = try dir.write("a.png", ImageEncoder.png(opaque))
-        let b = try dir.write("b.png", ImageEncoder.png(Self.displayed(Self.source(), orientation: 2)))
+        let b = try dir.write("b.png", ImageEncoder.png(Self.displayed(TestPictures.source(), orientation: 2)))
         let animated = dir.appending("anim.gif")
-        try Self.run("convert", ["-delay", "10", a, b, "+dither", "+map", animated])
+        try FixtureTools.run("convert", ["-delay", "10", a, b, "+dither", "+map", animated])
         let animInfo = try Self.expectMatches(animated, opaque)
         #expect(animInfo.frameCount == 2)
     }
@@ -134,7 +112,7 @@ struct ImageFormatTests {
     func tiffVariants(name: String, options: [String]) throws {
         let dir = TemporaryDirectory()
         let gray = name == "gray"
-        var photo = Self.source()
+        var photo = TestPictures.source()
         if gray {
             for p in stride(from: 0, to: photo.pixels.count, by: 4) {
                 let r: Int = Int(photo.pixels[p]) * 299, g: Int = Int(photo.pixels[p + 1]) * 587, b: Int = Int(photo.pixels[p + 2]) * 114
@@ -142,7 +120,7 @@ struct ImageFormatTests {
                 (photo.pixels[p], photo.pixels[p + 1], photo.pixels[p + 2]) = (y, y, y)
             }
         }
-        let path = try Self.fixture(dir, name + ".tif", from: photo, "convert") { [$0, "-alpha", "off"] + options + [$1] }
+        let path = try FixtureTools.fixture(dir, name + ".tif", from: photo, "convert") { [$0, "-alpha", "off"] + options + [$1] }
         let info = try Self.expectMatches(path, photo, minimum: name == "cmyk" ? 30 : 35)
         #expect(info.format == .tiff && info.pixelWidth == 480 && info.frameCount == 1)
         #expect(info.colorSpace == (name == "cmyk" ? "CMYK" : gray ? "Gray" : "RGB"))
@@ -154,7 +132,7 @@ struct ImageFormatTests {
     /// data of any range stretched over its own, and 16-bit CMYK.
     @Test func tiffFloatSamplesAndSixteenBitCMYK() throws {
         let dir = TemporaryDirectory()
-        let photo = Self.source(), clear = Self.source(alpha: true)
+        let photo = TestPictures.source(), clear = TestPictures.source(alpha: true)
         let float = ["-define", "quantum:format=floating-point"]
         let cases: [(String, RGBAImage, [String], Int, String)] = [
             ("float32.tif", photo, ["-alpha", "off"] + float + ["-depth", "32", "-compress", "zip"], 32, "RGB"),
@@ -163,20 +141,20 @@ struct ImageFormatTests {
             ("cmyk16.tif", photo, ["-alpha", "off", "-colorspace", "CMYK", "-depth", "16"], 16, "CMYK"),
         ]
         for (name, image, options, bits, space) in cases {
-            let path = try Self.fixture(dir, name, from: image, "convert") { [$0] + options + [$1] }
+            let path = try FixtureTools.fixture(dir, name, from: image, "convert") { [$0] + options + [$1] }
             let info = try Self.expectMatches(path, image)
             #expect(info.bitsPerSample == bits && info.colorSpace == space, "\(name): \(info)")
         }
         // Elevations from 1000 to 3000 m as 32-bit floats (Pillow's mode F): the thumbnail shows
         // them stretched from their lowest to their highest.
-        var gray = Self.source()
+        var gray = TestPictures.source()
         var (low, high) = (255, 0)
         for p in stride(from: 0, to: gray.pixels.count, by: 4) {
             let y = (Int(gray.pixels[p]) * 299 + Int(gray.pixels[p + 1]) * 587 + Int(gray.pixels[p + 2]) * 114) / 1000
             (gray.pixels[p], gray.pixels[p + 1], gray.pixels[p + 2]) = (UInt8(y), UInt8(y), UInt8(y))
             (low, high) = (min(low, y), max(high, y))
         }
-        let elevations = try Self.fixture(dir, "elevations.tif", from: gray, "/usr/bin/python3") {
+        let elevations = try FixtureTools.fixture(dir, "elevations.tif", from: gray, "/usr/bin/python3") {
             ["-c", "import sys; from PIL import Image; Image.open(sys.argv[1]).convert('L').convert('F').point(lambda v: 1000 + v * 2000 / 255).save(sys.argv[2])", $0, $1]
         }
         var stretched = gray
@@ -188,7 +166,7 @@ struct ImageFormatTests {
         #expect(info.bitsPerSample == 32 && info.colorSpace == "Gray")
         // HDR: float RGB from 0 to 2 (written by hand: no Debian tool here writes float colour
         // above 1). Up to 0.8 as is; above, the soft knee 0.8 + 0.2 (1 − e^(−(v − 0.8) / 0.2)).
-        let hdr = try Self.fixture(dir, "hdr.tif", from: photo, "/usr/bin/python3") { ["-c", Self.floatTIFFWriter, $0, $1, "2"] }
+        let hdr = try FixtureTools.fixture(dir, "hdr.tif", from: photo, "/usr/bin/python3") { ["-c", Self.floatTIFFWriter, $0, $1, "2"] }
         var toned = photo
         for p in toned.pixels.indices where p % 4 != 3 {
             var v = Double(photo.pixels[p]) / 255 * 2
@@ -217,15 +195,15 @@ struct ImageFormatTests {
 
     @Test func tiffAlphaPaletteOrientationAndPages() throws {
         let dir = TemporaryDirectory()
-        let clear = Self.source(alpha: true)
-        let alpha = try Self.fixture(dir, "alpha.tif", from: clear, "convert") { [$0, "-compress", "lzw", $1] }
+        let clear = TestPictures.source(alpha: true)
+        let alpha = try FixtureTools.fixture(dir, "alpha.tif", from: clear, "convert") { [$0, "-compress", "lzw", $1] }
         #expect(try Self.expectMatches(alpha, clear).hasAlpha)
-        let art = Self.graphic(transparent: false)
-        let palette = try Self.fixture(dir, "palette.tif", from: art, "convert") { [$0, "-alpha", "off", "-type", "Palette", $1] }
+        let art = TestPictures.graphic(transparent: false)
+        let palette = try FixtureTools.fixture(dir, "palette.tif", from: art, "convert") { [$0, "-alpha", "off", "-type", "Palette", $1] }
         #expect(try Self.expectMatches(palette, art).colorSpace == "Palette")
-        let photo = Self.source()
-        let turned = try Self.fixture(dir, "turned.tif", from: photo, "convert") { [$0, "-alpha", "off", "-orient", "RightTop", $1] }
-        try Self.run("exiftool", ["-q", "-overwrite_original", "-Make=TestCam", "-LensModel=Zoom 24-70", "-DateTimeOriginal=2024:05:06 07:08:09", turned])
+        let photo = TestPictures.source()
+        let turned = try FixtureTools.fixture(dir, "turned.tif", from: photo, "convert") { [$0, "-alpha", "off", "-orient", "RightTop", $1] }
+        try FixtureTools.run("exiftool", ["-q", "-overwrite_original", "-Make=TestCam", "-LensModel=Zoom 24-70", "-DateTimeOriginal=2024:05:06 07:08:09", turned])
         let info = try Self.expectMatches(turned, Self.displayed(photo, orientation: 6))
         #expect(info.orientation == .right && info.pixelWidth == 320 && info.pixelHeight == 480)
         #expect(info.exif?.make == "TestCam" && info.exif?.lensModel == "Zoom 24-70" && info.exif?.dateTimeOriginal == "2024:05:06 07:08:09")
@@ -233,7 +211,7 @@ struct ImageFormatTests {
         let second = try dir.write("second.png", ImageEncoder.png(Self.displayed(photo, orientation: 3)))
         let first = try dir.write("first.png", ImageEncoder.png(photo))
         let pages = dir.appending("pages.tif")
-        try Self.run("convert", [first, second, "-alpha", "off", pages])
+        try FixtureTools.run("convert", [first, second, "-alpha", "off", pages])
         #expect(try Self.expectMatches(pages, photo).frameCount == 2)
     }
 
@@ -242,13 +220,13 @@ struct ImageFormatTests {
     /// one was read shows in the pixels.
     @Test func tiffUsesAReducedResolutionPageWhenLargeEnough() throws {
         let dir = TemporaryDirectory()
-        let full = Self.source(width: 2400, height: 1600)
-        let small = Self.displayed(Self.source(width: 600, height: 400), orientation: 2)
+        let full = TestPictures.source(width: 2400, height: 1600)
+        let small = Self.displayed(TestPictures.source(width: 600, height: 400), orientation: 2)
         let a = try dir.write("full.png", ImageEncoder.png(full)), b = try dir.write("small.png", ImageEncoder.png(small))
         let path = dir.appending("pyramid.tif")
-        try Self.run("convert", [a, b, "-alpha", "off", "-compress", "lzw", path])
-        try Self.run("tiffset", ["-d", "1", "-s", "254", "1", path])  // SubfileType: reduced-resolution image
-        let info = try Self.expectMatches(path, Self.source(width: 600, height: 400).mirrored())
+        try FixtureTools.run("convert", [a, b, "-alpha", "off", "-compress", "lzw", path])
+        try FixtureTools.run("tiffset", ["-d", "1", "-s", "254", "1", path])  // SubfileType: reduced-resolution image
+        let info = try Self.expectMatches(path, TestPictures.source(width: 600, height: 400).mirrored())
         #expect(info.pixelWidth == 2400 && info.frameCount == 1)
         try Self.expectMatches(path, full, options: ThumbnailOptions(maxWidth: 400, maxHeight: 400))
     }
@@ -257,21 +235,21 @@ struct ImageFormatTests {
 
     @Test func heicAndAVIFPrimaryImagesWithAndWithoutAlpha() throws {
         let dir = TemporaryDirectory()
-        let photo = Self.source(), clear = Self.source(alpha: true)
-        let heic = try Self.fixture(dir, "photo.heic", from: photo, "heif-enc") { ["-q", "95", "-o", $1, $0] }
+        let photo = TestPictures.source(), clear = TestPictures.source(alpha: true)
+        let heic = try FixtureTools.fixture(dir, "photo.heic", from: photo, "heif-enc") { ["-q", "95", "-o", $1, $0] }
         let info = try Self.expectMatches(heic, photo)
         #expect(info.format == .heif && info.pixelWidth == 480 && info.pixelHeight == 320 && info.bitsPerSample == 8)
-        let alpha = try Self.fixture(dir, "alpha.heic", from: clear, "heif-enc") { ["-q", "95", "-o", $1, $0] }
+        let alpha = try FixtureTools.fixture(dir, "alpha.heic", from: clear, "heif-enc") { ["-q", "95", "-o", $1, $0] }
         #expect(try Self.expectMatches(alpha, clear).hasAlpha)
         // heif-enc's AV1 path (libaom) fails on Debian 12; ImageMagick's goes through libheif too.
-        let avif = try Self.fixture(dir, "photo.avif", from: photo, "convert") { [$0, "-alpha", "off", "-quality", "95", $1] }
+        let avif = try FixtureTools.fixture(dir, "photo.avif", from: photo, "convert") { [$0, "-alpha", "off", "-quality", "95", $1] }
         #expect(try Self.expectMatches(avif, photo).format == .avif)
         // Large enough for the 2×2 pre-shrink as the planes are converted; 4:2:0 as phones write.
-        let large = Self.source(width: 1440, height: 960, alpha: true)
-        let shrunk = try Self.fixture(dir, "large.heic", from: large, "heif-enc") { ["-q", "95", "-p", "chroma=420", "-o", $1, $0] }
+        let large = TestPictures.source(width: 1440, height: 960, alpha: true)
+        let shrunk = try FixtureTools.fixture(dir, "large.heic", from: large, "heif-enc") { ["-q", "95", "-p", "chroma=420", "-o", $1, $0] }
         try Self.expectMatches(shrunk, large)
-        let largeOpaque = Self.source(width: 1440, height: 960)
-        let largeAVIF = try Self.fixture(dir, "large.avif", from: largeOpaque, "convert") { [$0, "-alpha", "off", "-quality", "95", $1] }
+        let largeOpaque = TestPictures.source(width: 1440, height: 960)
+        let largeAVIF = try FixtureTools.fixture(dir, "large.avif", from: largeOpaque, "convert") { [$0, "-alpha", "off", "-quality", "95", $1] }
         try Self.expectMatches(largeAVIF, largeOpaque)
         // Plain HEVC and AV1 pictures are decoded directly by libde265 and dav1d; the image worker
         // hands alpha on to the heavy worker's libheif (the pool follows it: expectMatches above).
@@ -291,9 +269,9 @@ struct ImageFormatTests {
     /// bytes, and indexed as 10 bits.
     @Test func heicOfTenBitsIsDecodedDirectly() throws {
         let dir = TemporaryDirectory()
-        let photo = Self.source()
-        let deep = try Self.fixture(dir, "photo.png", from: photo, "convert") { [$0, "-depth", "16", "PNG48:" + $1] }
-        let heic = try Self.fixture(dir, "deep.heic", from: photo, "heif-enc") { _, output in ["-q", "95", "-b", "10", "-o", output, deep] }
+        let photo = TestPictures.source()
+        let deep = try FixtureTools.fixture(dir, "photo.png", from: photo, "convert") { [$0, "-depth", "16", "PNG48:" + $1] }
+        let heic = try FixtureTools.fixture(dir, "deep.heic", from: photo, "heif-enc") { _, output in ["-q", "95", "-b", "10", "-o", output, deep] }
         let info = try Self.expectMatches(heic, photo)
         #expect(info.format == .heif && info.bitsPerSample == 10)
         let fd = open(heic, O_RDONLY)
@@ -305,9 +283,9 @@ struct ImageFormatTests {
     /// one beside irot) must not turn the image a second time. The EXIF is still indexed.
     @Test func heicEXIFIsReadButItsOrientationIsNotAppliedTwice() throws {
         let dir = TemporaryDirectory()
-        let photo = Self.source()
-        let path = try Self.fixture(dir, "tagged.heic", from: photo, "heif-enc") { ["-q", "95", "-o", $1, $0] }
-        try Self.run("exiftool", ["-q", "-overwrite_original", "-Orientation#=6", "-Make=TestCam", "-Model=HX 1", path])
+        let photo = TestPictures.source()
+        let path = try FixtureTools.fixture(dir, "tagged.heic", from: photo, "heif-enc") { ["-q", "95", "-o", $1, $0] }
+        try FixtureTools.run("exiftool", ["-q", "-overwrite_original", "-Orientation#=6", "-Make=TestCam", "-Model=HX 1", path])
         let info = try Self.expectMatches(path, photo)
         #expect(info.orientation == .up && info.pixelWidth == 480)
         #expect(info.exif?.make == "TestCam" && info.exif?.model == "HX 1")
@@ -317,8 +295,8 @@ struct ImageFormatTests {
     /// otherwise; both give the same picture.
     @Test func heicEmbeddedThumbnailServesSmallBoxes() throws {
         let dir = TemporaryDirectory()
-        let photo = Self.source(width: 1200, height: 800)
-        let path = try Self.fixture(dir, "thumbed.heic", from: photo, "heif-enc") { ["-q", "95", "-t", "320", "-o", $1, $0] }
+        let photo = TestPictures.source(width: 1200, height: 800)
+        let path = try FixtureTools.fixture(dir, "thumbed.heic", from: photo, "heif-enc") { ["-q", "95", "-t", "320", "-o", $1, $0] }
         let fd = open(path, O_RDONLY)
         defer { close(fd) }
         let (_, source) = try ImageDecoders.images.open(fd, name: path)
@@ -338,7 +316,7 @@ struct ImageFormatTests {
         var arguments = [tool, input, dir.appending(name), "--tile", String(tile), "--quality", "95"]
         if let rotate { arguments += ["--rotate", String(rotate)] }
         if let mirror { arguments += ["--mirror", String(mirror)] }
-        try run("/usr/bin/python3", arguments)
+        try FixtureTools.run("/usr/bin/python3", arguments)
         return dir.appending(name)
     }
 
@@ -348,12 +326,12 @@ struct ImageFormatTests {
     /// path decoded.
     @Test func heicGridsDecodeTileByTileAndTurnAsLibheifDoes() throws {
         let dir = TemporaryDirectory()
-        let photo = Self.source(width: 300, height: 200)
+        let photo = TestPictures.source(width: 300, height: 200)
         let plain = try Self.heicGrid(dir, "grid.heic", from: photo, tile: 128)
         let info = try Self.expectMatches(plain, photo)
         #expect(info.format == .heif && info.pixelWidth == 300 && info.pixelHeight == 200 && info.frameCount == 1 && !info.hasAlpha)
         // Large enough for the 2×2 pre-shrink inside each tile.
-        let large = Self.source(width: 1100, height: 700)
+        let large = TestPictures.source(width: 1100, height: 700)
         let largeGrid = try Self.heicGrid(dir, "large.heic", from: large, tile: 256)
         try Self.expectMatches(largeGrid, large)
         // Tiles decoded side by side (a one-file get's worker) make the same thumbnail as one by one.
@@ -363,7 +341,7 @@ struct ImageFormatTests {
         for (rotate, mirror) in [(1, nil), (3, 0), (nil, 1), (2, 0), (1, 1)] as [(Int?, Int?)] {
             let name = "turned-\(rotate ?? 0)-\(mirror ?? -1).heic"
             let path = try Self.heicGrid(dir, name, from: photo, tile: 128, rotate: rotate, mirror: mirror)
-            try Self.run("heif-convert", [path, dir.appending(name + ".png")])
+            try FixtureTools.run("heif-convert", [path, dir.appending(name + ".png")])
             let reference = try ImageDecoder.png(Array(Data(contentsOf: URL(fileURLWithPath: dir.appending(name + ".png")))), maxPixels: 1 << 20)
             let turned = try Self.expectMatches(path, reference)
             #expect(turned.orientation != .up && turned.pixelWidth == reference.width && turned.pixelHeight == reference.height, "\(name)")
@@ -374,17 +352,17 @@ struct ImageFormatTests {
 
     @Test func jpegXLLossyLosslessAlphaAndRecompressedJPEG() throws {
         let dir = TemporaryDirectory()
-        let photo = Self.source(), clear = Self.source(alpha: true)
-        let lossy = try Self.fixture(dir, "photo.jxl", from: photo, "cjxl") { [$0, $1, "-d", "0.5", "--quiet"] }
+        let photo = TestPictures.source(), clear = TestPictures.source(alpha: true)
+        let lossy = try FixtureTools.fixture(dir, "photo.jxl", from: photo, "cjxl") { [$0, $1, "-d", "0.5", "--quiet"] }
         let info = try Self.expectMatches(lossy, photo)
         #expect(info.format == .jpegXL && info.pixelWidth == 480 && info.bitsPerSample == 8)
-        let lossless = try Self.fixture(dir, "alpha.jxl", from: clear, "cjxl") { [$0, $1, "-d", "0", "--quiet"] }
+        let lossless = try FixtureTools.fixture(dir, "alpha.jxl", from: clear, "cjxl") { [$0, $1, "-d", "0", "--quiet"] }
         #expect(try Self.expectMatches(lossless, clear).hasAlpha)
         // A JPEG recompressed losslessly keeps its EXIF, and its orientation becomes the codestream's.
         let jpeg = try dir.write("turned.jpg", ImageEncoder.jpeg(photo, quality: 95))
-        try Self.run("exiftool", ["-q", "-overwrite_original", "-Orientation#=6", "-Make=TestCam", jpeg])
+        try FixtureTools.run("exiftool", ["-q", "-overwrite_original", "-Orientation#=6", "-Make=TestCam", jpeg])
         let recompressed = dir.appending("turned.jxl")
-        try Self.run("cjxl", [jpeg, recompressed, "--quiet"])
+        try FixtureTools.run("cjxl", [jpeg, recompressed, "--quiet"])
         let turned = try Self.expectMatches(recompressed, Self.displayed(photo, orientation: 6))
         #expect(turned.pixelWidth == 320 && turned.pixelHeight == 480 && turned.exif?.make == "TestCam")
     }
@@ -410,18 +388,18 @@ struct ImageFormatTests {
         let dir = TemporaryDirectory()
         var image: RGBAImage
         switch picture {
-        case "clear": image = Self.source(alpha: true)
-        case "art": image = Self.graphic(transparent: false)
+        case "clear": image = TestPictures.source(alpha: true)
+        case "art": image = TestPictures.graphic(transparent: false)
         case "gray", "bits":
-            image = Self.source()
+            image = TestPictures.source()
             for p in stride(from: 0, to: image.pixels.count, by: 4) {
                 var y = UInt8((Int(image.pixels[p]) * 3 + Int(image.pixels[p + 1]) * 6 + Int(image.pixels[p + 2])) / 10)
                 if picture == "bits" { y = y > 110 ? 255 : 0 }
                 (image.pixels[p], image.pixels[p + 1], image.pixels[p + 2]) = (y, y, y)
             }
-        default: image = Self.source()
+        default: image = TestPictures.source()
         }
-        let path = try Self.fixture(dir, name, from: image, "convert") { input, output in
+        let path = try FixtureTools.fixture(dir, name, from: image, "convert") { input, output in
             [input] + (image.hasAlpha ? [] : ["-alpha", "off"]) + options.dropLast() + [options.last! + output]
         }
         let info = try Self.expectMatches(path, image, minimum: picture == "photo" && name.contains("565") ? 33 : 40)
@@ -436,14 +414,14 @@ struct ImageFormatTests {
     ])
     func tgaVariants(name: String, picture: String, mode: String, rle: Bool) throws {
         let dir = TemporaryDirectory()
-        var image = picture == "clear" ? Self.source(alpha: true) : picture == "art" ? Self.graphic(transparent: false) : Self.source()
+        var image = picture == "clear" ? TestPictures.source(alpha: true) : picture == "art" ? TestPictures.graphic(transparent: false) : TestPictures.source()
         if picture == "gray" {
             for p in stride(from: 0, to: image.pixels.count, by: 4) {
                 let y = image.pixels[p + 1]
                 (image.pixels[p], image.pixels[p + 2]) = (y, y)
             }
         }
-        let path = try Self.fixture(dir, name, from: image, "/usr/bin/python3", Self.pillowTGA(mode: mode, rle: rle))
+        let path = try FixtureTools.fixture(dir, name, from: image, "/usr/bin/python3", FixtureTools.pillowTGA(mode: mode, rle: rle))
         let info = try Self.expectMatches(path, image, minimum: 40)
         #expect(info.format == .tga && info.pixelWidth == 480 && info.hasAlpha == image.hasAlpha)
     }
@@ -452,7 +430,7 @@ struct ImageFormatTests {
     /// qoi.h), lossless, so the thumbnail is the source resized.
     @Test func qoiIsDecodedByTheImageWorker() throws {
         let dir = TemporaryDirectory()
-        for (name, image) in [("clear.qoi", Self.source(alpha: true)), ("photo.qoi", Self.source())] {
+        for (name, image) in [("clear.qoi", TestPictures.source(alpha: true)), ("photo.qoi", TestPictures.source())] {
             let path = try dir.write(name, try Self.qoi(image))
             let info = try Self.expectMatches(path, image, minimum: 45)
             #expect(info.format == .qoi && info.pixelWidth == 480 && info.hasAlpha == image.hasAlpha)
@@ -470,12 +448,12 @@ struct ImageFormatTests {
     /// DIB entry's AND mask makes its transparent pixels.
     @Test func iconsShowTheirLargestImage() throws {
         let dir = TemporaryDirectory()
-        let clear = Self.source(width: 256, height: 256, alpha: true)
-        let icon = try Self.fixture(dir, "app.ico", from: clear, "convert") { [$0, "-define", "icon:auto-resize=256,48,16", $1] }
+        let clear = TestPictures.source(width: 256, height: 256, alpha: true)
+        let icon = try FixtureTools.fixture(dir, "app.ico", from: clear, "convert") { [$0, "-define", "icon:auto-resize=256,48,16", $1] }
         let info = try Self.expectMatches(icon, clear)
         #expect(info.format == .ico && info.pixelWidth == 256 && info.hasAlpha)
-        let small = Self.graphic(width: 48, height: 48)
-        let dib = try Self.fixture(dir, "small.ico", from: small, "convert") { [$0, "-define", "icon:auto-resize=48,16", $1] }
+        let small = TestPictures.graphic(width: 48, height: 48)
+        let dib = try FixtureTools.fixture(dir, "small.ico", from: small, "convert") { [$0, "-define", "icon:auto-resize=48,16", $1] }
         try Self.expectMatches(dib, small, minimum: 40)
     }
 
@@ -483,8 +461,8 @@ struct ImageFormatTests {
     /// another name are data, and a .tga name on other bytes is not taken for TGA.
     @Test func tgaNeedsItsNameAndAPlausibleHeader() throws {
         let dir = TemporaryDirectory()
-        let photo = Self.source()
-        let path = try Self.fixture(dir, "photo.tga", from: photo, "/usr/bin/python3", Self.pillowTGA())
+        let photo = TestPictures.source()
+        let path = try FixtureTools.fixture(dir, "photo.tga", from: photo, "/usr/bin/python3", FixtureTools.pillowTGA())
         let types = ContentTypeRegistry()
         #expect(types.type(ofFileAt: path) == ContentType("com.truevision.tga-image"))
         let renamed = dir.appending("photo.bin")
@@ -499,8 +477,6 @@ struct ImageFormatTests {
 
     /// Axis-aligned rectangles on a 40 × 20 document, a quarter left transparent: drawn at 4× its
     /// size every edge falls on a pixel boundary, so the reference is exact.
-    static let flatSVG = TestPictures.flatSVG
-
     static func flatReference(scale: Int) -> RGBAImage {
         var image = RGBAImage(width: 40 * scale, height: 20 * scale, pixels: [UInt8](repeating: 0, count: 40 * 20 * scale * scale * 4), hasAlpha: true)
         func fill(_ x: Int, _ y: Int, _ w: Int, _ h: Int, _ c: (UInt8, UInt8, UInt8)) {
@@ -521,11 +497,11 @@ struct ImageFormatTests {
     /// or from the viewBox alone; found by its content whatever its name.
     @Test func svgIsDrawnAtTheOutputSize() throws {
         let dir = TemporaryDirectory()
-        let sized = try dir.write("flat.svg", Array(Self.flatSVG.replacingOccurrences(of: "SIZE", with: "width=\"40\" height=\"20\"")
+        let sized = try dir.write("flat.svg", Array(TestPictures.flatSVG.replacingOccurrences(of: "SIZE", with: "width=\"40\" height=\"20\"")
             .replacingOccurrences(of: "IMAGE", with: "").utf8))
         let info = try Self.expectMatches(sized, Self.flatReference(scale: 4), minimum: 40, options: ThumbnailOptions(maxWidth: 160, maxHeight: 160))
         #expect(info.format == .svg && info.pixelWidth == 40 && info.pixelHeight == 20)
-        let viewBoxOnly = try dir.write("drawing", Array(Self.flatSVG.replacingOccurrences(of: "SIZE", with: "")
+        let viewBoxOnly = try dir.write("drawing", Array(TestPictures.flatSVG.replacingOccurrences(of: "SIZE", with: "")
             .replacingOccurrences(of: "IMAGE", with: "").utf8))
         #expect(ContentTypeRegistry().type(ofFileAt: viewBoxOnly) == .svg)
         try Self.expectMatches(viewBoxOnly, Self.flatReference(scale: 4), minimum: 40, options: ThumbnailOptions(maxWidth: 160, maxHeight: 160))
@@ -541,7 +517,7 @@ struct ImageFormatTests {
         let images = ["file://\(png)", png, "http://127.0.0.1:\(listener.port)/red.png"].map {
             "<image href=\"\($0)\" xlink:href=\"\($0)\" x=\"30\" y=\"0\" width=\"10\" height=\"10\"/>"
         }.joined(separator: "\n")
-        let text = Self.flatSVG.replacingOccurrences(of: "SIZE", with: "xmlns:xlink=\"http://www.w3.org/1999/xlink\" width=\"40\" height=\"20\"")
+        let text = TestPictures.flatSVG.replacingOccurrences(of: "SIZE", with: "xmlns:xlink=\"http://www.w3.org/1999/xlink\" width=\"40\" height=\"20\"")
             .replacingOccurrences(of: "IMAGE", with: images)
         let path = try dir.write("refs.svg", Array(text.utf8))
         try Self.expectMatches(path, Self.flatReference(scale: 4), minimum: 40, options: ThumbnailOptions(maxWidth: 160, maxHeight: 160))
@@ -575,8 +551,8 @@ struct ImageFormatTests {
     /// metadata is read; the type is told by the DNGVersion tag, not the name.
     @Test func rawFilesShowTheirEmbeddedPreviewTurnedByTheirOrientation() throws {
         let dir = TemporaryDirectory()
-        let photo = Self.source()
-        let dng = DNGFixture(raw: Self.source(width: 720, height: 480).mirrored(), preview: try ImageEncoder.jpeg(photo, quality: 95),
+        let photo = TestPictures.source()
+        let dng = DNGFixture(raw: TestPictures.source(width: 720, height: 480).mirrored(), preview: try ImageEncoder.jpeg(photo, quality: 95),
                              orientation: 6)
         let path = try dir.write("IMG_0001.tif", dng.build())
         #expect(ContentTypeRegistry().type(ofFileAt: path) == ContentType("com.adobe.raw-image"))
@@ -590,7 +566,7 @@ struct ImageFormatTests {
     /// balance differ from the source's, so it is compared by correlation), turned.
     @Test func rawFilesWithoutAPreviewAreDecodedAtHalfSize() throws {
         let dir = TemporaryDirectory()
-        let photo = Self.source(width: 720, height: 480)
+        let photo = TestPictures.source(width: 720, height: 480)
         let path = try dir.write("linear.dng", DNGFixture(raw: photo, preview: nil, orientation: 8).build())
         let made = try Self.pool.thumbnail(ofFileAt: path, options: Self.box, format: nil)
         let expected = Thumbnailer.resize(Self.displayed(photo, orientation: 8), options: Self.box)
@@ -631,25 +607,25 @@ struct ImageFormatTests {
         let dir = TemporaryDirectory()
         let tree = dir.appending("tree"), cache = dir.appending("cache")
         try FileManager.default.createDirectory(atPath: tree, withIntermediateDirectories: true)
-        let photo = Self.source(), clear = Self.source(alpha: true), art = Self.graphic(transparent: false)
+        let photo = TestPictures.source(), clear = TestPictures.source(alpha: true), art = TestPictures.graphic(transparent: false)
         let a = try dir.write("a.png", ImageEncoder.png(art)), b = try dir.write("b.png", ImageEncoder.png(photo))
         let gif = tree + "/anim.gif"
-        try Self.run("convert", ["-delay", "10", a, b, "+dither", gif])
-        let webp = try Self.fixture(dir, "tree/clear.webp", from: clear, "cwebp") { ["-quiet", "-lossless", $0, "-o", $1] }
-        let tiff = try Self.fixture(dir, "tree/deep.tif", from: photo, "convert") { [$0, "-alpha", "off", "-depth", "16", $1] }
-        let heic = try Self.fixture(dir, "tree/phone.heic", from: photo, "heif-enc") { ["-q", "90", "-o", $1, $0] }
-        try Self.run("exiftool", ["-q", "-overwrite_original", "-Make=TestCam", heic])
-        let dng = try dir.write("tree/camera.dng", DNGFixture(raw: Self.source(width: 720, height: 480),
+        try FixtureTools.run("convert", ["-delay", "10", a, b, "+dither", gif])
+        let webp = try FixtureTools.fixture(dir, "tree/clear.webp", from: clear, "cwebp") { ["-quiet", "-lossless", $0, "-o", $1] }
+        let tiff = try FixtureTools.fixture(dir, "tree/deep.tif", from: photo, "convert") { [$0, "-alpha", "off", "-depth", "16", $1] }
+        let heic = try FixtureTools.fixture(dir, "tree/phone.heic", from: photo, "heif-enc") { ["-q", "90", "-o", $1, $0] }
+        try FixtureTools.run("exiftool", ["-q", "-overwrite_original", "-Make=TestCam", heic])
+        let dng = try dir.write("tree/camera.dng", DNGFixture(raw: TestPictures.source(width: 720, height: 480),
                                                                preview: try ImageEncoder.jpeg(photo, quality: 90)).build())
         let others: [String] = [
-            try Self.fixture(dir, "tree/photo.jxl", from: photo, "cjxl") { [$0, $1, "--quiet"] },
-            try Self.fixture(dir, "tree/photo.avif", from: photo, "convert") { [$0, "-alpha", "off", $1] },
-            try Self.fixture(dir, "tree/photo.bmp", from: photo, "convert") { [$0, "-alpha", "off", "BMP3:" + $1] },
-            try Self.fixture(dir, "tree/photo.ppm", from: photo, "convert") { [$0, "-alpha", "off", $1] },
-            try Self.fixture(dir, "tree/icon.ico", from: Self.source(width: 64, height: 64, alpha: true), "convert") { [$0, $1] },
-            try Self.fixture(dir, "tree/photo.tga", from: photo, "/usr/bin/python3", Self.pillowTGA()),
+            try FixtureTools.fixture(dir, "tree/photo.jxl", from: photo, "cjxl") { [$0, $1, "--quiet"] },
+            try FixtureTools.fixture(dir, "tree/photo.avif", from: photo, "convert") { [$0, "-alpha", "off", $1] },
+            try FixtureTools.fixture(dir, "tree/photo.bmp", from: photo, "convert") { [$0, "-alpha", "off", "BMP3:" + $1] },
+            try FixtureTools.fixture(dir, "tree/photo.ppm", from: photo, "convert") { [$0, "-alpha", "off", $1] },
+            try FixtureTools.fixture(dir, "tree/icon.ico", from: TestPictures.source(width: 64, height: 64, alpha: true), "convert") { [$0, $1] },
+            try FixtureTools.fixture(dir, "tree/photo.tga", from: photo, "/usr/bin/python3", FixtureTools.pillowTGA()),
             try dir.write("tree/photo.qoi", try Self.qoi(photo)),
-            try dir.write("tree/drawing.svg", Array(Self.flatSVG.replacingOccurrences(of: "SIZE", with: "")
+            try dir.write("tree/drawing.svg", Array(TestPictures.flatSVG.replacingOccurrences(of: "SIZE", with: "")
                 .replacingOccurrences(of: "IMAGE", with: "").utf8)),
         ]
         let child = try ChildProcess(program: "thumbcache", arguments: ["warm", "--json", tree, "--cache", cache])
@@ -680,7 +656,7 @@ struct ImageFormatTests {
         let dir = TemporaryDirectory()
         let tree = dir.appending("tree"), cache = dir.appending("cache")
         try FileManager.default.createDirectory(atPath: tree, withIntermediateDirectories: true)
-        _ = try Self.fixture(dir, "tree/photo.webp", from: Self.source(), "cwebp") { ["-quiet", $0, "-o", $1] }
+        _ = try FixtureTools.fixture(dir, "tree/photo.webp", from: TestPictures.source(), "cwebp") { ["-quiet", $0, "-o", $1] }
         try FileManager.default.removeItem(atPath: dir.appending("tree-photo.webp.source.png"))
         func warm(_ extra: [String]) throws -> WarmReport {
             let child = try ChildProcess(program: "thumbcache", arguments: ["warm", "--json", tree, "--cache", cache] + extra)

@@ -14,7 +14,7 @@ struct MediaFormatTests {
     static let box = ImageFormatTests.box
 
     /// A still picture made into a video: `ffmpeg -loop 1 -i picture.png` with `codec` arguments.
-    static func video(_ dir: TemporaryDirectory, _ name: String, from picture: RGBAImage = ImageFormatTests.source(),
+    static func video(_ dir: TemporaryDirectory, _ name: String, from picture: RGBAImage = TestPictures.source(),
                       seconds: Int = 3, _ codec: [String], audio: Bool = false) throws -> String {
         let input = try dir.write(name + ".source.png", ImageEncoder.png(picture))
         let output = dir.appending(name)
@@ -22,7 +22,7 @@ struct MediaFormatTests {
         if audio { arguments += ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100"] }
         arguments += ["-t", "\(seconds)", "-g", "10", "-pix_fmt", "yuv420p"] + codec
         if audio { arguments += ["-c:a", "aac", "-b:a", "64k", "-ac", "1", "-shortest"] }
-        try ImageFormatTests.run("ffmpeg", arguments + [output])
+        try FixtureTools.run("ffmpeg", arguments + [output])
         return output
     }
 
@@ -45,7 +45,7 @@ struct MediaFormatTests {
     func videoCodecsShowTheirPicture(name: String, codec: [String], codecName: String, type: String) throws {
         let dir = TemporaryDirectory()
         let path = try Self.video(dir, name, codec)
-        let info = try Self.expectShows(path, ImageFormatTests.source())
+        let info = try Self.expectShows(path, TestPictures.source())
         #expect(info.pixelWidth == 480 && info.pixelHeight == 320)
         #expect(info.media?.codecs?.first == codecName)
         #expect(abs((info.media?.durationSeconds ?? 0) - 3) < 0.5, "duration \(String(describing: info.media?.durationSeconds))")
@@ -59,33 +59,33 @@ struct MediaFormatTests {
         let landscape = try Self.video(dir, "stored.mp4", ["-c:v", "libx264", "-preset", "ultrafast"])
         // What a phone writes: landscape frames and a display matrix that turns them a quarter.
         let rotated = dir.appending("portrait.mp4")
-        try ImageFormatTests.run("ffmpeg", ["-v", "error", "-y", "-i", landscape, "-c", "copy", "-metadata:s:v:0", "rotate=90", rotated])
+        try FixtureTools.run("ffmpeg", ["-v", "error", "-y", "-i", landscape, "-c", "copy", "-metadata:s:v:0", "rotate=90", rotated])
         // Which way is read back by another program (ExifTool: clockwise degrees), not taken from ffmpeg's option.
-        let rotation = try ImageFormatTests.run("exiftool", ["-s3", "-Rotation", rotated]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let rotation = try FixtureTools.run("exiftool", ["-s3", "-Rotation", rotated]).trimmingCharacters(in: .whitespacesAndNewlines)
         let turn = try #require(["90": Orientation.right, "270": .left][rotation], "ExifTool reads rotation \(rotation)")
-        let info = try Self.expectShows(rotated, turn.apply(to: ImageFormatTests.source()))
+        let info = try Self.expectShows(rotated, turn.apply(to: TestPictures.source()))
         #expect(info.pixelWidth == 320 && info.pixelHeight == 480)
     }
 
     @Test func blackOpeningFramesArePassedOver() throws {
         let dir = TemporaryDirectory()
         // Four seconds of black, then the picture; one key frame a second.
-        let picture = try dir.write("picture.png", ImageEncoder.png(ImageFormatTests.source()))
+        let picture = try dir.write("picture.png", ImageEncoder.png(TestPictures.source()))
         let path = dir.appending("fade-in.mp4")
-        try ImageFormatTests.run("ffmpeg", [
+        try FixtureTools.run("ffmpeg", [
             "-v", "error", "-y", "-f", "lavfi", "-i", "color=black:s=480x320:r=10:d=4", "-loop", "1", "-framerate", "10", "-t", "3", "-i", picture,
             "-filter_complex", "[1:v]format=yuv420p[p];[0:v][p]concat=n=2:v=1:a=0", "-g", "10", "-c:v", "libx264", "-preset", "ultrafast",
             "-pix_fmt", "yuv420p", path,
         ])
-        try Self.expectShows(path, ImageFormatTests.source())
+        try Self.expectShows(path, TestPictures.source())
         // A single key frame at the start (black): the frames after it are looked at in order.
         let sparse = dir.appending("one-key-frame.mp4")
-        try ImageFormatTests.run("ffmpeg", [
+        try FixtureTools.run("ffmpeg", [
             "-v", "error", "-y", "-f", "lavfi", "-i", "color=black:s=480x320:r=10:d=2", "-loop", "1", "-framerate", "10", "-t", "2", "-i", picture,
             "-filter_complex", "[1:v]format=yuv420p[p];[0:v][p]concat=n=2:v=1:a=0", "-g", "1000", "-c:v", "libx264", "-preset", "ultrafast",
             "-pix_fmt", "yuv420p", sparse,
         ])
-        try Self.expectShows(sparse, ImageFormatTests.source(), minimum: 28)
+        try Self.expectShows(sparse, TestPictures.source(), minimum: 28)
     }
 
     @Test func aVideosIndexAttributes() throws {
@@ -109,7 +109,7 @@ struct MediaFormatTests {
         if cover != nil { arguments += ["-map", "1:v", "-c:v", "copy", "-disposition:v", "attached_pic"] }
         arguments += codec + ["-metadata", "title=Morning Tune", "-metadata", "artist=Ana Artist", "-metadata", "album=First Light",
                               "-metadata", "genre=Ambient", "-metadata", "date=2021", "-metadata", "track=3/9", output]
-        try ImageFormatTests.run("ffmpeg", arguments)
+        try FixtureTools.run("ffmpeg", arguments)
         return output
     }
 
@@ -120,7 +120,7 @@ struct MediaFormatTests {
     ])
     func anAudioFilesCoverIsItsThumbnail(name: String, codec: [String], coverName: String, type: String) throws {
         let dir = TemporaryDirectory()
-        let picture = ImageFormatTests.source(width: 300, height: 300)
+        let picture = TestPictures.source(width: 300, height: 300)
         let cover = coverName.hasSuffix(".png") ? try ImageEncoder.png(picture) : try ImageEncoder.jpeg(picture, quality: 95)
         let path = try Self.song(dir, name, cover: cover, coverName: coverName, codec)
         // The cover's own pixels (its JPEG decoded as it is) are the reference.
@@ -138,7 +138,7 @@ struct MediaFormatTests {
 
     @Test func anOpusFilesPictureBlockIsItsCover() throws {
         let dir = TemporaryDirectory()
-        let picture = ImageFormatTests.source(width: 200, height: 200)
+        let picture = TestPictures.source(width: 200, height: 200)
         let png = try ImageEncoder.png(picture)
         // Vorbis comments carry the cover as a base64 FLAC picture block (METADATA_BLOCK_PICTURE).
         func be32(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
@@ -202,7 +202,7 @@ struct MediaFormatTests {
     /// `width × height` pixels: a reference.
     static func render(_ tool: String, _ dir: TemporaryDirectory, _ path: String, width: Int, height: Int) throws -> RGBAImage {
         let base = dir.appending("reference-\(UUID().uuidString)")
-        try ImageFormatTests.run(tool, ["-cropbox", "-scale-to-x", "\(width)", "-scale-to-y", "\(height)", "-singlefile", "-png", path, base])
+        try FixtureTools.run(tool, ["-cropbox", "-scale-to-x", "\(width)", "-scale-to-y", "\(height)", "-singlefile", "-png", path, base])
         return try ImageDecoder.png(Array(try Data(contentsOf: URL(fileURLWithPath: base + ".png"))))
     }
 
@@ -222,7 +222,7 @@ struct MediaFormatTests {
         for (tool, minimum) in [("pdftoppm", 45.0), ("pdftocairo", 25.0)] {
             let reference = try Self.render(tool, dir, path, width: made.image.width, height: made.image.height)
             try #require(reference.width == made.image.width && reference.height == made.image.height)
-            let db = ImageFormatTests.premultipliedPSNR(made.image, reference)
+            let db = TestPictures.premultipliedPSNR(made.image, reference)
             #expect(db >= minimum, "PSNR \(db) dB against \(tool)")
         }
         let media = try #require(made.info.media)

@@ -181,7 +181,7 @@ struct TextAndFontTests {
             return failure.path == path && why.contains("binary")
         }
         // The parent's type never overrides what the bytes say: a PNG named as text is a PNG.
-        let png = try dir.write("image.txt", ImageEncoder.png(ImageFormatTests.source()))
+        let png = try dir.write("image.txt", ImageEncoder.png(TestPictures.source()))
         #expect(try Self.pool.thumbnail(ofFileAt: png, options: Self.box, format: .text).info.format == .png)
     }
 
@@ -213,7 +213,7 @@ struct TextAndFontTests {
 
     /// fontTools (python3-fonttools) rewrites a TrueType font as WOFF, WOFF2, or a collection.
     static func fontTools(_ script: String) throws {
-        _ = try ImageFormatTests.run("/usr/bin/python3", ["-c", "from fontTools.ttLib import TTFont, TTCollection\n" + script])
+        _ = try FixtureTools.run("/usr/bin/python3", ["-c", "from fontTools.ttLib import TTFont, TTCollection\n" + script])
     }
 
     @Test func aFontShowsASampleInItselfAndIsIndexedByFamily() throws {
