@@ -34,7 +34,7 @@ public struct EXIFData: Sendable, Hashable, Codable {
     /// Where the embedded (IFD1) JPEG thumbnail lies inside the EXIF block.
     package var thumbnailRange: Range<Int>?
 
-    public init() {}
+    package init() {}
 
     /// Parses an EXIF block (starting at the TIFF header "II*\0" or "MM\0*"); nil if it is not one.
     package static func parse(_ data: UnsafeRawBufferPointer) -> EXIFData? {

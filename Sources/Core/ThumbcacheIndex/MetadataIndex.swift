@@ -33,7 +33,7 @@ public final class MetadataIndex: Sendable {
     }
 
     /// The on-disk format this code reads and writes (older ones are upgraded on opening).
-    public static let formatVersion = 3
+    package static let formatVersion = 3
     static let versionKey = Array("version".utf8)
     static let nextItemKey = Array("next-item".utf8)
     static let clientStatePrefix = Array("state:".utf8)
@@ -43,7 +43,7 @@ public final class MetadataIndex: Sendable {
     /// - Parameters:
     ///   - directory: where the index lives (created, mode 0700, if missing).
     ///   - durability: `.deferred` for bulk indexing (``sync()`` at the end).
-    ///   - upgrading: called with the version found and ``formatVersion`` before an upgrade
+    ///   - upgrading: called with the version found and the current one before an upgrade
     ///     begins, so a caller can say why opening takes a while.
     public static func open(directory: some FileLocation, durability: Durability = .everyCommit,
                             upgrading: (_ from: Int, _ to: Int) -> Void = { _, _ in }) throws(IndexError) -> MetadataIndex {

@@ -42,14 +42,14 @@ public struct ContentHash: Hashable, Sendable, Comparable, CustomStringConvertib
     }
 
     /// The hash of bytes in memory.
-    public static func of(_ bytes: UnsafeRawBufferPointer) -> ContentHash {
+    package static func of(_ bytes: UnsafeRawBufferPointer) -> ContentHash {
         var h = ContentHash(high: 0, low: 0)
         cxxh_oneshot(bytes.baseAddress, bytes.count, &h.high, &h.low)
         return h
     }
 
     /// The hash of bytes in memory.
-    public static func of(_ bytes: [UInt8]) -> ContentHash {
+    package static func of(_ bytes: [UInt8]) -> ContentHash {
         bytes.withUnsafeBytes { of($0) }
     }
 

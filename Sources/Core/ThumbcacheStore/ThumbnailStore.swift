@@ -19,7 +19,7 @@ import Darwin
 /// a ``GroupCommitWriter``.
 public final class ThumbnailStore: Sendable {
     /// The on-disk format this code reads and writes (see Docs/FORMAT.md).
-    public static let formatVersion: UInt32 = 1
+    package static let formatVersion: UInt32 = 1
 
     /// The cache directory (the environment is in it, or in its current generation).
     public let directory: String
