@@ -3,26 +3,42 @@
 // Run: cd Benchmarks && swift package --allow-writing-to-package-directory benchmark
 import PackageDescription
 
-// The root package's identity is its folder's name, which differs between checkouts.
-let root = Context.packageDirectory.split(separator: "/").dropLast().last.map(String.init) ?? "thumbcache"
+// What the benchmarks measure (the store's writes and keys, the hasher, the resize kernels, file
+// indexing) is the engine's package API, which an app never sees. Swift's `package` access
+// reaches only modules of one package, so this package compiles those core modules itself, from
+// the root's sources through the link `Engine` (-> ../Sources), with the same dependencies as the
+// root's Package.swift gives them; it does not depend on the root package.
+func core(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
+    .target(name: name, dependencies: dependencies, path: "Engine/Core/\(name)", exclude: ["\(name).docc"])
+}
 
 let package = Package(
     name: "thumbcache-benchmarks",
     platforms: [.macOS(.v13)],
     dependencies: [
-        .package(path: "../"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        .systemLibrary(name: "CThumbcacheLMDB", path: "Engine/C/CThumbcacheLMDB", pkgConfig: "lmdb"),
+        .target(name: "CThumbcacheXXHash", path: "Engine/C/CThumbcacheXXHash"),
+        .target(name: "CThumbcachePNG", path: "Engine/C/CThumbcachePNG", linkerSettings: [.linkedLibrary("png16")]),
+        .target(name: "CThumbcacheJPEG", path: "Engine/C/CThumbcacheJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
+        .target(name: "ThumbcacheSync", dependencies: [.product(name: "SystemPackage", package: "swift-system")], path: "Engine/Core/ThumbcacheSync"),
+        .target(name: "ThumbcacheLMDB", dependencies: ["CThumbcacheLMDB"], path: "Engine/Core/ThumbcacheLMDB"),
+        core("ThumbcacheStore", ["ThumbcacheLMDB", "CThumbcacheXXHash", "ThumbcacheSync"]),
+        core("ThumbcacheIndex", ["ThumbcacheLMDB", "ThumbcacheSync", "CThumbcacheXXHash"]),
+        core("ThumbcacheImaging", ["CThumbcachePNG", "CThumbcacheJPEG", "ThumbcacheSync"]),
+
         // The deterministic items and queries of the index benchmarks (also loaded into SQLite).
-        .target(name: "IndexCorpus", dependencies: [.product(name: "ThumbcacheIndex", package: root)]),
-        .executableTarget(name: "index-compare", dependencies: ["IndexCorpus", .product(name: "ThumbcacheIndex", package: root)]),
+        .target(name: "IndexCorpus", dependencies: ["ThumbcacheIndex"]),
+        .executableTarget(name: "index-compare", dependencies: ["IndexCorpus", "ThumbcacheIndex"]),
         .executableTarget(
             name: "IndexBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 "IndexCorpus",
-                .product(name: "ThumbcacheIndex", package: root),
+                "ThumbcacheIndex",
             ],
             path: "Benchmarks/IndexBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
@@ -31,7 +47,7 @@ let package = Package(
             name: "StoreBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "ThumbcacheStore", package: root),
+                "ThumbcacheStore",
             ],
             path: "Benchmarks/StoreBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
@@ -40,7 +56,7 @@ let package = Package(
             name: "ImagingBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "ThumbcacheImaging", package: root),
+                "ThumbcacheImaging",
             ],
             path: "Benchmarks/ImagingBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

@@ -3,8 +3,8 @@ import ThumbcacheIndex
 /// A deterministic set of file-like items for index benchmarks: a home directory of photos,
 /// documents, music and downloads, with the attribute mix `warm` produces. Item `i` is the same
 /// on every run and machine; Tools/compare-index loads the same items into SQLite.
-public enum IndexCorpus {
-    public static let million = 1_000_000
+package enum IndexCorpus {
+    package static let million = 1_000_000
 
     /// SplitMix64, seeded per item so any item can be made alone.
     struct Random {
@@ -51,23 +51,23 @@ public enum IndexCorpus {
     static let firstDate = 1_388_534_400.0, lastDate = 1_793_491_200.0
 
     /// One item's fields, as both thumbcache and the SQLite loader see them.
-    public struct Record: Sendable {
-        public var path: String
-        public var name: String
-        public var size: Int
-        public var type: String
-        public var tree: [String]
-        public var modified: Double
-        public var created: Double
-        public var width: Int?
-        public var height: Int?
-        public var make: String?
-        public var model: String?
-        public var iso: Int?
-        public var tags: [String]
+    package struct Record: Sendable {
+        package var path: String
+        package var name: String
+        package var size: Int
+        package var type: String
+        package var tree: [String]
+        package var modified: Double
+        package var created: Double
+        package var width: Int?
+        package var height: Int?
+        package var make: String?
+        package var model: String?
+        package var iso: Int?
+        package var tags: [String]
     }
 
-    public static func record(_ i: Int) -> Record {
+    package static func record(_ i: Int) -> Record {
         var r = Random(UInt64(i) &+ 1)
         let top = r.skewed(tops.count)
         let kind: Int
@@ -117,7 +117,7 @@ public enum IndexCorpus {
     }
 
     /// Item `i` as `warm` would index it.
-    public static func item(_ i: Int) -> FileItem {
+    package static func item(_ i: Int) -> FileItem {
         let rec = record(i)
         var a: [String: AttributeValue] = [
             MDItem.fsName: .string(rec.name), MDItem.fsSize: .number(Double(rec.size)), MDItem.contentType: .string(rec.type),
@@ -143,7 +143,7 @@ public enum IndexCorpus {
     }
 
     /// The query classes of the issue, each as thumbcache's query and SQLite's SQL.
-    public static let queries: [(name: String, query: String, sql: String)] = [
+    package static let queries: [(name: String, query: String, sql: String)] = [
         ("equality", #"kMDItemAcquisitionModel == "ILCE-7M3""#,
          "SELECT rowid FROM items WHERE model = 'ILCE-7M3'"),
         ("range 1%", "InRange(kMDItemFSSize, 1000000, 1170000)",
@@ -155,7 +155,7 @@ public enum IndexCorpus {
     ]
 
     /// Item `i` as one tab-separated line for the SQLite loader (Tools/compare-index).
-    public static func tsvLine(_ i: Int) -> String {
+    package static func tsvLine(_ i: Int) -> String {
         let r = record(i)
         let fields: [String] = [
             String(i + 1), r.path, r.name, String(r.size), r.type, r.tree.joined(separator: ","), String(Int(r.modified)), String(Int(r.created)),

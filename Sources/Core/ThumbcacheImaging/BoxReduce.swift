@@ -41,7 +41,7 @@ func premultiplyRow(_ row: UnsafeMutablePointer<UInt8>, pixels: Int) {
 /// `pixels` pixels, rounding halves up. Each pixel is one `UInt32` lane; even and odd pixels are
 /// split with `evenHalf`/`oddHalf`, and bytes are added in 16-bit fields (masks and shifts), so
 /// the loop is four loads, a few adds and one store per 4 output pixels.
-public func boxReduce2x2(
+package func boxReduce2x2(
     top: UnsafePointer<UInt8>, bottom: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, pixels: Int
 ) {
     let mask = SIMD4<UInt32>(repeating: 0x00FF_00FF)

@@ -4,33 +4,33 @@
 /// A small Swift reader rather than libexif: thumbcache needs a dozen tags, the reader must never
 /// trust an offset, and it runs on every image, so it reads the TIFF structure in place with no
 /// allocation beyond the strings it returns (see Docs/IMAGING.md).
-public struct EXIFData: Sendable, Hashable, Codable {
+package struct EXIFData: Sendable, Hashable, Codable {
     /// 1…8 as in TIFF/EXIF; nil when absent or out of range.
-    public var orientation: Int?
-    public var make: String?
-    public var model: String?
-    public var artist: String?
-    public var imageDescription: String?
+    package var orientation: Int?
+    package var make: String?
+    package var model: String?
+    package var artist: String?
+    package var imageDescription: String?
     /// "YYYY:MM:DD HH:MM:SS" as written by the camera.
-    public var dateTimeOriginal: String?
+    package var dateTimeOriginal: String?
     /// "+HH:MM", the offset of ``dateTimeOriginal`` from UTC, if recorded.
-    public var offsetTimeOriginal: String?
+    package var offsetTimeOriginal: String?
     /// Seconds.
-    public var exposureTime: Double?
-    public var fNumber: Double?
-    public var isoSpeed: Int?
+    package var exposureTime: Double?
+    package var fNumber: Double?
+    package var isoSpeed: Int?
     /// Millimetres.
-    public var focalLength: Double?
+    package var focalLength: Double?
     /// The lens's model name (LensModel), as the camera wrote it.
-    public var lensModel: String?
+    package var lensModel: String?
     /// Degrees, north positive.
-    public var latitude: Double?
+    package var latitude: Double?
     /// Degrees, east positive.
-    public var longitude: Double?
+    package var longitude: Double?
     /// Metres above sea level (negative below).
-    public var altitude: Double?
-    public var pixelWidth: Int?
-    public var pixelHeight: Int?
+    package var altitude: Double?
+    package var pixelWidth: Int?
+    package var pixelHeight: Int?
     /// Where the embedded (IFD1) JPEG thumbnail lies inside the EXIF block.
     package var thumbnailRange: Range<Int>?
 

@@ -5,26 +5,26 @@ import CThumbcacheJPEG
 import CThumbcachePNG
 
 /// Encodes thumbnails.
-public enum ImageEncoder {
+package enum ImageEncoder {
     /// zlib level 2 with the Up filter: most of level 6's size at a tenth of its time on photo
     /// thumbnails (Docs/IMAGING.md has the table).
-    public static let defaultPNGCompression = 2
+    package static let defaultPNGCompression = 2
 
     /// PNG row filters (bit mask, as libpng's PNG_FILTER_*).
-    public struct PNGFilters: OptionSet, Sendable {
-        public let rawValue: Int32
-        public init(rawValue: Int32) { self.rawValue = rawValue }
-        public static let none = PNGFilters(rawValue: 0x08)
-        public static let sub = PNGFilters(rawValue: 0x10)
-        public static let up = PNGFilters(rawValue: 0x20)
-        public static let average = PNGFilters(rawValue: 0x40)
-        public static let paeth = PNGFilters(rawValue: 0x80)
-        public static let all: PNGFilters = [.none, .sub, .up, .average, .paeth]
+    package struct PNGFilters: OptionSet, Sendable {
+        package let rawValue: Int32
+        package init(rawValue: Int32) { self.rawValue = rawValue }
+        package static let none = PNGFilters(rawValue: 0x08)
+        package static let sub = PNGFilters(rawValue: 0x10)
+        package static let up = PNGFilters(rawValue: 0x20)
+        package static let average = PNGFilters(rawValue: 0x40)
+        package static let paeth = PNGFilters(rawValue: 0x80)
+        package static let all: PNGFilters = [.none, .sub, .up, .average, .paeth]
     }
 
     /// PNG, 8-bit RGBA (or RGB when the image is opaque, unless `alwaysRGBA`), with `text` as
     /// uncompressed tEXt chunks before the image data (keys and values Latin-1, as PNG requires).
-    public static func png(
+    package static func png(
         _ image: RGBAImage, compressionLevel: Int = defaultPNGCompression, filters: PNGFilters = .up, exif: [UInt8]? = nil,
         text: [(key: String, value: String)] = [], alwaysRGBA: Bool = false
     ) throws(ImagingError) -> [UInt8] {
@@ -53,8 +53,8 @@ public enum ImageEncoder {
     }
 
     /// How a JPEG is written.
-    public struct JPEGOptions: Sendable, Hashable {
-        public enum Color: Int32, Sendable {
+    package struct JPEGOptions: Sendable, Hashable {
+        package enum Color: Int32, Sendable {
             case rgb = 0
             /// One gray component, taken from the red channel.
             case gray = 1
@@ -63,25 +63,25 @@ public enum ImageEncoder {
             /// As `cmyk`, stored as YCCK.
             case ycck = 3
         }
-        public var quality = 85
-        public var progressive = false
-        public var color = Color.rgb
+        package var quality = 85
+        package var progressive = false
+        package var color = Color.rgb
         /// Luma sampling factors: (2, 2) is 4:2:0, (2, 1) 4:2:2, (1, 1) 4:4:4.
-        public var lumaSampling = (horizontal: 2, vertical: 2)
+        package var lumaSampling = (horizontal: 2, vertical: 2)
         /// A restart marker every this many MCU rows; 0 for none.
-        public var restartRows = 0
+        package var restartRows = 0
 
-        public init(quality: Int = 85, progressive: Bool = false) {
+        package init(quality: Int = 85, progressive: Bool = false) {
             self.quality = quality
             self.progressive = progressive
         }
 
-        public static func == (a: JPEGOptions, b: JPEGOptions) -> Bool {
+        package static func == (a: JPEGOptions, b: JPEGOptions) -> Bool {
             a.quality == b.quality && a.progressive == b.progressive && a.color == b.color
                 && a.lumaSampling == b.lumaSampling && a.restartRows == b.restartRows
         }
 
-        public func hash(into hasher: inout Hasher) {
+        package func hash(into hasher: inout Hasher) {
             hasher.combine(quality)
             hasher.combine(progressive)
             hasher.combine(color)
@@ -92,14 +92,14 @@ public enum ImageEncoder {
     }
 
     /// JPEG (alpha dropped), for opaque thumbnails; optionally progressive, optionally with EXIF.
-    public static func jpeg(
+    package static func jpeg(
         _ image: RGBAImage, quality: Int = 85, progressive: Bool = false, exif: [UInt8]? = nil
     ) throws(ImagingError) -> [UInt8] {
         try jpeg(image, options: JPEGOptions(quality: quality, progressive: progressive), exif: exif)
     }
 
     /// JPEG with every option: colour model, chroma subsampling, restart markers.
-    public static func jpeg(_ image: RGBAImage, options: JPEGOptions, exif: [UInt8]? = nil) throws(ImagingError) -> [UInt8] {
+    package static func jpeg(_ image: RGBAImage, options: JPEGOptions, exif: [UInt8]? = nil) throws(ImagingError) -> [UInt8] {
         var out: UnsafeMutablePointer<UInt8>?
         var length = 0
         var message = [CChar](repeating: 0, count: 256)

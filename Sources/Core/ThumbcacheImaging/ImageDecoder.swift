@@ -1,9 +1,9 @@
 import CThumbcachePNG
 
 /// Whole-image decoding of small images held in memory (cached thumbnails).
-public enum ImageDecoder {
+package enum ImageDecoder {
     /// Decodes PNG bytes to RGBA8; refuses images over `maxPixels`.
-    public static func png(_ bytes: [UInt8], name: String = "(PNG data)", maxPixels: Int = 16 << 20) throws(ImagingError) -> RGBAImage {
+    package static func png(_ bytes: [UInt8], name: String = "(PNG data)", maxPixels: Int = 16 << 20) throws(ImagingError) -> RGBAImage {
         var info = cpng_info()
         var status = CPNG_OK
         var message = [CChar](repeating: 0, count: 256)
@@ -25,7 +25,7 @@ public enum ImageDecoder {
     }
 
     /// Decodes JPEG bytes to RGBA8 at full size; refuses images over `maxPixels` before decoding.
-    public static func jpeg(_ bytes: [UInt8], name: String = "(JPEG data)", maxPixels: Int = 16 << 20) throws(ImagingError) -> RGBAImage {
+    package static func jpeg(_ bytes: [UInt8], name: String = "(JPEG data)", maxPixels: Int = 16 << 20) throws(ImagingError) -> RGBAImage {
         let source = try JPEGSource(bytes: bytes, path: name)
         guard source.width > 0, source.height > 0, source.width * source.height <= maxPixels else {
             throw ImagingError(path: name, reason: .tooLarge(width: UInt32(source.width), height: UInt32(source.height), limit: maxPixels))

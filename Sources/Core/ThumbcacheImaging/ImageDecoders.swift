@@ -8,7 +8,7 @@ import ThumbcacheSync
 ///
 /// The split follows libvips's loaders: the planner picks the shrink from the header before a
 /// pixel is decoded, and peak memory stays at a few rows unless the format must be held whole.
-public protocol RowSource: AnyObject {
+package protocol RowSource: AnyObject {
     /// What the header says: stored size, alpha, metadata, how far it can shrink on load.
     var header: RowSourceHeader { get }
     /// Starts decoding at 1/`shrink` of the stored size, rounded up (`shrink` is at most the
@@ -24,56 +24,56 @@ public protocol RowSource: AnyObject {
 }
 
 extension RowSource {
-    public func start(shrink: Int, fast: Bool, output: (width: Int, height: Int)) throws(ImagingError) -> (width: Int, height: Int) {
+    package func start(shrink: Int, fast: Bool, output: (width: Int, height: Int)) throws(ImagingError) -> (width: Int, height: Int) {
         try start(shrink: shrink, fast: fast)
     }
 }
 
 /// A source drawn at any size (a vector format): the planner asks for the exact size it needs.
-public protocol ScalableRowSource: RowSource {
+package protocol ScalableRowSource: RowSource {
     /// Starts rendering the whole image at `width × height`; returns the size of the rows.
     func start(width: Int, height: Int) throws(ImagingError) -> (width: Int, height: Int)
 }
 
 extension ScalableRowSource {
     /// A shrink is a drawing at 1/`shrink` of the stated size, rounded up.
-    public func start(shrink: Int, fast: Bool) throws(ImagingError) -> (width: Int, height: Int) {
+    package func start(shrink: Int, fast: Bool) throws(ImagingError) -> (width: Int, height: Int) {
         let d = max(1, shrink)
         return try start(width: (header.width + d - 1) / d, height: (header.height + d - 1) / d)
     }
 }
 
 /// What a decoder knows after reading an image's header.
-public struct RowSourceHeader: Sendable, Hashable {
+package struct RowSourceHeader: Sendable, Hashable {
     /// Stored size in pixels (before orientation).
-    public var width: Int
-    public var height: Int
-    public var hasAlpha: Bool
+    package var width: Int
+    package var height: Int
+    package var hasAlpha: Bool
     /// The raw EXIF block, if the file has one before its pixels.
-    public var exif: [UInt8]?
+    package var exif: [UInt8]?
     /// The largest shrink-on-load factor (1: none; JPEG's DCT scaling: 8).
-    public var maxShrink: Int
+    package var maxShrink: Int
     /// True if the decoder holds the whole image while decoding (interlaced PNG, progressive JPEG).
-    public var buffered: Bool
+    package var buffered: Bool
     /// Bytes a buffered decode holds (estimated); 0 when it streams.
-    public var bufferedBytes: Int
+    package var bufferedBytes: Int
     /// How the stored pixels are turned for display when the format says so itself (TIFF's
     /// Orientation tag, a raw file's flip), or `.up` when the decoder already turned them (HEIF's
     /// irot/imir); nil: EXIF's orientation, if any.
-    public var orientation: Orientation?
+    package var orientation: Orientation?
     /// Bits per sample as stored (8, 16, 32…), for the index.
-    public var bitsPerSample: Int?
+    package var bitsPerSample: Int?
     /// The stored colour model ("RGB", "Gray", "CMYK", "YCbCr", "Palette"), for the index.
-    public var colorSpace: String?
+    package var colorSpace: String?
     /// Frames (animation) or pages the file holds, if the format says cheaply; 1 or nil for a still.
-    public var frameCount: Int?
+    package var frameCount: Int?
     /// Camera metadata the decoder's library read itself (a raw file's), used when there is no
     /// EXIF block to parse.
-    public var metadata: EXIFData?
+    package var metadata: EXIFData?
     /// What a document or recording says of itself (pages, duration, title…).
-    public var media: MediaMetadata?
+    package var media: MediaMetadata?
 
-    public init(width: Int, height: Int, hasAlpha: Bool, exif: [UInt8]? = nil, maxShrink: Int = 1,
+    package init(width: Int, height: Int, hasAlpha: Bool, exif: [UInt8]? = nil, maxShrink: Int = 1,
                 buffered: Bool = false, bufferedBytes: Int = 0, orientation: Orientation? = nil,
                 bitsPerSample: Int? = nil, colorSpace: String? = nil, frameCount: Int? = nil, metadata: EXIFData? = nil,
                 media: MediaMetadata? = nil) {
@@ -95,22 +95,22 @@ public struct RowSourceHeader: Sendable, Hashable {
 
 /// How the decoders of one registry may work: a worker's are told by its parent (`--threads`),
 /// and each open passes them on to the decoder, so no decoder reads a process-wide setting.
-public struct DecodeSettings: Sendable, Hashable {
+package struct DecodeSettings: Sendable, Hashable {
     /// Threads one decode may use: a decoder that can split an image (a HEIF grid's tiles) uses up to this many.
-    public var threads: Int
+    package var threads: Int
 
-    public init(threads: Int = 1) { self.threads = max(1, threads) }
+    package init(threads: Int = 1) { self.threads = max(1, threads) }
 }
 
 /// One format's decoder: how its files are recognised and how one is opened.
-public struct ImageDecoderRegistration: Sendable {
-    public var format: ImageFormat
+package struct ImageDecoderRegistration: Sendable {
+    package var format: ImageFormat
     /// The content type its files are (a uniform type identifier such as `public.png`).
-    public var typeIdentifier: String
+    package var typeIdentifier: String
     /// Any one of these identifies the format.
-    public var magic: [Magic]
+    package var magic: [Magic]
     /// A test of the file's start for formats magic cannot tell; tried first.
-    public var sniffer: FormatDeclaration.Sniffer?
+    package var sniffer: FormatDeclaration.Sniffer?
     /// Opens the image on `descriptor` (read from its start; the caller keeps the descriptor);
     /// `name` says which file it is, in errors; the registry's settings say how it may decode.
     package var open: @Sendable (_ descriptor: Int32, _ name: String, _ settings: DecodeSettings) throws(ImagingError) -> any RowSource
@@ -126,7 +126,7 @@ public struct ImageDecoderRegistration: Sendable {
         return copy
     }
 
-    public init(format: ImageFormat, typeIdentifier: String, magic: [Magic],
+    package init(format: ImageFormat, typeIdentifier: String, magic: [Magic],
                 open: @escaping @Sendable (_ descriptor: Int32, _ name: String) throws(ImagingError) -> any RowSource) {
         self.format = format
         self.typeIdentifier = typeIdentifier
@@ -135,7 +135,7 @@ public struct ImageDecoderRegistration: Sendable {
     }
 
     /// The decoder for a format of thumbcache's catalogue (``FormatCatalogue``).
-    public init(_ signature: FormatDeclaration,
+    package init(_ signature: FormatDeclaration,
                 open: @escaping @Sendable (_ descriptor: Int32, _ name: String) throws(ImagingError) -> any RowSource) {
         self.init(signature) { (descriptor, name, _) throws(ImagingError) in try open(descriptor, name) }
     }
@@ -152,21 +152,21 @@ public struct ImageDecoderRegistration: Sendable {
 }
 
 /// The decoders in use: a format is one registration and one file that implements ``RowSource``.
-public struct ImageDecoders: Sendable {
-    public private(set) var registrations: [ImageDecoderRegistration]
+package struct ImageDecoders: Sendable {
+    package private(set) var registrations: [ImageDecoderRegistration]
     /// How these decoders may work (threads per decode); a worker sets it from its parent's word.
-    public var settings = DecodeSettings()
+    package var settings = DecodeSettings()
     /// Bytes of a file's start that detection reads: enough for every registered magic.
     package private(set) var headLength: Int
 
-    public init(_ registrations: [ImageDecoderRegistration]) {
+    package init(_ registrations: [ImageDecoderRegistration]) {
         self.registrations = []
         headLength = 16
         for r in registrations { register(r) }
     }
 
     /// PNG (libpng) and JPEG (libjpeg-turbo).
-    public static let standard = ImageDecoders([.png, .jpeg])
+    package static let standard = ImageDecoders([.png, .jpeg])
 
     /// Every catalogued format, for detection only: its decoders throw (what is not linked here
     /// is named in the error rather than called unknown).
@@ -178,7 +178,7 @@ public struct ImageDecoders: Sendable {
 
     /// Adds `registration`; it is tried before those already registered (so it may claim files
     /// another format's magic also matches).
-    public mutating func register(_ registration: ImageDecoderRegistration) {
+    package mutating func register(_ registration: ImageDecoderRegistration) {
         registrations.removeAll { $0.format == registration.format }
         registrations.insert(registration, at: 0)
         headLength = max(headLength, registration.magic.map(\.span).max() ?? 0, registration.sniffer?.span ?? 0)
@@ -238,7 +238,7 @@ public struct ImageDecoders: Sendable {
     /// Opens the image on `descriptor` with the decoder its bytes call for, or `format`'s if given.
     /// `fallback` is tried only when no decoder recognises the bytes: a format nothing in a
     /// file's bytes can name (text), whose decoder checks them itself.
-    public func open(_ descriptor: Int32, name: String, format: ImageFormat? = nil,
+    package func open(_ descriptor: Int32, name: String, format: ImageFormat? = nil,
                      fallback: ImageFormat? = nil) throws(ImagingError) -> (ImageFormat, any RowSource) {
         let registration = try resolve(descriptor, name: name, format: format, fallback: fallback)
         return (registration.format, try registration.open(descriptor, name, settings))

@@ -7,24 +7,24 @@ import ThumbcacheSync
 ///
 /// A struct, not an enum: a format is declared once in ``FormatCatalogue`` (or by an app's own
 /// ``ImageDecoderRegistration``), not in every switch.
-public struct ImageFormat: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
-    public let rawValue: String
-    public init(rawValue: String) { self.rawValue = rawValue }
+package struct ImageFormat: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+    package let rawValue: String
+    package init(rawValue: String) { self.rawValue = rawValue }
 
-    public static let png = ImageFormat(rawValue: "png")
-    public static let jpeg = ImageFormat(rawValue: "jpeg")
+    package static let png = ImageFormat(rawValue: "png")
+    package static let jpeg = ImageFormat(rawValue: "jpeg")
     // The other catalogued formats: beside their entries in Catalogue/.
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 
     /// The format of `bytes` (the start of a file) among the standard decoders, or nil.
-    public static func detect(_ bytes: UnsafeRawBufferPointer) -> ImageFormat? {
+    package static func detect(_ bytes: UnsafeRawBufferPointer) -> ImageFormat? {
         ImageDecoders.standard.format(of: bytes)
     }
 
     /// The format of the file at `path` among the standard decoders.
     /// - Throws: ``ImagingError`` if it cannot be read, is empty, or no decoder takes it.
-    public static func detect(fileAt path: some FileLocation) throws(ImagingError) -> ImageFormat {
+    package static func detect(fileAt path: some FileLocation) throws(ImagingError) -> ImageFormat {
         let path = path.fileSystemPath
         let file = try ImageFile(path: path)
         return try ImageDecoders.standard.registration(for: file.descriptor, name: path).format
@@ -32,17 +32,17 @@ public struct ImageFormat: RawRepresentable, Sendable, Hashable, Codable, Custom
 }
 
 /// How many pixels a decoder may take on, checked from the header before any pixel memory exists.
-public struct DecodeLimits: Sendable, Hashable, Codable {
+package struct DecodeLimits: Sendable, Hashable, Codable {
     /// Most pixels (width × height) of an image decoded row by row. Memory for those grows with
     /// the width, not the height, so the default is generous: 512 MP (a 20000×20000 PNG streams;
     /// 65000×65000 is refused).
-    public var maxPixels: Int
+    package var maxPixels: Int
     /// Most pixels of an image that must be held whole while decoding: interlaced PNG (every
     /// pass refines the whole image) and progressive JPEG (libjpeg keeps every coefficient).
     /// Default 64 MP: at most 256 MB of RGBA, or about 200 MB of coefficients.
-    public var maxBufferedPixels: Int
+    package var maxBufferedPixels: Int
 
-    public init(maxPixels: Int = 512 << 20, maxBufferedPixels: Int = 64 << 20) {
+    package init(maxPixels: Int = 512 << 20, maxBufferedPixels: Int = 64 << 20) {
         self.maxPixels = maxPixels
         self.maxBufferedPixels = maxBufferedPixels
     }

@@ -45,7 +45,7 @@ public struct ImagingError: Error, Sendable, Hashable, Codable, CustomStringConv
     public var path: String
     public var reason: Reason
 
-    public init(path: String, reason: Reason) {
+    package init(path: String, reason: Reason) {
         self.path = path
         self.reason = reason
     }

@@ -1,38 +1,38 @@
 /// What a document or a recording says of itself, for the index (Spotlight's names in
 /// parentheses): a decoder fills in what its format carries and leaves the rest nil.
-public struct MediaMetadata: Sendable, Hashable, Codable {
+package struct MediaMetadata: Sendable, Hashable, Codable {
     /// (kMDItemTitle)
-    public var title: String?
+    package var title: String?
     /// Writers, or a recording's artists (kMDItemAuthors).
-    public var authors: [String]?
+    package var authors: [String]?
     /// The application that made a document (kMDItemCreator).
-    public var creator: String?
+    package var creator: String?
     /// (kMDItemAlbum)
-    public var album: String?
+    package var album: String?
     /// (kMDItemMusicalGenre)
-    public var genre: String?
+    package var genre: String?
     /// (kMDItemRecordingYear)
-    public var recordingYear: Int?
+    package var recordingYear: Int?
     /// (kMDItemAudioTrackNumber)
-    public var trackNumber: Int?
+    package var trackNumber: Int?
     /// (kMDItemDurationSeconds)
-    public var durationSeconds: Double?
+    package var durationSeconds: Double?
     /// The streams' codecs, video first ("H.264", "AAC") (kMDItemCodecs).
-    public var codecs: [String]?
+    package var codecs: [String]?
     /// Bits per second (kMDItemVideoBitRate, kMDItemAudioBitRate).
-    public var videoBitRate: Double?
-    public var audioBitRate: Double?
+    package var videoBitRate: Double?
+    package var audioBitRate: Double?
     /// (kMDItemAudioChannelCount)
-    public var audioChannelCount: Int?
+    package var audioChannelCount: Int?
     /// Hertz (kMDItemAudioSampleRate).
-    public var audioSampleRate: Double?
+    package var audioSampleRate: Double?
     /// (kMDItemNumberOfPages)
-    public var pageCount: Int?
+    package var pageCount: Int?
     /// The first page's size in points (kMDItemPageWidth, kMDItemPageHeight).
-    public var pageWidth: Double?
-    public var pageHeight: Double?
+    package var pageWidth: Double?
+    package var pageHeight: Double?
     /// Font family names (kMDItemFonts).
-    public var fonts: [String]?
+    package var fonts: [String]?
 
-    public init() {}
+    package init() {}
 }

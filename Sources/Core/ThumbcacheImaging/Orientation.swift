@@ -1,12 +1,12 @@
 /// EXIF orientation: how the stored pixels must be turned to be displayed upright.
-public enum Orientation: Int, Sendable, Hashable, Codable, CaseIterable {
+package enum Orientation: Int, Sendable, Hashable, Codable, CaseIterable {
     case up = 1, upMirrored, down, downMirrored, leftMirrored, right, rightMirrored, left
 
     /// True for 5…8, where displayed width and height are the stored height and width.
-    public var swapsDimensions: Bool { rawValue >= 5 }
+    package var swapsDimensions: Bool { rawValue >= 5 }
 
     /// Turns `image` (stored pixels) into the displayed image.
-    public func apply(to image: RGBAImage) -> RGBAImage {
+    package func apply(to image: RGBAImage) -> RGBAImage {
         if self == .up { return image }
         let w = image.width, h = image.height
         let (dw, dh) = swapsDimensions ? (h, w) : (w, h)

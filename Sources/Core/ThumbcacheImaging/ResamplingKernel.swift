@@ -3,14 +3,14 @@ import Glibc
 #endif
 
 /// The windowed kernel of the final resampling step.
-public enum ResamplingKernel: String, Sendable, Hashable, Codable, CaseIterable {
+package enum ResamplingKernel: String, Sendable, Hashable, Codable, CaseIterable {
     /// Lanczos with 3 lobes: sharp, the default.
     case lanczos3
     /// Mitchell–Netravali cubic (B = C = 1/3): softer, no ringing.
     case mitchell
 
     /// Half-width of the kernel, in output-sample units.
-    public var support: Double {
+    package var support: Double {
         switch self {
         case .lanczos3: 3
         case .mitchell: 2

@@ -9,19 +9,19 @@ public enum ResizeMode: String, Sendable, Hashable, Codable {
 }
 
 /// What a thumbnail should be.
-public struct ThumbnailOptions: Sendable, Hashable, Codable {
+package struct ThumbnailOptions: Sendable, Hashable, Codable {
     /// The pixel box (size × scale).
-    public var maxWidth: Int
-    public var maxHeight: Int
-    public var mode: ResizeMode
-    public var kernel: ResamplingKernel
-    public var limits: DecodeLimits
+    package var maxWidth: Int
+    package var maxHeight: Int
+    package var mode: ResizeMode
+    package var kernel: ResamplingKernel
+    package var limits: DecodeLimits
     /// Never enlarge an image smaller than the box.
-    public var allowUpscaling: Bool
+    package var allowUpscaling: Bool
     /// Resample in linear light (slower: no integer box stage) rather than on sRGB values.
-    public var linearLight: Bool
+    package var linearLight: Bool
 
-    public init(
+    package init(
         maxWidth: Int, maxHeight: Int, mode: ResizeMode = .fit, kernel: ResamplingKernel = .lanczos3,
         limits: DecodeLimits = DecodeLimits(), allowUpscaling: Bool = false, linearLight: Bool = false
     ) {
@@ -36,24 +36,24 @@ public struct ThumbnailOptions: Sendable, Hashable, Codable {
 }
 
 /// What is known of a source image.
-public struct ImageInfo: Sendable, Hashable, Codable {
-    public var format: ImageFormat
+package struct ImageInfo: Sendable, Hashable, Codable {
+    package var format: ImageFormat
     /// Displayed size (after orientation).
-    public var pixelWidth: Int
-    public var pixelHeight: Int
-    public var orientation: Orientation
-    public var hasAlpha: Bool
-    public var exif: EXIFData?
+    package var pixelWidth: Int
+    package var pixelHeight: Int
+    package var orientation: Orientation
+    package var hasAlpha: Bool
+    package var exif: EXIFData?
     /// Bits per sample as stored, when the decoder says.
-    public var bitsPerSample: Int?
+    package var bitsPerSample: Int?
     /// The stored colour model ("RGB", "Gray", "CMYK"…), when the decoder says.
-    public var colorSpace: String?
+    package var colorSpace: String?
     /// Frames of an animation (or pages), when the format tells cheaply.
-    public var frameCount: Int?
+    package var frameCount: Int?
     /// What a document or recording says of itself (pages, duration, codecs, title…).
-    public var media: MediaMetadata?
+    package var media: MediaMetadata?
 
-    public init(format: ImageFormat, pixelWidth: Int, pixelHeight: Int, orientation: Orientation, hasAlpha: Bool,
+    package init(format: ImageFormat, pixelWidth: Int, pixelHeight: Int, orientation: Orientation, hasAlpha: Bool,
                 exif: EXIFData? = nil, bitsPerSample: Int? = nil, colorSpace: String? = nil, frameCount: Int? = nil) {
         self.format = format
         self.pixelWidth = pixelWidth
@@ -82,7 +82,7 @@ public struct ImageInfo: Sendable, Hashable, Codable {
 /// bytes against a process-wide budget, 192 MiB, so parallel workers cannot stack
 /// several such buffers (two 30 MP progressive JPEGs at once took a warm to 288 MB), while smaller
 /// ones still decode side by side. Streamed images reserve nothing.
-public enum Thumbnailer {
+package enum Thumbnailer {
     /// Bytes of whole-image decode buffers allowed in flight at once in this process. A single
     /// image larger than this decodes alone.
     package static let bufferedDecodeBudget = 192 << 20
@@ -103,7 +103,7 @@ public enum Thumbnailer {
     ///   - format: the format if the caller already knows it from the file's bytes (saves
     ///     reading them again); the decoders check the signature anyway.
     ///   - decoders: the formats to recognise and how to decode them.
-    public static func thumbnail(
+    package static func thumbnail(
         ofFileAt path: some FileLocation, options: ThumbnailOptions, format: ImageFormat? = nil,
         decoders: ImageDecoders = .standard
     ) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
@@ -115,7 +115,7 @@ public enum Thumbnailer {
     /// A thumbnail of the image on `descriptor` (read from its start; the caller keeps it open):
     /// what a worker that is handed descriptors, never paths, calls. `name` is for errors;
     /// `fallback` is the format to read it as when no decoder recognises its bytes (text).
-    public static func thumbnail(
+    package static func thumbnail(
         ofDescriptor descriptor: Int32, name: String, options: ThumbnailOptions, format: ImageFormat? = nil,
         fallback: ImageFormat? = nil, decoders: ImageDecoders = .standard
     ) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
@@ -124,7 +124,7 @@ public enum Thumbnailer {
     }
 
     /// Size, orientation and EXIF of the image at `path`, from its header only (no pixels decoded).
-    public static func info(
+    package static func info(
         ofFileAt path: some FileLocation, format: ImageFormat? = nil, decoders: ImageDecoders = .standard
     ) throws(ImagingError) -> ImageInfo {
         let path = path.fileSystemPath
@@ -133,7 +133,7 @@ public enum Thumbnailer {
     }
 
     /// ``info(ofFileAt:format:decoders:)`` for an open descriptor.
-    public static func info(
+    package static func info(
         ofDescriptor descriptor: Int32, name: String, format: ImageFormat? = nil, fallback: ImageFormat? = nil,
         decoders: ImageDecoders = .standard
     ) throws(ImagingError) -> ImageInfo {
@@ -144,7 +144,7 @@ public enum Thumbnailer {
 
     /// The embedded EXIF (IFD1) thumbnail of a JPEG, upright, or nil if it has none. Fast, but
     /// low quality and possibly stale: a caller must not treat it as the real thumbnail.
-    public static func embeddedThumbnail(ofFileAt path: some FileLocation) throws(ImagingError) -> RGBAImage? {
+    package static func embeddedThumbnail(ofFileAt path: some FileLocation) throws(ImagingError) -> RGBAImage? {
         let path = path.fileSystemPath
         let file = try ImageFile(path: path)
         return try embeddedThumbnail(ofDescriptor: file.descriptor, name: path)
@@ -165,7 +165,7 @@ public enum Thumbnailer {
 
     /// `image` resized to `options`' box as a decoded file would be (fitted, or filled and
     /// centre-cropped); returned as it is when that changes nothing.
-    public static func resize(_ image: RGBAImage, options: ThumbnailOptions) -> RGBAImage {
+    package static func resize(_ image: RGBAImage, options: ThumbnailOptions) -> RGBAImage {
         let g = geometry(width: image.width, height: image.height, options: options)
         guard g.width != image.width || g.height != image.height else { return image }
         let scaler = StreamingDownscaler(sourceWidth: image.width, sourceHeight: image.height, outputWidth: g.width,

@@ -17,7 +17,7 @@ public struct IndexError: Error, Sendable, CustomStringConvertible {
     public var path: String
     public var reason: Reason
 
-    public init(path: String, reason: Reason) {
+    package init(path: String, reason: Reason) {
         self.path = path
         self.reason = reason
     }

@@ -1,13 +1,13 @@
 /// How a file looked when it was indexed: a re-warm skips files whose state is unchanged.
-public struct IndexedFileState: Sendable, Hashable {
-    public var size: UInt64
-    public var modificationTime: Int64
+package struct IndexedFileState: Sendable, Hashable {
+    package var size: UInt64
+    package var modificationTime: Int64
     /// Changes with extended attributes (tags, comments) as well as content.
-    public var changeTime: Int64
-    public var inode: UInt64
-    public var device: UInt64
+    package var changeTime: Int64
+    package var inode: UInt64
+    package var device: UInt64
 
-    public init(size: UInt64, modificationTime: Int64, changeTime: Int64, inode: UInt64, device: UInt64) {
+    package init(size: UInt64, modificationTime: Int64, changeTime: Int64, inode: UInt64, device: UInt64) {
         self.size = size
         self.modificationTime = modificationTime
         self.changeTime = changeTime

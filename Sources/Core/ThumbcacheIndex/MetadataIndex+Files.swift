@@ -9,7 +9,7 @@ extension MetadataIndex {
     /// New files — most of a bulk load — are found in one pass over `ids` in path order and
     /// their records and lists built by `NewFileBuild` (on two threads for large batches); the
     /// rest (updates, renames, a path given twice, files apps describe) go one at a time after.
-    public func indexFiles(_ files: [FileItem]) throws(IndexError) -> [FileIndexOutcome] {
+    package func indexFiles(_ files: [FileItem]) throws(IndexError) -> [FileIndexOutcome] {
         try write { txn, session in
             // Large batches look up known contents on a helper (a read transaction begun now sees
             // what this one does) while this thread orders the paths and numbers attributes.

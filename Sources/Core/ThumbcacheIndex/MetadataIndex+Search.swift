@@ -28,7 +28,7 @@ extension MetadataIndex {
     }
 
     /// The numbers of the items matching `expression`, in order (for benchmarks and tools).
-    public func matchingItemNumbers(_ expression: QueryExpression, onlyIn: [String] = []) throws -> [UInt32] {
+    package func matchingItemNumbers(_ expression: QueryExpression, onlyIn: [String] = []) throws -> [UInt32] {
         try environment.read { txn in
             var unknown: [String] = []
             return try run(expression, query: "", onlyIn: onlyIn, unknown: &unknown, txn).0.members

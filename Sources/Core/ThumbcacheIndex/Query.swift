@@ -49,7 +49,7 @@ public struct QueryError: Error, Sendable, Hashable, CustomStringConvertible {
     public var position: Int
     public var query: String
 
-    public init(message: String, position: Int, query: String) {
+    package init(message: String, position: Int, query: String) {
         self.message = message
         self.position = position
         self.query = query

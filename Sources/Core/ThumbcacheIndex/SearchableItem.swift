@@ -23,17 +23,17 @@ public struct SearchableItem: Sendable, Hashable {
 }
 
 /// A file as `warm` indexes it: where it is, how it looked, its content hash, its attributes.
-public struct FileItem: Sendable, Hashable {
+package struct FileItem: Sendable, Hashable {
     /// Absolute, canonical path.
-    public var path: String
-    public var state: IndexedFileState
+    package var path: String
+    package var state: IndexedFileState
     /// XXH3-128 of the bytes (16 bytes), which finds the file's thumbnails and recognises a
     /// renamed file.
-    public var contentHash: [UInt8]?
+    package var contentHash: [UInt8]?
     /// Attributes; `kMDItemPath` and `kMDItemFSName` come from the path.
-    public var attributes: [String: AttributeValue]
+    package var attributes: [String: AttributeValue]
 
-    public init(path: String, state: IndexedFileState, contentHash: [UInt8]?, attributes: [String: AttributeValue]) {
+    package init(path: String, state: IndexedFileState, contentHash: [UInt8]?, attributes: [String: AttributeValue]) {
         self.path = path
         self.state = state
         self.contentHash = contentHash
@@ -42,7 +42,7 @@ public struct FileItem: Sendable, Hashable {
 }
 
 /// What indexing one file did.
-public enum FileIndexOutcome: Sendable, Hashable {
+package enum FileIndexOutcome: Sendable, Hashable {
     /// New in the index.
     case added
     /// Known at this path; its attributes were replaced.

@@ -43,12 +43,12 @@ func check(_ code: Int32) throws(LMDBError) {
 }
 
 /// Opening or creating an environment failed.
-public struct EnvironmentError: Error, Sendable, CustomStringConvertible {
+package struct EnvironmentError: Error, Sendable, CustomStringConvertible {
     /// The environment's directory.
-    public var path: String
+    package var path: String
     /// What was being done, such as "open environment".
-    public var operation: String
-    public var code: LMDBError
+    package var operation: String
+    package var code: LMDBError
 
-    public var description: String { "cannot \(operation) at \(path): \(code)" }
+    package var description: String { "cannot \(operation) at \(path): \(code)" }
 }

@@ -4,11 +4,11 @@ import CThumbcacheXXHash
 ///
 /// Its canonical form (its 16 bytes, ``hex``) is the one `xxhsum -H2` prints: the high 64 bits then
 /// the low 64 bits, each big-endian. Keys built from it therefore sort by content.
-public struct ContentHash: Hashable, Sendable, Comparable, CustomStringConvertible {
-    public var high: UInt64
-    public var low: UInt64
+package struct ContentHash: Hashable, Sendable, Comparable, CustomStringConvertible {
+    package var high: UInt64
+    package var low: UInt64
 
-    public init(high: UInt64, low: UInt64) {
+    package init(high: UInt64, low: UInt64) {
         self.high = high
         self.low = low
     }
@@ -22,7 +22,7 @@ public struct ContentHash: Hashable, Sendable, Comparable, CustomStringConvertib
 
     /// Parses 32 hexadecimal digits.
     @inlinable
-    public init?(hex: some StringProtocol) {
+    package init?(hex: some StringProtocol) {
         // One pass over the bytes, specialized where it is called: `serve` parses a hash per request.
         var high: UInt64 = 0, low: UInt64 = 0, count = 0
         for byte in hex.utf8 {
@@ -67,7 +67,7 @@ public struct ContentHash: Hashable, Sendable, Comparable, CustomStringConvertib
     }
 
     /// 32 lowercase hexadecimal digits.
-    public var hex: String {
+    package var hex: String {
         func pad(_ v: UInt64) -> String {
             let s = String(v, radix: 16)
             return String(repeating: "0", count: 16 - s.count) + s
@@ -75,9 +75,9 @@ public struct ContentHash: Hashable, Sendable, Comparable, CustomStringConvertib
         return pad(high) + pad(low)
     }
 
-    public var description: String { hex }
+    package var description: String { hex }
 
-    public static func < (a: ContentHash, b: ContentHash) -> Bool {
+    package static func < (a: ContentHash, b: ContentHash) -> Bool {
         (a.high, a.low) < (b.high, b.low)
     }
 }

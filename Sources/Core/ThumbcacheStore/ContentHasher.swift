@@ -9,7 +9,7 @@ import Darwin
 
 /// Hashes files with XXH3-128.
 ///
-/// Files up to ``mapThreshold`` are read with `read(2)` into one reusable buffer. Larger files
+/// Files up to `mapThreshold` are read with `read(2)` into one reusable buffer. Larger files
 /// are mapped in windows of 8 MiB (`MAP_POPULATE`, so no page faults) and hashed
 /// in place, which skips the copy `read` makes (half the time in the page cache; figures in
 /// Docs/PERFORMANCE.md). A file truncated while mapped raises `SIGBUS`; the C shim catches it for the
@@ -43,9 +43,9 @@ public final class ContentHasher {
 
     /// Bytes read per `read(2)`: large enough to amortise the system call, small enough to
     /// stay in the L2 cache between the copy and the hash.
-    public static let defaultBufferSize = 256 << 10
+    package static let defaultBufferSize = 256 << 10
     /// Files larger than this are mapped rather than read.
-    public static let mapThreshold = 256 << 10
+    package static let mapThreshold = 256 << 10
     /// Bytes mapped at a time, which bounds the resident memory a large file adds.
     package static let mapWindow = 8 << 20
 
@@ -58,7 +58,7 @@ public final class ContentHasher {
     ///   - bufferSize: bytes per `read(2)`.
     ///   - mapThreshold: files larger than this are mapped; `Int.max` reads every file.
     ///   - keying: which bytes make a file's key.
-    public init(bufferSize: Int = ContentHasher.defaultBufferSize, mapThreshold: Int = ContentHasher.mapThreshold,
+    package init(bufferSize: Int = ContentHasher.defaultBufferSize, mapThreshold: Int = ContentHasher.mapThreshold,
                 keying: Keying = .standard) {
         buffer = .allocate(byteCount: max(bufferSize, Self.sampledPiece), alignment: 64)
         guard let state = cxxh_create() else { fatalError("cxxh_create: out of memory") }
@@ -77,7 +77,7 @@ public final class ContentHasher {
     /// The file is checked before and after reading; if it changed meanwhile, it is read once
     /// more, and if it changed again the error is ``FileError/Reason/changedWhileReading``.
     /// - Returns: the hash and the snapshot the hash belongs to.
-    public func hash(fileAt path: String) throws(FileError) -> (hash: ContentHash, snapshot: FileSnapshot) {
+    package func hash(fileAt path: String) throws(FileError) -> (hash: ContentHash, snapshot: FileSnapshot) {
         // O_NONBLOCK so that opening a FIFO does not wait for a writer; it does nothing to
         // regular files.
         let fd: Int32

@@ -55,7 +55,7 @@ public struct FileError: Error, Sendable, Hashable, CustomStringConvertible {
     public var path: String
     public var reason: Reason
 
-    public init(path: String, reason: Reason) {
+    package init(path: String, reason: Reason) {
         self.path = path
         self.reason = reason
     }

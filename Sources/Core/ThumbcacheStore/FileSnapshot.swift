@@ -6,15 +6,15 @@ import Darwin
 import ThumbcacheSync
 
 /// What `stat` says of a file: enough to tell whether its bytes may have changed.
-public struct FileSnapshot: Sendable, Hashable {
-    public var device: UInt64
-    public var inode: UInt64
-    public var size: UInt64
+package struct FileSnapshot: Sendable, Hashable {
+    package var device: UInt64
+    package var inode: UInt64
+    package var size: UInt64
     /// Modification time, nanoseconds since 1970.
-    public var modificationTime: Int64
+    package var modificationTime: Int64
     /// Status change time, nanoseconds since 1970 (changes on every write, rename or chmod).
-    public var changeTime: Int64
-    public var kind: FileKind
+    package var changeTime: Int64
+    package var kind: FileKind
 
     package init(device: UInt64, inode: UInt64, size: UInt64, modificationTime: Int64, changeTime: Int64, kind: FileKind) {
         self.device = device
@@ -35,7 +35,7 @@ public struct FileSnapshot: Sendable, Hashable {
     }
 
     /// `stat` of `path`, following symbolic links. A dangling link is reported as such.
-    public static func of(path: String) throws(FileError) -> FileSnapshot {
+    package static func of(path: String) throws(FileError) -> FileSnapshot {
         var s = stat()
         if case .failure(let errno) = retryingInterrupts({ stat(path, &s) }) {
             throw .failure("stat", errno, path: path)

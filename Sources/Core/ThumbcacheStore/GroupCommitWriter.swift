@@ -16,21 +16,21 @@ import Darwin
 ///
 /// Write transactions begin and commit on the writer thread inside one synchronous call, never
 /// across an `await`, as LMDB requires. Readers are never blocked.
-public final class GroupCommitWriter: Sendable {
-    public struct Policy: Sendable, Hashable {
+package final class GroupCommitWriter: Sendable {
+    package struct Policy: Sendable, Hashable {
         /// Most writes in one transaction.
-        public var maxWrites: Int
+        package var maxWrites: Int
         /// Most bytes in one transaction. LMDB slows down sharply with large transactions (its
         /// dirty-page list grows worse than linearly; Docs/PERFORMANCE.md has the figures).
-        public var maxBytes: Int
+        package var maxBytes: Int
         /// Longest a batch waits to fill, in nanoseconds.
-        public var maxDelay: UInt64
+        package var maxDelay: UInt64
         /// Bytes queued beyond which ``enqueue(_:)`` waits for the writer (back-pressure).
-        public var queueCapacity: Int
+        package var queueCapacity: Int
         /// With deferred durability: flush to disk at least this often (nanoseconds).
-        public var syncInterval: UInt64
+        package var syncInterval: UInt64
 
-        public init(
+        package init(
             maxWrites: Int = 256, maxBytes: Int = 8 << 20, maxDelay: UInt64 = 10_000_000,
             queueCapacity: Int = 128 << 20, syncInterval: UInt64 = 2_000_000_000
         ) {
@@ -54,7 +54,7 @@ public final class GroupCommitWriter: Sendable {
     private let core: WriterCore
     private let thread: pthread_t
 
-    public init(store: ThumbnailStore, policy: Policy = Policy()) {
+    package init(store: ThumbnailStore, policy: Policy = Policy()) {
         self.store = store
         self.policy = policy
         let core = WriterCore(store: store, policy: policy)
@@ -68,7 +68,7 @@ public final class GroupCommitWriter: Sendable {
     }
 
     /// Queues `writes` as one atomic group and returns once they are committed.
-    public func submit(_ writes: [StoreWrite]) async throws(StoreError) {
+    package func submit(_ writes: [StoreWrite]) async throws(StoreError) {
         let result = await withCheckedContinuation { (c: CheckedContinuation<Result<Void, StoreError>, Never>) in
             core.append(writes, urgent: true) { c.resume(returning: $0) }
         }
@@ -77,7 +77,7 @@ public final class GroupCommitWriter: Sendable {
 
     /// Queues `writes` as one atomic group without waiting for the commit; waits only while the
     /// queue is over capacity. A failure is collected and returned by ``flush()``.
-    public func enqueue(_ writes: [StoreWrite]) async throws(StoreError) {
+    package func enqueue(_ writes: [StoreWrite]) async throws(StoreError) {
         try await core.waitForRoom()
         core.append(writes, urgent: false, completion: nil)
     }
@@ -86,14 +86,14 @@ public final class GroupCommitWriter: Sendable {
     /// thread once they are committed or have failed. For callers on their own threads; they
     /// bound what they have in flight themselves. The group waits for the batch window like
     /// any other; use ``submit(_:)`` to have it committed at once.
-    public func enqueue(_ writes: [StoreWrite], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
+    package func enqueue(_ writes: [StoreWrite], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
         core.append(writes, urgent: false, completion: completion)
     }
 
     /// Waits until everything queued so far is committed (and, with deferred durability, synced).
     /// - Returns: the failures of groups queued with ``enqueue(_:)`` since the last flush.
     @discardableResult
-    public func flush() async -> [StoreError] {
+    package func flush() async -> [StoreError] {
         await withCheckedContinuation { (c: CheckedContinuation<[StoreError], Never>) in
             core.addFlushWaiter { c.resume(returning: $0) }
         }
@@ -103,7 +103,7 @@ public final class GroupCommitWriter: Sendable {
     package var counters: Counters { core.counters }
 
     /// Commits what is queued, stops the thread, and refuses later writes.
-    public func close() {
+    package func close() {
         core.close()
     }
 }

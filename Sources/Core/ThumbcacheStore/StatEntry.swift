@@ -1,11 +1,11 @@
 /// A file's detected content type, as the stat cache keeps it: the type's identifier and a stamp
 /// of the type registry that detected it (another registry — a new thumbcache, a plug-in
 /// installed — detects again).
-public struct CachedContentType: Sendable, Hashable {
-    public var identifier: String
-    public var registryStamp: UInt32
+package struct CachedContentType: Sendable, Hashable {
+    package var identifier: String
+    package var registryStamp: UInt32
 
-    public init(identifier: String, registryStamp: UInt32) {
+    package init(identifier: String, registryStamp: UInt32) {
         self.identifier = identifier
         self.registryStamp = registryStamp
     }
@@ -19,19 +19,19 @@ public struct CachedContentType: Sendable, Hashable {
 /// (0: none), then that many bytes of type identifier (UTF-8) and the registry stamp u32 if the
 /// length is not 0. Version 1 (58 bytes) is the same without the type; it is still read.
 /// For a path too long to be a key, the path's UTF-8 bytes follow.
-public struct StatEntry: Sendable, Hashable {
+package struct StatEntry: Sendable, Hashable {
     static let currentVersion: UInt8 = 2
     static let fixedSize = 59
 
-    public var snapshot: FileSnapshot
-    public var content: ContentHash
+    package var snapshot: FileSnapshot
+    package var content: ContentHash
     /// Set when the file's times were too recent to trust at the moment it was recorded: a write in
     /// the same timestamp tick could go unseen, so the next lookup hashes the file again.
-    public var isRacy: Bool
+    package var isRacy: Bool
     /// The type a warm detected for these bytes under this name, so a re-warm opens no file.
-    public var type: CachedContentType?
+    package var type: CachedContentType?
 
-    public init(snapshot: FileSnapshot, content: ContentHash, isRacy: Bool, type: CachedContentType? = nil) {
+    package init(snapshot: FileSnapshot, content: ContentHash, isRacy: Bool, type: CachedContentType? = nil) {
         self.snapshot = snapshot
         self.content = content
         self.isRacy = isRacy
@@ -102,7 +102,7 @@ public struct FailureRecord: Sendable, Hashable {
     /// When it failed, nanoseconds since 1970.
     public var created: Int64
 
-    public init(kind: Kind = .rejected, reason: String, created: Int64) {
+    package init(kind: Kind = .rejected, reason: String, created: Int64) {
         self.kind = kind
         self.reason = reason
         self.created = created

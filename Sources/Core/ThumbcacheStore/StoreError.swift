@@ -28,7 +28,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public var operation: String?
     public var reason: Reason
 
-    public init(path: String, operation: String? = nil, reason: Reason) {
+    package init(path: String, operation: String? = nil, reason: Reason) {
         self.path = path
         self.operation = operation
         self.reason = reason

@@ -6,7 +6,7 @@ extension ThumbnailStore {
         /// Every commit is flushed (`fsync`) before it is reported: survives power loss.
         case everyCommit
         /// Commits reach the OS at once and the disk on ``ThumbnailStore/sync()`` (the
-        /// ``GroupCommitWriter`` syncs every few seconds): safe against any process crash,
+        /// `GroupCommitWriter` syncs every few seconds): safe against any process crash,
         /// SIGKILL included; an OS crash or power loss may lose the last seconds (Docs/ARCHITECTURE.md).
         case deferred
     }

@@ -5,7 +5,7 @@ import Darwin
 #endif
 
 /// One change to the store; a batch of them commits in one transaction.
-public enum StoreWrite: Sendable, Hashable {
+package enum StoreWrite: Sendable, Hashable {
     /// Remember `path`'s snapshot and content hash in the stat cache.
     case file(path: String, StatEntry)
     /// Forget `path` in the stat cache.
@@ -30,7 +30,7 @@ public enum StoreWrite: Sendable, Hashable {
 
     /// A stat-cache entry for a file just hashed; marked racy if its times are within
     /// two seconds of `now`, since a write in the same timestamp tick would go unseen.
-    public static func file(
+    package static func file(
         path: String, snapshot: FileSnapshot, content: ContentHash, type: CachedContentType? = nil, now: Int64 = StoreClock.nowNanoseconds()
     ) -> StoreWrite {
         let racy = max(snapshot.modificationTime, snapshot.changeTime) > now - racyWindow
@@ -53,9 +53,9 @@ public enum StoreWrite: Sendable, Hashable {
 }
 
 /// Wall-clock time as the store records it.
-public enum StoreClock {
+package enum StoreClock {
     /// Nanoseconds since 1970.
-    public static func nowNanoseconds() -> Int64 {
+    package static func nowNanoseconds() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)

@@ -17,7 +17,7 @@ public enum RepresentationKind: UInt8, Sendable, Hashable, CaseIterable, CustomS
 }
 
 /// How the image is placed in the pixel box.
-public enum FitMode: UInt8, Sendable, Hashable {
+package enum FitMode: UInt8, Sendable, Hashable {
     /// The whole image, aspect ratio kept, inside the box.
     case fit = 0
     /// The box filled, the image cropped to it.
@@ -25,7 +25,7 @@ public enum FitMode: UInt8, Sendable, Hashable {
 }
 
 /// Colour handling during resampling.
-public enum ColorHandling: UInt8, Sendable, Hashable {
+package enum ColorHandling: UInt8, Sendable, Hashable {
     /// Resample the stored (gamma-encoded sRGB) values.
     case gammaEncoded = 0
     /// Resample in linear light.
@@ -35,14 +35,14 @@ public enum ColorHandling: UInt8, Sendable, Hashable {
 /// Everything besides the content and the box that changes a thumbnail's pixels.
 ///
 /// Packed exactly (not hashed) into the key's last 8 bytes, so two variants can never collide.
-public struct ThumbnailVariant: Sendable, Hashable {
-    public var kind: RepresentationKind
-    public var fit: FitMode
-    public var color: ColorHandling
+package struct ThumbnailVariant: Sendable, Hashable {
+    package var kind: RepresentationKind
+    package var fit: FitMode
+    package var color: ColorHandling
     /// Bumped whenever the generator's output for the same input changes.
-    public var generatorVersion: UInt32
+    package var generatorVersion: UInt32
 
-    public init(kind: RepresentationKind = .thumbnail, fit: FitMode = .fit, color: ColorHandling = .gammaEncoded, generatorVersion: UInt32) {
+    package init(kind: RepresentationKind = .thumbnail, fit: FitMode = .fit, color: ColorHandling = .gammaEncoded, generatorVersion: UInt32) {
         self.kind = kind
         self.fit = fit
         self.color = color
@@ -51,7 +51,7 @@ public struct ThumbnailVariant: Sendable, Hashable {
 
     /// The 8-byte fingerprint stored in keys: kind, fit, colour, a reserved zero byte, then the
     /// generator version (big-endian).
-    public var fingerprint: UInt64 {
+    package var fingerprint: UInt64 {
         UInt64(kind.rawValue) << 56 | UInt64(fit.rawValue) << 48 | UInt64(color.rawValue) << 40 | UInt64(generatorVersion)
     }
 
@@ -68,17 +68,17 @@ public struct ThumbnailVariant: Sendable, Hashable {
 ///
 /// Encoded in 32 bytes, big-endian, so that all thumbnails of one content are neighbours,
 /// ordered by box width then height (the size ladder is one cursor range).
-public struct ThumbnailKey: Sendable, Hashable, CustomStringConvertible {
-    public var content: ContentHash
+package struct ThumbnailKey: Sendable, Hashable, CustomStringConvertible {
+    package var content: ContentHash
     /// Width of the pixel box (point size × scale).
-    public var boxWidth: UInt32
+    package var boxWidth: UInt32
     /// Height of the pixel box (point size × scale).
-    public var boxHeight: UInt32
-    public var variant: ThumbnailVariant
+    package var boxHeight: UInt32
+    package var variant: ThumbnailVariant
 
     @usableFromInline package static let encodedSize = 32
 
-    public init(content: ContentHash, boxWidth: UInt32, boxHeight: UInt32, variant: ThumbnailVariant) {
+    package init(content: ContentHash, boxWidth: UInt32, boxHeight: UInt32, variant: ThumbnailVariant) {
         self.content = content
         self.boxWidth = boxWidth
         self.boxHeight = boxHeight
@@ -111,7 +111,7 @@ public struct ThumbnailKey: Sendable, Hashable, CustomStringConvertible {
         self.init(content: content, boxWidth: w, boxHeight: h, variant: variant)
     }
 
-    public var description: String {
+    package var description: String {
         "\(content.hex)@\(boxWidth)x\(boxHeight)/\(variant.kind)/v\(variant.generatorVersion)"
     }
 }

@@ -19,23 +19,23 @@ public enum ThumbnailEncoding: UInt8, Sendable, Hashable, CustomStringConvertibl
 /// Layout (little-endian): version u8, encoding u8, kind u8, flags u8, pixel width u32,
 /// pixel height u32, scale f32, created (ns since 1970) i64, content-type length u16,
 /// content type (UTF-8), then the encoded image.
-public struct ThumbnailHeader: Sendable, Hashable {
+package struct ThumbnailHeader: Sendable, Hashable {
     package static let currentVersion: UInt8 = 1
 
-    public var encoding: ThumbnailEncoding
-    public var kind: RepresentationKind
-    public var hasAlpha: Bool
+    package var encoding: ThumbnailEncoding
+    package var kind: RepresentationKind
+    package var hasAlpha: Bool
     /// Size of the image itself (inside the key's box).
-    public var pixelWidth: UInt32
-    public var pixelHeight: UInt32
+    package var pixelWidth: UInt32
+    package var pixelHeight: UInt32
     /// Pixels per point.
-    public var scale: Float
+    package var scale: Float
     /// When it was made, nanoseconds since 1970.
-    public var created: Int64
+    package var created: Int64
     /// Content type of the source file, such as `public.jpeg`.
-    public var sourceContentType: String
+    package var sourceContentType: String
 
-    public init(
+    package init(
         encoding: ThumbnailEncoding, kind: RepresentationKind, hasAlpha: Bool, pixelWidth: UInt32, pixelHeight: UInt32,
         scale: Float, created: Int64, sourceContentType: String
     ) {
@@ -50,7 +50,7 @@ public struct ThumbnailHeader: Sendable, Hashable {
     }
 
     /// Size of the image in points (pixels ÷ scale).
-    public var pointSize: (width: Double, height: Double) {
+    package var pointSize: (width: Double, height: Double) {
         (Double(pixelWidth) / Double(scale), Double(pixelHeight) / Double(scale))
     }
 
@@ -87,12 +87,12 @@ public struct ThumbnailHeader: Sendable, Hashable {
 }
 
 /// A thumbnail read from the store, its bytes copied out.
-public struct ThumbnailRecord: Sendable, Hashable {
-    public var header: ThumbnailHeader
+package struct ThumbnailRecord: Sendable, Hashable {
+    package var header: ThumbnailHeader
     /// The encoded image (see ``ThumbnailHeader/encoding``).
-    public var data: [UInt8]
+    package var data: [UInt8]
 
-    public init(header: ThumbnailHeader, data: [UInt8]) {
+    package init(header: ThumbnailHeader, data: [UInt8]) {
         self.header = header
         self.data = data
     }
@@ -100,10 +100,10 @@ public struct ThumbnailRecord: Sendable, Hashable {
 
 /// A thumbnail as stored, viewed in place: ``data`` points into the database map and is valid
 /// only inside the closure that received it.
-public struct ThumbnailRecordView {
-    public let header: ThumbnailHeader
-    public let data: UnsafeRawBufferPointer
+package struct ThumbnailRecordView {
+    package let header: ThumbnailHeader
+    package let data: UnsafeRawBufferPointer
 
     /// Copies the view out of the map.
-    public func copy() -> ThumbnailRecord { ThumbnailRecord(header: header, data: Array(data)) }
+    package func copy() -> ThumbnailRecord { ThumbnailRecord(header: header, data: Array(data)) }
 }

@@ -115,7 +115,7 @@ extension ThumbnailStore {
     }
 
     /// Total bytes of stored thumbnail values.
-    public func thumbnailBytes() throws(StoreError) -> Int {
+    package func thumbnailBytes() throws(StoreError) -> Int {
         try reading("sum thumbnails") { h, txn in
             var total = 0
             try txn.forEach(h.thumbnails) { _, value in

@@ -58,12 +58,12 @@ extension ThumbnailStore {
     ///
     /// - Returns: the hash, the snapshot it belongs to, and whether it came from the cache.
     ///   On a miss, record the result with ``StoreWrite/file(path:snapshot:content:type:now:)``.
-    public func identify(fileAt path: String, hasher: ContentHasher) throws -> FileIdentity {
+    package func identify(fileAt path: String, hasher: ContentHasher) throws -> FileIdentity {
         try identify(fileAt: path, snapshot: FileSnapshot.of(path: path), hasher: hasher)
     }
 
     /// ``identify(fileAt:hasher:)`` for a caller that has just taken the file's `snapshot`.
-    public func identify(fileAt path: String, snapshot: FileSnapshot, hasher: ContentHasher) throws -> FileIdentity {
+    package func identify(fileAt path: String, snapshot: FileSnapshot, hasher: ContentHasher) throws -> FileIdentity {
         guard snapshot.kind == .regular else { throw FileError(path: path, reason: .notRegularFile(snapshot.kind)) }
         if let entry = try cachedEntry(path: path, snapshot: snapshot) {
             return FileIdentity(path: path, snapshot: snapshot, content: entry.content, fromCache: true, cachedType: entry.type)

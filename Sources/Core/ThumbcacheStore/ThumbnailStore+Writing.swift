@@ -10,7 +10,7 @@ import Darwin
 /// Writes: batches of ``StoreWrite``s in one transaction of the current generation.
 extension ThumbnailStore {
     /// Applies `writes` in one transaction: all of them or, if it throws, none.
-    public func apply(_ writes: [StoreWrite]) throws(StoreError) {
+    package func apply(_ writes: [StoreWrite]) throws(StoreError) {
         try writing("commit \(writes.count) writes") { h, txn in
             for write in writes { try apply(write, handles: h, in: txn) }
         }

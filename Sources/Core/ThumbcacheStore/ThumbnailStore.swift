@@ -15,8 +15,8 @@ import Darwin
 /// maps each path to its last snapshot and hash, so an unchanged file is never read twice.
 ///
 /// Reads are zero-copy inside their closures and never wait for writers, in this process or
-/// another. Writes are batches applied in one transaction (see ``apply(_:)``), usually through
-/// a ``GroupCommitWriter``.
+/// another. Writes are batches applied in one transaction (see `apply(_:)`), usually through
+/// a `GroupCommitWriter`.
 public final class ThumbnailStore: Sendable {
     /// The on-disk format this code reads and writes (see Docs/FORMAT.md).
     package static let formatVersion: UInt32 = 1
@@ -234,7 +234,7 @@ public final class ThumbnailStore: Sendable {
     }
 
     /// The stored thumbnail, copied out, or nil.
-    public func thumbnail(_ key: ThumbnailKey) throws -> ThumbnailRecord? {
+    package func thumbnail(_ key: ThumbnailKey) throws -> ThumbnailRecord? {
         try withThumbnail(key) { $0.copy() }
     }
 
@@ -246,7 +246,7 @@ public final class ThumbnailStore: Sendable {
     /// The cache-hit path in one read transaction: the stat cache entry of `path` (which must
     /// match `snapshot`), then the thumbnail of that content for `box` and `variant`, viewed in place.
     /// Returns nil on any miss.
-    public func withCachedThumbnail<R>(
+    package func withCachedThumbnail<R>(
         path: String, snapshot: FileSnapshot, boxWidth: UInt32, boxHeight: UInt32, variant: ThumbnailVariant,
         _ body: (ContentHash, ThumbnailRecordView) throws -> R
     ) throws -> R? {
@@ -267,7 +267,7 @@ public final class ThumbnailStore: Sendable {
     }
 
     /// Every thumbnail stored for `content`, ordered by box size: the size ladder.
-    public func thumbnails(of content: ContentHash) throws(StoreError) -> [(key: ThumbnailKey, header: ThumbnailHeader)] {
+    package func thumbnails(of content: ContentHash) throws(StoreError) -> [(key: ThumbnailKey, header: ThumbnailHeader)] {
         let prefix = content.bytes
         return try reading("list thumbnails") { h, txn in
             var found: [(ThumbnailKey, ThumbnailHeader)] = []
@@ -302,7 +302,7 @@ public final class ThumbnailStore: Sendable {
     // MARK: Failures
 
     /// The recorded failure for `content` under `generatorVersion`, if any.
-    public func failure(content: ContentHash, generatorVersion: UInt32) throws(StoreError) -> FailureRecord? {
+    package func failure(content: ContentHash, generatorVersion: UInt32) throws(StoreError) -> FailureRecord? {
         let key = FailureRecord.key(content: content, generatorVersion: generatorVersion)
         return try reading("read failure") { h, txn in
             try txn.get(h.failures, key: key).flatMap(FailureRecord.decode)
@@ -311,7 +311,7 @@ public final class ThumbnailStore: Sendable {
 
     /// Forgets every recorded failure, so that all are tried again. Returns how many there were.
     @discardableResult
-    public func clearAllFailures() throws(StoreError) -> Int {
+    package func clearAllFailures() throws(StoreError) -> Int {
         try writing("clear failures") { h, txn in
             let n = try txn.count(h.failures)
             try txn.removeAll(h.failures)
@@ -324,16 +324,16 @@ public final class ThumbnailStore: Sendable {
 struct StaleGeneration: Error {}
 
 /// A file identified by content.
-public struct FileIdentity: Sendable, Hashable {
-    public var path: String
-    public var snapshot: FileSnapshot
-    public var content: ContentHash
+package struct FileIdentity: Sendable, Hashable {
+    package var path: String
+    package var snapshot: FileSnapshot
+    package var content: ContentHash
     /// True if the hash came from the stat cache, without reading the file.
-    public var fromCache: Bool
+    package var fromCache: Bool
     /// The content type the stat cache keeps for the file, if any (only when ``fromCache``).
-    public var cachedType: CachedContentType?
+    package var cachedType: CachedContentType?
 
-    public init(path: String, snapshot: FileSnapshot, content: ContentHash, fromCache: Bool, cachedType: CachedContentType? = nil) {
+    package init(path: String, snapshot: FileSnapshot, content: ContentHash, fromCache: Bool, cachedType: CachedContentType? = nil) {
         self.path = path
         self.snapshot = snapshot
         self.content = content

@@ -16,10 +16,14 @@ public struct ContentTypeDeclaration: Sendable, Hashable {
     /// Bytes that identify the type (any one of them), at offsets from the file's start.
     public var magic: [Magic]
     /// A test of the file's first bytes for types fixed offsets cannot tell (SVG); tried before magic.
-    public var sniffer: FormatDeclaration.Sniffer?
+    package var sniffer: FormatDeclaration.Sniffer?
 
-    public init(_ type: ContentType, conformsTo: [ContentType], mimeType: String? = nil, extensions: [String] = [], magic: [Magic] = [],
-                sniffer: FormatDeclaration.Sniffer? = nil) {
+    public init(_ type: ContentType, conformsTo: [ContentType], mimeType: String? = nil, extensions: [String] = [], magic: [Magic] = []) {
+        self.init(type, conformsTo: conformsTo, mimeType: mimeType, extensions: extensions, magic: magic, sniffer: nil)
+    }
+
+    package init(_ type: ContentType, conformsTo: [ContentType], mimeType: String?, extensions: [String], magic: [Magic],
+                 sniffer: FormatDeclaration.Sniffer?) {
         self.type = type
         self.conformsTo = conformsTo
         self.mimeType = mimeType
@@ -29,7 +33,7 @@ public struct ContentTypeDeclaration: Sendable, Hashable {
     }
 
     /// The declaration of a catalogued format: its identifier, parents, MIME type, extensions and magic.
-    public init(_ format: FormatDeclaration) {
+    package init(_ format: FormatDeclaration) {
         self.init(format.type, conformsTo: format.conformsTo, mimeType: format.mimeType, extensions: format.extensions,
                   magic: format.magic, sniffer: format.sniffer)
     }
@@ -175,7 +179,7 @@ public struct ContentTypeRegistry: Sendable {
 
     /// ``type(of:name:)`` on bytes in place: what ``type(ofFileAt:)`` calls with the 4 KiB it read
     /// into a stack buffer (it runs on every file a warm walks, cached or not).
-    public func type(ofHead head: UnsafeRawBufferPointer, name: String) -> ContentType {
+    package func type(ofHead head: UnsafeRawBufferPointer, name: String) -> ContentType {
         func passes(_ sniffer: FormatDeclaration.Sniffer) -> Bool { sniffer.test(UnsafeRawBufferPointer(rebasing: head.prefix(sniffer.span))) }
         for (sniffer, type) in sniffers where !sniffer.needsExtension && passes(sniffer) { return type }
         // Looked up only when the bytes leave the question open.

@@ -96,10 +96,10 @@ public final class ThumbnailGenerator: Sendable {
     }
 
     /// How many thumbnails this generator has rendered from source files (not served from the cache).
-    public var generationCount: Int { factory.renderCount }
+    package var generationCount: Int { factory.renderCount }
 
     /// How many thumbnails this generator made from valid standard thumbnails instead of the files.
-    public var importCount: Int { factory.importCount }
+    package var importCount: Int { factory.importCount }
 
     /// How many files this generator has read to hash (stat-cache misses).
     package var filesHashed: Int { hashes.load(ordering: .relaxed) }

@@ -100,14 +100,17 @@ public struct RGBACanvas: Sendable {
 /// Catalogued formats decode where the request says (a sandboxed worker, as a rule, which has
 /// every decoder); in-process, only PNG, JPEG and what `decoders` adds are linked.
 public struct ImageThumbnailProvider: ThumbnailProvider {
-    public let decoders: ImageDecoders
+    package let decoders: ImageDecoders
 
     public var contentTypes: Set<ContentType> {
         Set((decoders.registrations.map(\.typeIdentifier) + FormatCatalogue.all.map(\.typeIdentifier)).map { ContentType($0) })
             .union(TextTypes.identifiers)
     }
 
-    public init(decoders: ImageDecoders = .standard) {
+    /// PNG and JPEG in process; every catalogued format in a worker.
+    public init() { self.init(decoders: .standard) }
+
+    package init(decoders: ImageDecoders) {
         self.decoders = decoders
     }
 

@@ -3,7 +3,7 @@ import ThumbcacheStore
 
 /// Stored in every thumbnail key: bump it when the pixels made for the same input change, and
 /// old thumbnails (and recorded failures) are no longer used.
-public let thumbnailGeneratorVersion: UInt32 = 1
+package let thumbnailGeneratorVersion: UInt32 = 1
 
 /// One thumbnail to make: the pixel box and what else shapes the pixels.
 public struct ThumbnailSpec: Sendable, Hashable {

@@ -11,7 +11,7 @@ import ThumbcacheSync
 /// answering costs one short timeout, then a circuit breaker stops asking for ``cooldown``
 /// seconds and the caller decodes locally; the warning says so once, not per file.
 public final class RemoteCache: Sendable {
-    public let tier: any RemoteTier
+    package let tier: any RemoteTier
     /// Which locally made thumbnails are worth uploading.
     public let uploadPolicy: UploadPolicy
     /// Seconds the breaker stays open after an outage before one request tries again.
@@ -56,7 +56,7 @@ public final class RemoteCache: Sendable {
 
     /// - Parameter warnings: receives the few messages a user should see (an outage, a corrupt
     ///   object), once each.
-    public init(tier: any RemoteTier, uploadPolicy: UploadPolicy = .default, cooldown: Double = 30,
+    package init(tier: any RemoteTier, uploadPolicy: UploadPolicy = .default, cooldown: Double = 30,
                 warnings: @escaping @Sendable (String) -> Void = { _ in }) {
         self.tier = tier
         self.uploadPolicy = uploadPolicy
@@ -263,7 +263,7 @@ public struct UploadPolicy: Sendable, Hashable {
     /// Every thumbnail made goes up.
     public static let everything = UploadPolicy(minimumSourceBytes: 0)
 
-    public func shouldUpload(sourceBytes: Int64, type: String) -> Bool {
+    package func shouldUpload(sourceBytes: Int64, type: String) -> Bool {
         sourceBytes >= minimumSourceBytes || !commonTypes.contains(type)
     }
 }

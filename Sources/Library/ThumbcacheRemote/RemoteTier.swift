@@ -6,7 +6,7 @@ import ThumbcacheStore
 /// A backend moves opaque objects (``RemoteThumbnail/object()``) by ``ThumbnailKey``; checking
 /// what comes back, counting, and turning faults into misses are ``RemoteCache``'s work.
 /// Calls block: they run on the warm's and the uploader's own threads.
-public protocol RemoteTier: Sendable, CustomStringConvertible {
+package protocol RemoteTier: Sendable, CustomStringConvertible {
     /// The objects stored under `keys`, in order: nil for a key that has none.
     func fetch(_ keys: [ThumbnailKey]) -> [Result<[UInt8]?, RemoteError>]
     /// Stores each object under its key (an object is immutable: storing it again is harmless).
@@ -19,7 +19,7 @@ public protocol RemoteTier: Sendable, CustomStringConvertible {
 }
 
 extension RemoteTier {
-    public func contains(_ keys: [ThumbnailKey]) -> [Result<Bool, RemoteError>] {
+    package func contains(_ keys: [ThumbnailKey]) -> [Result<Bool, RemoteError>] {
         fetch(keys).map { $0.map { $0 != nil } }
     }
 }
@@ -64,7 +64,7 @@ public struct RemoteError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public init(remote: String, operation: String, reason: Reason) {
+    package init(remote: String, operation: String, reason: Reason) {
         self.remote = remote
         self.operation = operation
         self.reason = reason

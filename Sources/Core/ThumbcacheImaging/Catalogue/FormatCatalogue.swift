@@ -3,7 +3,7 @@
 ///
 /// To add a format, declare it in one of them and list it in its kind's array here; then write
 /// its decoder in the family's module (Docs/ARCHITECTURE.md, "Adding a format").
-public enum FormatCatalogue {
+package enum FormatCatalogue {
     /// Still images: bitmaps, vectors, HEIF and JPEG XL.
     package static let images: [FormatDeclaration] = [.png, .jpeg, .webP, .gif, .tiff, .heif, .avif, .jpegXL, .svg, .bmp, .ico,
                                                       .cur, .pnm, .tga, .qoi]
@@ -26,16 +26,16 @@ public enum FormatCatalogue {
     package static let fonts: [FormatDeclaration] = [.trueType, .openType, .fontCollection, .woff, .woff2, .type1]
 
     /// The whole catalogue.
-    public static let all: [FormatDeclaration] = images + cameraRaw + movies + audio + pages + archiveDocuments + text + fonts
+    package static let all: [FormatDeclaration] = images + cameraRaw + movies + audio + pages + archiveDocuments + text + fonts
 
     private static let byFormat = Dictionary(all.map { ($0.format, $0) }, uniquingKeysWith: { first, _ in first })
     private static let byType = Dictionary(all.map { ($0.type, $0) }, uniquingKeysWith: { first, _ in first })
 
     /// The declaration of `format`, nil for a format outside the catalogue (a test's).
-    public static func declaration(of format: ImageFormat) -> FormatDeclaration? { byFormat[format] }
+    package static func declaration(of format: ImageFormat) -> FormatDeclaration? { byFormat[format] }
 
     /// The catalogued format whose files are of `type`.
-    public static func declaration(ofType type: ContentType) -> FormatDeclaration? { byType[type] }
+    package static func declaration(ofType type: ContentType) -> FormatDeclaration? { byType[type] }
 
     /// `format` if nothing in a file's bytes can name it (text): what a request carries as the
     /// format to read the file as when no decoder recognises the bytes; nil for any other.

@@ -4,31 +4,31 @@
 /// The content-type registry, display names, the pool's routing and each decoder's detection
 /// are derived from these (``FormatCatalogue``); a decoder module adds only the code that opens
 /// the format (Docs/ARCHITECTURE.md, "Adding a format").
-public struct FormatDeclaration: Sendable, Hashable {
+package struct FormatDeclaration: Sendable, Hashable {
     /// The short name the worker protocol, errors and the index use (`jxl`).
-    public let format: ImageFormat
+    package let format: ImageFormat
     /// The uniform type identifier of its files (`public.jpeg-xl`).
-    public let type: ContentType
+    package let type: ContentType
     /// What a person calls it: "JPEG XL image".
-    public let displayName: String
+    package let displayName: String
     /// shared-mime-info's name for it (`image/jxl`).
-    public let mimeType: String
+    package let mimeType: String
     /// Filename extensions, lower case, without the dot.
-    public let extensions: [String]
+    package let extensions: [String]
     /// Any one of these identifies the format.
-    public let magic: [Magic]
+    package let magic: [Magic]
     /// A check of a file's first bytes for formats fixed offsets cannot tell (SVG's root element
     /// after an XML prologue); tried before magic, so it may claim files of a more general format.
-    public let sniffer: Sniffer?
+    package let sniffer: Sniffer?
     /// The types it is a kind of (`public.image`; a comic book is also a ZIP archive).
-    public let conformsTo: [ContentType]
+    package let conformsTo: [ContentType]
     /// What its files hold, for the metadata and the icon.
-    public let kind: Kind
+    package let kind: Kind
     /// The worker program that decodes it.
     package let family: WorkerFamily
 
     /// What a format's files hold.
-    public enum Kind: String, Sendable, Hashable {
+    package enum Kind: String, Sendable, Hashable {
         case image, movie, audio, document, text, font
 
         package var defaultFamily: WorkerFamily {
@@ -58,7 +58,7 @@ public struct FormatDeclaration: Sendable, Hashable {
     }
 
     /// The type identifier as a string (`public.jpeg-xl`).
-    public var typeIdentifier: String { type.identifier }
+    package var typeIdentifier: String { type.identifier }
 
     /// True if `head` (a file's first bytes) is this format by its magic or its sniffer alone.
     package func matches(_ head: UnsafeRawBufferPointer) -> Bool {
@@ -66,23 +66,23 @@ public struct FormatDeclaration: Sendable, Hashable {
     }
 
     /// A named test of a file's start (`head`, at most ``span`` bytes).
-    public struct Sniffer: Sendable, Hashable {
-        public var name: String
+    package struct Sniffer: Sendable, Hashable {
+        package var name: String
         /// Bytes of the file's start it wants to see.
-        public var span: Int
-        public var test: @Sendable (UnsafeRawBufferPointer) -> Bool
+        package var span: Int
+        package var test: @Sendable (UnsafeRawBufferPointer) -> Bool
         /// For formats without any signature (TGA): tried only after every magic, and only for a
         /// file whose name has one of the format's extensions. Name and bytes must agree.
-        public var needsExtension: Bool
+        package var needsExtension: Bool
 
-        public init(name: String, span: Int, needsExtension: Bool = false, test: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool) {
+        package init(name: String, span: Int, needsExtension: Bool = false, test: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool) {
             self.name = name
             self.span = span
             self.needsExtension = needsExtension
             self.test = test
         }
 
-        public static func == (a: Sniffer, b: Sniffer) -> Bool { a.name == b.name }
-        public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+        package static func == (a: Sniffer, b: Sniffer) -> Bool { a.name == b.name }
+        package func hash(into hasher: inout Hasher) { hasher.combine(name) }
     }
 }

@@ -1,12 +1,12 @@
 /// Bytes that identify a format at fixed offsets from the start of a file: PNG's signature at 0,
 /// or ISO-BMFF's `ftyp` at 4 together with a brand at 8. Every part must match.
 public struct Magic: Sendable, Hashable, Codable {
-    public struct Part: Sendable, Hashable, Codable {
-        public var offset: Int
-        public var bytes: [UInt8]
+    package struct Part: Sendable, Hashable, Codable {
+        package var offset: Int
+        package var bytes: [UInt8]
     }
 
-    public var parts: [Part]
+    package var parts: [Part]
 
     public init(_ bytes: [UInt8], at offset: Int = 0) {
         parts = [Part(offset: offset, bytes: bytes)]
