@@ -70,6 +70,10 @@ let package = Package(
         .target(name: "CThumbcacheVideo", linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil"),
                                                  .linkedLibrary("swscale")]),
 
+        // ICU's word breaking (with its dictionaries for scripts written without spaces) and folding,
+        // behind a shim: ICU's function names carry its version, which Swift cannot call through macros.
+        .target(name: "CThumbcacheWords", linkerSettings: [.linkedLibrary("icuuc")]),
+
         // Extended attributes and birth times (lgetxattr, statx), which Swift's Glibc does not export.
         .target(name: "CThumbcacheFileInfo"),
         // Descriptor passing over Unix sockets (SCM_RIGHTS), whose cmsg macros Swift cannot call.
@@ -96,7 +100,7 @@ let package = Package(
         // The content-addressed thumbnail store: hashing, stat cache, records, group commit.
         .target(name: "ThumbcacheStore", dependencies: ["ThumbcacheLMDB", "CThumbcacheXXHash", "ThumbcacheSync"]),
         // The Spotlight-like metadata index and its query language; independent of thumbnails.
-        .target(name: "ThumbcacheIndex", dependencies: ["ThumbcacheLMDB", "ThumbcacheSync", "CThumbcacheXXHash"]),
+        .target(name: "ThumbcacheIndex", dependencies: ["ThumbcacheLMDB", "ThumbcacheSync", "CThumbcacheXXHash", "CThumbcacheWords"]),
         // Decoding, EXIF, resizing and encoding images; independent of the store.
         .target(name: "ThumbcacheImaging", dependencies: ["CThumbcachePNG", "CThumbcacheJPEG", "ThumbcacheSync"]),
         // Every decoder beyond PNG and JPEG, in five families, each linked into its own worker

@@ -23,11 +23,12 @@ let package = Package(
         .systemLibrary(name: "CThumbcacheLMDB", path: "Engine/C/CThumbcacheLMDB", pkgConfig: "lmdb"),
         .target(name: "CThumbcacheXXHash", path: "Engine/C/CThumbcacheXXHash"),
         .target(name: "CThumbcachePNG", path: "Engine/C/CThumbcachePNG", linkerSettings: [.linkedLibrary("png16")]),
+        .target(name: "CThumbcacheWords", path: "Engine/C/CThumbcacheWords", linkerSettings: [.linkedLibrary("icuuc")]),
         .target(name: "CThumbcacheJPEG", path: "Engine/C/CThumbcacheJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
         .target(name: "ThumbcacheSync", dependencies: [.product(name: "SystemPackage", package: "swift-system")], path: "Engine/Core/ThumbcacheSync"),
         .target(name: "ThumbcacheLMDB", dependencies: ["CThumbcacheLMDB"], path: "Engine/Core/ThumbcacheLMDB"),
         core("ThumbcacheStore", ["ThumbcacheLMDB", "CThumbcacheXXHash", "ThumbcacheSync"]),
-        core("ThumbcacheIndex", ["ThumbcacheLMDB", "ThumbcacheSync", "CThumbcacheXXHash"]),
+        core("ThumbcacheIndex", ["ThumbcacheLMDB", "ThumbcacheSync", "CThumbcacheXXHash", "CThumbcacheWords"]),
         core("ThumbcacheImaging", ["CThumbcachePNG", "CThumbcacheJPEG", "ThumbcacheSync"]),
 
         // The deterministic items and queries of the index benchmarks (also loaded into SQLite).

@@ -103,6 +103,8 @@ public enum MDItem {
     public static let audioChannelCount = "kMDItemAudioChannelCount"
     public static let audioSampleRate = "kMDItemAudioSampleRate"
     public static let fonts = "kMDItemFonts"
+    /// The words inside a file (queried through the full-text index; never stored as an attribute).
+    public static let textContent = "kMDItemTextContent"
 }
 
 /// Which index structures an attribute's values go into.

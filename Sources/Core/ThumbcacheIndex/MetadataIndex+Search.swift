@@ -12,11 +12,20 @@ extension MetadataIndex {
         do {
             return try environment.read { txn in
                 var unknown: [String] = []
-                let (set, _) = try run(expression, query: query, onlyIn: options.onlyIn, unknown: &unknown, txn)
+                let (set, ranking) = try run(expression, query: query, onlyIn: options.onlyIn, unknown: &unknown, txn)
+                let limit = options.limit ?? Int.max
+                let order: [(UInt32, Double?)] = ranking.isActive
+                    ? try ranked(set.members, ranking, universe: set.universe, txn).prefix(limit).map { ($0.0, $0.1) }
+                    : set.prefix(limit).map { ($0, nil) }
                 var results: [SearchResult] = []
-                for itemNumber in set.prefix(options.limit ?? Int.max) {
+                for (itemNumber, score) in order {
                     guard let r = try record(itemNumber, txn) else { continue }
-                    results.append(try result(itemNumber, r, attributes: options.attributes ?? [], txn))
+                    var result = try result(itemNumber, r, attributes: options.attributes ?? [], txn)
+                    result.score = score
+                    if options.snippets, !ranking.queries.isEmpty, let hash = r.contentHash, let document = try document(ofContent: hash, txn) {
+                        result.snippet = try snippet(document, ranking.queries, txn)
+                    }
+                    results.append(result)
                 }
                 return SearchResults(count: set.count, results: results, unknownAttributes: unknown)
             }
@@ -36,14 +45,17 @@ extension MetadataIndex {
     }
 
     /// Compiles and runs `expression` in `txn`; the attributes it names that no item has are
-    /// added to `unknown`.
+    /// added to `unknown`. The ranking says what its words scored.
     func run(_ expression: QueryExpression, query: String, onlyIn: [String], unknown: inout [String],
-             _ txn: borrowing Transaction) throws -> (ItemSet, QueryPlan) {
+             _ txn: borrowing Transaction) throws -> (ItemSet, TextRanking) {
         var compiler = QueryCompiler(catalog: catalog, meta: meta, query: query)
         var plan = try compiler.compile(expression, txn)
         unknown += compiler.unknownAttributes
+        let universe = try universe(txn)
+        var ranking = TextRanking()
+        plan = try resolvingText(plan, universe: universe, scoring: true, &ranking, txn)
         if !onlyIn.isEmpty { plan = .and([plan, .scope(onlyIn.map { $0.count > 1 && $0.hasSuffix("/") ? String($0.dropLast()) : $0 })]) }
-        let executor = QueryExecutor(index: self, universe: try universe(txn))
-        return (try executor.exact(plan, txn), plan)
+        let executor = QueryExecutor(index: self, universe: universe)
+        return (try executor.exact(plan, txn), ranking)
     }
 }

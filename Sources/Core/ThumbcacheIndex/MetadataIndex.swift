@@ -7,7 +7,8 @@ import ThumbcacheLMDB
 ///
 /// Databases: `meta` (version, counters, app attribute numbers, client states), `items`
 /// (number → record), `ids` (identifier or path → number), `postings` (see `Postings`),
-/// `links` (contentURL path → app items), `domains`, `expiry`, `hashes` (content → files).
+/// `links` (contentURL path → app items), `domains`, `expiry`, `hashes` (content → files),
+/// `texts` and `words` (the words inside files: MetadataIndex+FullText.swift).
 /// Many processes may read and write one index; each change is one LMDB transaction.
 public final class MetadataIndex: Sendable {
     /// The directory holding the index's `data.mdb`.
@@ -21,6 +22,9 @@ public final class MetadataIndex: Sendable {
     let domains: Database
     let expiry: Database
     let hashes: Database
+    /// Full text: documents by content and their postings (MetadataIndex+FullText.swift).
+    let texts: Database
+    let words: Database
     let catalog = AttributeCatalog()
 
     /// How commits reach the disk.
@@ -69,6 +73,8 @@ public final class MetadataIndex: Sendable {
         domains = try env.database("domains")
         expiry = try env.database("expiry")
         hashes = try env.database("hashes")
+        texts = try env.database("texts")
+        words = try env.database("words")
         let found: Int? = try env.read { txn in
             try txn.get(meta, key: Self.versionKey).map { Int($0.first ?? 0) }
         }
@@ -234,7 +240,7 @@ public final class MetadataIndex: Sendable {
             return try environment.read { txn in
                 var s = IndexStatistics()
                 for (name, db) in [("items", items), ("ids", ids), ("postings", postings), ("links", links),
-                                   ("domains", domains), ("expiry", expiry), ("hashes", hashes), ("meta", meta)] {
+                                   ("domains", domains), ("expiry", expiry), ("hashes", hashes), ("meta", meta), ("texts", texts), ("words", words)] {
                     let st = try txn.statistics(db)
                     s.databaseBytes[name] = st.pages * st.pageSize
                     if name == "items" { s.items = st.entries }
@@ -251,7 +257,7 @@ public final class MetadataIndex: Sendable {
 /// What an index holds.
 public struct IndexStatistics: Sendable, Hashable, Codable {
     public var items = 0
-    public var postingChunks = 0
+    package var postingChunks = 0
     /// Pages in use per database, in bytes.
     public var databaseBytes: [String: Int] = [:]
     /// Bytes of the data file in use (up to the last page written).
@@ -261,5 +267,5 @@ public struct IndexStatistics: Sendable, Hashable, Codable {
     /// True if the file system holding the index has too little room left for a commit.
     public var fileSystemIsFull: Bool { fileSystemFreeBytes.map { $0 < Environment.fullFileSystemBytes } ?? false }
     /// The search structures only (postings), per item.
-    public var indexBytesPerItem: Double { items == 0 ? 0 : Double(databaseBytes["postings"] ?? 0) / Double(items) }
+    package var indexBytesPerItem: Double { items == 0 ? 0 : Double(databaseBytes["postings"] ?? 0) / Double(items) }
 }

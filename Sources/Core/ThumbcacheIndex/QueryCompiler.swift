@@ -31,6 +31,7 @@ struct QueryCompiler {
             return .numeric(info, NumericInterval(low: try number(low, for: info, at: position), high: try number(high, for: info, at: position)))
         case .comparison(let name, let op, let value, let position):
             if name == MDItem.path { return try pathComparison(op, value, at: position) }
+            if name == MDItem.textContent { return try textContentComparison(op, value, at: position) }
             guard let info = try attribute(named: name, txn) else { return .nothing }
             return info.type.isText ? try textComparison(info, op, value, at: position) : try numericComparison(info, op, value, at: position)
         }
@@ -58,6 +59,22 @@ struct QueryCompiler {
         case .equal: return .string(info, pattern)
         case .notEqual: return .and([.exists(info.id), .not(.string(info, pattern))])
         default: return .stringOrder(info, op, pattern)
+        }
+    }
+
+    /// `kMDItemTextContent == "words"cd`: the words inside files, through the full-text index.
+    private func textContentComparison(_ op: ComparisonOperator, _ value: QueryValue, at position: Int) throws -> QueryPlan {
+        guard case .string(let text, let modifiers) = value else {
+            throw QueryError(message: "\(MDItem.textContent) holds text: quote the words", position: position, query: query)
+        }
+        guard let words = FullTextQuery(text, ignoresCase: modifiers.contains(.caseInsensitive),
+                                        ignoresDiacritics: modifiers.contains(.diacriticInsensitive)) else {
+            throw QueryError(message: "\(MDItem.textContent) needs a word to look for", position: position, query: query)
+        }
+        switch op {
+        case .equal: return .fullText(words)
+        case .notEqual: return .and([.exists(Schema.allItemsID), .not(.fullText(words))])
+        default: throw QueryError(message: "\(MDItem.textContent) compares with == and != only", position: position, query: query)
         }
     }
 

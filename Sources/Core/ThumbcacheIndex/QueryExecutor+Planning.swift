@@ -55,7 +55,8 @@ extension QueryExecutor {
                 if !tris.isEmpty { return try tris.map { try count(Postings.prefix(.trigram, info.id, $0), txn) }.min() ?? 0 }
             }
             return Self.estimateCap
-        case .scope, .stringOrder, .path, .text: return Self.estimateCap
+        case .scope, .stringOrder, .path, .text, .fullText: return Self.estimateCap
+        case .items(let set): return set.count
         }
     }
 }

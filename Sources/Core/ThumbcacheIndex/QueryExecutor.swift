@@ -59,7 +59,7 @@ struct QueryExecutor {
     private func check(_ itemNumbers: ArraySlice<UInt32>, _ plan: QueryPlan, _ keeping: Bool, _ txn: borrowing Transaction) throws -> [UInt32] {
         try itemNumbers.filter { itemNumber in
             guard let bytes = try txn.get(index.items, key: MetadataIndex.itemNumberBytes(itemNumber)), let view = RecordView(bytes) else { return !keeping }
-            return RecordMatcher.matches(plan, view) == keeping
+            return RecordMatcher.matches(plan, view, itemNumber) == keeping
         }
     }
 
@@ -89,6 +89,8 @@ struct QueryExecutor {
         case .stringOrder(let info, _, _): return Candidates(try list(Postings.prefix(.exists, info.id, []), txn), exact: false)
         case .path(let pattern): return Candidates(try pathCandidates(pattern, txn))
         case .text(let word): return Candidates(try textCandidates(word, txn))
+        case .items(let set): return Candidates(set)
+        case .fullText(let query): return Candidates(try index.items(matching: query, universe: universe, txn).set)
         }
     }
 }

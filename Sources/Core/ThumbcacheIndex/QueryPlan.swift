@@ -11,6 +11,10 @@ indirect enum QueryPlan: Sendable {
     case path(WildcardPattern)
     case text(String)
     case scope([String])
+    /// Words inside files (kMDItemTextContent); resolved to ``items(_:)`` before execution.
+    case fullText(FullTextQuery)
+    /// Items already known (a resolved full-text predicate).
+    case items(ItemSet)
 }
 
 /// An interval of numbers, each end open or closed.

@@ -1,16 +1,16 @@
 /// Decides one item from its stored record, read in place: the check for items the posting
 /// lists leave unsure.
 enum RecordMatcher {
-    static func matches(_ plan: QueryPlan, _ view: RecordView) -> Bool {
+    static func matches(_ plan: QueryPlan, _ view: RecordView, _ itemNumber: UInt32) -> Bool {
         switch plan {
         case .nothing: return false
         case .exists(let id):
             if id == Schema.allItemsID { return true }
             if id == Schema.pathID { return path(view) != nil }
             return view.find(id) != nil
-        case .and(let list): return list.allSatisfy { matches($0, view) }
-        case .or(let list): return list.contains { matches($0, view) }
-        case .not(let inner): return !matches(inner, view)
+        case .and(let list): return list.allSatisfy { matches($0, view, itemNumber) }
+        case .or(let list): return list.contains { matches($0, view, itemNumber) }
+        case .not(let inner): return !matches(inner, view, itemNumber)
         case .numeric(let info, let interval): return view.number(info.id).map(interval.contains) ?? false
         case .string(let info, let pattern): return view.anyString(info.id) { pattern.matches(utf8: $0) }
         case .stringOrder(let info, let op, let pattern):
@@ -31,6 +31,9 @@ enum RecordMatcher {
             guard let p = path(view) else { return false }
             let s = String(decoding: p, as: UTF8.self)
             return dirs.contains { $0 == "/" || s.hasPrefix($0 + "/") }
+        case .items(let set): return set.contains(itemNumber)
+        // Resolved to `.items` before any record is checked.
+        case .fullText: return false
         case .text(let word):
             let words = TextFolding.words(word)
             let phrase = TextFolding.fold(word)

@@ -8,8 +8,12 @@ public struct SearchOptions: Sendable {
     public var attributes: [String]?
     /// Parses the query; its `now` anchors `$time…`.
     public var parser: QueryParser
+    /// Give each result of a query with words a ``SearchResult/snippet`` of its text.
+    public var snippets: Bool
 
-    public init(onlyIn: [String] = [], limit: Int? = nil, attributes: [String]? = nil, parser: QueryParser = QueryParser()) {
+    public init(onlyIn: [String] = [], limit: Int? = nil, attributes: [String]? = nil, parser: QueryParser = QueryParser(),
+                snippets: Bool = false) {
+        self.snippets = snippets
         self.onlyIn = onlyIn
         self.limit = limit
         self.attributes = attributes
@@ -19,7 +23,8 @@ public struct SearchOptions: Sendable {
 
 /// The answer to a search.
 public struct SearchResults: Sendable {
-    /// How many items match (results may hold fewer, see ``SearchOptions/limit``).
+    /// How many items match (results may hold fewer, see ``SearchOptions/limit``). A query with
+    /// words lists the best matches first (Docs/QUERY.md, "Ranking"); others, in index order.
     public var count: Int
     public var results: [SearchResult]
     /// Attribute names in the query that no item has ever had (a typo?).

@@ -85,6 +85,11 @@ public struct SearchResult: Sendable, Hashable {
     public var contentHash: [UInt8]?
     /// Attributes asked for (or all of them, for ``MetadataIndex/item(path:)``).
     public var attributes: [String: AttributeValue]
+    /// How well the item matched a query's words (BM25 of the words inside it, plus a plain word
+    /// in its name or title); nil for a query without words.
+    public var score: Double?
+    /// Where the query's words stand in the file's text, when ``SearchOptions/snippets`` asks.
+    public var snippet: TextSnippet?
 
     /// What `search` prints: the path, else the identifier.
     public var displayName: String { path ?? identifier ?? "#\(itemNumber)" }

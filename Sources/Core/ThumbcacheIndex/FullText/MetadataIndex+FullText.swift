@@ -1,0 +1,144 @@
+import ThumbcacheLMDB
+
+/// The words inside files: each distinct content's extracted text is one document, numbered in
+/// the order indexed, whatever number of paths hold those bytes (Docs/FORMAT.md, "Full text").
+///
+/// `texts` keys: `h` · content hash (16 bytes) → document (4 bytes, BE); `d` · document → content
+/// hash, word count (varint), the text (UTF-8, for snippets and spelling checks); `l` · document /
+/// 4096 → one ``LengthNorm`` byte per document; `n` → the next document; `s` → documents and words
+/// in all (two little-endian UInt64s, for BM25's average length); `v` → the layout's version.
+/// `words` holds the postings (``TextPostings``).
+///
+/// A document is found from items by content hash and back through `hashes`, so a file that
+/// changes or goes simply stops reaching its old document; no posting is rewritten on the way.
+extension MetadataIndex {
+    enum TextKey {
+        static let hash: UInt8 = 0x68  // h
+        static let document: UInt8 = 0x64  // d
+        static let norms: UInt8 = 0x6C  // l
+        static let next = [UInt8(0x6E)]  // n
+        static let stats = [UInt8(0x73)]  // s
+        static let version = [UInt8(0x76)]  // v
+        static let normsPerKey = 4096
+
+        static func hashKey(_ content: [UInt8]) -> [UInt8] { [hash] + content.prefix(16) }
+
+        static func documentKey(_ document: UInt32) -> [UInt8] {
+            var key = [TextKey.document]
+            Postings.appendBE(&key, document)
+            return key
+        }
+
+        static func normsKey(_ document: UInt32) -> [UInt8] {
+            var key = [norms]
+            Postings.appendBE(&key, document / UInt32(normsPerKey))
+            return key
+        }
+    }
+
+    /// The full-text layout this code writes (Docs/FORMAT.md).
+    package static let fullTextVersion: UInt8 = 1
+
+    /// Whether the text of `content` (a content hash) is indexed already.
+    package func hasText(content: [UInt8]) throws(IndexError) -> Bool {
+        do {
+            return try environment.read { txn in try txn.get(texts, key: TextKey.hashKey(content)) != nil }
+        } catch {
+            throw IndexError.wrapping(error, path: directory)
+        }
+    }
+
+    /// Indexes the words of each text under the content hash it was extracted from, in one
+    /// transaction. Contents indexed already are skipped. Returns how many texts were new.
+    package func indexTexts(_ texts: [(content: [UInt8], text: [UInt8])]) throws(IndexError) -> Int {
+        guard !texts.isEmpty else { return 0 }
+        do {
+            return try environment.write { txn in try indexTexts(texts, txn) }
+        } catch {
+            throw IndexError.wrapping(error, path: directory)
+        }
+    }
+
+    private func indexTexts(_ batch: [(content: [UInt8], text: [UInt8])], _ txn: borrowing Transaction) throws -> Int {
+        if try txn.get(texts, key: TextKey.version) == nil { try txn.put(texts, key: TextKey.version, value: [Self.fullTextVersion]) }
+        var next = try txn.get(texts, key: TextKey.next).map { Postings.readBE($0, at: 0) } ?? 0
+        var (documents, words) = try textStatistics(txn)
+        var seen = Set<[UInt8]>()
+        var postings: [[UInt8]: [TextPostings.Entry]] = [:]
+        var norms: [(UInt32, UInt8)] = []
+        let breaker = WordBreaker()
+        for (content, text) in batch {
+            let hash = Array(content.prefix(16))
+            guard hash.count == 16, seen.insert(hash).inserted, try txn.get(self.texts, key: TextKey.hashKey(hash)) == nil else { continue }
+            let document = next
+            next += 1
+            var positions: [[UInt8]: [UInt32]] = [:]
+            var count: UInt32 = 0
+            text.withUnsafeBytes { bytes in
+                breaker.forEachWord(in: bytes) { word, _ in
+                    positions[Array(word), default: []].append(count)
+                    count += 1
+                }
+            }
+            for (word, at) in positions { postings[word, default: []].append(TextPostings.Entry(document: document, positions: at)) }
+            var record = hash
+            Varint.append(&record, UInt64(count))
+            record += text
+            try txn.put(self.texts, key: TextKey.documentKey(document), value: record)
+            try txn.put(self.texts, key: TextKey.hashKey(hash), value: TextKey.documentKey(document).dropFirst().map { $0 })
+            norms.append((document, LengthNorm.encode(Int(count))))
+            documents += 1
+            words += UInt64(count)
+        }
+        guard !norms.isEmpty else { return 0 }
+        try appendPostings(postings, txn)
+        try writeNorms(norms, txn)
+        var nextBytes: [UInt8] = []
+        Postings.appendBE(&nextBytes, next)
+        try txn.put(texts, key: TextKey.next, value: nextBytes)
+        var stats: [UInt8] = []
+        withUnsafeBytes(of: documents.littleEndian) { stats += $0 }
+        withUnsafeBytes(of: words.littleEndian) { stats += $0 }
+        try txn.put(texts, key: TextKey.stats, value: stats)
+        return norms.count
+    }
+
+    /// Appends each word's new entries after its last block (rewritten with them, then cut anew).
+    private func appendPostings(_ postings: [[UInt8]: [TextPostings.Entry]], _ txn: borrowing Transaction) throws {
+        for word in postings.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            let prefix = TextPostings.prefix(word)
+            var entries: [TextPostings.Entry] = []
+            try txn.withCursor(self.words) { c in
+                if let last = try c.seek(atMost: TextPostings.key(word, first: .max)),
+                   last.key.count == prefix.count + 4, last.key.starts(with: prefix) {
+                    entries = TextPostings.entries(last.value, first: Postings.readBE(last.key, at: prefix.count))
+                }
+            }
+            entries += postings[word]!
+            for (first, block) in TextPostings.encode(entries) {
+                try txn.put(self.words, key: TextPostings.key(word, first: first), value: block)
+            }
+        }
+    }
+
+    private func writeNorms(_ norms: [(UInt32, UInt8)], _ txn: borrowing Transaction) throws {
+        var i = 0
+        while i < norms.count {
+            let key = TextKey.normsKey(norms[i].0)
+            var block = try txn.get(texts, key: key).map { Array($0) } ?? []
+            while i < norms.count, TextKey.normsKey(norms[i].0) == key {
+                let slot = Int(norms[i].0) % TextKey.normsPerKey
+                if block.count <= slot { block += [UInt8](repeating: 0, count: slot + 1 - block.count) }
+                block[slot] = norms[i].1
+                i += 1
+            }
+            try txn.put(texts, key: key, value: block)
+        }
+    }
+
+    /// Documents and words indexed in all.
+    func textStatistics(_ txn: borrowing Transaction) throws -> (documents: UInt64, words: UInt64) {
+        guard let s = try txn.get(texts, key: TextKey.stats), s.count == 16 else { return (0, 0) }
+        return (s.loadUnaligned(fromByteOffset: 0, as: UInt64.self).littleEndian, s.loadUnaligned(fromByteOffset: 8, as: UInt64.self).littleEndian)
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+
+/// The full-text postings: for each folded word, the documents that hold it, how often, and at
+/// which word positions (Docs/FORMAT.md, "Full text").
+///
+/// Key:   word · 0x00 · first document (4 bytes, big-endian)
+/// Value: count (varint), then per document: gap from the previous document (varint; the
+///        first is 0, the key holds it), occurrences (varint), gaps between positions (varints;
+///        the first is absolute)
+///
+/// A word's list is cut into blocks of at most ``blockBytes`` under their own keys, so a seek
+/// skips whole blocks and a write rewrites only a word's last block (documents are numbered in
+/// the order they are indexed, so new ones always append). Words never hold 0x00.
+enum TextPostings {
+    /// A block is closed once it would pass this size (half an LMDB page keeps values off overflow pages).
+    static let blockBytes = 1000
+
+    /// One document's occurrences of a word.
+    struct Entry {
+        var document: UInt32
+        var positions: [UInt32]
+    }
+
+    static func prefix(_ word: some Collection<UInt8>) -> [UInt8] {
+        var key = Array(word)
+        key.append(0)
+        return key
+    }
+
+    static func key(_ word: some Collection<UInt8>, first: UInt32) -> [UInt8] {
+        var key = prefix(word)
+        Postings.appendBE(&key, first)
+        return key
+    }
+
+    /// Entries in `entries`' order, cut into blocks: (first document, encoded block).
+    static func encode(_ entries: [Entry]) -> [(UInt32, [UInt8])] {
+        var blocks: [(UInt32, [UInt8])] = []
+        var body: [UInt8] = []
+        var count = 0
+        var first: UInt32 = 0
+        var previous: UInt32 = 0
+        var one: [UInt8] = []
+        func close() {
+            var block: [UInt8] = []
+            Varint.append(&block, UInt64(count))
+            block += body
+            blocks.append((first, block))
+            body.removeAll(keepingCapacity: true)
+            count = 0
+        }
+        for e in entries {
+            one.removeAll(keepingCapacity: true)
+            if count > 0, Varint.size(UInt64(count + 1)) + body.count + encodedSize(e, after: previous) > blockBytes { close() }
+            if count == 0 { first = e.document; previous = e.document }
+            Varint.append(&one, UInt64(e.document - previous))
+            Varint.append(&one, UInt64(e.positions.count))
+            var last: UInt32 = 0
+            for (i, p) in e.positions.enumerated() {
+                Varint.append(&one, UInt64(i == 0 ? p : p - last))
+                last = p
+            }
+            body += one
+            count += 1
+            previous = e.document
+        }
+        if count > 0 { close() }
+        return blocks
+    }
+
+    private static func encodedSize(_ e: Entry, after previous: UInt32) -> Int {
+        var n = Varint.size(UInt64(e.document - previous)) + Varint.size(UInt64(e.positions.count))
+        var last: UInt32 = 0
+        for (i, p) in e.positions.enumerated() {
+            n += Varint.size(UInt64(i == 0 ? p : p - last))
+            last = p
+        }
+        return n
+    }
+
+    /// Calls `body` with each document of a block, its occurrence count, and where its positions
+    /// start in `block` (read them with ``positions(_:at:count:)``); false if the block is malformed.
+    @discardableResult
+    static func forEach(_ block: UnsafeRawBufferPointer, first: UInt32,
+                        _ body: (_ document: UInt32, _ count: Int, _ positionsAt: Int) -> Void) -> Bool {
+        var offset = 0
+        guard let n = Varint.read(block, &offset) else { return false }
+        var document = first
+        for _ in 0..<n {
+            guard let gap = Varint.read(block, &offset), let tf = Varint.read(block, &offset),
+                  tf > 0, tf <= UInt64(block.count) else { return false }
+            document &+= UInt32(truncatingIfNeeded: gap)
+            let at = offset
+            for _ in 0..<tf { guard Varint.read(block, &offset) != nil else { return false } }
+            body(document, Int(tf), at)
+        }
+        return true
+    }
+
+    /// The `count` positions stored at `offset` of `block`.
+    static func positions(_ block: UnsafeRawBufferPointer, at offset: Int, count: Int) -> [UInt32] {
+        var result: [UInt32] = []
+        result.reserveCapacity(count)
+        var o = offset
+        var last: UInt32 = 0
+        for i in 0..<count {
+            guard let v = Varint.read(block, &o) else { break }
+            last = i == 0 ? UInt32(truncatingIfNeeded: v) : last &+ UInt32(truncatingIfNeeded: v)
+            result.append(last)
+        }
+        return result
+    }
+
+    /// Every entry of a block, positions included.
+    static func entries(_ block: UnsafeRawBufferPointer, first: UInt32) -> [Entry] {
+        var result: [Entry] = []
+        forEach(block, first: first) { document, count, at in
+            result.append(Entry(document: document, positions: positions(block, at: at, count: count)))
+        }
+        return result
+    }
+}
+
+/// Document lengths in one byte each (BM25 needs them for every document a word is in): exact up
+/// to 64 words, then steps of 2^(1/16) (4.4 %) up to about 250 000 words.
+enum LengthNorm {
+    static func encode(_ words: Int) -> UInt8 {
+        guard words > 64 else { return UInt8(max(words, 1)) }
+        let step = (log2(Double(words) / 64) * 16).rounded()
+        return UInt8(min(255, 64 + Int(step)))
+    }
+
+    static func decode(_ byte: UInt8) -> Double {
+        byte <= 64 ? Double(max(byte, 1)) : 64 * exp2(Double(Int(byte) - 64) / 16)
+    }
+}

@@ -1,0 +1,98 @@
+import CThumbcacheWords
+
+/// Splits UTF-8 text into folded words, the terms of the full-text index (Docs/QUERY.md, "Words
+/// inside files").
+///
+/// Runs of ASCII letters and digits take a fast path: a word, lowercased. A stretch between ASCII
+/// spaces that holds any other byte goes to ICU, whose word rules (and dictionaries for Chinese,
+/// Japanese, Thai…) split it, and each of its words is folded as Spotlight's `c` and `d` define
+/// (NFKC, case folded, diacritics removed). Documents and queries pass through the same code, so
+/// they agree on every word. One breaker per thread: it holds ICU's iterator.
+final class WordBreaker {
+    /// Longer words are not indexed: base64, hashes and other runs no one searches for.
+    static let maxTermBytes = 64
+
+    private let icu: OpaquePointer?
+    private var folded = [UInt8](repeating: 0, count: 4 * maxTermBytes)
+
+    init() {
+        var error = [CChar](repeating: 0, count: 64)
+        icu = tc_words_open(&error, Int32(error.count))
+    }
+
+    deinit { tc_words_close(icu) }
+
+    /// Calls `body` with each word's folded bytes (valid during the call) and its byte range in
+    /// `text`, in order.
+    func forEachWord(in text: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer, Range<Int>) -> Void) {
+        var i = 0
+        let n = text.count
+        var lower = [UInt8](repeating: 0, count: Self.maxTermBytes)
+        while i < n {
+            let b = text[i]
+            if Self.isASCIIWordByte(b) {
+                var j = i
+                while j < n, Self.isASCIIWordByte(text[j]) { j += 1 }
+                if j < n, text[j] >= 0x80 {
+                    // The word goes on in another script (café): the whole stretch goes to ICU.
+                    i = wordsOfStretch(text, from: i, body)
+                    continue
+                }
+                if j - i <= Self.maxTermBytes {
+                    lower.withUnsafeMutableBytes { out in
+                        for k in i..<j { out[k - i] = text[k] | (text[k] >= 0x41 && text[k] <= 0x5A ? 0x20 : 0) }
+                        body(UnsafeRawBufferPointer(rebasing: out[0..<(j - i)]), i..<j)
+                    }
+                }
+                i = j
+            } else if b >= 0x80 {
+                i = wordsOfStretch(text, from: i, body)
+            } else {
+                i += 1
+            }
+        }
+    }
+
+    /// The words of `text` as folded strings (for queries).
+    func words(_ text: String) -> [[UInt8]] {
+        var result: [[UInt8]] = []
+        var copy = text
+        copy.withUTF8 { utf8 in forEachWord(in: UnsafeRawBufferPointer(utf8)) { word, _ in result.append(Array(word)) } }
+        return result
+    }
+
+    @inline(__always)
+    static func isASCIIWordByte(_ b: UInt8) -> Bool {
+        (b >= 0x30 && b <= 0x39) || (b | 0x20 >= 0x61 && b | 0x20 <= 0x7A)
+    }
+
+    @inline(__always)
+    static func isASCIISpace(_ b: UInt8) -> Bool { b == 0x20 || (b >= 0x09 && b <= 0x0D) }
+
+    /// Hands the stretch from `start` to the next ASCII space to ICU; returns where it ends.
+    private func wordsOfStretch(_ text: UnsafeRawBufferPointer, from start: Int, _ body: (UnsafeRawBufferPointer, Range<Int>) -> Void) -> Int {
+        var end = start
+        while end < text.count, !Self.isASCIISpace(text[end]) { end += 1 }
+        guard let icu, let base = text.baseAddress?.advanced(by: start).assumingMemoryBound(to: CChar.self),
+              tc_words_set(icu, base, Int64(end - start)) == 0 else { return end }
+        var from: Int64 = 0, to: Int64 = 0
+        while tc_words_next(icu, &from, &to) == 1 {
+            let range = (start + Int(from))..<(start + Int(to))
+            let word = UnsafeRawBufferPointer(rebasing: text[range])
+            if word.allSatisfy({ $0 < 0x80 }) {
+                guard word.count <= Self.maxTermBytes else { continue }
+                var lower = Array(word)
+                for k in lower.indices where lower[k] >= 0x41 && lower[k] <= 0x5A { lower[k] |= 0x20 }
+                lower.withUnsafeBytes { body($0, range) }
+                continue
+            }
+            let length = folded.withUnsafeMutableBytes { out in
+                tc_words_fold(word.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(word.count),
+                              out.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(out.count))
+            }
+            guard length > 0, Int(length) <= Self.maxTermBytes else { continue }
+            folded.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[0..<Int(length)]), range) }
+        }
+        return end
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+import ThumbcacheTestSupport
+@testable import ThumbcacheIndex
+
+/// The words inside files: word breaking, phrases, prefixes, the `c` and `d` flags, ranking,
+/// snippets, changed files and one document per content, on real LMDB files.
+struct FullTextTests {
+    /// A file item with content `hash` and its text indexed under that hash.
+    static func add(_ index: MetadataIndex, _ path: String, hash: UInt8, text: String, inode: UInt64? = nil,
+                    modified: Double = 1_700_000_000) throws {
+        let item = MetadataIndexTests.file(path, inode: inode ?? UInt64(hash), hash: hash, [MDItem.contentModificationDate: .date(modified)])
+        _ = try index.indexFiles([item])
+        _ = try index.indexTexts([(content: [UInt8](repeating: hash, count: 16), text: Array(text.utf8))])
+    }
+
+    static func paths(_ index: MetadataIndex, _ query: String) throws -> [String] {
+        try index.search(query, options: SearchOptions(parser: QueryParserTests.parser)).results.map(\.displayName)
+    }
+
+    @Test func wordsAreSplitAndFoldedAsSpotlightsFlagsDefine() {
+        let breaker = WordBreaker()
+        let words = breaker.words("Crème BRÛLÉE, naïve café's 3.14 ﬁle Straße e-mail").map { String(decoding: $0, as: UTF8.self) }
+        // NFKC turns the ligature "ﬁ" into "fi"; case folding turns "ß" into "ss".
+        #expect(words == ["creme", "brulee", "naive", "cafe's", "3", "14", "file", "strasse", "e", "mail"])
+        // Chinese has no spaces: ICU's dictionary finds the words.
+        let chinese = breaker.words("我们喜欢北京大学").map { String(decoding: $0, as: UTF8.self) }
+        #expect(chinese.count >= 3 && chinese.contains("北京"))
+        #expect(breaker.words(String(repeating: "x", count: 65)).isEmpty, "a word past the term limit is not indexed")
+    }
+
+    @Test func wordsPhrasesAndPrefixesFindTheirFiles() throws {
+        let dir = TemporaryDirectory()
+        let index = try MetadataIndexTests.open(dir)
+        try Self.add(index, "/docs/plants.txt", hash: 1, text: "Photosynthesis turns light into sugar. Plants need light.")
+        try Self.add(index, "/docs/physics.txt", hash: 2, text: "The speed of light is constant; sugar is not involved.")
+        try Self.add(index, "/docs/cities.txt", hash: 3, text: "我们喜欢北京大学 and the Crème brûlée of Paris")
+        #expect(try Self.paths(index, #"kMDItemTextContent == "photosynthesis"cd"#) == ["/docs/plants.txt"])
+        #expect(Set(try Self.paths(index, #"kMDItemTextContent == "light"cd"#)) == ["/docs/plants.txt", "/docs/physics.txt"])
+        // A phrase: adjacent and in order.
+        #expect(try Self.paths(index, #"kMDItemTextContent == "light into sugar"cd"#) == ["/docs/plants.txt"])
+        #expect(try Self.paths(index, #"kMDItemTextContent == "sugar into light"cd"#).isEmpty)
+        // A prefix.
+        #expect(try Self.paths(index, #"kMDItemTextContent == "photosynth*"cd"#) == ["/docs/plants.txt"])
+        #expect(try Self.paths(index, #"kMDItemTextContent == "into sug*"cd"#) == ["/docs/plants.txt"])
+        // A Chinese word, found inside a run without spaces.
+        #expect(try Self.paths(index, #"kMDItemTextContent == "北京"cd"#) == ["/docs/cities.txt"])
+        // Combined with attribute predicates, negated, and as plain words.
+        #expect(try Self.paths(index, #"kMDItemTextContent == "light"cd && kMDItemFSName == "phys*""#) == ["/docs/physics.txt"])
+        #expect(Set(try Self.paths(index, #"kMDItemTextContent != "light"cd"#)) == ["/docs/cities.txt"])
+        #expect(try Self.paths(index, "constant sugar") == ["/docs/physics.txt"])
+        #expect(try Self.paths(index, #""light into sugar""#) == ["/docs/plants.txt"])
+        #expect(try Self.paths(index, "light NOT photosynthesis") == ["/docs/physics.txt"])
+        #expect(Set(try Self.paths(index, "photosynthesis || paris")) == ["/docs/plants.txt", "/docs/cities.txt"])
+    }
+
+    @Test func caseAndDiacriticsCountUnlessTheFlagsSayNot() throws {
+        let dir = TemporaryDirectory()
+        let index = try MetadataIndexTests.open(dir)
+        try Self.add(index, "/a.txt", hash: 1, text: "Dessert: Crème brûlée")
+        try Self.add(index, "/b.txt", hash: 2, text: "dessert: creme brulee")
+        #expect(Set(try Self.paths(index, #"kMDItemTextContent == "CREME BRULEE"cd"#)) == ["/a.txt", "/b.txt"])
+        #expect(try Self.paths(index, #"kMDItemTextContent == "Crème brûlée""#) == ["/a.txt"])
+        #expect(try Self.paths(index, #"kMDItemTextContent == "crème"c"#) == ["/a.txt"])
+        #expect(try Self.paths(index, #"kMDItemTextContent == "creme"d"#) == ["/b.txt"])
+        #expect(try Self.paths(index, #"kMDItemTextContent == "Dessert""#) == ["/a.txt"])
+        #expect(try Self.paths(index, #"kMDItemTextContent == "Cr*""#) == ["/a.txt"])
+    }
+
+    @Test func theRankingPutsThePlainBestFirst() throws {
+        let dir = TemporaryDirectory()
+        let index = try MetadataIndexTests.open(dir)
+        let filler = String(repeating: "nothing to see in this sentence at all. ", count: 40)
+        try Self.add(index, "/r/once-in-long.txt", hash: 1, text: filler + "an invoice. " + filler)
+        try Self.add(index, "/r/thrice-in-short.txt", hash: 2, text: "invoice invoice invoice for march")
+        try Self.add(index, "/r/once-in-short.txt", hash: 3, text: "the invoice for april")
+        try Self.add(index, "/r/invoice-2024.txt", hash: 4, text: "payments made in may")  // the word in its name only
+        try Self.add(index, "/r/older-same.txt", hash: 5, text: "the invoice for april", inode: 50, modified: 1_600_000_000)
+        let results = try index.search("invoice", options: SearchOptions(parser: QueryParserTests.parser)).results
+        #expect(results.map(\.displayName) == ["/r/invoice-2024.txt", "/r/thrice-in-short.txt", "/r/once-in-short.txt",
+                                               "/r/older-same.txt", "/r/once-in-long.txt"])
+        #expect(results.allSatisfy { ($0.score ?? 0) > 0 })
+    }
+
+    @Test func snippetsShowTheMatchedWords() throws {
+        let dir = TemporaryDirectory()
+        let index = try MetadataIndexTests.open(dir)
+        let text = String(repeating: "Lorem ipsum dolor sit amet. ", count: 30) + "The annual report\nsays revenue grew." +
+            String(repeating: " Consectetur adipiscing elit.", count: 30)
+        try Self.add(index, "/report.txt", hash: 7, text: text)
+        let result = try #require(try index.search(#"kMDItemTextContent == "revenue"cd && kMDItemTextContent == "annual report"cd"#,
+                                                   options: SearchOptions(parser: QueryParserTests.parser, snippets: true)).results.first)
+        let snippet = try #require(result.snippet)
+        let words = snippet.matches.map { String(decoding: Array(snippet.text.utf8)[$0], as: UTF8.self) }
+        #expect(words == ["annual", "report", "revenue"])
+        #expect(snippet.text.hasPrefix("…") && snippet.text.hasSuffix("…") && !snippet.text.contains("\n"))
+        #expect(snippet.text.utf8.count <= MetadataIndex.snippetBytes + 6)
+    }
+
+    @Test func aChangedFileMatchesItsNewWordsOnlyAndOneContentIsOneDocument() throws {
+        let dir = TemporaryDirectory()
+        let index = try MetadataIndexTests.open(dir)
+        // Real files: the index takes a file whose path is gone and whose bytes reappear elsewhere for a move.
+        let notes = dir.appending("notes.txt"), copy = dir.appending("copy-of-notes.txt")
+        for path in [notes, copy] { try "remember the elderberries".write(toFile: path, atomically: false, encoding: .utf8) }
+        try Self.add(index, notes, hash: 1, text: "remember the elderberries")
+        try Self.add(index, copy, hash: 1, text: "remember the elderberries", inode: 2)
+        #expect(Set(try Self.paths(index, "elderberries")) == [notes, copy])
+        // The same content again is no new document.
+        #expect(try index.hasText(content: [UInt8](repeating: 1, count: 16)))
+        #expect(try index.indexTexts([(content: [UInt8](repeating: 1, count: 16), text: Array("other words".utf8))]) == 0)
+        // notes.txt now holds other bytes.
+        _ = try index.indexFiles([MetadataIndexTests.file(notes, size: 200, inode: 1, hash: 9)])
+        _ = try index.indexTexts([(content: [UInt8](repeating: 9, count: 16), text: Array("buy gooseberries".utf8))])
+        #expect(try Self.paths(index, "elderberries") == [copy])
+        #expect(try Self.paths(index, "gooseberries") == [notes])
+    }
+
+    @Test func postingBlocksRoundTripAndSplit() {
+        var entries: [TextPostings.Entry] = []
+        for d in 0..<500 { entries.append(.init(document: UInt32(d * 3), positions: (0..<(d % 7 + 1)).map { UInt32($0 * 11 + d) })) }
+        let blocks = TextPostings.encode(entries)
+        #expect(blocks.count > 1 && blocks.allSatisfy { $0.1.count <= TextPostings.blockBytes })
+        let decoded = blocks.flatMap { first, block in block.withUnsafeBytes { TextPostings.entries($0, first: first) } }
+        #expect(decoded.map(\.document) == entries.map(\.document))
+        #expect(decoded.map(\.positions) == entries.map(\.positions))
+        #expect([0, 1, 64, 65, 1000, 100_000].allSatisfy { abs(LengthNorm.decode(LengthNorm.encode($0)) - Double(max($0, 1))) <= 0.03 * Double(max($0, 1)) })
+    }
+}
