@@ -37,6 +37,17 @@ struct CatalogueTests {
         }
     }
 
+    /// The formats the warm reads words from are exactly those whose decoder extracts them, in
+    /// the worker the catalogue routes them to.
+    @Test func theFormatsWithWordsAreThoseWhoseDecoderReadsThem() throws {
+        var extracting = Set<ImageFormat>()
+        for declaration in FormatCatalogue.all {
+            let registration = try #require(Self.workers[declaration.family]?.registrations.first { $0.format == declaration.format })
+            if registration.extractText != nil { extracting.insert(declaration.format) }
+        }
+        #expect(extracting == FormatCatalogue.withWords)
+    }
+
     @Test func everyFormatHasOneEntryAndAName() {
         var formats = Set<ImageFormat>(), types = Set<ContentType>()
         for declaration in FormatCatalogue.all {

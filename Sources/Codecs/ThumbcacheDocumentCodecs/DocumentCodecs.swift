@@ -13,7 +13,7 @@ extension ImageDecoders {
         let registration = ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in
             try ArchiveSource(descriptor: fd, name: name, format: signature.format)
         }
-        guard ![ImageFormat.comicZIP, .comicRAR, .comic7Zip, .comicTar].contains(signature.format) else { return registration }
+        guard FormatCatalogue.withWords.contains(signature.format) else { return registration }
         return registration.extractingText { (fd, name, limit) throws(ImagingError) in
             try DocumentText.words(descriptor: fd, name: name, format: signature.format, limit: limit)
         }

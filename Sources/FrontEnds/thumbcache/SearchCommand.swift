@@ -8,9 +8,14 @@ struct SearchCommand: ParsableCommand {
         abstract: "Find indexed files (and app items) with Spotlight's query language.",
         discussion: """
             Prints one path per line, like mdfind. `thumbcache warm DIR` indexes the files under \
-            DIR. The query is a Spotlight query expression or plain words (see Docs/QUERY.md):
+            DIR, the words inside them included. The query is a Spotlight query expression or \
+            plain words (see Docs/QUERY.md); a query with words lists the best matches first:
 
-              thumbcache search holiday                      words in names, titles, tags…
+              thumbcache search holiday                      in names, titles, tags and the text inside files
+              thumbcache search '"annual report" revenue' --snippets
+              thumbcache search 'photosynth*'                a prefix
+              thumbcache search 'kMDItemTextContent == "invoice"cd && kMDItemContentTypeTree == "com.adobe.pdf"'
+
               thumbcache search 'kMDItemFSName == "*holiday*"c'
               thumbcache search 'kMDItemContentTypeTree == "public.image" && kMDItemPixelWidth >= 4000'
               thumbcache search 'kMDItemContentModificationDate >= $time.today(-7)' --onlyin ~/Pictures
@@ -40,8 +45,11 @@ struct SearchCommand: ParsableCommand {
     @Flag(name: .long, help: "Print only the number of results.")
     var count = false
 
-    @Flag(name: .long, help: "Print the results as JSON.")
+    @Flag(name: .long, help: "Print the results as JSON (with each one's score and snippet when the query has words).")
     var json = false
+
+    @Flag(name: .long, help: "Under each result, print the passage of its text where the query's words are.")
+    var snippets = false
 
     func validate() throws {
         if let limit, limit < 0 { throw ValidationError("--limit must not be negative") }
@@ -50,7 +58,7 @@ struct SearchCommand: ParsableCommand {
     func run() throws {
         let index = try cacheOptions.openIndex()
         let options = SearchOptions(onlyIn: onlyIn.map(FilePaths.resolved), limit: count ? 0 : limit,
-                                    attributes: attributes.isEmpty ? nil : attributes)
+                                    attributes: attributes.isEmpty ? nil : attributes, snippets: snippets || json)
         let results: SearchResults
         do {
             results = try index.search(query, options: options)
@@ -84,6 +92,21 @@ struct SearchCommand: ParsableCommand {
                 line += "\t\(name)=" + (r.attributes[name].map(AttributeFormat.text) ?? "(null)")
             }
             print(line)
+            if snippets, let snippet = r.snippet { print("    " + Self.highlighted(snippet)) }
         }
+    }
+
+    /// The snippet with its matched words in bold on a terminal, between «» elsewhere.
+    static func highlighted(_ snippet: TextSnippet) -> String {
+        let (open, close) = isatty(STDOUT_FILENO) == 1 ? ("\u{1B}[1m", "\u{1B}[0m") : ("«", "»")
+        let bytes = Array(snippet.text.utf8)
+        var out: [UInt8] = []
+        var at = 0
+        for m in snippet.matches where m.lowerBound >= at && m.upperBound <= bytes.count {
+            out += bytes[at..<m.lowerBound] + Array(open.utf8) + bytes[m] + Array(close.utf8)
+            at = m.upperBound
+        }
+        out += bytes[at...]
+        return String(decoding: out, as: UTF8.self)
     }
 }

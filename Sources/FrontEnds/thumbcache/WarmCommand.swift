@@ -21,7 +21,10 @@ struct WarmCommand: AsyncParsableCommand {
             path, size, dates, type, and for images pixel size, bits per sample, colour model, \
             alpha, frame count and EXIF (camera, lens, exposure, GPS, dates); for media and \
             documents duration, codecs, pages, title, authors, album, font family; plus tags and a \
-            comment from the user.xdg.tags / user.xdg.comment extended attributes. Changed \
+            comment from the user.xdg.tags / user.xdg.comment extended attributes; and the words \
+            inside PDFs, office files, e-books, HTML, text and source files, subtitles and mail \
+            (read in the sandboxed document worker, once per distinct content, at most \
+            --text-limit bytes each; `thumbcache search` finds and ranks them). Changed \
             files are re-indexed, files gone from under the warmed paths are dropped, and a \
             file moved to a new path keeps its index entry. --no-index skips all of that.
 
@@ -96,6 +99,10 @@ struct WarmCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Do not index file metadata for search (thumbnails only).")
     var noIndex = false
 
+    @Option(name: .long, help: ArgumentHelp("Most bytes of text to index from each file, like 64K or 1M; 0 reads no words.",
+                                            valueName: "size"))
+    var textLimit: String = "1M"
+
     @Flag(name: .long, help: "Also write the freedesktop standard's thumbnails (for file managers).")
     var freedesktop = false
 
@@ -116,6 +123,9 @@ struct WarmCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        guard textLimit == "0" || CompactCommand.parseSize(textLimit).map({ $0 >= 1 && $0 <= 64 << 20 }) == true else {
+            throw ValidationError("--text-limit takes 0 or a size up to 64M, like 64K or 1M, got '\(textLimit)'")
+        }
         guard (1...4096).contains(size) else { throw ValidationError("--size must be between 1 and 4096") }
         let parsed = scale.flatMap { $0.split(separator: ",") }
         guard !parsed.isEmpty, parsed.allSatisfy({ Double($0.trimmingCharacters(in: .whitespaces)).map { $0 > 0 && $0 <= 8 } ?? false }) else {
@@ -144,11 +154,12 @@ struct WarmCommand: AsyncParsableCommand {
         let progress = ProgressLine()
         let specs = Set(scales).sorted().map { ThumbnailSpec(size: size, scale: $0) }
         let index = noIndex ? nil : try cacheOptions.openIndex(durability: .deferred)
-        let options = Warmer.Options(jobs: jobs, followSymbolicLinks: followSymlinks, specs: specs, retryFailed: retryFailed, index: index,
+        var options = Warmer.Options(jobs: jobs, followSymbolicLinks: followSymlinks, specs: specs, retryFailed: retryFailed, index: index,
                                      isolation: decoderOptions.isolation(),
                                      freedesktop: freedesktop ? FreedesktopExport(cache: FreedesktopThumbnailCache(directory: freedesktopDir ?? FreedesktopThumbnailCache.defaultDirectory), sizes: standardSizes) : nil,
                                      standardThumbnails: freedesktopImport ? FreedesktopThumbnailCache(directory: freedesktopDir ?? FreedesktopThumbnailCache.defaultDirectory) : nil,
                                      remote: remote, waitForUploads: !noWaitUploads, shard: shard.flatMap(WarmShard.init))
+        options.textLimit = textLimit == "0" ? 0 : CompactCommand.parseSize(textLimit) ?? 1 << 20
         var report: (@Sendable (WarmProgress) -> Void)?
         if progress.isEnabled { report = { progress.update($0) } }
         let summary = await warmer.warm(paths, options: options, progress: report)
@@ -185,7 +196,7 @@ extension WarmSummary {
             "  other shards' files:          \(outsideShard)",
         ])
         if let i = index {
-            lines.append("  index: \(i.added) added, \(i.updated) updated, \(i.moved) moved, \(i.removed) removed, \(i.unchanged) unchanged")
+            lines.append("  index: \(i.added) added, \(i.updated) updated, \(i.moved) moved, \(i.removed) removed, \(i.unchanged) unchanged, \(i.texts) texts read")
             for e in i.errors.prefix(5) { lines.append("    index error: \(e)") }
         }
         if let r = remote {

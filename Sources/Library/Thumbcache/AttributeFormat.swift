@@ -38,6 +38,11 @@ package enum AttributeFormat {
         if let i = r.identifier { o["identifier"] = i }
         if let d = r.domainIdentifier { o["domain"] = d }
         if let h = r.content { o["contentHash"] = h.hex }
+        if let score = r.score { o["score"] = (score * 1000).rounded() / 1000 }
+        if let snippet = r.snippet {
+            // Offsets are UTF-8 bytes of the snippet's text, [start, end).
+            o["snippet"] = ["text": snippet.text, "matches": snippet.matches.map { [$0.lowerBound, $0.upperBound] }] as [String: Any]
+        }
         return o
     }
 

@@ -24,6 +24,10 @@ final class IndexFeeder: Sendable {
     private let pending = Mutex<[FileItem]>([])
     private let counts = Mutex(IndexSummary())
     static let batchSize = 256
+    /// Texts waiting to be indexed, and the contents whose words are being read in this warm.
+    private let texts = Mutex<(batch: [(content: [UInt8], text: [UInt8])], bytes: Int, reading: Set<ContentHash>)>(([], 0, []))
+    /// Texts are indexed a few megabytes at a time: one transaction, bounded memory.
+    static let textBatchBytes = 4 << 20
 
     init(index: MetadataIndex, decoding: any ImageDecoding, types: ContentTypeRegistry) {
         self.index = index
@@ -69,7 +73,48 @@ final class IndexFeeder: Sendable {
         if let full { write(full) }
     }
 
+    /// Reads the words inside the file (in a worker) unless its content's are indexed already or
+    /// being read, and queues them. A file whose words cannot be read gets an empty text, so the
+    /// same bytes are not tried again: a PDF that wedges a worker costs one timeout, once.
+    func readWords(path: String, id: FileIdentity, type: ContentType, limit: Int) {
+        let format: ImageFormat
+        if types.conforms(type, to: .text) {
+            format = .text
+        } else if let declared = FormatCatalogue.declaration(ofType: type)?.format, FormatCatalogue.withWords.contains(declared) {
+            format = declared
+        } else {
+            return
+        }
+        let content = id.content
+        guard texts.withLock({ $0.reading.insert(content).inserted }) else { return }
+        let hash = content.bytes
+        guard (try? index.hasText(content: hash)) == false else { return }
+        let words = (try? decoding.text(ofFileAt: path, format: format, limit: limit).text) ?? ""
+        let full = texts.withLock { state -> [(content: [UInt8], text: [UInt8])]? in
+            state.batch.append((hash, Array(words.utf8)))
+            state.bytes += words.utf8.count + 64
+            guard state.bytes >= Self.textBatchBytes else { return nil }
+            defer { state.batch = []; state.bytes = 0 }
+            return state.batch
+        }
+        if let full { writeTexts(full) }
+    }
+
+    private func writeTexts(_ batch: [(content: [UInt8], text: [UInt8])]) {
+        do {
+            let added = try index.indexTexts(batch)
+            counts.withLock { $0.texts += added }
+        } catch {
+            failed(error.description)
+        }
+    }
+
     func flush() {
+        let pendingTexts = texts.withLock { state in
+            defer { state.batch = []; state.bytes = 0 }
+            return state.batch
+        }
+        if !pendingTexts.isEmpty { writeTexts(pendingTexts) }
         let rest = candidates.withLock { list in
             defer { list = [] }
             return list

@@ -34,9 +34,9 @@ public final class ThumbnailGenerator: Sendable {
     /// Keeps the store within its budget, if one was given.
     package let budget: CacheBudget?
     /// The freedesktop cache whose valid thumbnails stand in for a decode, if one was given.
-    public let standardThumbnails: FreedesktopThumbnailCache?
+    package let standardThumbnails: FreedesktopThumbnailCache?
     /// The shared tier asked on a miss before decoding, if one was given.
-    public let remote: RemoteCache?
+    package let remote: RemoteCache?
     /// Uploads what this generator makes, in the background, while it lives.
     private let uploader: RemoteUploader?
 

@@ -65,6 +65,9 @@ public struct IndexSummary: Sendable, Codable, Hashable {
     public var unchanged = 0
     /// Indexed files under the roots that no longer exist.
     public var removed = 0
+    /// Contents whose words were read and indexed (once per content: a copy or an unchanged
+    /// file costs nothing).
+    public var texts = 0
     /// Index writes that failed (the reason of each).
     public var errors: [String] = []
 }

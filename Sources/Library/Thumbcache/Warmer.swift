@@ -25,6 +25,9 @@ public final class Warmer: Sendable {
         /// Index every file walked (all types) into this metadata index, and drop indexed files
         /// under the roots that no longer exist.
         public var index: MetadataIndex?
+        /// With an index: the most bytes of text read from each file for the full-text index
+        /// (0: no words are read).
+        public var textLimit = 1 << 20
         /// Where the built-in decoders run: sandboxed workers (the default, one per job) or this process.
         public var isolation: DecoderIsolation
         /// Also write the freedesktop standard's thumbnails (what file managers read), made from
@@ -227,6 +230,7 @@ public final class Warmer: Sendable {
         let outcome = makeThumbnails(path, id: id, type: type, factory: factory, decoding: decoding, header: header, options: options,
                                      tally: tally, writes: &writes, prefetched: prefetched)
         feeder?.submit(path: path, id: id, type: type, decoded: header.info)
+        if options.textLimit > 0 { feeder?.readWords(path: path, id: id, type: type, limit: options.textLimit) }
         var export: FreedesktopExporter.Job?
         if options.freedesktop != nil {
             let types = factory.types

@@ -25,6 +25,12 @@ package enum FormatCatalogue {
     /// Font files, drawn as a sample in the font.
     package static let fonts: [FormatDeclaration] = [.trueType, .openType, .fontCollection, .woff, .woff2, .type1]
 
+    /// The formats with words inside, which the full-text index reads: PDF, text of every kind,
+    /// office files and e-books (not comics: pictures only). Each one's decoder registration
+    /// extracts them (`CatalogueTests` holds the two together).
+    package static let withWords: Set<ImageFormat> = Set(([.pdf] + archiveDocuments + text).map(\.format))
+        .subtracting([.comicZIP, .comicRAR, .comic7Zip, .comicTar])
+
     /// The whole catalogue.
     package static let all: [FormatDeclaration] = images + cameraRaw + movies + audio + pages + archiveDocuments + text + fonts
 

@@ -43,7 +43,9 @@ extension MetadataIndex {
         if to - from > Self.snippetBytes { from = words[best.start].range.lowerBound }
         while from > 0, from < text.count, text[from] & 0xC0 == 0x80 { from -= 1 }
         while to < text.count, text[to] & 0xC0 == 0x80 { to += 1 }
-        let before = from > 0 ? "…" : "", after = to < text.count ? "…" : ""
+        // An ellipsis only where words were cut off, not mere space.
+        let before = text[..<from].contains { !WordBreaker.isASCIISpace($0) } ? "…" : ""
+        let after = text[to...].contains { !WordBreaker.isASCIISpace($0) } ? "…" : ""
         let shift = before.utf8.count
         let body = String(decoding: UnsafeRawBufferPointer(rebasing: text[from..<to]), as: UTF8.self)
         let matches = words.filter { $0.matched != nil && $0.range.lowerBound >= from && $0.range.upperBound <= to }
