@@ -73,6 +73,8 @@ let package = Package(
         // ICU's word breaking (with its dictionaries for scripts written without spaces) and folding,
         // behind a shim: ICU's function names carry its version, which Swift cannot call through macros.
         .target(name: "CThumbcacheWords", linkerSettings: [.linkedLibrary("icuuc")]),
+        // zstd (libzstd-dev): the full-text index keeps each document's text compressed, for snippets.
+        .systemLibrary(name: "CThumbcacheZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
 
         // Extended attributes and birth times (lgetxattr, statx), which Swift's Glibc does not export.
         .target(name: "CThumbcacheFileInfo"),
@@ -100,7 +102,7 @@ let package = Package(
         // The content-addressed thumbnail store: hashing, stat cache, records, group commit.
         .target(name: "ThumbcacheStore", dependencies: ["ThumbcacheLMDB", "CThumbcacheXXHash", "ThumbcacheSync"]),
         // The Spotlight-like metadata index and its query language; independent of thumbnails.
-        .target(name: "ThumbcacheIndex", dependencies: ["ThumbcacheLMDB", "ThumbcacheSync", "CThumbcacheXXHash", "CThumbcacheWords"]),
+        .target(name: "ThumbcacheIndex", dependencies: ["ThumbcacheLMDB", "ThumbcacheSync", "CThumbcacheXXHash", "CThumbcacheWords", "CThumbcacheZstd"]),
         // Decoding, EXIF, resizing and encoding images; independent of the store.
         .target(name: "ThumbcacheImaging", dependencies: ["CThumbcachePNG", "CThumbcacheJPEG", "ThumbcacheSync"]),
         // Every decoder beyond PNG and JPEG, in five families, each linked into its own worker

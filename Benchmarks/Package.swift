@@ -24,16 +24,19 @@ let package = Package(
         .target(name: "CThumbcacheXXHash", path: "Engine/C/CThumbcacheXXHash"),
         .target(name: "CThumbcachePNG", path: "Engine/C/CThumbcachePNG", linkerSettings: [.linkedLibrary("png16")]),
         .target(name: "CThumbcacheWords", path: "Engine/C/CThumbcacheWords", linkerSettings: [.linkedLibrary("icuuc")]),
+        .systemLibrary(name: "CThumbcacheZstd", path: "Engine/C/CThumbcacheZstd", pkgConfig: "libzstd"),
         .target(name: "CThumbcacheJPEG", path: "Engine/C/CThumbcacheJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
         .target(name: "ThumbcacheSync", dependencies: [.product(name: "SystemPackage", package: "swift-system")], path: "Engine/Core/ThumbcacheSync"),
         .target(name: "ThumbcacheLMDB", dependencies: ["CThumbcacheLMDB"], path: "Engine/Core/ThumbcacheLMDB"),
         core("ThumbcacheStore", ["ThumbcacheLMDB", "CThumbcacheXXHash", "ThumbcacheSync"]),
-        core("ThumbcacheIndex", ["ThumbcacheLMDB", "ThumbcacheSync", "CThumbcacheXXHash", "CThumbcacheWords"]),
+        core("ThumbcacheIndex", ["ThumbcacheLMDB", "ThumbcacheSync", "CThumbcacheXXHash", "CThumbcacheWords", "CThumbcacheZstd"]),
         core("ThumbcacheImaging", ["CThumbcachePNG", "CThumbcacheJPEG", "ThumbcacheSync"]),
 
         // The deterministic items and queries of the index benchmarks (also loaded into SQLite).
         .target(name: "IndexCorpus", dependencies: ["ThumbcacheIndex"]),
         .executableTarget(name: "index-compare", dependencies: ["IndexCorpus", "ThumbcacheIndex"]),
+        // The full-text index on extracted texts, beside SQLite FTS5 and Xapian (Tools/compare-fulltext).
+        .executableTarget(name: "fulltext-compare", dependencies: ["ThumbcacheIndex"]),
         .executableTarget(
             name: "IndexBenchmarks",
             dependencies: [

@@ -32,7 +32,7 @@ struct ServeTests {
                 try Data(ImageEncoder.png(testPhoto(width: w + i, height: h))).write(to: URL(fileURLWithPath: root + "/trip/beach\(i).png"))
             }
             try Data(ImageEncoder.jpeg(testPhoto(width: 800, height: 600))).write(to: URL(fileURLWithPath: root + "/sunset.jpg"))
-            try Data("holiday plans\n".utf8).write(to: URL(fileURLWithPath: root + "/notes.txt"))
+            try Data("holiday plans: <pack> towels & sun cream\n".utf8).write(to: URL(fileURLWithPath: root + "/notes.txt"))
             try Data(ImageEncoder.png(testPhoto(width: 90, height: 90))).write(to: URL(fileURLWithPath: sibling + "/neighbour.png"))
             secret = outside + "/secret-plans.png"
             try Data(ImageEncoder.png(testPhoto(width: 120, height: 80))).write(to: URL(fileURLWithPath: secret))
@@ -285,6 +285,11 @@ struct ServeTests {
         #expect(roots.text.contains(f.root))
         let found = try server.get("/find?q=beach")
         #expect(found.text.contains("3 found") && found.text.contains("beach1.png"))
+        // Words inside files: the page marks them in the passage (escaped), the API gives the passage's ranges.
+        let words = try server.get("/find?q=towels")
+        #expect(words.text.contains("notes.txt") && words.text.contains("&lt;pack&gt; <mark>towels</mark> &amp; sun cream"), "\(words.text)")
+        let snippet = try #require((try server.get("/search?q=towels").json["results"] as? [[String: Any]])?.first?["snippet"] as? [String: Any])
+        #expect(snippet["text"] as? String == "holiday plans: <pack> towels & sun cream" && snippet["matches"] as? [[Int]] == [[22, 28]])
         let item = try server.get("/item?path=\(Self.q(f.root + "/sunset.jpg"))")
         #expect(item.text.contains("kMDItemPixelWidth") && item.text.contains("action=\"/item/tags\""))
         // Every image the pages show loads.

@@ -114,6 +114,10 @@ extension MetadataIndex {
                 if edits[k].add { try c.put(edits[k].key, []) } else { try c.delete(edits[k].key) }
             }
         }
+        // Documents of the words inside files follow their contents' items.
+        if try txn.get(texts, key: TextKey.next) != nil {
+            try refreshOwners(ofContents: Set(edits.map { Array($0.key.prefix(16)) }), txn)
+        }
     }
 
     /// The batch's attributes: built in, and app attributes (numbered now if new). Throws where a
@@ -274,7 +278,10 @@ extension MetadataIndex {
         guard let r = try record(itemNumber, txn), r.kind == .file else { return }
         let before = try snapshot([itemNumber] + (try linkedApps(r.identifier, txn)), txn, session)
         try txn.delete(ids, key: Self.idKey(.file, r.identifier))
-        if let h = r.contentHash { try txn.delete(hashes, key: Self.hashKey(h, itemNumber)) }
+        if let h = r.contentHash {
+            try txn.delete(hashes, key: Self.hashKey(h, itemNumber))
+            try refreshOwners(ofContents: [h], txn)
+        }
         try txn.delete(items, key: Self.itemNumberBytes(itemNumber))
         try recordDiff(before, txn, &session)
     }

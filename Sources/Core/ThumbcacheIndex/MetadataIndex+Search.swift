@@ -15,7 +15,7 @@ extension MetadataIndex {
                 let (set, ranking) = try run(expression, query: query, onlyIn: options.onlyIn, unknown: &unknown, txn)
                 let limit = options.limit ?? Int.max
                 let order: [(UInt32, Double?)] = ranking.isActive
-                    ? try ranked(set.members, ranking, universe: set.universe, txn).prefix(limit).map { ($0.0, $0.1) }
+                    ? try ranked(set, ranking, limit: limit, txn).map { ($0.0, $0.1) }
                     : set.prefix(limit).map { ($0, nil) }
                 var results: [SearchResult] = []
                 for (itemNumber, score) in order {

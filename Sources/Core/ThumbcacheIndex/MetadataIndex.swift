@@ -152,7 +152,8 @@ public final class MetadataIndex: Sendable {
     }
 
     func result(_ itemNumber: UInt32, _ record: ItemRecord, attributes wanted: [String]?, _ txn: borrowing Transaction) throws -> SearchResult {
-        var all = try attributeNames(record.effectiveAttributes, txn)
+        // A search that asks for no attribute decodes none.
+        var all = wanted?.isEmpty == true ? [:] : try attributeNames(record.effectiveAttributes, txn)
         if record.kind == .file { all[MDItem.path] = .string(record.identifier) }
         let attributes = wanted.map { names in all.filter { names.contains($0.key) } } ?? all
         var identifier: String? = record.kind == .app ? record.identifier : nil

@@ -11,6 +11,8 @@ enum PageAssets {
         nav a[aria-current="page"] { background: var(--accent); color: #fff; }
         .search { display: flex; gap: 6px; flex: 1; max-width: 480px; }
         .search input { flex: 1; padding: 6px 10px; border: 1px solid var(--line); border-radius: 8px; background: var(--bg); color: var(--fg); font: inherit; }
+        .snippet { display: block; font-size: 12px; line-height: 1.35; color: var(--muted, #666); margin-top: 4px; overflow-wrap: anywhere; }
+        .snippet mark { background: color-mix(in srgb, var(--accent) 28%, transparent); color: inherit; border-radius: 2px; }
         button { font: inherit; padding: 5px 12px; border-radius: 8px; border: 1px solid var(--line); background: var(--card); color: var(--fg); cursor: pointer; }
         main { padding: 12px 20px 40px; }
         h1 { font-size: 22px; margin: 8px 0 14px; }

@@ -42,8 +42,22 @@ struct PageRenderer: Sendable {
             t.isDirectory
             ? "<span class=\"folder\" aria-hidden=\"true\"></span>"
             : image(t.content, path: t.path, size: tileSize, alt: "")
+        let snippet = t.snippet.map { "<span class=\"snippet\">\(Self.highlighted($0))</span>" } ?? ""
         return "<li><a class=\"tile\" href=\"\(href)\">\(picture)<span class=\"name\">\(Self.escape(t.name))</span>"
-            + "<span class=\"meta\">\(meta.joined(separator: " · "))</span></a></li>"
+            + "<span class=\"meta\">\(meta.joined(separator: " · "))</span>\(snippet)</a></li>"
+    }
+
+    /// A snippet's text, escaped, with its matched words in `<mark>`.
+    static func highlighted(_ snippet: TextSnippet) -> String {
+        let bytes = Array(snippet.text.utf8)
+        var out = ""
+        var at = 0
+        for m in snippet.matches where m.lowerBound >= at && m.upperBound <= bytes.count {
+            out += escape(String(decoding: bytes[at..<m.lowerBound], as: UTF8.self))
+            out += "<mark>" + escape(String(decoding: bytes[m], as: UTF8.self)) + "</mark>"
+            at = m.upperBound
+        }
+        return out + escape(String(decoding: bytes[at...], as: UTF8.self))
     }
 
     /// An `<img>` loaded lazily at the device's scale: immutable URLs when the content is known.

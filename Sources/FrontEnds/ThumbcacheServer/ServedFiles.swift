@@ -60,7 +60,7 @@ final class ServedFiles: Sendable {
         guard !query.trimmingCharacters(in: .whitespaces).isEmpty else { throw ServeError.badRequest("q is missing") }
         guard query.utf8.count <= 1024 else { throw ServeError.badRequest("q is longer than 1024 bytes") }
         let folders = onlyIn.isEmpty ? roots.paths : onlyIn
-        return inRoots(try index.search(query, options: SearchOptions(onlyIn: folders, limit: limit, attributes: attributes)))
+        return inRoots(try index.search(query, options: SearchOptions(onlyIn: folders, limit: limit, attributes: attributes, snippets: true)))
     }
 
     /// `results` without app items whose path is not under the roots (`onlyIn` keeps files there already).
@@ -144,6 +144,8 @@ final class ServedFiles: Sendable {
         var size: UInt64?
         var modified: Double?
         var content: ContentHash?
+        /// Where a search's words stand in the file's text.
+        var snippet: TextSnippet?
     }
 
     /// The tiles of search results that have a path.
@@ -153,7 +155,7 @@ final class ServedFiles: Sendable {
             let name: String
             if case .string(let n)? = r.attributes[MDItem.fsName] { name = n } else { name = (path as NSString).lastPathComponent }
             return Entry(path: path, name: name, size: r.attributes[MDItem.fsSize]?.numericValue.map { UInt64(max(0, $0)) },
-                         modified: r.attributes[MDItem.contentModificationDate]?.numericValue, content: r.content)
+                         modified: r.attributes[MDItem.contentModificationDate]?.numericValue, content: r.content, snippet: r.snippet)
         }
     }
 

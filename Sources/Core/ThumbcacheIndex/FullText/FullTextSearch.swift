@@ -7,11 +7,20 @@ struct TextMatch {
     var frequencies: [UInt32] = []
 }
 
-/// One word's (or one prefix's) postings, documents ascending.
+/// One word's (or one prefix's) postings as read in a transaction: documents ascending, their
+/// frequencies, and where each one's positions are in its block (valid in that transaction).
 private struct WordList {
     var documents: [UInt32] = []
     var frequencies: [UInt32] = []
-    var positions: [[UInt32]] = []
+    var blocks: [UnsafeRawBufferPointer] = []
+    var at: [(block: Int32, offset: Int32)] = []
+    /// A prefix's positions, merged from its words (nil for one word: read from `at`).
+    var merged: [[UInt32]]?
+
+    func positions(_ i: Int) -> [UInt32] {
+        if let merged { return merged[i] }
+        return TextPostings.positions(blocks[Int(at[i].block)], at: Int(at[i].offset), count: Int(frequencies[i]))
+    }
 }
 
 extension MetadataIndex {
@@ -43,95 +52,111 @@ extension MetadataIndex {
     /// The postings of `word`, or of every word starting with it.
     private func wordList(_ word: [UInt8], prefix: Bool, positions: Bool, _ txn: borrowing Transaction) throws -> WordList {
         var list = WordList()
-        var merged: [UInt32: (UInt32, [UInt32])] = [:]
+        // A prefix's words: (document, frequency, positions) gathered, then merged by document.
+        var gathered: [(document: UInt32, frequency: UInt32, positions: [UInt32])] = []
         let start = prefix ? word : TextPostings.prefix(word)
         try start.withUnsafeBytes { s in
             try txn.forEach(self.words, from: s) { key, block in
                 guard key.starts(with: start), key.count >= word.count + 5 else { return false }
                 if !prefix, key.count != start.count + 4 { return false }
                 let first = Postings.readBE(key, at: key.count - 4)
+                let b = Int32(list.blocks.count)
+                if !prefix { list.blocks.append(block) }
                 TextPostings.forEach(block, first: first) { document, count, at in
-                    let p = positions ? TextPostings.positions(block, at: at, count: count) : []
                     if prefix {
-                        var m = merged[document] ?? (0, [])
-                        m.0 += UInt32(count)
-                        m.1 += p
-                        merged[document] = m
+                        gathered.append((document, UInt32(count), positions ? TextPostings.positions(block, at: at, count: count) : []))
                     } else {
                         list.documents.append(document)
                         list.frequencies.append(UInt32(count))
-                        if positions { list.positions.append(p) }
+                        list.at.append((b, Int32(at)))
                     }
                 }
                 return true
             }
         }
         if prefix {
-            for document in merged.keys.sorted() {
-                let (count, p) = merged[document]!
-                list.documents.append(document)
-                list.frequencies.append(count)
-                if positions { list.positions.append(p.sorted()) }
+            gathered.sort { $0.document < $1.document }
+            var merged: [[UInt32]] = []
+            for g in gathered {
+                if list.documents.last == g.document {
+                    list.frequencies[list.frequencies.count - 1] += g.frequency
+                    if positions { merged[merged.count - 1] += g.positions }
+                } else {
+                    list.documents.append(g.document)
+                    list.frequencies.append(g.frequency)
+                    if positions { merged.append(g.positions) }
+                }
             }
+            if positions { list.merged = merged.map { $0.sorted() } }
         }
         return list
     }
 
     /// Documents where the lists' words stand in order, adjacent; the frequency is how often.
+    /// The documents are intersected first, rarest list leading; positions are read only for
+    /// documents in all of them.
     private static func phrases(_ lists: [WordList]) -> TextMatch {
-        var result = TextMatch()
+        let order = lists.indices.sorted { lists[$0].documents.count < lists[$1].documents.count }
         var cursors = [Int](repeating: 0, count: lists.count)
-        var i0 = 0
-        outer: while i0 < lists[0].documents.count {
-            let document = lists[0].documents[i0]
-            for k in 1..<lists.count {
-                let docs = lists[k].documents
-                while cursors[k] < docs.count, docs[cursors[k]] < document { cursors[k] += 1 }
-                guard cursors[k] < docs.count else { break outer }
-                if docs[cursors[k]] != document { i0 += 1; continue outer }
+        var result = TextMatch()
+        let lead = lists[order[0]]
+        outer: for i in lead.documents.indices {
+            let document = lead.documents[i]
+            cursors[order[0]] = i
+            for k in order.dropFirst() {
+                guard let found = Self.seek(lists[k].documents, document, from: cursors[k]) else { break outer }
+                cursors[k] = found
+                if lists[k].documents[found] != document { continue outer }
             }
-            var count: UInt32 = 0
-            for p in lists[0].positions[i0] {
-                var all = true
-                for k in 1..<lists.count where !Self.sortedContains(lists[k].positions[cursors[k]], p &+ UInt32(k)) {
-                    all = false
-                    break
+            // In every list: count the starts p with word k at p + k.
+            var starts = lists[0].positions(cursors[0])
+            for k in 1..<lists.count where !starts.isEmpty {
+                let next = lists[k].positions(cursors[k])
+                var j = 0
+                starts = starts.filter { p in
+                    while j < next.count, next[j] < p &+ UInt32(k) { j += 1 }
+                    return j < next.count && next[j] == p &+ UInt32(k)
                 }
-                if all { count += 1 }
             }
-            if count > 0 {
+            if !starts.isEmpty {
                 result.documents.append(document)
-                result.frequencies.append(count)
+                result.frequencies.append(UInt32(starts.count))
             }
-            i0 += 1
         }
         return result
     }
 
-    private static func sortedContains(_ a: [UInt32], _ v: UInt32) -> Bool {
-        var lo = 0, hi = a.count
+    /// The first index at or after `from` whose document is ≥ `document` (galloping), nil past the end.
+    static func seek(_ documents: [UInt32], _ document: UInt32, from: Int) -> Int? {
+        var lo = from, step = 1
+        guard lo < documents.count else { return nil }
+        if documents[lo] >= document { return lo }
+        var hi = lo + 1
+        while hi < documents.count, documents[hi] < document {
+            lo = hi
+            step *= 2
+            hi = lo + step
+        }
+        hi = min(hi, documents.count)
         while lo < hi {
             let mid = (lo + hi) / 2
-            if a[mid] < v { lo = mid + 1 } else { hi = mid }
+            if documents[mid] < document { lo = mid + 1 } else { hi = mid }
         }
-        return lo < a.count && a[lo] == v
+        return lo < documents.count ? lo : nil
     }
 
     /// The stored text of `document`, if it has one.
-    func documentText(_ document: UInt32, _ txn: borrowing Transaction) throws -> (hash: [UInt8], text: UnsafeRawBufferPointer)? {
-        guard let record = try txn.get(texts, key: TextKey.documentKey(document)), record.count >= 17 else { return nil }
-        var offset = 16
-        guard Varint.read(record, &offset) != nil else { return nil }
-        return (Array(record[0..<16]), UnsafeRawBufferPointer(rebasing: record[offset...]))
+    func documentText(_ document: UInt32, _ txn: borrowing Transaction) throws -> [UInt8]? {
+        try txn.get(texts, key: TextKey.documentKey(document)).flatMap(TextStore.read)?.text
     }
 
     /// Whether `document` holds the query's words spelled as the query writes them.
     private func spelledAsWritten(_ document: UInt32, _ query: FullTextQuery, _ txn: borrowing Transaction) throws -> Bool {
-        guard let (_, text) = try documentText(document, txn) else { return false }
+        guard let stored = try documentText(document, txn) else { return false }
         let n = query.words.count
         var window: [(folded: [UInt8], range: Range<Int>)] = []
         var found = false
-        WordBreaker().forEachWord(in: text) { word, range in
+        stored.withUnsafeBytes { text in WordBreaker().forEachWord(in: text) { word, range in
             guard !found else { return }
             window.append((Array(word), range))
             if window.count > n { window.removeFirst() }
@@ -143,43 +168,62 @@ extension MetadataIndex {
                 guard query.spelledAlike(raw, i) else { return }
             }
             found = true
-        }
+        } }
         return found
     }
 
     /// BM25 (k1 1.2, b 0.75) of each matched document, in `match`'s order.
     func scores(_ match: TextMatch, _ txn: borrowing Transaction) throws -> [Double] {
-        let (documents, words) = try textStatistics(txn)
-        guard documents > 0, !match.documents.isEmpty else { return [] }
-        let n = Double(documents), df = Double(match.documents.count)
-        let idf = log(1 + (n - df + 0.5) / (df + 0.5))
+        try scores(match.documents, [(match.documents.count, match.frequencies)], txn)
+    }
+
+    /// The BM25 of `documents` for several predicates at once: each part's number of documents
+    /// (its idf) and its frequency in each of `documents`; the scores add up.
+    func scores(_ documents: [UInt32], _ parts: [(documents: Int, frequencies: [UInt32])], _ txn: borrowing Transaction) throws -> [Double] {
+        let (total, words) = try textStatistics(txn)
+        guard total > 0, !documents.isEmpty else { return [] }
+        let n = Double(total)
+        let idfs = parts.map { log(1 + (n - Double($0.documents) + 0.5) / (Double($0.documents) + 0.5)) }
         let average = max(1, Double(words) / n)
         var normKey: [UInt8] = []
         var norms: [UInt8] = []
-        return try zip(match.documents, match.frequencies).map { document, frequency in
+        var result = [Double](repeating: 0, count: documents.count)
+        for (i, document) in documents.enumerated() {
             let key = TextKey.normsKey(document)
             if key != normKey {
                 normKey = key
                 norms = try txn.get(texts, key: key).map { Array($0) } ?? []
             }
             let slot = Int(document) % TextKey.normsPerKey
-            let length = LengthNorm.decode(slot < norms.count ? norms[slot] : 1)
-            let tf = Double(frequency)
-            return idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / average))
-        }
-    }
-
-    /// The items whose content is `document`'s.
-    func items(ofDocument document: UInt32, _ txn: borrowing Transaction, _ body: (UInt32) -> Void) throws {
-        guard let record = try txn.get(texts, key: TextKey.documentKey(document)), record.count >= 16 else { return }
-        let prefix = Array(record[0..<16])
-        try prefix.withUnsafeBytes { start in
-            try txn.forEach(hashes, from: start) { key, _ in
-                guard key.count == 20, key.starts(with: prefix) else { return false }
-                body(Postings.readBE(key, at: 16))
-                return true
+            let lengthFactor = 1.2 * (0.25 + 0.75 * LengthNorm.decode(slot < norms.count ? norms[slot] : 1) / average)
+            for (p, part) in parts.enumerated() {
+                let tf = Double(part.frequencies[i])
+                result[i] += idfs[p] * tf * 2.2 / (tf + lengthFactor)
             }
         }
+        return result
+    }
+
+    /// The documents matching all of `queries`, each predicate's own document count and its
+    /// frequency in each of them (rarest first; intersected by galloping).
+    func conjunction(_ queries: [FullTextQuery], _ txn: borrowing Transaction) throws
+        -> (documents: [UInt32], parts: [(documents: Int, frequencies: [UInt32])])
+    {
+        let matches = try queries.map { try match($0, txn) }.sorted { $0.documents.count < $1.documents.count }
+        var documents: [UInt32] = []
+        var frequencies = [[UInt32]](repeating: [], count: matches.count)
+        var cursors = [Int](repeating: 0, count: matches.count)
+        outer: for (i, document) in matches[0].documents.enumerated() {
+            for k in 1..<matches.count {
+                guard let found = Self.seek(matches[k].documents, document, from: cursors[k]) else { break outer }
+                cursors[k] = found
+                if matches[k].documents[found] != document { continue outer }
+            }
+            documents.append(document)
+            frequencies[0].append(matches[0].frequencies[i])
+            for k in 1..<matches.count { frequencies[k].append(matches[k].frequencies[cursors[k]]) }
+        }
+        return (documents, matches.indices.map { (matches[$0].documents.count, frequencies[$0]) })
     }
 
     /// The document holding the text of `content`, if any.

@@ -3,8 +3,8 @@ import ThumbcacheLMDB
 /// The words inside files: each distinct content's extracted text is one document, numbered in
 /// the order indexed, whatever number of paths hold those bytes (Docs/FORMAT.md, "Full text").
 ///
-/// `texts` keys: `h` · content hash (16 bytes) → document (4 bytes, BE); `d` · document → content
-/// hash, word count (varint), the text (UTF-8, for snippets and spelling checks); `l` · document /
+/// `texts` keys: `h` · content hash (16 bytes) → document (4 bytes, BE); `d` · document → its
+/// ``TextStore`` record (content hash, word count, the text for snippets and spelling checks); `l` · document /
 /// 4096 → one ``LengthNorm`` byte per document; `n` → the next document; `s` → documents and words
 /// in all (two little-endian UInt64s, for BM25's average length); `v` → the layout's version.
 /// `words` holds the postings (``TextPostings``).
@@ -64,7 +64,7 @@ extension MetadataIndex {
         var next = try txn.get(texts, key: TextKey.next).map { Postings.readBE($0, at: 0) } ?? 0
         var (documents, words) = try textStatistics(txn)
         var seen = Set<[UInt8]>()
-        var postings: [[UInt8]: [TextPostings.Entry]] = [:]
+        var postings = TextBatch()
         var norms: [(UInt32, UInt8)] = []
         let breaker = WordBreaker()
         for (content, text) in batch {
@@ -72,20 +72,10 @@ extension MetadataIndex {
             guard hash.count == 16, seen.insert(hash).inserted, try txn.get(self.texts, key: TextKey.hashKey(hash)) == nil else { continue }
             let document = next
             next += 1
-            var positions: [[UInt8]: [UInt32]] = [:]
-            var count: UInt32 = 0
-            text.withUnsafeBytes { bytes in
-                breaker.forEachWord(in: bytes) { word, _ in
-                    positions[Array(word), default: []].append(count)
-                    count += 1
-                }
-            }
-            for (word, at) in positions { postings[word, default: []].append(TextPostings.Entry(document: document, positions: at)) }
-            var record = hash
-            Varint.append(&record, UInt64(count))
-            record += text
-            try txn.put(self.texts, key: TextKey.documentKey(document), value: record)
+            let count = text.withUnsafeBytes { postings.add(document: document, text: $0, breaker: breaker) }
+            try txn.put(self.texts, key: TextKey.documentKey(document), value: TextStore.record(hash: hash, words: count, text: text))
             try txn.put(self.texts, key: TextKey.hashKey(hash), value: TextKey.documentKey(document).dropFirst().map { $0 })
+            try refreshOwners(ofContents: [hash], txn)
             norms.append((document, LengthNorm.encode(Int(count))))
             documents += 1
             words += UInt64(count)
@@ -103,20 +93,28 @@ extension MetadataIndex {
         return norms.count
     }
 
-    /// Appends each word's new entries after its last block (rewritten with them, then cut anew).
-    private func appendPostings(_ postings: [[UInt8]: [TextPostings.Entry]], _ txn: borrowing Transaction) throws {
-        for word in postings.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            let prefix = TextPostings.prefix(word)
-            var entries: [TextPostings.Entry] = []
-            try txn.withCursor(self.words) { c in
-                if let last = try c.seek(atMost: TextPostings.key(word, first: .max)),
+    /// Appends each term's new entries after its last block (rewritten with them, then cut anew).
+    private func appendPostings(_ batch: TextBatch, _ txn: borrowing Transaction) throws {
+        try txn.withCursor(self.words) { c in
+            try batch.forEachTerm { term, first, entries in
+                var writer = BlockWriter(term: term)
+                let prefix = TextPostings.prefix(term)
+                if let last = try c.seek(atMost: TextPostings.key(term, first: .max)),
                    last.key.count == prefix.count + 4, last.key.starts(with: prefix) {
-                    entries = TextPostings.entries(last.value, first: Postings.readBE(last.key, at: prefix.count))
+                    // A copy: the puts below may move the page the block is on.
+                    let block = Array(last.value), first = Postings.readBE(last.key, at: prefix.count)
+                    try block.withUnsafeBytes { block in
+                        var offset = 0
+                        let count = Varint.read(block, &offset).map(Int.init)
+                        try BlockWriter.forEachEntry(UnsafeRawBufferPointer(rebasing: block[offset...]), count: count, first: first) {
+                            try writer.add($0, $1) { try c.put($0, $1) }
+                        }
+                    }
                 }
-            }
-            entries += postings[word]!
-            for (first, block) in TextPostings.encode(entries) {
-                try txn.put(self.words, key: TextPostings.key(word, first: first), value: block)
+                try entries.withUnsafeBytes { bytes in
+                    try BlockWriter.forEachEntry(bytes, count: nil, first: first) { try writer.add($0, $1) { try c.put($0, $1) } }
+                }
+                try writer.finish { try c.put($0, $1) }
             }
         }
     }

@@ -16,7 +16,11 @@ extension MetadataIndex {
     /// The passage of `document`'s text with the most distinct query words in
     /// ``snippetWords`` words (the first such), and where they are.
     func snippet(_ document: UInt32, _ queries: [FullTextQuery], _ txn: borrowing Transaction) throws -> TextSnippet? {
-        guard let (_, text) = try documentText(document, txn), !queries.isEmpty else { return nil }
+        guard let stored = try documentText(document, txn), !queries.isEmpty else { return nil }
+        return stored.withUnsafeBytes { snippet(of: $0, queries) }
+    }
+
+    private func snippet(of text: UnsafeRawBufferPointer, _ queries: [FullTextQuery]) -> TextSnippet? {
         var words: [(range: Range<Int>, matched: Int?)] = []
         let wanted = queries.flatMap { q in q.words.enumerated().map { (word: $0.element, prefix: q.lastIsPrefix && $0.offset == q.words.count - 1) } }
         WordBreaker().forEachWord(in: text) { word, range in

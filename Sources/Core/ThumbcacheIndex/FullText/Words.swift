@@ -12,15 +12,24 @@ final class WordBreaker {
     /// Longer words are not indexed: base64, hashes and other runs no one searches for.
     static let maxTermBytes = 64
 
-    private let icu: OpaquePointer?
+    /// ICU's iterator, opened at the first text that needs it (opening costs more than a short
+    /// ASCII query takes to run).
+    private var icuIterator: OpaquePointer?
+    private var icuOpened = false
     private var folded = [UInt8](repeating: 0, count: 4 * maxTermBytes)
 
-    init() {
-        var error = [CChar](repeating: 0, count: 64)
-        icu = tc_words_open(&error, Int32(error.count))
-    }
+    init() {}
 
-    deinit { tc_words_close(icu) }
+    deinit { tc_words_close(icuIterator) }
+
+    private var icu: OpaquePointer? {
+        if !icuOpened {
+            icuOpened = true
+            var error = [CChar](repeating: 0, count: 64)
+            icuIterator = tc_words_open(&error, Int32(error.count))
+        }
+        return icuIterator
+    }
 
     /// Calls `body` with each word's folded bytes (valid during the call) and its byte range in
     /// `text`, in order.

@@ -1,0 +1,126 @@
+/// The postings of a batch of documents, built in memory before one transaction appends them:
+/// terms interned in an arena (no allocation per word), each term's entries encoded as they come.
+struct TextBatch {
+    private(set) var terms = TermTable()
+    /// Per term: its entries in ``TextPostings``' form; the first entry's gap is 0 and its
+    /// document is in `firsts`.
+    private var entries: [[UInt8]] = []
+    private var firsts: [UInt32] = []
+    private var lasts: [UInt32] = []
+    // One document's scratch: per term, the last position seen (-1: none yet); per position, the
+    // term's previous position, so each term's positions chain backwards without an array each.
+    private var chainHead: [Int32] = []
+    private var chainNext: [Int32] = []
+    private var touched: [Int32] = []
+    private var scratch: [UInt32] = []
+
+    var isEmpty: Bool { entries.isEmpty }
+
+    /// Adds `text` as `document` (greater than every document added before); returns its word count.
+    mutating func add(document: UInt32, text: UnsafeRawBufferPointer, breaker: WordBreaker) -> UInt32 {
+        chainNext.removeAll(keepingCapacity: true)
+        touched.removeAll(keepingCapacity: true)
+        breaker.forEachWord(in: text) { word, _ in
+            let id = Int(terms.intern(word))
+            if id == entries.count {
+                entries.append([])
+                firsts.append(document)
+                lasts.append(document)
+                chainHead.append(-1)
+            }
+            let position = Int32(chainNext.count)
+            if chainHead[id] < 0 { touched.append(Int32(id)) }
+            chainNext.append(chainHead[id])
+            chainHead[id] = position
+        }
+        for t in touched {
+            let id = Int(t)
+            scratch.removeAll(keepingCapacity: true)
+            var p = chainHead[id]
+            while p >= 0 {
+                scratch.append(UInt32(p))
+                p = chainNext[Int(p)]
+            }
+            chainHead[id] = -1
+            if entries[id].isEmpty { firsts[id] = document }
+            Varint.append(&entries[id], UInt64(entries[id].isEmpty ? 0 : document - lasts[id]))
+            Varint.append(&entries[id], UInt64(scratch.count))
+            var last: UInt32 = 0
+            for (k, position) in scratch.reversed().enumerated() {
+                Varint.append(&entries[id], UInt64(k == 0 ? position : position - last))
+                last = position
+            }
+            lasts[id] = document
+        }
+        return UInt32(chainNext.count)
+    }
+
+    /// Calls `body` with each term in byte order, its first document and its encoded entries.
+    func forEachTerm(_ body: (UnsafeRawBufferPointer, UInt32, [UInt8]) throws -> Void) rethrows {
+        let order = terms.sortedOrder()
+        try terms.withKeys { key in
+            for id in order where !entries[id].isEmpty { try body(key(id), firsts[id], entries[id]) }
+        }
+    }
+}
+
+/// Writes a term's entries as blocks of at most ``TextPostings/blockBytes``, each under its key.
+struct BlockWriter {
+    private let prefix: [UInt8]
+    private var body: [UInt8] = []
+    private var count = 0
+    private var first: UInt32 = 0
+    private var previous: UInt32 = 0
+
+    init(term: UnsafeRawBufferPointer) { prefix = TextPostings.prefix(term) }
+
+    /// Adds one entry: its document and the rest of it (occurrences and positions), as stored.
+    mutating func add(_ document: UInt32, _ tail: UnsafeRawBufferPointer, _ put: ([UInt8], [UInt8]) throws -> Void) rethrows {
+        let gap = UInt64(document &- previous)
+        if count > 0, Varint.size(UInt64(count + 1)) + body.count + Varint.size(gap) + tail.count > TextPostings.blockBytes {
+            try finish(put)
+        }
+        if count == 0 {
+            first = document
+            previous = document
+        }
+        Varint.append(&body, UInt64(document - previous))
+        body.append(contentsOf: tail)
+        count += 1
+        previous = document
+    }
+
+    /// Writes the block in progress.
+    mutating func finish(_ put: ([UInt8], [UInt8]) throws -> Void) rethrows {
+        guard count > 0 else { return }
+        var key = prefix
+        Postings.appendBE(&key, first)
+        var block: [UInt8] = []
+        block.reserveCapacity(body.count + 3)
+        Varint.append(&block, UInt64(count))
+        block += body
+        try put(key, block)
+        body.removeAll(keepingCapacity: true)
+        count = 0
+    }
+
+    /// Calls `body` with each entry of encoded entries (as in a block, without the count): its
+    /// document and its tail; false if they are malformed.
+    @discardableResult
+    static func forEachEntry(_ bytes: UnsafeRawBufferPointer, count: Int?, first: UInt32,
+                             _ body: (UInt32, UnsafeRawBufferPointer) throws -> Void) rethrows -> Bool {
+        var offset = 0
+        var document = first
+        var n = 0
+        while offset < bytes.count, count.map({ n < $0 }) ?? true {
+            guard let gap = Varint.read(bytes, &offset) else { return false }
+            let start = offset
+            guard let tf = Varint.read(bytes, &offset), tf > 0 else { return false }
+            for _ in 0..<tf { guard Varint.read(bytes, &offset) != nil else { return false } }
+            document &+= UInt32(truncatingIfNeeded: gap)
+            try body(document, UnsafeRawBufferPointer(rebasing: bytes[start..<offset]))
+            n += 1
+        }
+        return true
+    }
+}
