@@ -55,6 +55,14 @@ struct FullTextWarmTests {
         #expect(try run(["search", "invoice", "--cache", cache]).stdout == [copy, letter])
         #expect(try run(["search", "gooseberries", "--cache", cache]).stdout == [notes])
 
+        // The copy goes: `compact` removes the text no file holds any more.
+        try FileManager.default.removeItem(atPath: copy)
+        #expect(try run(["warm", tree, "--cache", cache]).status == .exited(0))
+        let compact = try run(["compact", "--cache", cache, "--json"])
+        let report = try JSONSerialization.jsonObject(with: Data(compact.stdout.joined(separator: "\n").utf8)) as? [String: Any]
+        #expect((report?["wordsInsideFiles"] as? [String: Any])?["documentsRemoved"] as? Int == 1, "\(compact.stdout)")
+        #expect(try run(["search", "invoice", "--cache", cache]).stdout == [letter])
+
         // --text-limit 0 reads no words.
         let other = dir.appending("other-cache")
         #expect(try textsRead(try run(["warm", tree, "--cache", other, "--json", "--text-limit", "0"]).stdout) == 0)

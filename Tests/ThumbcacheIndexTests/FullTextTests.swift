@@ -114,6 +114,18 @@ struct FullTextTests {
         _ = try index.indexTexts([(content: [UInt8](repeating: 9, count: 16), text: Array("buy gooseberries".utf8))])
         #expect(try Self.paths(index, "elderberries") == [copy])
         #expect(try Self.paths(index, "gooseberries") == [notes])
+
+        // The copy goes too: its old text is held by no item; a compaction removes it, and the
+        // postings are rewritten without it, every other word still found.
+        try FileManager.default.removeItem(atPath: copy)
+        #expect(try index.removeMissingFiles(under: [dir.path], except: ItemBitmap()) == 1)
+        #expect(try index.compactText(dryRun: true).documentsRemoved == 1)
+        let compaction = try index.compactText()
+        #expect(compaction.documentsRemoved == 1 && compaction.bytesAfter <= compaction.bytesBefore)
+        #expect(try !index.hasText(content: [UInt8](repeating: 1, count: 16)))
+        #expect(try Self.paths(index, "gooseberries") == [notes])
+        #expect(try Self.paths(index, "buy").count == 1 && (try Self.paths(index, "elderberries")).isEmpty)
+        #expect(try index.compactText().documentsRemoved == 0)
     }
 
     @Test func postingBlocksRoundTripAndSplit() {

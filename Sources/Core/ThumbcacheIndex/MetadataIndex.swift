@@ -25,6 +25,8 @@ public final class MetadataIndex: Sendable {
     /// Full text: documents by content and their postings (MetadataIndex+FullText.swift).
     let texts: Database
     let words: Database
+    /// Empty but while a compaction rewrites `words` through it.
+    let wordsScratch: Database
     let catalog = AttributeCatalog()
 
     /// How commits reach the disk.
@@ -75,6 +77,7 @@ public final class MetadataIndex: Sendable {
         hashes = try env.database("hashes")
         texts = try env.database("texts")
         words = try env.database("words")
+        wordsScratch = try env.database("words-compacting")
         let found: Int? = try env.read { txn in
             try txn.get(meta, key: Self.versionKey).map { Int($0.first ?? 0) }
         }

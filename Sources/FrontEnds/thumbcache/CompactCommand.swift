@@ -11,7 +11,9 @@ struct CompactCommand: ParsableCommand {
             failure record whose content no remaining file has. --max-size removes least \
             recently used thumbnails (by last use, else creation) until the thumbnails fit. \
             Then the cache file is rewritten without its free space (LMDB never shrinks it by \
-            itself). --dry-run reports without changing anything.
+            itself). The search index's words inside files lose the texts no file holds any \
+            more (of files changed or gone since they were read) and are rewritten into full \
+            pages. --dry-run reports without changing anything.
 
             Other processes may keep using the cache meanwhile: they go on reading the old copy \
             until they notice the new one, and no write is lost. Killing a compaction leaves a \
@@ -87,6 +89,7 @@ struct CompactCommand: ParsableCommand {
         var eviction: MaintenanceReport?
         var rewrite: CompactionReport?
         var freedesktop: FreedesktopCleaningReport?
+        var wordsInsideFiles: TextCompaction?
         var seconds: Double
     }
 
@@ -97,12 +100,15 @@ struct CompactCommand: ParsableCommand {
         let gcReport = gc ? try store.collectGarbage(dryRun: dryRun) : nil
         let evictReport = try budget.map { try store.evict(toFit: $0, dryRun: dryRun) }
         let rewrite = dryRun ? nil : try store.compactFile()
+        // The search index, if there is one (compact never makes one).
+        let text = FileManager.default.fileExists(atPath: cacheOptions.indexDirectory + "/data.mdb")
+            ? try cacheOptions.openIndex().compactText(dryRun: dryRun) : nil
         let after = try store.statistics()
         let standard = freedesktop
             ? FreedesktopThumbnailCache(directory: freedesktopDir ?? FreedesktopThumbnailCache.defaultDirectory)
                 .clean(maxBytes: freedesktopMaxSize.flatMap(Self.parseSize), dryRun: dryRun) : nil
         let report = Report(before: before, after: after, gc: gcReport, eviction: evictReport, rewrite: rewrite, freedesktop: standard,
-                            seconds: Date().timeIntervalSince(start))
+                            wordsInsideFiles: text, seconds: Date().timeIntervalSince(start))
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -124,6 +130,9 @@ struct CompactCommand: ParsableCommand {
             print("  rewrite: \(r.fileSizeBefore) -> \(r.fileSizeAfter) bytes in \(String(format: "%.2f", r.seconds)) s (generation \(r.generation))")
         }
         print("  after:  \(line(after))")
+        if let t = text {
+            print("  words inside files: \(t.documentsRemoved) texts no file holds removed, \(t.bytesBefore) -> \(t.bytesAfter) bytes")
+        }
         if let f = standard {
             print("  freedesktop: \(f.examined) thumbnails, \(f.stale) of gone or changed files and \(f.evicted) least recently used removed, "
                 + "\(f.bytesBefore) -> \(f.bytesAfter) bytes")

@@ -1,4 +1,5 @@
 import ThumbcacheLMDB
+import ThumbcacheSync
 
 /// The words inside files: each distinct content's extracted text is one document, numbered in
 /// the order indexed, whatever number of paths hold those bytes (Docs/FORMAT.md, "Full text").
@@ -64,24 +65,39 @@ extension MetadataIndex {
         var next = try txn.get(texts, key: TextKey.next).map { Postings.readBE($0, at: 0) } ?? 0
         var (documents, words) = try textStatistics(txn)
         var seen = Set<[UInt8]>()
-        var postings = TextBatch()
-        var norms: [(UInt32, UInt8)] = []
-        let breaker = WordBreaker()
+        var todo: [(document: UInt32, hash: [UInt8], text: [UInt8])] = []
+        var bytes = 0
         for (content, text) in batch {
             let hash = Array(content.prefix(16))
             guard hash.count == 16, seen.insert(hash).inserted, try txn.get(self.texts, key: TextKey.hashKey(hash)) == nil else { continue }
-            let document = next
+            todo.append((next, hash, text))
             next += 1
-            let count = text.withUnsafeBytes { postings.add(document: document, text: $0, breaker: breaker) }
-            try txn.put(self.texts, key: TextKey.documentKey(document), value: TextStore.record(hash: hash, words: count, text: text))
-            try txn.put(self.texts, key: TextKey.hashKey(hash), value: TextKey.documentKey(document).dropFirst().map { $0 })
-            try refreshOwners(ofContents: [hash], txn)
-            norms.append((document, LengthNorm.encode(Int(count))))
-            documents += 1
-            words += UInt64(count)
+            bytes += text.count
         }
-        guard !norms.isEmpty else { return 0 }
-        try appendPostings(postings, txn)
+        guard !todo.isEmpty else { return 0 }
+        // Two halves by bytes, the second built on a helper thread: breaking words and building
+        // postings is most of indexing, and the transaction waits for neither core.
+        var split = todo.count
+        if todo.count > 1, bytes > 64 << 10 {
+            var half = 0
+            split = todo.firstIndex { half += $0.text.count; return half >= bytes / 2 }.map { max(1, $0) } ?? todo.count
+        }
+        let second = todo[split...]
+        let helper = second.isEmpty ? nil : HelperWork { BuiltTexts(second) }
+        let first = BuiltTexts(todo[..<split])
+        let built = [first] + (try helper.map { [try $0.result()] } ?? [])
+        var norms: [(UInt32, UInt8)] = []
+        for part in built {
+            for d in part.documents {
+                try txn.put(self.texts, key: TextKey.documentKey(d.document), value: d.record)
+                try txn.put(self.texts, key: TextKey.hashKey(d.hash), value: TextKey.documentKey(d.document).dropFirst().map { $0 })
+                try refreshOwners(ofContents: [d.hash], txn)
+                norms.append((d.document, LengthNorm.encode(Int(d.words))))
+                documents += 1
+                words += UInt64(d.words)
+            }
+        }
+        try appendPostings(built, txn)
         try writeNorms(norms, txn)
         var nextBytes: [UInt8] = []
         Postings.appendBE(&nextBytes, next)
@@ -93,30 +109,53 @@ extension MetadataIndex {
         return norms.count
     }
 
-    /// Appends each term's new entries after its last block (rewritten with them, then cut anew).
-    private func appendPostings(_ batch: TextBatch, _ txn: borrowing Transaction) throws {
-        try txn.withCursor(self.words) { c in
-            try batch.forEachTerm { term, first, entries in
-                var writer = BlockWriter(term: term)
-                let prefix = TextPostings.prefix(term)
-                if let last = try c.seek(atMost: TextPostings.key(term, first: .max)),
-                   last.key.count == prefix.count + 4, last.key.starts(with: prefix) {
-                    // A copy: the puts below may move the page the block is on.
-                    let block = Array(last.value), first = Postings.readBE(last.key, at: prefix.count)
-                    try block.withUnsafeBytes { block in
-                        var offset = 0
-                        let count = Varint.read(block, &offset).map(Int.init)
-                        try BlockWriter.forEachEntry(UnsafeRawBufferPointer(rebasing: block[offset...]), count: count, first: first) {
-                            try writer.add($0, $1) { try c.put($0, $1) }
+    /// Appends each term's new entries (from the parts, in document order) after its last block,
+    /// which is rewritten with them and cut anew; the parts' sorted terms are merged as they go.
+    private func appendPostings(_ parts: [BuiltTexts], _ txn: borrowing Transaction) throws {
+        try parts[0].batch.withTerms { a in
+            try (parts.count > 1 ? parts[1] : parts[0]).batch.withTerms { b in
+                let orderA = parts[0].order, orderB = parts.count > 1 ? parts[1].order : []
+                var i = 0, j = 0
+                try txn.withCursor(self.words) { c in
+                    while i < orderA.count || j < orderB.count {
+                        let ta = i < orderA.count ? a(orderA[i]) : nil, tb = j < orderB.count ? b(orderB[j]) : nil
+                        let term: UnsafeRawBufferPointer
+                        var sources: [(UInt32, [UInt8])] = []
+                        if let ta, tb == nil || ByteString.less(ta.term, tb!.term) {
+                            term = ta.term; sources = [(ta.first, ta.entries)]; i += 1
+                        } else if let tb, ta == nil || ByteString.less(tb.term, ta!.term) {
+                            term = tb.term; sources = [(tb.first, tb.entries)]; j += 1
+                        } else {
+                            term = ta!.term; sources = [(ta!.first, ta!.entries), (tb!.first, tb!.entries)]; i += 1; j += 1
                         }
+                        try appendTerm(term, sources, c)
                     }
                 }
-                try entries.withUnsafeBytes { bytes in
-                    try BlockWriter.forEachEntry(bytes, count: nil, first: first) { try writer.add($0, $1) { try c.put($0, $1) } }
-                }
-                try writer.finish { try c.put($0, $1) }
             }
         }
+    }
+
+    private func appendTerm(_ term: UnsafeRawBufferPointer, _ sources: [(first: UInt32, entries: [UInt8])], _ c: borrowing Cursor) throws {
+        var writer = BlockWriter(term: term)
+        let prefix = TextPostings.prefix(term)
+        if let last = try c.seek(atMost: TextPostings.key(term, first: .max)),
+           last.key.count == prefix.count + 4, last.key.starts(with: prefix) {
+            // A copy: the puts below may move the page the block is on.
+            let block = Array(last.value), first = Postings.readBE(last.key, at: prefix.count)
+            try block.withUnsafeBytes { block in
+                var offset = 0
+                let count = Varint.read(block, &offset).map(Int.init)
+                try BlockWriter.forEachEntry(UnsafeRawBufferPointer(rebasing: block[offset...]), count: count, first: first) {
+                    try writer.add($0, $1) { try c.put($0, $1) }
+                }
+            }
+        }
+        for source in sources where !source.entries.isEmpty {
+            try source.entries.withUnsafeBytes { bytes in
+                try BlockWriter.forEachEntry(bytes, count: nil, first: source.first) { try writer.add($0, $1) { try c.put($0, $1) } }
+            }
+        }
+        try writer.finish { try c.put($0, $1) }
     }
 
     private func writeNorms(_ norms: [(UInt32, UInt8)], _ txn: borrowing Transaction) throws {

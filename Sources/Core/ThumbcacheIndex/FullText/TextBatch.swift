@@ -55,12 +55,31 @@ struct TextBatch {
         return UInt32(chainNext.count)
     }
 
-    /// Calls `body` with each term in byte order, its first document and its encoded entries.
-    func forEachTerm(_ body: (UnsafeRawBufferPointer, UInt32, [UInt8]) throws -> Void) rethrows {
-        let order = terms.sortedOrder()
+    /// The term numbers in byte order of the terms.
+    func sortedOrder() -> [Int] { terms.sortedOrder() }
+
+    /// Calls `body` with a function giving term `id`'s bytes, first document and encoded entries.
+    func withTerms<R>(_ body: ((Int) -> (term: UnsafeRawBufferPointer, first: UInt32, entries: [UInt8])) throws -> R) rethrows -> R {
         try terms.withKeys { key in
-            for id in order where !entries[id].isEmpty { try body(key(id), firsts[id], entries[id]) }
+            try withoutActuallyEscaping(key) { key in try body { id in (key(id), firsts[id], entries[id]) } }
         }
+    }
+}
+
+/// A batch built from some of a transaction's documents: their postings, terms in order, and
+/// each document's record and word count. Built on a thread of its own.
+struct BuiltTexts: Sendable {
+    var batch = TextBatch()
+    var order: [Int] = []
+    var documents: [(document: UInt32, hash: [UInt8], record: [UInt8], words: UInt32)] = []
+
+    init(_ texts: ArraySlice<(document: UInt32, hash: [UInt8], text: [UInt8])>) {
+        let breaker = WordBreaker()
+        for (document, hash, text) in texts {
+            let words = text.withUnsafeBytes { batch.add(document: document, text: $0, breaker: breaker) }
+            documents.append((document, hash, TextStore.record(hash: hash, words: words, text: text), words))
+        }
+        order = batch.sortedOrder()
     }
 }
 
