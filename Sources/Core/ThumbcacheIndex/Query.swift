@@ -78,7 +78,7 @@ public struct QueryParser: Sendable {
     }
 
     public func parse(_ query: String) throws(QueryError) -> QueryExpression {
-        var p = Parser(text: Array(query), query: query, times: self)
+        var p = Parser(text: Array(query.unicodeScalars), query: query, times: self)
         p.skipSpace()
         if p.atEnd { throw QueryError(message: "empty query", position: 0, query: query) }
         let e = try p.orExpression()
@@ -154,37 +154,64 @@ public struct QueryParser: Sendable {
     }
 }
 
-/// The recursive-descent parser over the query's characters.
+/// The recursive-descent parser over the query's Unicode scalars (not Characters: breaking a
+/// query into graphemes cost more than running a one-word search). Positions given out are
+/// Characters, as `QueryError` promises.
 private struct Parser {
-    let text: [Character]
+    let text: [Unicode.Scalar]
     let query: String
     let times: QueryParser
     var index = 0
+    private let isASCII: Bool
 
-    var atEnd: Bool { index >= text.count }
-    var peekChar: Character? { atEnd ? nil : text[index] }
-
-    func error(_ message: String, at position: Int) -> QueryError {
-        QueryError(message: message, position: min(position, text.count), query: query)
+    init(text: [Unicode.Scalar], query: String, times: QueryParser) {
+        self.text = text
+        self.query = query
+        self.times = times
+        isASCII = text.allSatisfy(\.isASCII)
     }
 
-    mutating func skipSpace() { while let c = peekChar, c.isWhitespace { index += 1 } }
+    var atEnd: Bool { index >= text.count }
+    var peekChar: Unicode.Scalar? { atEnd ? nil : text[index] }
+
+    /// The Character offset of scalar `i` of the query.
+    func characters(_ i: Int) -> Int {
+        isASCII ? i : String(String.UnicodeScalarView(text[0..<min(i, text.count)])).count
+    }
+
+    func error(_ message: String, at position: Int) -> QueryError {
+        QueryError(message: message, position: characters(position), query: query)
+    }
+
+    mutating func skipSpace() { while let c = peekChar, Self.isSpace(c) { index += 1 } }
+
+    /// Unicode's white space, with ASCII answered without looking up the scalar's properties.
+    @inline(__always)
+    static func isSpace(_ c: Unicode.Scalar) -> Bool {
+        c.isASCII ? c == " " || (c.value >= 0x09 && c.value <= 0x0D) : c.properties.isWhitespace
+    }
 
     func lookingAt(_ s: String) -> Bool {
-        let chars = Array(s)
-        guard index + chars.count <= text.count else { return false }
-        return Array(text[index..<index + chars.count]) == chars
+        var i = index
+        for c in s.unicodeScalars {
+            guard i < text.count, text[i] == c else { return false }
+            i += 1
+        }
+        return true
     }
 
     /// A keyword (`NOT`, `InRange`) followed by a non-word character.
     func lookingAtKeyword(_ word: String) -> Bool {
         guard lookingAt(word) else { return false }
-        let after = index + word.count
+        let after = index + word.unicodeScalars.count
         return after >= text.count || !Self.isWordChar(text[after])
     }
 
-    static func isWordChar(_ c: Character) -> Bool {
-        !(c.isWhitespace || "()!=<>&|,\"'".contains(c))
+    static func isWordChar(_ c: Unicode.Scalar) -> Bool {
+        switch c {
+        case "(", ")", "!", "=", "<", ">", "&", "|", ",", "\"", "'": return false
+        default: return !isSpace(c)
+        }
     }
 
     mutating func orExpression() throws(QueryError) -> QueryExpression {
@@ -242,7 +269,7 @@ private struct Parser {
         }
         if c == "\"" || c == "'" {
             let (s, _) = try string()
-            return .text(s, position: start)
+            return .text(s, position: characters(start))
         }
         if lookingAtKeyword("InRange") {
             index += 7
@@ -260,19 +287,19 @@ private struct Parser {
             skipSpace()
             guard peekChar == ")" else { throw error("expected ')' to close InRange", at: index) }
             index += 1
-            return .inRange(attribute: name, low: low, high: high, position: namePos)
+            return .inRange(attribute: name, low: low, high: high, position: characters(namePos))
         }
         guard Self.isWordChar(c) else { throw error("unexpected '\(c)'", at: index) }
         let name = word()
         skipSpace()
         if let op = comparisonOperator() {
             let value = try self.value()
-            return .comparison(attribute: name, op: op, value: value, position: start)
+            return .comparison(attribute: name, op: op, value: value, position: characters(start))
         }
-        return .text(name, position: start)
+        return .text(name, position: characters(start))
     }
 
-    mutating func expect(_ c: Character) throws(QueryError) {
+    mutating func expect(_ c: Unicode.Scalar) throws(QueryError) {
         skipSpace()
         guard peekChar == c else { throw error("expected '\(c)'", at: index) }
         index += 1
@@ -280,7 +307,7 @@ private struct Parser {
 
     mutating func word() -> String {
         var s = ""
-        while let c = peekChar, Self.isWordChar(c) { s.append(c); index += 1 }
+        while let c = peekChar, Self.isWordChar(c) { s.unicodeScalars.append(c); index += 1 }
         return s
     }
 
@@ -305,13 +332,13 @@ private struct Parser {
             if c == "\\", let next = peekChar {
                 index += 1
                 // \" and \\ are the characters; \* and \? stay escaped for the pattern.
-                if next == quote { s.append(next) } else { s.append("\\"); s.append(next) }
+                if next == quote { s.unicodeScalars.append(next) } else { s.unicodeScalars.append("\\"); s.unicodeScalars.append(next) }
                 continue
             }
-            s.append(c)
+            s.unicodeScalars.append(c)
         }
         var modifiers: StringModifiers = []
-        while let c = peekChar, c.isLetter {
+        while let c = peekChar, c.properties.isAlphabetic {
             switch c {
             case "c": modifiers.insert(.caseInsensitive)
             case "d": modifiers.insert(.diacriticInsensitive)
@@ -333,7 +360,7 @@ private struct Parser {
         }
         if c == "$" { return try time() }
         var s = ""
-        while let c = peekChar, c.isNumber || "+-.eE".contains(c) { s.append(c); index += 1 }
+        while let c = peekChar, ("0"..."9").contains(c) || "+-.eE".unicodeScalars.contains(c) { s.unicodeScalars.append(c); index += 1 }
         if let n = Double(s), !s.isEmpty { return .number(n) }
         index = start
         let bare = word()
@@ -348,12 +375,12 @@ private struct Parser {
         guard lookingAt("$time.") else { throw error("unknown variable: expected $time.now, $time.today… or $time.iso(…)", at: start) }
         index += 6
         var name = ""
-        while let c = peekChar, c.isLetter || c == "_" { name.append(c); index += 1 }
+        while let c = peekChar, c.properties.isAlphabetic || c == "_" { name.unicodeScalars.append(c); index += 1 }
         var argument: String?
         if peekChar == "(" {
             index += 1
             var a = ""
-            while let c = peekChar, c != ")" { a.append(c); index += 1 }
+            while let c = peekChar, c != ")" { a.unicodeScalars.append(c); index += 1 }
             guard peekChar == ")" else { throw error("expected ')' to close $time.\(name)(", at: index) }
             index += 1
             argument = a.trimmingCharacters(in: .whitespaces)

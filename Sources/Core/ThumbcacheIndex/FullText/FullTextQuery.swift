@@ -13,7 +13,8 @@ struct FullTextQuery: Sendable, Hashable {
 
     /// The words of `text`; a `*` at its end makes the last a prefix. Nil if `text` has no word.
     init?(_ text: String, ignoresCase: Bool = true, ignoresDiacritics: Bool = true) {
-        var body = text.trimmingCharacters(in: .whitespaces)
+        var body = Substring(text)
+        while body.last == " " || body.last == "\t" { body.removeLast() }
         lastIsPrefix = body.hasSuffix("*")
         if lastIsPrefix { body.removeLast() }
         let breaker = WordBreaker()
@@ -31,7 +32,8 @@ struct FullTextQuery: Sendable, Hashable {
         self.written = written
         self.ignoresCase = ignoresCase
         self.ignoresDiacritics = ignoresDiacritics
-        if !body.isEmpty, let last = body.unicodeScalars.last, !last.properties.isAlphabetic, last.properties.numericType == nil {
+        if lastIsPrefix, let last = body.unicodeScalars.last,
+           last.isASCII ? !WordBreaker.isASCIIWordByte(UInt8(last.value)) : !last.properties.isAlphabetic && last.properties.numericType == nil {
             lastIsPrefix = false  // "word.*": the star follows punctuation, not a word
         }
     }

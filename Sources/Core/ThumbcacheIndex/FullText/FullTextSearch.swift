@@ -21,6 +21,34 @@ private struct WordList {
         if let merged { return merged[i] }
         return TextPostings.positions(blocks[Int(at[i].block)], at: Int(at[i].offset), count: Int(frequencies[i]))
     }
+
+    /// The `starts` (ascending) for which document `i` has this word at start + `offset`:
+    /// its positions decoded as they are needed, no further than the last start.
+    func keeping(_ starts: [UInt32], offset: UInt32, at i: Int) -> [UInt32] {
+        if merged != nil {
+            let here = Set(positions(i))
+            return starts.filter { here.contains($0 &+ offset) }
+        }
+        let block = blocks[Int(at[i].block)]
+        var o = Int(at[i].offset)
+        var remaining = Int(frequencies[i])
+        var position: UInt32 = 0
+        var first = true
+        var kept: [UInt32] = []
+        for start in starts {
+            let wanted = start &+ offset
+            while remaining > 0, first || position < wanted {
+                guard let v = Varint.read(block, &o) else { return kept }
+                position = first ? UInt32(truncatingIfNeeded: v) : position &+ UInt32(truncatingIfNeeded: v)
+                first = false
+                remaining -= 1
+                if position >= wanted { break }
+            }
+            if !first, position == wanted { kept.append(start) }
+            if remaining == 0, position < wanted { break }
+        }
+        return kept
+    }
 }
 
 extension MetadataIndex {
@@ -51,6 +79,7 @@ extension MetadataIndex {
 
     /// The postings of `word`, or of every word starting with it.
     private func wordList(_ word: [UInt8], prefix: Bool, positions: Bool, _ txn: borrowing Transaction) throws -> WordList {
+        if !prefix, !positions { return try documentList(word, txn) }
         var list = WordList()
         // A prefix's words: (document, frequency, positions) gathered, then merged by document.
         var gathered: [(document: UInt32, frequency: UInt32, positions: [UInt32])] = []
@@ -92,6 +121,23 @@ extension MetadataIndex {
         return list
     }
 
+    /// One word's documents and frequencies, its positions skipped unread.
+    private func documentList(_ word: [UInt8], _ txn: borrowing Transaction) throws -> WordList {
+        var list = WordList()
+        let start = TextPostings.prefix(word)
+        try start.withUnsafeBytes { s in
+            try txn.forEach(self.words, from: s) { key, block in
+                guard key.count == start.count + 4, key.starts(with: start) else { return false }
+                TextPostings.forEach(block, first: Postings.readBE(key, at: start.count)) { document, count, _ in
+                    list.documents.append(document)
+                    list.frequencies.append(UInt32(count))
+                }
+                return true
+            }
+        }
+        return list
+    }
+
     /// Documents where the lists' words stand in order, adjacent; the frequency is how often.
     /// The documents are intersected first, rarest list leading; positions are read only for
     /// documents in all of them.
@@ -108,15 +154,13 @@ extension MetadataIndex {
                 cursors[k] = found
                 if lists[k].documents[found] != document { continue outer }
             }
-            // In every list: count the starts p with word k at p + k.
-            var starts = lists[0].positions(cursors[0])
-            for k in 1..<lists.count where !starts.isEmpty {
-                let next = lists[k].positions(cursors[k])
-                var j = 0
-                starts = starts.filter { p in
-                    while j < next.count, next[j] < p &+ UInt32(k) { j += 1 }
-                    return j < next.count && next[j] == p &+ UInt32(k)
-                }
+            // Candidate starts from the word with the fewest positions here, then kept where each
+            // other word follows at its place: its positions are read as a stream, only as far
+            // as the last candidate needs.
+            let rarest = lists.indices.min { lists[$0].frequencies[cursors[$0]] < lists[$1].frequencies[cursors[$1]] }!
+            var starts = lists[rarest].positions(cursors[rarest]).compactMap { p in p >= UInt32(rarest) ? p - UInt32(rarest) : nil }
+            for k in lists.indices where k != rarest && !starts.isEmpty {
+                starts = lists[k].keeping(starts, offset: UInt32(k), at: cursors[k])
             }
             if !starts.isEmpty {
                 result.documents.append(document)
@@ -210,6 +254,7 @@ extension MetadataIndex {
         -> (documents: [UInt32], parts: [(documents: Int, frequencies: [UInt32])])
     {
         let matches = try queries.map { try match($0, txn) }.sorted { $0.documents.count < $1.documents.count }
+        let counts = matches.map(\.documents.count)
         var documents: [UInt32] = []
         var frequencies = [[UInt32]](repeating: [], count: matches.count)
         var cursors = [Int](repeating: 0, count: matches.count)
@@ -223,7 +268,7 @@ extension MetadataIndex {
             frequencies[0].append(matches[0].frequencies[i])
             for k in 1..<matches.count { frequencies[k].append(matches[k].frequencies[cursors[k]]) }
         }
-        return (documents, matches.indices.map { (matches[$0].documents.count, frequencies[$0]) })
+        return (documents, matches.indices.map { (counts[$0], frequencies[$0]) })
     }
 
     /// The document holding the text of `content`, if any.

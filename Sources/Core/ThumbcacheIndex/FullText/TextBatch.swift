@@ -135,7 +135,7 @@ struct BlockWriter {
             guard let gap = Varint.read(bytes, &offset) else { return false }
             let start = offset
             guard let tf = Varint.read(bytes, &offset), tf > 0 else { return false }
-            for _ in 0..<tf { guard Varint.read(bytes, &offset) != nil else { return false } }
+            guard tf <= UInt64(bytes.count), TextPostings.skip(bytes, &offset, Int(tf)) else { return false }
             document &+= UInt32(truncatingIfNeeded: gap)
             try body(document, UnsafeRawBufferPointer(rebasing: bytes[start..<offset]))
             n += 1
