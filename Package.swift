@@ -76,6 +76,8 @@ let package = Package(
         // zstd (libzstd-dev): the full-text index keeps each document's text compressed, for snippets.
         .systemLibrary(name: "CThumbcacheZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
 
+        // Idle CPU and I/O priority for background work (ioprio_set has no libc wrapper).
+        .target(name: "CThumbcacheProcess"),
         // Extended attributes and birth times (lgetxattr, statx), which Swift's Glibc does not export.
         .target(name: "CThumbcacheFileInfo"),
         // Descriptor passing over Unix sockets (SCM_RIGHTS), whose cmsg macros Swift cannot call.
@@ -160,7 +162,7 @@ let package = Package(
         // cost 40 ms of loading at each start. `swift build` builds both.
         .executableTarget(
             name: "thumbcache",
-            dependencies: ["Thumbcache", "ThumbcacheDaemon", "ThumbcacheServer", "ThumbcacheSync", "ThumbcacheWorker",
+            dependencies: ["Thumbcache", "ThumbcacheDaemon", "ThumbcacheServer", "ThumbcacheSync", "ThumbcacheWorker", "CThumbcacheProcess",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // The sandboxed decoder processes, one per family (GPL-licensed decoders link here only:

@@ -133,6 +133,30 @@ struct WatchTests {
         #expect(watch.eventually { watch.current(second) })
     }
 
+    /// A changed file's words are read again and its old ones stop matching; watch and its
+    /// workers run at idle CPU and I/O priority.
+    @Test func theWordsOfChangedFilesFollowAtIdlePriority() throws {
+        let dir = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.appending("tree"), withIntermediateDirectories: true)
+        let watch = try Watch(dir)
+        func found(_ word: String) -> [String] {
+            ((try? watch.index.search(word))?.results ?? []).compactMap(\.path)
+        }
+        let notes = try dir.write("tree/notes.txt", Array("buy elderberries tomorrow".utf8))
+        #expect(watch.eventually { found("elderberries") == [notes] })
+        try Data("buy gooseberries instead".utf8).write(to: URL(fileURLWithPath: notes))
+        #expect(watch.eventually { found("gooseberries") == [notes] })
+        #expect(found("elderberries").isEmpty)
+
+        let pid = watch.child.processIdentifier
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        let fields = stat[stat.index(after: stat.lastIndex(of: ")")!)...].split(separator: " ")
+        #expect(fields.count > 16 && fields[16] == "19", "nice 19: \(fields.count > 16 ? String(fields[16]) : stat)")
+        let ionice = try ChildProcess(program: "/usr/bin/ionice", arguments: ["-p", "\(pid)"])
+        _ = ionice.wait()
+        #expect(ionice.output.first == "idle", "\(ionice.output)")
+    }
+
     @Test func aThousandFilesAtOnce() throws {
         let dir = TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: dir.appending("tree"), withIntermediateDirectories: true)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CThumbcacheProcess
 import Dispatch
 import Foundation
 import Thumbcache
@@ -18,6 +19,10 @@ struct WatchCommand: AsyncParsableCommand {
             inotify watches one directory at a time, up to fs.inotify.max_user_watches for all \
             of a user's programs; past that (or --max-watches) the rest are rescanned every \
             --rescan-interval seconds, and watch says so.
+
+            It runs at idle CPU and I/O priority (nice 19, the idle I/O class), its workers too, \
+            so reading the words inside changed files never slows what a user does; --priority \
+            normal keeps the priority it was started with.
 
             Runs until interrupted (Ctrl-C or SIGTERM).
 
@@ -66,6 +71,11 @@ struct WatchCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print a JSON line per batch.")
     var json = false
 
+    enum Priority: String, ExpressibleByArgument, CaseIterable { case idle, normal }
+
+    @Option(name: .long, help: ArgumentHelp("idle (the default: nice 19 and the idle I/O class, workers too) or normal.", valueName: "priority"))
+    var priority: Priority = .idle
+
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
         guard quiet > 0, maxDelay >= quiet else { throw ValidationError("--quiet must be above 0 and at most --max-delay") }
@@ -81,6 +91,9 @@ struct WatchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if priority == .idle, case let failed = tc_process_be_idle(), failed != 0 {
+            FileHandle.standardError.write(Data("thumbcache watch: note: could not lower the priority: \(String(cString: strerror(failed)))\n".utf8))
+        }
         let remote = try remoteOptions.open()
         let store = try cacheOptions.open(durability: .deferred)
         let index = noIndex ? nil : try cacheOptions.openIndex(durability: .deferred)
