@@ -2,7 +2,7 @@
 //
 // thumbcache's full-text index on the texts in DIR/texts (N.txt, one document each) and the
 // queries in DIR/queries.json ({"class": [query words…]}): indexes them into DIR/index (the
-// files' items first, untimed; then the texts in batches of about 16 MB, as a warm writes them,
+// files' items first, untimed; then the texts in batches of about 8 MB, as a warm writes them,
 // timed with the final sync), compacts it (timed apart), measures the full-text databases' bytes
 // (the postings apart from the stored texts), and runs each query
 // for the ten best documents (5 warm-up runs, then the median of 21). Prints one JSON object.
@@ -45,8 +45,8 @@ var indexing: UInt64 = 0
 var textBytes = 0
 var batch: [(content: [UInt8], text: [UInt8])] = []
 var batchBytes = 0
-/// THUMBCACHE_TEXT_BATCH_MB: the texts indexed per transaction (16 MB, as a warm writes them).
-let batchLimit = (ProcessInfo.processInfo.environment["THUMBCACHE_TEXT_BATCH_MB"].flatMap(Int.init) ?? 16) << 20
+/// THUMBCACHE_TEXT_BATCH_MB: the texts indexed per transaction (8 MB, as a warm writes them).
+let batchLimit = (ProcessInfo.processInfo.environment["THUMBCACHE_TEXT_BATCH_MB"].flatMap(Int.init) ?? 8) << 20
 @MainActor func flush() throws {
     let t0 = now()
     _ = try index.indexTexts(batch)

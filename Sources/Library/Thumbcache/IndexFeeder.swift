@@ -26,9 +26,9 @@ final class IndexFeeder: Sendable {
     static let batchSize = 256
     /// Texts waiting to be indexed, and the contents whose words are being read in this warm.
     private let texts = Mutex<(batch: [(content: [UInt8], text: [UInt8])], bytes: Int, reading: Set<ContentHash>)>(([], 0, []))
-    /// Texts are indexed 16 MB at a time: one transaction, bounded memory (about 3× the text at
-    /// its peak); fewer, larger batches rewrite each word's last block less often (Docs/PERFORMANCE.md).
-    static let textBatchBytes = 16 << 20
+    /// Texts are indexed 8 MB at a time: one transaction, bounded memory (peak RssAnon of a warm
+    /// stays under 150 MB); larger batches rewrite each word's last block less often (Docs/PERFORMANCE.md).
+    static let textBatchBytes = 8 << 20
 
     init(index: MetadataIndex, decoding: any ImageDecoding, types: ContentTypeRegistry) {
         self.index = index
