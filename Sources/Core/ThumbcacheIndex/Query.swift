@@ -149,7 +149,8 @@ private struct Parser {
         self.text = text
         self.query = query
         self.times = times
-        isASCII = text.allSatisfy(\.isASCII)
+        // ASCII but CR: "\r\n" is one Character of two scalars.
+        isASCII = text.allSatisfy { $0.isASCII && $0 != "\r" }
     }
 
     var atEnd: Bool { index >= text.count }
