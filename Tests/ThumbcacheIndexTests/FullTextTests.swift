@@ -128,12 +128,31 @@ struct FullTextTests {
         #expect(try index.compactText().documentsRemoved == 0)
     }
 
-    @Test func postingBlocksRoundTripAndSplit() {
-        var entries: [TextPostings.Entry] = []
-        for d in 0..<500 { entries.append(.init(document: UInt32(d * 3), positions: (0..<(d % 7 + 1)).map { UInt32($0 * 11 + d) })) }
-        let blocks = TextPostings.encode(entries)
-        #expect(blocks.count > 1 && blocks.allSatisfy { $0.1.count <= TextPostings.blockBytes })
-        let decoded = blocks.flatMap { first, block in block.withUnsafeBytes { TextPostings.entries($0, first: first) } }
+    @Test func postingBlocksRoundTripAndSplit() throws {
+        // 500 documents' entries as a batch writes them, through the block writer.
+        var entries: [(document: UInt32, positions: [UInt32])] = []
+        for d in 0..<500 { entries.append((UInt32(d * 3), (0..<(d % 7 + 1)).map { UInt32($0 * 11 + d) })) }
+        var blocks: [(first: UInt32, block: [UInt8])] = []
+        func keep(_ key: [UInt8], _ block: [UInt8]) { blocks.append((key.withUnsafeBytes { Postings.readBE($0, at: key.count - 4) }, block)) }
+        var writer = "word".utf8.withContiguousStorageIfAvailable { BlockWriter(term: UnsafeRawBufferPointer($0)) }!
+        for e in entries {
+            var tail: [UInt8] = []
+            Varint.append(&tail, UInt64(e.positions.count))
+            for (i, p) in e.positions.enumerated() { Varint.append(&tail, UInt64(i == 0 ? p : p - e.positions[i - 1])) }
+            tail.withUnsafeBytes { tail in
+                writer.add(e.document, tail, keep)
+            }
+        }
+        writer.finish(keep)
+        #expect(blocks.count > 1 && blocks.allSatisfy { $0.block.count <= TextPostings.blockBytes })
+        var decoded: [(document: UInt32, positions: [UInt32])] = []
+        for (first, block) in blocks {
+            block.withUnsafeBytes { b in
+                #expect(TextPostings.forEach(b, first: first) { document, count, at in
+                    decoded.append((document, TextPostings.positions(b, at: at, count: count)))
+                })
+            }
+        }
         #expect(decoded.map(\.document) == entries.map(\.document))
         #expect(decoded.map(\.positions) == entries.map(\.positions))
         #expect([0, 1, 64, 65, 1000, 100_000].allSatisfy { abs(LengthNorm.decode(LengthNorm.encode($0)) - Double(max($0, 1))) <= 0.03 * Double(max($0, 1)) })

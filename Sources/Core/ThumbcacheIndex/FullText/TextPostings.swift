@@ -15,12 +15,6 @@ enum TextPostings {
     /// A block is closed once it would pass this size (half an LMDB page keeps values off overflow pages).
     static let blockBytes = 1000
 
-    /// One document's occurrences of a word.
-    struct Entry {
-        var document: UInt32
-        var positions: [UInt32]
-    }
-
     static func prefix(_ word: some Collection<UInt8>) -> [UInt8] {
         var key = Array(word)
         key.append(0)
@@ -31,51 +25,6 @@ enum TextPostings {
         var key = prefix(word)
         Postings.appendBE(&key, first)
         return key
-    }
-
-    /// Entries in `entries`' order, cut into blocks: (first document, encoded block).
-    static func encode(_ entries: [Entry]) -> [(UInt32, [UInt8])] {
-        var blocks: [(UInt32, [UInt8])] = []
-        var body: [UInt8] = []
-        var count = 0
-        var first: UInt32 = 0
-        var previous: UInt32 = 0
-        var one: [UInt8] = []
-        func close() {
-            var block: [UInt8] = []
-            Varint.append(&block, UInt64(count))
-            block += body
-            blocks.append((first, block))
-            body.removeAll(keepingCapacity: true)
-            count = 0
-        }
-        for e in entries {
-            one.removeAll(keepingCapacity: true)
-            if count > 0, Varint.size(UInt64(count + 1)) + body.count + encodedSize(e, after: previous) > blockBytes { close() }
-            if count == 0 { first = e.document; previous = e.document }
-            Varint.append(&one, UInt64(e.document - previous))
-            Varint.append(&one, UInt64(e.positions.count))
-            var last: UInt32 = 0
-            for (i, p) in e.positions.enumerated() {
-                Varint.append(&one, UInt64(i == 0 ? p : p - last))
-                last = p
-            }
-            body += one
-            count += 1
-            previous = e.document
-        }
-        if count > 0 { close() }
-        return blocks
-    }
-
-    private static func encodedSize(_ e: Entry, after previous: UInt32) -> Int {
-        var n = Varint.size(UInt64(e.document - previous)) + Varint.size(UInt64(e.positions.count))
-        var last: UInt32 = 0
-        for (i, p) in e.positions.enumerated() {
-            n += Varint.size(UInt64(i == 0 ? p : p - last))
-            last = p
-        }
-        return n
     }
 
     /// Calls `body` with each document of a block, its occurrence count, and where its positions
@@ -133,14 +82,6 @@ enum TextPostings {
         return result
     }
 
-    /// Every entry of a block, positions included.
-    static func entries(_ block: UnsafeRawBufferPointer, first: UInt32) -> [Entry] {
-        var result: [Entry] = []
-        forEach(block, first: first) { document, count, at in
-            result.append(Entry(document: document, positions: positions(block, at: at, count: count)))
-        }
-        return result
-    }
 }
 
 /// Document lengths in one byte each (BM25 needs them for every document a word is in): exact up

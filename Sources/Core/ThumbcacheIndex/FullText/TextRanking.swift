@@ -13,7 +13,7 @@ struct TextRanking {
     /// but the strongest body match, as Tracker weighs a title 10 to the content's 2.
     static let nameWeight = 5.0
     /// The attribute ranking breaks ties by (newest first).
-    static let modificationDateID: UInt16 = 7
+    static let modificationDateID = Schema.builtIn.first { $0.name == MDItem.contentModificationDate }!.id
 }
 
 extension MetadataIndex {
