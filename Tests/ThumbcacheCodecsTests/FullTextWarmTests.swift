@@ -9,9 +9,7 @@ import ThumbcacheTestSupport
 @Suite(.serialized)
 struct FullTextWarmTests {
     func run(_ arguments: [String]) throws -> (status: ChildProcess.Termination, stdout: [String], stderr: String) {
-        let child = try ChildProcess(program: "thumbcache", arguments: arguments)
-        let (end, stderr) = child.wait()
-        return (end, child.output, stderr)
+        try ChildProcess.run("thumbcache", arguments)
     }
 
     /// The number of texts a `warm --json` read.

@@ -49,15 +49,7 @@ struct PageRenderer: Sendable {
 
     /// A snippet's text, escaped, with its matched words in `<mark>`.
     static func highlighted(_ snippet: TextSnippet) -> String {
-        let bytes = Array(snippet.text.utf8)
-        var out = ""
-        var at = 0
-        for m in snippet.matches where m.lowerBound >= at && m.upperBound <= bytes.count {
-            out += escape(String(decoding: bytes[at..<m.lowerBound], as: UTF8.self))
-            out += "<mark>" + escape(String(decoding: bytes[m], as: UTF8.self)) + "</mark>"
-            at = m.upperBound
-        }
-        return out + escape(String(decoding: bytes[at...], as: UTF8.self))
+        snippet.marked(plain: escape, match: { "<mark>" + escape($0) + "</mark>" })
     }
 
     /// An `<img>` loaded lazily at the device's scale: immutable URLs when the content is known.

@@ -99,14 +99,6 @@ struct SearchCommand: ParsableCommand {
     /// The snippet with its matched words in bold on a terminal, between «» elsewhere.
     static func highlighted(_ snippet: TextSnippet) -> String {
         let (open, close) = isatty(STDOUT_FILENO) == 1 ? ("\u{1B}[1m", "\u{1B}[0m") : ("«", "»")
-        let bytes = Array(snippet.text.utf8)
-        var out: [UInt8] = []
-        var at = 0
-        for m in snippet.matches where m.lowerBound >= at && m.upperBound <= bytes.count {
-            out += bytes[at..<m.lowerBound] + Array(open.utf8) + bytes[m] + Array(close.utf8)
-            at = m.upperBound
-        }
-        out += bytes[at...]
-        return String(decoding: out, as: UTF8.self)
+        return snippet.marked(plain: { $0 }, match: { open + $0 + close })
     }
 }

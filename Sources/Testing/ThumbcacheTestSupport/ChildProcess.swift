@@ -112,6 +112,13 @@ package final class ChildProcess: @unchecked Sendable {
         return lines
     }
 
+    /// Runs `program` to its end: how it ended, its output lines and its standard error.
+    package static func run(_ program: String, _ arguments: [String]) throws -> (status: Termination, stdout: [String], stderr: String) {
+        let child = try ChildProcess(program: program, arguments: arguments)
+        let (end, stderr) = child.wait()
+        return (end, child.output, stderr)
+    }
+
     /// Sends `signal` to the child.
     package func kill(_ signal: Int32 = SIGKILL) {
         _ = Foundation.kill(processIdentifier, signal)

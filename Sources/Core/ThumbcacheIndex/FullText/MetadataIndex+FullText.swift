@@ -102,10 +102,7 @@ extension MetadataIndex {
         var nextBytes: [UInt8] = []
         Postings.appendBE(&nextBytes, next)
         try txn.put(texts, key: TextKey.next, value: nextBytes)
-        var stats: [UInt8] = []
-        withUnsafeBytes(of: documents.littleEndian) { stats += $0 }
-        withUnsafeBytes(of: words.littleEndian) { stats += $0 }
-        try txn.put(texts, key: TextKey.stats, value: stats)
+        try setTextStatistics(documents: documents, words: words, txn)
         return norms.count
     }
 
@@ -171,6 +168,13 @@ extension MetadataIndex {
             }
             try txn.put(texts, key: key, value: block)
         }
+    }
+
+    func setTextStatistics(documents: UInt64, words: UInt64, _ txn: borrowing Transaction) throws {
+        var stats: [UInt8] = []
+        withUnsafeBytes(of: documents.littleEndian) { stats += $0 }
+        withUnsafeBytes(of: words.littleEndian) { stats += $0 }
+        try txn.put(texts, key: TextKey.stats, value: stats)
     }
 
     /// Documents and words indexed in all.

@@ -6,6 +6,19 @@ public struct TextSnippet: Sendable, Hashable {
     public var text: String
     /// The matched words, as UTF-8 byte offsets into ``text``.
     public var matches: [Range<Int>]
+
+    /// The text with each stretch between matches passed through `plain` and each match
+    /// through `match` (a terminal's bold, a page's `<mark>` after escaping).
+    package func marked(plain: (String) -> String, match: (String) -> String) -> String {
+        let bytes = Array(text.utf8)
+        var out = ""
+        var at = 0
+        for m in matches where m.lowerBound >= at && m.upperBound <= bytes.count {
+            out += plain(String(decoding: bytes[at..<m.lowerBound], as: UTF8.self)) + match(String(decoding: bytes[m], as: UTF8.self))
+            at = m.upperBound
+        }
+        return out + plain(String(decoding: bytes[at...], as: UTF8.self))
+    }
 }
 
 extension MetadataIndex {

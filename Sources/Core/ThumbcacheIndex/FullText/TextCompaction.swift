@@ -45,13 +45,8 @@ extension MetadataIndex {
                 }
                 try rewritePostings(without: Set(dead.map(\.document)), txn)
                 if !dead.isEmpty {
-                    var (documents, words) = try textStatistics(txn)
-                    documents -= UInt64(dead.count)
-                    words -= min(words, deadWords)
-                    var stats: [UInt8] = []
-                    withUnsafeBytes(of: documents.littleEndian) { stats += $0 }
-                    withUnsafeBytes(of: words.littleEndian) { stats += $0 }
-                    try txn.put(texts, key: TextKey.stats, value: stats)
+                    let (documents, words) = try textStatistics(txn)
+                    try setTextStatistics(documents: documents - UInt64(dead.count), words: words - min(words, deadWords), txn)
                 }
                 report.bytesAfter = try textBytes(txn)
                 return report
