@@ -5,9 +5,10 @@ import ThumbcacheTestSupport
 @testable import ThumbcacheIndex
 
 /// The items of `Fixtures/index-vN/data.mdb`: indexes written by format version N (``write(to:)``
-/// run on an empty index by commit 94a4f6b for version 1, by 3c7ea91 for version 2). Files in
-/// nested directories, one with a path too long for a plain key, an app item merged with a file,
-/// a standalone one with a path, a client state.
+/// run on an empty index by commit 94a4f6b for version 1, by 3c7ea91 for version 2, by 894f3fc
+/// for version 3, which also indexed ``texts``). Files in nested directories, one with a path
+/// too long for a plain key, an app item merged with a file, a standalone one with a path, a
+/// client state.
 enum UpgradeFixture {
     static let longDirectory = "/home/ana/" + String(repeating: "archive-", count: 40)
     static let longPath = longDirectory + "/" + String(repeating: "x", count: 120) + ".txt"
@@ -44,6 +45,20 @@ enum UpgradeFixture {
         try index.perform(batch, clientState: [1, 2, 3], client: "photos")
     }
 
+    /// The words inside two of the files, and a text no file holds (version 3 on).
+    static let texts: [(content: [UInt8], text: [UInt8])] = [
+        ([UInt8](repeating: 4, count: 16), Array("Quarterly report: revenue grew in the third quarter; the report ends here.".utf8)),
+        ([UInt8](repeating: 5, count: 16), Array("Notes: buy milk, call Ana about the quarterly report, water the plants.".utf8)),
+        ([UInt8](repeating: 9, count: 16), Array("A text no file holds any more: quarterly".utf8)),
+    ]
+
+    /// Full-text queries whose answers must not depend on the layout the postings were written in.
+    static let textQueries = [
+        #"kMDItemTextContent == "quarterly report"cd"#, #"kMDItemTextContent == "report"cd"#,
+        #"kMDItemTextContent == "quarter*"cd"#, #"kMDItemTextContent == "milk"cd && kMDItemTextContent == "ana"cd"#,
+        #"kMDItemTextContent == "Quarterly"c"#, #""third quarter""#,
+    ]
+
     /// Queries whose answers must not depend on the format the index was written in.
     static let queries: [(String, [String])] = [
         ("kMDItemFSSize >= 0", []),
@@ -77,7 +92,7 @@ struct FormatUpgradeTests {
         }
     }
 
-    @Test(arguments: [1, 2])
+    @Test(arguments: [1, 2, 3])
     func olderVersionsAreRebuiltAndAnswerAsNew(version: Int) throws {
         let dir = TemporaryDirectory()
         let path = try IndexFixtures.copy(version: version, into: dir.appending("index"))
@@ -85,6 +100,21 @@ struct FormatUpgradeTests {
         #expect(try upgraded.statistics().items == 8)
         let fresh = try MetadataIndex.open(directory: dir.appending("fresh"))
         try UpgradeFixture.write(to: fresh)
+        if version >= 3 {
+            // The postings of full-text layout 1 (positions beside each document), rewritten in
+            // layout 2 (documents first): the same answers as postings written anew.
+            _ = try fresh.indexTexts(UpgradeFixture.texts)
+            let textAnswers = { (index: MetadataIndex) in
+                try UpgradeFixture.textQueries.map { try index.search($0, options: SearchOptions(parser: QueryParserTests.parser)).results.map(\.displayName).sorted() }
+            }
+            let got = try textAnswers(upgraded), want = try textAnswers(fresh)
+            #expect(got == want)
+            #expect(want[0] == ["/home/ana/Documents/report.pdf", "/home/ana/notes.txt"] && want[3] == ["/home/ana/notes.txt"] && want[5] == ["/home/ana/Documents/report.pdf"])
+            let layout = try upgraded.environment.read { txn in try txn.get(upgraded.texts, key: MetadataIndex.TextKey.version).map(Array.init) }
+            #expect(layout == [MetadataIndex.fullTextVersion])
+            #expect(try upgraded.compactText().documentsRemoved == 1)
+            #expect(try textAnswers(upgraded) == want)
+        }
         let got = try Self.answers(upgraded), want = try Self.answers(fresh)
         for (k, (query, onlyIn)) in UpgradeFixture.queries.enumerated() {
             #expect(got[k] == want[k], "\(query) in \(onlyIn)")

@@ -128,6 +128,98 @@ struct FullTextTests {
         #expect(try index.compactText().documentsRemoved == 0)
     }
 
+    @Test func phrasesAndConjunctionsAgreeWithAScanAcrossManyBlocks() throws {
+        // 3 000 documents from a skewed vocabulary: the common words' postings fill a hundred
+        // blocks, the middle ones' (in a third to a half of the documents) a few with gaps
+        // between them, the rare ones' one; so intersections leap over blocks and into the gaps
+        // between them. Every answer is checked against scanning the texts' words.
+        let dir = TemporaryDirectory()
+        let index = try MetadataIndexTests.open(dir)
+        let vocabulary = ["the", "of", "and", "data", "cache", "light", "sugar", "quartz", "zebra", "yak"]
+        let weights = [30, 20, 15, 2, 1.5, 1, 0.7, 0.4, 0.2, 0.1]
+        var random = SeededRandom(seed: 38)
+        var documents: [[String]] = []
+        var files: [FileItem] = [], texts: [(content: [UInt8], text: [UInt8])] = []
+        for d in 0..<3000 {
+            let words = (0..<Int.random(in: 3...60, using: &random)).map { _ in
+                var r = Double.random(in: 0..<weights.reduce(0, +), using: &random)
+                return vocabulary[weights.firstIndex { r -= $0; return r < 0 } ?? 0]
+            }
+            documents.append(words)
+            var hash = [UInt8](repeating: 0, count: 16)
+            hash[0] = UInt8(d & 0xFF); hash[1] = UInt8(d >> 8); hash[2] = 1
+            files.append(FileItem(path: "/t/\(d).txt", state: IndexedFileState(size: 1, modificationTime: 1, changeTime: 1, inode: UInt64(d + 1), device: 1),
+                                  contentHash: hash, attributes: [MDItem.fsSize: .number(1)]))
+            texts.append((hash, Array(words.joined(separator: " ").utf8)))
+        }
+        _ = try index.indexFiles(files)
+        _ = try index.indexTexts(Array(texts[..<1400]))  // two transactions: later ones append to the last blocks
+        _ = try index.indexTexts(Array(texts[1400...]))
+        func scan(_ matches: ([String]) -> Bool) -> Set<String> {
+            Set(documents.indices.filter { matches(documents[$0]) }.map { "/t/\($0).txt" })
+        }
+        func phrase(_ p: [String]) -> ([String]) -> Bool {
+            { words in words.count >= p.count && (0...(words.count - p.count)).contains { Array(words[$0..<($0 + p.count)]) == p } }
+        }
+        let phrases = [["the", "of"], ["of", "the"], ["data", "cache"], ["cache", "light"], ["light", "data"], ["the", "quartz"],
+                       ["zebra", "the"], ["yak", "zebra"], ["the", "of", "and"], ["light", "the", "data"], ["sugar", "sugar"],
+                       ["quartz", "the", "the"], ["data", "light", "cache"]]
+        for p in phrases {
+            let got = Set(try Self.paths(index, "kMDItemTextContent == \"\(p.joined(separator: " "))\"cd"))
+            let want = scan(phrase(p))
+            #expect(got == want, "\(p)")
+            #expect(!want.isEmpty || p == ["yak", "zebra"], "\(p) finds something")
+        }
+        let conjunctions = [["the", "yak"], ["yak", "zebra"], ["quartz", "sugar", "of"], ["data", "cache", "light", "the"],
+                            ["data", "cache"], ["light", "cache"], ["sugar", "data"]]
+        for c in conjunctions {
+            let got = Set(try Self.paths(index, c.map { "kMDItemTextContent == \"\($0)\"cd" }.joined(separator: " && ")))
+            #expect(got == scan { words in c.allSatisfy(words.contains) }, "\(c)")
+        }
+    }
+
+    @Test func aCursorSeeksAcrossBlocksAndIntoTheGapsBetweenThem() throws {
+        // One word in every other document, 1 to 40 times each: dozens of blocks, with a document
+        // missing at every block boundary. Cursors seek in random strides, some leaping several
+        // blocks; each lands where a plain search of the list says.
+        let dir = TemporaryDirectory()
+        let index = try MetadataIndexTests.open(dir)
+        var random = SeededRandom.forTest()
+        let documents = (0..<3000).map { UInt32($0 * 2 + 1) }
+        let frequencies = documents.map { _ in Int.random(in: 1...40, using: &random) }
+        var blocks: [(key: [UInt8], block: [UInt8])] = []
+        var writer = "word".utf8.withContiguousStorageIfAvailable { BlockWriter(term: UnsafeRawBufferPointer($0)) }!
+        for (document, frequency) in zip(documents, frequencies) {
+            var positions: [UInt8] = []
+            for _ in 0..<frequency { Varint.append(&positions, 3) }
+            positions.withUnsafeBytes { writer.add(document, frequency, $0) { blocks.append(($0, $1)) } }
+        }
+        writer.finish { blocks.append(($0, $1)) }
+        try index.environment.write { txn in
+            for (key, block) in blocks { try txn.put(index.words, key: key, value: block) }
+        }
+        #expect(blocks.count > 50)
+        try index.environment.read { txn in
+            for _ in 0..<200 {
+                var cursor = try PostingCursor(word: Array("word".utf8), in: index.words, txn)
+                #expect(cursor.count == documents.count)
+                var target: UInt32 = 0
+                while true {
+                    let stride: UInt32 = Bool.random(using: &random) ? 8 : 600
+                    target += UInt32.random(in: 1...stride, using: &random)
+                    let want = documents.firstIndex { $0 >= target }
+                    #expect(cursor.seek(target) == (want != nil))
+                    guard let want else { break }
+                    #expect(cursor.document == documents[want] && Int(cursor.frequency) == frequencies[want])
+                    var stream = cursor.positions(), positions: [UInt32] = []
+                    while stream.next() { positions.append(stream.position) }
+                    let expected: [UInt32] = (0..<frequencies[want]).map { UInt32($0 * 3 + 3) }
+                    #expect(positions == expected)
+                }
+            }
+        }
+    }
+
     @Test func postingBlocksRoundTripAndSplit() throws {
         // 500 documents' entries as a batch writes them, through the block writer.
         var entries: [(document: UInt32, positions: [UInt32])] = []
@@ -136,11 +228,10 @@ struct FullTextTests {
         func keep(_ key: [UInt8], _ block: [UInt8]) { blocks.append((key.withUnsafeBytes { Postings.readBE($0, at: key.count - 4) }, block)) }
         var writer = "word".utf8.withContiguousStorageIfAvailable { BlockWriter(term: UnsafeRawBufferPointer($0)) }!
         for e in entries {
-            var tail: [UInt8] = []
-            Varint.append(&tail, UInt64(e.positions.count))
-            for (i, p) in e.positions.enumerated() { Varint.append(&tail, UInt64(i == 0 ? p : p - e.positions[i - 1])) }
-            tail.withUnsafeBytes { tail in
-                writer.add(e.document, tail, keep)
+            var positions: [UInt8] = []
+            for (i, p) in e.positions.enumerated() { Varint.append(&positions, UInt64(i == 0 ? p : p - e.positions[i - 1])) }
+            positions.withUnsafeBytes { bytes in
+                writer.add(e.document, e.positions.count, bytes, keep)
             }
         }
         writer.finish(keep)
@@ -148,8 +239,8 @@ struct FullTextTests {
         var decoded: [(document: UInt32, positions: [UInt32])] = []
         for (first, block) in blocks {
             block.withUnsafeBytes { b in
-                #expect(TextPostings.forEach(b, first: first) { document, count, at in
-                    decoded.append((document, TextPostings.positions(b, at: at, count: count)))
+                #expect(TextPostings.forEach(b, first: first) { document, count, bytes in
+                    decoded.append((document, TextPostings.positions(bytes, count: count)))
                 })
             }
         }

@@ -126,6 +126,17 @@ struct RecordView {
 
     var identifierString: String { String(decoding: identifier, as: UTF8.self) }
 
+    /// The file path the record stands for: a file's own, or an app item's contentURL.
+    var path: String? { kind == .file ? identifierString : contentURL.map { String(decoding: $0, as: UTF8.self) } }
+
+    /// Whether app items' attributes are merged into this file's (its overlay section has any).
+    var hasOverlay: Bool {
+        var r = RecordReader(bytes)
+        r.offset = attributesOffset
+        _ = r.findInSection(.max)  // read past the own section
+        return (r.varint() ?? 0) > 0
+    }
+
     /// The payload of `attribute` as the item shows it (overlay first), with its type.
     func find(_ attribute: UInt16) -> (type: AttributeType, payload: UnsafeRawBufferPointer)? {
         var r = RecordReader(bytes)

@@ -19,10 +19,10 @@ extension MetadataIndex {
                     : set.prefix(limit).map { ($0, nil) }
                 var results: [SearchResult] = []
                 for (itemNumber, score) in order {
-                    guard let r = try record(itemNumber, txn) else { continue }
-                    var result = try result(itemNumber, r, attributes: options.attributes ?? [], txn)
+                    guard let value = try txn.get(items, key: Self.itemNumberBytes(itemNumber)), let view = RecordView(value) else { continue }
+                    var result = try result(itemNumber, view, attributes: options.attributes ?? [], txn)
                     result.score = score
-                    if options.snippets, !ranking.queries.isEmpty, let hash = r.contentHash, let document = try document(ofContent: hash, txn) {
+                    if options.snippets, !ranking.queries.isEmpty, let hash = result.contentHash, let document = try document(ofContent: hash, txn) {
                         result.snippet = try snippet(document, ranking.queries, txn)
                     }
                     results.append(result)

@@ -2,20 +2,30 @@ import ThumbcacheLMDB
 
 extension MetadataIndex {
     /// Older formats this code upgrades when it opens them (Docs/FORMAT.md, "Versions"). They
-    /// differ from the current one in `postings` only, so an upgrade rebuilds the lists from
-    /// the item records and loses nothing.
+    /// differ from the current one in `postings` (1 and 2), rebuilt from the item records, and
+    /// in the full-text postings' block layout (1 to 3), rewritten block by block: nothing is lost.
     static let upgradableVersions = 1..<formatVersion
 
     /// Items whose lists are made before each application while rebuilding (bounds memory).
     static let rebuildBatch = 50_000
 
-    /// Upgrades an index of an older format in `txn`, one transaction: every posting list made
-    /// again from the records, then the version stamped. Does nothing if the index is already
-    /// current (another process may have upgraded it since this one looked).
+    /// Upgrades an index of an older format in `txn`, one transaction, then stamps the version.
+    /// Does nothing if the index is already current (another process may have upgraded it
+    /// since this one looked).
     func upgrade(_ txn: borrowing Transaction) throws {
         guard let found = try txn.get(meta, key: Self.versionKey)?.first.map(Int.init), Self.upgradableVersions.contains(found) else {
             return
         }
+        if found < 3 { try rebuildPostings(txn) }
+        if let layout = try txn.get(texts, key: TextKey.version)?.first, layout < Self.fullTextVersion {
+            try rewritePostings(without: [], layout: layout, txn)
+            try txn.put(texts, key: TextKey.version, value: [Self.fullTextVersion])
+        }
+        try txn.put(meta, key: Self.versionKey, value: [UInt8(Self.formatVersion)])
+    }
+
+    /// Every posting list made again from the item records.
+    private func rebuildPostings(_ txn: borrowing Transaction) throws {
         try catalog.reload(txn, meta: meta)
         try txn.removeAll(postings)
         var start: [UInt8] = []
@@ -40,6 +50,5 @@ extension MetadataIndex {
             start = Self.itemNumberBytes(last.itemNumber + 1)
             if items.count < Self.rebuildBatch { break }
         }
-        try txn.put(meta, key: Self.versionKey, value: [UInt8(Self.formatVersion)])
     }
 }

@@ -39,7 +39,7 @@ public final class MetadataIndex: Sendable {
     }
 
     /// The on-disk format this code reads and writes (older ones are upgraded on opening).
-    package static let formatVersion = 3
+    package static let formatVersion = 4
     static let versionKey = Array("version".utf8)
     static let nextItemKey = Array("next-item".utf8)
     static let clientStatePrefix = Array("state:".utf8)
@@ -149,25 +149,24 @@ public final class MetadataIndex: Sendable {
         return out
     }
 
-    /// The file path a record stands for: a file's own, or an app item's contentURL.
-    static func path(of record: ItemRecord) -> String? {
-        record.kind == .file ? record.identifier : record.contentURL
-    }
-
-    func result(_ itemNumber: UInt32, _ record: ItemRecord, attributes wanted: [String]?, _ txn: borrowing Transaction) throws -> SearchResult {
-        // A search that asks for no attribute decodes none.
-        var all = wanted?.isEmpty == true ? [:] : try attributeNames(record.effectiveAttributes, txn)
-        if record.kind == .file { all[MDItem.path] = .string(record.identifier) }
-        let attributes = wanted.map { names in all.filter { names.contains($0.key) } } ?? all
-        var identifier: String? = record.kind == .app ? record.identifier : nil
-        var domain = record.domain
-        if record.kind == .file, !record.overlay.isEmpty, let first = try linkedApps(record.identifier, txn).first,
+    /// The result for the record `view`; its attributes are decoded only if some are `wanted`
+    /// (nil: all of them).
+    func result(_ itemNumber: UInt32, _ view: RecordView, attributes wanted: [String]?, _ txn: borrowing Transaction) throws -> SearchResult {
+        var attributes: [String: AttributeValue] = [:]
+        if wanted?.isEmpty != true, let record = ItemRecord(view.bytes) {
+            var all = try attributeNames(record.effectiveAttributes, txn)
+            if record.kind == .file { all[MDItem.path] = .string(record.identifier) }
+            attributes = wanted.map { names in all.filter { names.contains($0.key) } } ?? all
+        }
+        var identifier: String? = view.kind == .app ? view.identifierString : nil
+        var domain = view.domain.map { String(decoding: $0, as: UTF8.self) }
+        if view.kind == .file, view.hasOverlay, let first = try linkedApps(view.identifierString, txn).first,
            let app = try self.record(first, txn) {
             identifier = app.identifier
             domain = app.domain
         }
-        return SearchResult(itemNumber: itemNumber, path: Self.path(of: record), identifier: identifier, domainIdentifier: domain,
-                            contentHash: record.contentHash, attributes: attributes)
+        return SearchResult(itemNumber: itemNumber, path: view.path, identifier: identifier, domainIdentifier: domain,
+                            contentHash: view.contentHash.map(Array.init), attributes: attributes)
     }
 
     /// Every attribute of the file at `path` as a query sees it (its own and those of app items
@@ -180,8 +179,9 @@ public final class MetadataIndex: Sendable {
     private func item(_ ns: Namespace, _ key: String) throws(IndexError) -> SearchResult? {
         do {
             return try environment.read { txn in
-                guard let itemNumber = try lookup(ns, key, txn), let record = try record(itemNumber, txn) else { return nil }
-                return try result(itemNumber, record, attributes: nil, txn)
+                guard let itemNumber = try lookup(ns, key, txn), let value = try txn.get(items, key: Self.itemNumberBytes(itemNumber)),
+                      let view = RecordView(value) else { return nil }
+                return try result(itemNumber, view, attributes: nil, txn)
             }
         } catch { throw IndexError.wrapping(error, path: directory) }
     }

@@ -38,7 +38,7 @@ extension MetadataIndex {
     }
 
     /// The full-text layout this code writes (Docs/FORMAT.md).
-    package static let fullTextVersion: UInt8 = 1
+    package static let fullTextVersion: UInt8 = 2
 
     /// Whether the text of `content` (a content hash) is indexed already.
     package func hasText(content: [UInt8]) throws(IndexError) -> Bool {
@@ -140,16 +140,12 @@ extension MetadataIndex {
             // A copy: the puts below may move the page the block is on.
             let block = Array(last.value), first = Postings.readBE(last.key, at: prefix.count)
             try block.withUnsafeBytes { block in
-                var offset = 0
-                let count = Varint.read(block, &offset).map(Int.init)
-                try BlockWriter.forEachEntry(UnsafeRawBufferPointer(rebasing: block[offset...]), count: count, first: first) {
-                    try writer.add($0, $1) { try c.put($0, $1) }
-                }
+                try TextPostings.forEach(block, first: first) { try writer.add($0, $1, $2) { try c.put($0, $1) } }
             }
         }
         for source in sources where !source.entries.isEmpty {
-            try source.entries.withUnsafeBytes { bytes in
-                try BlockWriter.forEachEntry(bytes, count: nil, first: source.first) { try writer.add($0, $1) { try c.put($0, $1) } }
+            _ = try source.entries.withUnsafeBytes { bytes in
+                try BlockWriter.forEachEntry(bytes, count: nil, first: source.first) { try writer.add($0, $1, $2) { try c.put($0, $1) } }
             }
         }
         try writer.finish { try c.put($0, $1) }

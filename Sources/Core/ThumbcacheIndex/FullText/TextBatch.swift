@@ -83,28 +83,33 @@ struct BuiltTexts: Sendable {
     }
 }
 
-/// Writes a term's entries as blocks of at most ``TextPostings/blockBytes``, each under its key.
+/// Writes a term's entries as blocks of at most ``TextPostings/blockBytes``, each under its key,
+/// in ``TextPostings``' layout.
 struct BlockWriter {
     private let prefix: [UInt8]
-    private var body: [UInt8] = []
+    private var head: [UInt8] = []
+    private var positions: [UInt8] = []
     private var count = 0
     private var first: UInt32 = 0
     private var previous: UInt32 = 0
 
     init(term: UnsafeRawBufferPointer) { prefix = TextPostings.prefix(term) }
 
-    /// Adds one entry: its document and the rest of it (occurrences and positions), as stored.
-    mutating func add(_ document: UInt32, _ tail: UnsafeRawBufferPointer, _ put: ([UInt8], [UInt8]) throws -> Void) rethrows {
+    /// Adds one document: its occurrences and the bytes of its positions, as stored.
+    mutating func add(_ document: UInt32, _ occurrences: Int, _ positions: UnsafeRawBufferPointer,
+                      _ put: ([UInt8], [UInt8]) throws -> Void) rethrows {
         let gap = UInt64(document &- previous)
-        if count > 0, Varint.size(UInt64(count + 1)) + body.count + Varint.size(gap) + tail.count > TextPostings.blockBytes {
+        if count > 0, Varint.size(UInt64(count + 1)) + head.count + self.positions.count + Varint.size(gap)
+            + Varint.size(UInt64(occurrences)) + positions.count > TextPostings.blockBytes {
             try finish(put)
         }
         if count == 0 {
             first = document
             previous = document
         }
-        Varint.append(&body, UInt64(document - previous))
-        body.append(contentsOf: tail)
+        Varint.append(&head, UInt64(document - previous))
+        Varint.append(&head, UInt64(occurrences))
+        self.positions.append(contentsOf: positions)
         count += 1
         previous = document
     }
@@ -115,29 +120,32 @@ struct BlockWriter {
         var key = prefix
         Postings.appendBE(&key, first)
         var block: [UInt8] = []
-        block.reserveCapacity(body.count + 3)
+        block.reserveCapacity(head.count + positions.count + 3)
         Varint.append(&block, UInt64(count))
-        block += body
+        block += head
+        block += positions
         try put(key, block)
-        body.removeAll(keepingCapacity: true)
+        head.removeAll(keepingCapacity: true)
+        positions.removeAll(keepingCapacity: true)
         count = 0
     }
 
-    /// Calls `body` with each entry of encoded entries (as in a block, without the count): its
-    /// document and its tail; false if they are malformed.
+    /// Calls `body` with each entry of interleaved entries (a batch's, or a layout-1 block's
+    /// after its count): per document its gap, occurrences and positions together. False if
+    /// they are malformed.
     @discardableResult
     static func forEachEntry(_ bytes: UnsafeRawBufferPointer, count: Int?, first: UInt32,
-                             _ body: (UInt32, UnsafeRawBufferPointer) throws -> Void) rethrows -> Bool {
+                             _ body: (_ document: UInt32, _ occurrences: Int, _ positions: UnsafeRawBufferPointer) throws -> Void) rethrows -> Bool {
         var offset = 0
         var document = first
         var n = 0
         while offset < bytes.count, count.map({ n < $0 }) ?? true {
             guard let gap = Varint.read(bytes, &offset) else { return false }
-            let start = offset
             guard let tf = Varint.read(bytes, &offset), tf > 0 else { return false }
+            let start = offset
             guard tf <= UInt64(bytes.count), TextPostings.skip(bytes, &offset, Int(tf)) else { return false }
             document &+= UInt32(truncatingIfNeeded: gap)
-            try body(document, UnsafeRawBufferPointer(rebasing: bytes[start..<offset]))
+            try body(document, Int(tf), UnsafeRawBufferPointer(rebasing: bytes[start..<offset]))
             n += 1
         }
         return true

@@ -65,8 +65,9 @@ extension MetadataIndex {
     }
 
     /// Every term's entries again, in blocks filled to the limit, into `wordsScratch` in key
-    /// order (appended: full pages), then back into `words` the same way.
-    private func rewritePostings(without dead: Set<UInt32>, _ txn: borrowing Transaction) throws {
+    /// order (appended: full pages), then back into `words` the same way. `layout` is the one
+    /// the blocks are in now; they are written in the current one.
+    func rewritePostings(without dead: Set<UInt32>, layout: UInt8 = fullTextVersion, _ txn: borrowing Transaction) throws {
         try txn.removeAll(wordsScratch)
         try txn.withCursor(wordsScratch) { out in
             var term: [UInt8] = []
@@ -79,12 +80,19 @@ extension MetadataIndex {
                     term = Array(word)
                     writer = BlockWriter(term: word)
                 }
-                var offset = 0
-                let count = Varint.read(block, &offset).map(Int.init)
-                try BlockWriter.forEachEntry(UnsafeRawBufferPointer(rebasing: block[offset...]), count: count,
-                                             first: Postings.readBE(key, at: key.count - 4)) { document, tail in
-                    guard !dead.contains(document) else { return }
-                    try writer!.add(document, tail) { try out.put($0, $1, append: true) }
+                let first = Postings.readBE(key, at: key.count - 4)
+                if layout == 1 {
+                    var offset = 0
+                    let count = Varint.read(block, &offset).map(Int.init)
+                    try BlockWriter.forEachEntry(UnsafeRawBufferPointer(rebasing: block[offset...]), count: count, first: first) { document, occurrences, positions in
+                        guard !dead.contains(document) else { return }
+                        try writer!.add(document, occurrences, positions) { try out.put($0, $1, append: true) }
+                    }
+                } else {
+                    try TextPostings.forEach(block, first: first) { document, occurrences, positions in
+                        guard !dead.contains(document) else { return }
+                        try writer!.add(document, occurrences, positions) { try out.put($0, $1, append: true) }
+                    }
                 }
                 return true
             }

@@ -1,16 +1,18 @@
 import Foundation
 
 /// The full-text postings: for each folded word, the documents that hold it, how often, and at
-/// which word positions (Docs/FORMAT.md, "Full text").
+/// which word positions (Docs/FORMAT.md, "Full text", layout 2).
 ///
 /// Key:   word · 0x00 · first document (4 bytes, big-endian)
-/// Value: count (varint), then per document: gap from the previous document (varint; the
-///        first is 0, the key holds it), occurrences (varint), gaps between positions (varints;
-///        the first is absolute)
+/// Value: count (varint); per document: gap from the previous document (varint; the first is 0,
+///        the key holds it) and occurrences (varint); then per document, in the same order, the
+///        gaps between its positions (varints; the first is absolute)
 ///
-/// A word's list is cut into blocks of at most ``blockBytes`` under their own keys, so a seek
-/// skips whole blocks and a write rewrites only a word's last block (documents are numbered in
-/// the order they are indexed, so new ones always append). Words never hold 0x00.
+/// Documents and frequencies come first, so a search that needs no positions (words joined by
+/// AND, one word) reads a few bytes per document and never the positions after them. A word's
+/// list is cut into blocks of at most ``blockBytes`` under their own keys, so a seek skips whole
+/// blocks and a write rewrites only a word's last block (documents are numbered in the order they
+/// are indexed, so new ones always append). Words never hold 0x00.
 enum TextPostings {
     /// A block is closed once it would pass this size (half an LMDB page keeps values off overflow pages).
     static let blockBytes = 1000
@@ -27,37 +29,68 @@ enum TextPostings {
         return key
     }
 
-    /// Calls `body` with each document of a block, its occurrence count, and where its positions
-    /// start in `block` (read them with ``positions(_:at:count:)``); false if the block is malformed.
+    /// Calls `body` with each document of a block and its occurrence count; returns where the
+    /// positions start in `block`, nil if the block is malformed.
     @discardableResult
-    static func forEach(_ block: UnsafeRawBufferPointer, first: UInt32,
-                        _ body: (_ document: UInt32, _ count: Int, _ positionsAt: Int) -> Void) -> Bool {
+    static func forEachDocument(_ block: UnsafeRawBufferPointer, first: UInt32,
+                                _ body: (_ document: UInt32, _ count: UInt32) -> Void) -> Int? {
         var offset = 0
-        guard let n = Varint.read(block, &offset) else { return false }
+        guard let n = Varint.read(block, &offset), n <= UInt64(block.count) else { return nil }
         var document = first
         for _ in 0..<n {
             guard let gap = Varint.read(block, &offset), let tf = Varint.read(block, &offset),
-                  tf > 0, tf <= UInt64(block.count) else { return false }
+                  tf > 0, tf <= UInt64(block.count) else { return nil }
             document &+= UInt32(truncatingIfNeeded: gap)
-            let at = offset
-            guard skip(block, &offset, Int(tf)) else { return false }
-            body(document, Int(tf), at)
+            body(document, UInt32(tf))
+        }
+        return offset
+    }
+
+    /// Calls `body` with each document of a block, its occurrence count and the bytes of its
+    /// positions (read them with ``positions(_:count:)``); false if the block is malformed.
+    @discardableResult
+    static func forEach(_ block: UnsafeRawBufferPointer, first: UInt32,
+                        _ body: (_ document: UInt32, _ count: Int, _ positions: UnsafeRawBufferPointer) throws -> Void) rethrows -> Bool {
+        var head: [(UInt32, UInt32)] = []
+        guard var at = forEachDocument(block, first: first, { head.append(($0, $1)) }) else { return false }
+        for (document, count) in head {
+            let start = at
+            guard skip(block, &at, Int(count)) else { return false }
+            try body(document, Int(count), UnsafeRawBufferPointer(rebasing: block[start..<at]))
         }
         return true
     }
 
-    /// Moves `offset` past `count` varints; false if the bytes end first. Eight bytes at a time
-    /// while all of them belong to those varints (fewer ends in them than are still wanted): a
-    /// word in most documents has most of its bytes here.
+    /// Moves `offset` past `count` varints; false if the bytes end first. Eight bytes at a time:
+    /// the bytes ending a varint are those below 0x80; the word holding the last one wanted is
+    /// cut after it by clearing the ends before it (most documents hold a word a few times, so
+    /// their positions are skipped in one step).
     @inline(__always)
     static func skip(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int, _ count: Int) -> Bool {
         var remaining = count
         var o = offset
-        while remaining > 8, o + 8 <= bytes.count {
-            let ends = (~bytes.loadUnaligned(fromByteOffset: o, as: UInt64.self) & 0x8080_8080_8080_8080).nonzeroBitCount
-            guard ends < remaining else { break }
-            remaining -= ends
-            o += 8
+        // Long runs (a word hundreds of times in a document) 32 bytes a step: four words' ends
+        // as 0 or 1 per byte, added (at most 4 a byte), then summed by one multiply.
+        while remaining > 32, o + 32 <= bytes.count {
+            var lows: UInt64 = 0
+            for k in 0..<4 { lows &+= (~bytes.loadUnaligned(fromByteOffset: o + 8 * k, as: UInt64.self) & 0x8080_8080_8080_8080) >> 7 }
+            let n = Int((lows &* 0x0101_0101_0101_0101) >> 56)
+            guard n < remaining else { break }
+            remaining -= n
+            o += 32
+        }
+        while remaining > 0, o + 8 <= bytes.count {
+            var ends = ~bytes.loadUnaligned(fromByteOffset: o, as: UInt64.self) & 0x8080_8080_8080_8080
+            // How many, summed into the top byte by one multiply (baseline x86-64 has no popcount).
+            let n = Int(((ends >> 7) &* 0x0101_0101_0101_0101) >> 56)
+            if n < remaining {
+                remaining -= n
+                o += 8
+                continue
+            }
+            for _ in 1..<remaining { ends &= ends &- 1 }
+            o += ends.trailingZeroBitCount / 8 + 1
+            remaining = 0
         }
         while remaining > 0 {
             guard o < bytes.count else { return false }
@@ -68,20 +101,19 @@ enum TextPostings {
         return true
     }
 
-    /// The `count` positions stored at `offset` of `block`.
-    static func positions(_ block: UnsafeRawBufferPointer, at offset: Int, count: Int) -> [UInt32] {
+    /// The `count` positions stored in `bytes` (gaps, the first absolute).
+    static func positions(_ bytes: UnsafeRawBufferPointer, count: Int) -> [UInt32] {
         var result: [UInt32] = []
         result.reserveCapacity(count)
-        var o = offset
+        var o = 0
         var last: UInt32 = 0
         for i in 0..<count {
-            guard let v = Varint.read(block, &o) else { break }
+            guard let v = Varint.read(bytes, &o) else { break }
             last = i == 0 ? UInt32(truncatingIfNeeded: v) : last &+ UInt32(truncatingIfNeeded: v)
             result.append(last)
         }
         return result
     }
-
 }
 
 /// Document lengths in one byte each (BM25 needs them for every document a word is in): exact up

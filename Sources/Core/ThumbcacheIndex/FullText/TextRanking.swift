@@ -49,8 +49,8 @@ extension MetadataIndex {
                 return .and(try list.map { try resolvingText($0, universe: universe, scoring: scoring, &ranking, txn) })
             }
             let rest = list.filter { if case .fullText = $0 { false } else { true } }
-            let (documents, parts) = try conjunction(queries, txn)
-            let (set, scores) = try items(ofDocuments: documents, scores: try self.scores(documents, parts, txn), universe: universe, txn)
+            let match = try conjunction(queries, txn)
+            let (set, scores) = try items(ofDocuments: match.documents, scores: try self.scores(match, txn), universe: universe, txn)
             if scoring {
                 ranking.queries += queries
                 ranking.scores.append(scores)
