@@ -172,9 +172,16 @@ struct FullTextTests {
         }
         let conjunctions = [["the", "yak"], ["yak", "zebra"], ["quartz", "sugar", "of"], ["data", "cache", "light", "the"],
                             ["data", "cache"], ["light", "cache"], ["sugar", "data"]]
-        for c in conjunctions {
-            let got = Set(try Self.paths(index, c.map { "kMDItemTextContent == \"\($0)\"cd" }.joined(separator: " && ")))
-            #expect(got == scan { words in c.allSatisfy(words.contains) }, "\(c)")
+        // Before and after a compaction (which merges each word's blocks and copies lone ones).
+        for compacted in [false, true] {
+            if compacted { #expect(try index.compactText().documentsRemoved == 0) }
+            for c in conjunctions {
+                let got = Set(try Self.paths(index, c.map { "kMDItemTextContent == \"\($0)\"cd" }.joined(separator: " && ")))
+                #expect(got == scan { words in c.allSatisfy(words.contains) }, "\(c)")
+            }
+            for p in phrases.prefix(5) {
+                #expect(Set(try Self.paths(index, "kMDItemTextContent == \"\(p.joined(separator: " "))\"cd")) == scan(phrase(p)), "\(p)")
+            }
         }
     }
 

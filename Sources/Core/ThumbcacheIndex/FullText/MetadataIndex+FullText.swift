@@ -113,42 +113,56 @@ extension MetadataIndex {
             try (parts.count > 1 ? parts[1] : parts[0]).batch.withTerms { b in
                 let orderA = parts[0].order, orderB = parts.count > 1 ? parts[1].order : []
                 var i = 0, j = 0
+                var writer = BlockWriter(term: UnsafeRawBufferPointer(start: nil, count: 0))  // one for every term: its buffers are kept
+                var seekKey: [UInt8] = []
                 try txn.withCursor(self.words) { c in
                     while i < orderA.count || j < orderB.count {
                         let ta = i < orderA.count ? a(orderA[i]) : nil, tb = j < orderB.count ? b(orderB[j]) : nil
-                        let term: UnsafeRawBufferPointer
-                        var sources: [(UInt32, [UInt8])] = []
                         if let ta, tb == nil || ByteString.less(ta.term, tb!.term) {
-                            term = ta.term; sources = [(ta.first, ta.entries)]; i += 1
+                            try appendTerm(ta.term, (ta.first, ta.entries), nil, &writer, &seekKey, c); i += 1
                         } else if let tb, ta == nil || ByteString.less(tb.term, ta!.term) {
-                            term = tb.term; sources = [(tb.first, tb.entries)]; j += 1
+                            try appendTerm(tb.term, (tb.first, tb.entries), nil, &writer, &seekKey, c); j += 1
                         } else {
-                            term = ta!.term; sources = [(ta!.first, ta!.entries), (tb!.first, tb!.entries)]; i += 1; j += 1
+                            try appendTerm(ta!.term, (ta!.first, ta!.entries), (tb!.first, tb!.entries), &writer, &seekKey, c); i += 1; j += 1
                         }
-                        try appendTerm(term, sources, c)
                     }
                 }
             }
         }
     }
 
-    private func appendTerm(_ term: UnsafeRawBufferPointer, _ sources: [(first: UInt32, entries: [UInt8])], _ c: borrowing Cursor) throws {
-        var writer = BlockWriter(term: term)
-        let prefix = TextPostings.prefix(term)
-        if let last = try c.seek(atMost: TextPostings.key(term, first: .max)),
-           last.key.count == prefix.count + 4, last.key.starts(with: prefix) {
-            // A copy: the puts below may move the page the block is on.
-            let block = Array(last.value), first = Postings.readBE(last.key, at: prefix.count)
-            try block.withUnsafeBytes { block in
-                try TextPostings.forEach(block, first: first) { try writer.add($0, $1, $2) { try c.put($0, $1) } }
+    /// Rewrites `term`'s last block with the entries of `first` and `second` (batch entries, in
+    /// document order) after its own, cut anew into blocks.
+    private func appendTerm(_ term: UnsafeRawBufferPointer, _ first: (document: UInt32, entries: [UInt8]),
+                            _ second: (document: UInt32, entries: [UInt8])?, _ writer: inout BlockWriter, _ seekKey: inout [UInt8],
+                            _ c: borrowing Cursor) throws {
+        writer.reset(term: term)
+        seekKey.removeAll(keepingCapacity: true)
+        seekKey.append(contentsOf: term)
+        seekKey += [0, 0xFF, 0xFF, 0xFF, 0xFF]
+        if let last = try c.seek(atMost: seekKey), last.key.count == term.count + 5,
+           last.key.starts(with: seekKey[..<(term.count + 1)]) {
+            // Read in place: a block's entries fit one block again, so no put (which could move
+            // its page) comes before they are all in the writer's buffers. One written otherwise
+            // (damaged) is copied first.
+            let blockFirst = Postings.readBE(last.key, at: term.count + 1)
+            if last.value.count <= TextPostings.blockBytes {
+                try TextPostings.forEach(last.value, first: blockFirst) { try writer.add($0, $1, $2) { try c.put($0, $1) } }
+            } else {
+                try Array(last.value).withUnsafeBytes { block in
+                    try TextPostings.forEach(block, first: blockFirst) { try writer.add($0, $1, $2) { try c.put($0, $1) } }
+                }
             }
         }
-        for source in sources where !source.entries.isEmpty {
-            _ = try source.entries.withUnsafeBytes { bytes in
-                try BlockWriter.forEachEntry(bytes, count: nil, first: source.first) { try writer.add($0, $1, $2) { try c.put($0, $1) } }
-            }
-        }
+        try add(first, &writer, c)
+        if let second { try add(second, &writer, c) }
         try writer.finish { try c.put($0, $1) }
+    }
+
+    private func add(_ source: (document: UInt32, entries: [UInt8]), _ writer: inout BlockWriter, _ c: borrowing Cursor) throws {
+        _ = try source.entries.withUnsafeBytes { bytes in
+            try BlockWriter.forEachEntry(bytes, count: nil, first: source.document) { try writer.add($0, $1, $2) { try c.put($0, $1) } }
+        }
     }
 
     private func writeNorms(_ norms: [(UInt32, UInt8)], _ txn: borrowing Transaction) throws {

@@ -86,7 +86,7 @@ struct BuiltTexts: Sendable {
 /// Writes a term's entries as blocks of at most ``TextPostings/blockBytes``, each under its key,
 /// in ``TextPostings``' layout.
 struct BlockWriter {
-    private let prefix: [UInt8]
+    private var prefix: [UInt8]
     private var head: [UInt8] = []
     private var positions: [UInt8] = []
     private var count = 0
@@ -94,6 +94,17 @@ struct BlockWriter {
     private var previous: UInt32 = 0
 
     init(term: UnsafeRawBufferPointer) { prefix = TextPostings.prefix(term) }
+
+    /// Starts on another term (the block in progress written or not: call ``finish(_:)`` first),
+    /// keeping the buffers' memory for it.
+    mutating func reset(term: UnsafeRawBufferPointer) {
+        prefix.removeAll(keepingCapacity: true)
+        prefix.append(contentsOf: term)
+        prefix.append(0)
+        head.removeAll(keepingCapacity: true)
+        positions.removeAll(keepingCapacity: true)
+        count = 0
+    }
 
     /// Adds one document: its occurrences and the bytes of its positions, as stored.
     mutating func add(_ document: UInt32, _ occurrences: Int, _ positions: UnsafeRawBufferPointer,

@@ -66,45 +66,63 @@ extension MetadataIndex {
 
     /// Every term's entries again, in blocks filled to the limit, into `wordsScratch` in key
     /// order (appended: full pages), then back into `words` the same way. `layout` is the one
-    /// the blocks are in now; they are written in the current one.
+    /// the blocks are in now; they are written in the current one. A term's only block, with
+    /// nothing to remove and in the current layout, is copied as it is (most words have one).
     func rewritePostings(without dead: Set<UInt32>, layout: UInt8 = fullTextVersion, _ txn: borrowing Transaction) throws {
         try txn.removeAll(wordsScratch)
+        let copiesLoneBlocks = dead.isEmpty && layout == Self.fullTextVersion
         try txn.withCursor(wordsScratch) { out in
             var term: [UInt8] = []
-            var writer: BlockWriter?
+            var writer = BlockWriter(term: UnsafeRawBufferPointer(start: nil, count: 0))
+            // The current term's first block, while it may be its only one (valid in `txn`).
+            var lone: (key: UnsafeRawBufferPointer, block: UnsafeRawBufferPointer)?
             try txn.forEach(words) { key, block in
                 guard key.count >= 5 else { return true }
                 let word = UnsafeRawBufferPointer(rebasing: key[0..<(key.count - 5)])
-                if writer == nil || !word.elementsEqual(term) {
-                    try writer?.finish { try out.put($0, $1, append: true) }
-                    term = Array(word)
-                    writer = BlockWriter(term: word)
-                }
-                let first = Postings.readBE(key, at: key.count - 4)
-                if layout == 1 {
-                    var offset = 0
-                    let count = Varint.read(block, &offset).map(Int.init)
-                    try BlockWriter.forEachEntry(UnsafeRawBufferPointer(rebasing: block[offset...]), count: count, first: first) { document, occurrences, positions in
-                        guard !dead.contains(document) else { return }
-                        try writer!.add(document, occurrences, positions) { try out.put($0, $1, append: true) }
+                if term.isEmpty || !word.elementsEqual(term) {
+                    if let l = lone { try out.put(l.key, l.block, append: true) } else { try writer.finish { try out.put($0, $1, append: true) } }
+                    lone = nil
+                    term.removeAll(keepingCapacity: true)
+                    term.append(contentsOf: word)
+                    writer.reset(term: word)
+                    if copiesLoneBlocks {
+                        lone = (key, block)
+                        return true
                     }
-                } else {
-                    try TextPostings.forEach(block, first: first) { document, occurrences, positions in
-                        guard !dead.contains(document) else { return }
-                        try writer!.add(document, occurrences, positions) { try out.put($0, $1, append: true) }
-                    }
+                } else if let l = lone {
+                    try addBlock(l.block, first: Postings.readBE(l.key, at: l.key.count - 4), layout: layout, without: dead, &writer, out)
+                    lone = nil
                 }
+                try addBlock(block, first: Postings.readBE(key, at: key.count - 4), layout: layout, without: dead, &writer, out)
                 return true
             }
-            try writer?.finish { try out.put($0, $1, append: true) }
+            if let l = lone { try out.put(l.key, l.block, append: true) } else { try writer.finish { try out.put($0, $1, append: true) } }
         }
         try txn.removeAll(words)
         try txn.withCursor(words) { out in
             try txn.forEach(wordsScratch) { key, value in
-                try out.put(Array(key), Array(value), append: true)
+                try out.put(key, value, append: true)
                 return true
             }
         }
         try txn.removeAll(wordsScratch)
+    }
+
+    /// Adds the entries of `block` (in `layout`) but those of `dead` documents to `writer`.
+    private func addBlock(_ block: UnsafeRawBufferPointer, first: UInt32, layout: UInt8, without dead: Set<UInt32>,
+                          _ writer: inout BlockWriter, _ out: borrowing Cursor) throws {
+        if layout == 1 {
+            var offset = 0
+            let count = Varint.read(block, &offset).map(Int.init)
+            try BlockWriter.forEachEntry(UnsafeRawBufferPointer(rebasing: block[offset...]), count: count, first: first) { document, occurrences, positions in
+                guard !dead.contains(document) else { return }
+                try writer.add(document, occurrences, positions) { try out.put($0, $1, append: true) }
+            }
+        } else {
+            try TextPostings.forEach(block, first: first) { document, occurrences, positions in
+                guard !dead.contains(document) else { return }
+                try writer.add(document, occurrences, positions) { try out.put($0, $1, append: true) }
+            }
+        }
     }
 }

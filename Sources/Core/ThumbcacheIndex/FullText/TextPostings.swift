@@ -51,12 +51,18 @@ enum TextPostings {
     @discardableResult
     static func forEach(_ block: UnsafeRawBufferPointer, first: UInt32,
                         _ body: (_ document: UInt32, _ count: Int, _ positions: UnsafeRawBufferPointer) throws -> Void) rethrows -> Bool {
-        var head: [(UInt32, UInt32)] = []
-        guard var at = forEachDocument(block, first: first, { head.append(($0, $1)) }) else { return false }
-        for (document, count) in head {
+        var head = 0
+        guard let n = Varint.read(block, &head), n <= UInt64(block.count) else { return false }
+        // The positions start after the head's 2n varints; both are then read side by side.
+        var at = head
+        guard skip(block, &at, 2 * Int(n)) else { return false }
+        var document = first
+        for _ in 0..<n {
+            guard let gap = Varint.read(block, &head), let tf = Varint.read(block, &head), tf > 0, tf <= UInt64(block.count) else { return false }
+            document &+= UInt32(truncatingIfNeeded: gap)
             let start = at
-            guard skip(block, &at, Int(count)) else { return false }
-            try body(document, Int(count), UnsafeRawBufferPointer(rebasing: block[start..<at]))
+            guard skip(block, &at, Int(tf)) else { return false }
+            try body(document, Int(tf), UnsafeRawBufferPointer(rebasing: block[start..<at]))
         }
         return true
     }
