@@ -128,7 +128,7 @@ let package = Package(
         // Decoding in a pool of sandboxed worker processes: the protocol, the pool, the worker's loop.
         .target(name: "ThumbcacheWorker", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CThumbcacheDescriptors"]),
         // The worker executables' entry: confine (CThumbcacheSandbox), then serve.
-        .target(name: "ThumbcacheSandbox", dependencies: ["CThumbcacheSandbox", "ThumbcacheWorker", "ThumbcacheImaging", "ThumbcacheSync"]),
+        .target(name: "ThumbcacheSandbox", dependencies: ["CThumbcacheSandbox", "CThumbcacheProcess", "ThumbcacheWorker", "ThumbcacheImaging", "ThumbcacheSync"]),
         // The shared tier behind the store: thumbnails by content key in S3-compatible storage,
         // checked on the way in, uploaded write-behind from a queue in the store (Docs/REMOTE.md).
         .target(name: "ThumbcacheRemote", dependencies: ["ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheSync", "CThumbcacheHTTP",

@@ -231,7 +231,8 @@ struct DaemonTests {
         #expect(gone, "the activated daemon exited when idle")
     }
 
-    /// `daemon --watch`: a file created in a watched tree gets its standard thumbnails without a request.
+    /// `daemon --watch`: a file created in a watched tree gets its standard thumbnails without a
+    /// request, decoded by workers at idle CPU priority (the D-Bus requests' stay as they are).
     @Test func aWatchingDaemonMakesTheThumbnailsOfNewFiles() throws {
         let dir = TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: dir.appending("tree"), withIntermediateDirectories: true)
@@ -247,6 +248,15 @@ struct DaemonTests {
             }
         }
         #expect(valid)
+        // The watch's workers, the daemon's only children so far (no request came over the bus).
+        let daemon = service.daemon.processIdentifier
+        let children = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { name -> [Substring]? in
+            guard Int32(name) != nil, let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return nil }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")  // state, ppid, … nice is the 17th
+            return fields.count > 16 && fields[1] == "\(daemon)" ? fields : nil
+        }
+        #expect(!children.isEmpty && children.allSatisfy { $0[16] == "19" }, "the watch's workers at nice 19: \(children.map { $0[16] })")
         #expect(service.stopDaemon().contains("watch: "))
     }
 }

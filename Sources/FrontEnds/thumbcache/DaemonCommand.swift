@@ -95,9 +95,13 @@ struct DaemonCommand: ParsableCommand {
         private func watchDirectories(store: ThumbnailStore, index: MetadataIndex?, cache: FreedesktopThumbnailCache,
                                       providers: [any ThumbnailProvider], types: ContentTypeRegistry, remote: RemoteCache?) throws -> LiveUpdater? {
             guard !watch.isEmpty else { return nil }
+            // The watch's decoding (thumbnails and the words inside files) in workers of its own at
+            // idle priority, so it never slows the thumbnails a file manager asks for.
+            var isolation = decoderOptions.isolation(workers: 1)
+            isolation.idlePriority = true
             let updater = try LiveUpdater(
                 roots: watch, store: store, providers: providers, types: types,
-                options: .init(warm: .init(jobs: 1, index: index, isolation: decoderOptions.isolation(workers: 1),
+                options: .init(warm: .init(jobs: 1, index: index, isolation: isolation,
                                            freedesktop: FreedesktopExport(cache: cache), remote: remote)))
             Task.detached {
                 try? await updater.run { batch in

@@ -26,6 +26,8 @@ public struct DecoderIsolation: Sendable, Hashable {
     /// Seconds a worker may stay idle before it ends (the next file of its family starts another);
     /// nil keeps idle workers as long as the decoding service lasts.
     public var workerIdleExit: Double?
+    /// Workers at idle CPU and I/O priority, for background work beside a user's (the daemon's watching).
+    package var idlePriority = false
 
     /// Sandboxed workers with the default limits: 20 s and 1 GiB per file, idle workers ending after 60 s.
     public static let sandboxed = DecoderIsolation.sandboxed()
@@ -47,6 +49,6 @@ public struct DecoderIsolation: Sendable, Hashable {
     package func makeDecoding(defaultWorkers: Int, forBatches: Bool = false) -> any ImageDecoding {
         guard isSandboxed else { return InProcessDecoding() }
         return WorkerPool(.init(executable: workerExecutable, workers: workers ?? defaultWorkers, timeout: timeout, memoryLimit: memoryLimit,
-                                startsAllAtOnce: forBatches, idleExit: workerIdleExit))
+                                startsAllAtOnce: forBatches, idleExit: workerIdleExit, idlePriority: idlePriority))
     }
 }

@@ -1,3 +1,4 @@
+import CThumbcacheProcess
 import CThumbcacheSandbox
 import ThumbcacheImaging
 import ThumbcacheSync
@@ -14,6 +15,8 @@ package enum WorkerMain {
             return UInt64(arguments[i + 1]) ?? 0
         }
         decoders.settings = DecodeSettings(threads: Int(value("--threads")))
+        // Before the confinement, whose system-call filter does not allow changing priorities.
+        if arguments.contains("--idle") { _ = tc_process_be_idle() }
         keepDecoderBuffersInHeap()
         limitMallocArenas(2)
         var limits = csandbox_limits(address_space: value("--memory"), cpu_seconds: value("--cpu"),

@@ -41,10 +41,14 @@ package final class WorkerPool: ImageDecoding {
         /// another); nil keeps idle workers until ``close()``. A pool may live for hours (a
         /// watcher, a server, an app's generator), and each family's worker holds 13 to 40 MB.
         package var idleExit: Double?
+        /// Workers run at idle CPU and I/O priority (nice 19, the idle I/O class): for background
+        /// work in a process that also answers people (the daemon's watching).
+        package var idlePriority: Bool
 
         package init(executable: String? = nil, workers: Int, timeout: Double = 20, memoryLimit: Int = 1 << 30,
                      cpuSeconds: Int = 3600, filesPerWorker: Int = 10_000, startsAllAtOnce: Bool = false, decodeThreads: Int? = nil,
-                     idleExit: Double? = nil) {
+                     idleExit: Double? = nil, idlePriority: Bool = false) {
+            self.idlePriority = idlePriority
             self.executable = executable
             self.workers = max(1, workers)
             self.timeout = timeout

@@ -70,7 +70,7 @@ final class WorkerProcess: @unchecked Sendable {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
         let arguments = [executable, "--memory", String(configuration.memoryLimit), "--cpu", String(configuration.cpuSeconds),
-                         "--threads", String(configuration.decodeThreads)]
+                         "--threads", String(configuration.decodeThreads)] + (configuration.idlePriority ? ["--idle"] : [])
         // The Swift runtime's crash backtracer would try to start a process; a worker may not.
         let environment = ["SWIFT_BACKTRACE=enable=no"]
         var pid: pid_t = 0

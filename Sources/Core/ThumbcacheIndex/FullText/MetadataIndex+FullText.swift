@@ -119,11 +119,11 @@ extension MetadataIndex {
                     while i < orderA.count || j < orderB.count {
                         let ta = i < orderA.count ? a(orderA[i]) : nil, tb = j < orderB.count ? b(orderB[j]) : nil
                         if let ta, tb == nil || ByteString.less(ta.term, tb!.term) {
-                            try appendTerm(ta.term, (ta.first, ta.entries), nil, &writer, &seekKey, c); i += 1
+                            try appendTerm(ta.term, (ta.first, ta.entries), nil, writer: &writer, seekKey: &seekKey, c); i += 1
                         } else if let tb, ta == nil || ByteString.less(tb.term, ta!.term) {
-                            try appendTerm(tb.term, (tb.first, tb.entries), nil, &writer, &seekKey, c); j += 1
+                            try appendTerm(tb.term, (tb.first, tb.entries), nil, writer: &writer, seekKey: &seekKey, c); j += 1
                         } else {
-                            try appendTerm(ta!.term, (ta!.first, ta!.entries), (tb!.first, tb!.entries), &writer, &seekKey, c); i += 1; j += 1
+                            try appendTerm(ta!.term, (ta!.first, ta!.entries), (tb!.first, tb!.entries), writer: &writer, seekKey: &seekKey, c); i += 1; j += 1
                         }
                     }
                 }
@@ -134,7 +134,7 @@ extension MetadataIndex {
     /// Rewrites `term`'s last block with the entries of `first` and `second` (batch entries, in
     /// document order) after its own, cut anew into blocks.
     private func appendTerm(_ term: UnsafeRawBufferPointer, _ first: (document: UInt32, entries: [UInt8]),
-                            _ second: (document: UInt32, entries: [UInt8])?, _ writer: inout BlockWriter, _ seekKey: inout [UInt8],
+                            _ second: (document: UInt32, entries: [UInt8])?, writer: inout BlockWriter, seekKey: inout [UInt8],
                             _ c: borrowing Cursor) throws {
         writer.reset(term: term)
         seekKey.removeAll(keepingCapacity: true)
