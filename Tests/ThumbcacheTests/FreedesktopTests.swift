@@ -160,6 +160,20 @@ struct FreedesktopTests {
         #expect(first.seen == 4 && second.seen == 4, "the cache's \(first.freedesktop?.written ?? 0) PNGs are not walked")
     }
 
+    /// `freedesktop install` refuses a program GNOME's sandbox cannot see (this build's, outside
+    /// /usr), says why and what to do instead, and writes nothing; `--anyway` installs it.
+    @Test func installRefusesAProgramGNOMEsSandboxCannotRun() throws {
+        guard !ChildProcess.productsDirectory.hasPrefix("/usr/") else { return }  // a checkout under /usr would be visible
+        let dir = TemporaryDirectory()
+        let target = dir.appending("thumbnailers")
+        let refused = try ChildProcess.run("thumbcache", ["freedesktop", "install", "--directory", target])
+        #expect(refused.status == .exited(1))
+        #expect(refused.stderr.contains("sandbox") && refused.stderr.contains("Debian package") && refused.stderr.contains("--anyway"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: target + "/thumbcache.thumbnailer"))
+        let forced = try ChildProcess.run("thumbcache", ["freedesktop", "install", "--directory", target, "--anyway"])
+        #expect(forced.status == .exited(0) && FileManager.default.fileExists(atPath: target + "/thumbcache.thumbnailer"))
+    }
+
     /// GNOME's factory, finding thumbcache's `.thumbnailer` for a type only it declares (a font:
     /// the data directories hold nothing else), runs it in GNOME's own bubblewrap sandbox, which
     /// sees /usr only. So a private mount namespace puts the built programs and the Swift runtime

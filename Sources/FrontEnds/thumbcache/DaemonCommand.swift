@@ -127,15 +127,20 @@ struct DaemonCommand: ParsableCommand {
         @Option(name: .long, help: ArgumentHelp("Where systemd looks for user units (default: $XDG_CONFIG_HOME/systemd/user).", valueName: "dir"))
         var systemdDir: String?
 
+        @Option(name: .long, help: ArgumentHelp("The thumbcache program D-Bus starts (default: this one; a package gives /usr/bin/thumbcache).",
+                                                valueName: "path"))
+        var executable: String?
+
         @Flag(name: .long, help: "Print the files instead of writing them.")
         var print = false
 
         func validate() throws {
             guard idleExit >= 1 else { throw ValidationError("--idle-exit takes a number of seconds, at least 1") }
+            if let executable, !executable.hasPrefix("/") { throw ValidationError("--executable takes an absolute path, not \(executable)") }
         }
 
         func run() throws {
-            let program = FreedesktopCommand.Install.currentExecutable
+            let program = executable ?? FreedesktopCommand.Install.currentExecutable
             let unit = "thumbcache-daemon.service"
             let services = servicesDir ?? FilePaths.dataHome + "/dbus-1/services"
             let config = FilePaths.environment("XDG_CONFIG_HOME") ?? (FilePaths.home + "/.config")

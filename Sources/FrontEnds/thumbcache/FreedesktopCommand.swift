@@ -14,8 +14,9 @@ struct FreedesktopCommand: ParsableCommand {
             for every type it makes thumbnails of; those programs then run `thumbcache \
             freedesktop thumbnail`, which answers from thumbcache's cache when it can reach it \
             and stores what it makes there. GNOME runs plug-ins in a bubblewrap sandbox that sees \
-            /usr only: install thumbcache under /usr (or /usr/local) for GNOME to run it, and \
-            there it makes thumbnails without its cache.
+            /usr only: `install` refuses a program GNOME could not run (give --anyway for \
+            Thunar alone); the Debian package (Tools/package) installs thumbcache under /usr, \
+            where it makes thumbnails without its cache.
 
             To write the standard thumbnails of a whole tree ahead of time, use \
             `thumbcache warm --freedesktop`; to clean them, `thumbcache compact --freedesktop`.
@@ -44,12 +45,24 @@ struct FreedesktopCommand: ParsableCommand {
         @Flag(name: .long, help: "Print the file instead of writing it.")
         var print = false
 
+        @Flag(name: .long, help: "Install even where GNOME's sandbox cannot run the program (Thunar's tumbler runs plug-ins outside one).")
+        var anyway = false
+
         func run() throws {
             let program = executable ?? Self.currentExecutable
             let entry = ThumbnailerEntry.thumbcache(executable: program)
             if print {
                 Swift.print(entry.text, terminator: "")
                 return
+            }
+            if !anyway, let why = Self.hiddenFromGNOME(program) {
+                throw CommandFailure("""
+                    not installed: GNOME runs a thumbnailer in a sandbox that sees /usr and little else, and \(why), \
+                    so every thumbnail GNOME asked for would fail. Install the Debian package (Tools/package builds it), \
+                    which puts thumbcache in /usr/bin and its plug-in in /usr/share/thumbnailers; or copy the programs and \
+                    the libraries they need under /usr/local and give --executable; or --anyway for Thunar's tumbler, which \
+                    runs plug-ins outside a sandbox.
+                    """)
             }
             let folder = directory ?? (system ? "/usr/local/share/thumbnailers" : FilePaths.dataHome + "/thumbnailers")
             let path = folder + "/thumbcache.thumbnailer"
@@ -69,6 +82,18 @@ struct FreedesktopCommand: ParsableCommand {
 
         /// This program's absolute path.
         static var currentExecutable: String { ProgramPaths.currentExecutable ?? CommandLine.arguments[0] }
+
+        /// Why GNOME's thumbnailer sandbox (bubblewrap showing /usr, /lib and /bin, not /opt or
+        /// home directories) could not run `program`, or nil if it can: where it is, and for this
+        /// program, where its Swift runtime was loaded from (a toolchain's, unless linked in).
+        static func hiddenFromGNOME(_ program: String) -> String? {
+            let visible = ["/usr/", "/lib/", "/lib64/", "/bin/", "/sbin/"]
+            guard visible.contains(where: program.hasPrefix) else { return "\(program) is outside them" }
+            guard program == currentExecutable, let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return nil }
+            let runtime = maps.split(separator: "\n").compactMap { $0.split(separator: " ", omittingEmptySubsequences: true).last }
+                .map(String.init).first { $0.hasSuffix("/libswiftCore.so") }
+            return runtime.flatMap { path in visible.contains(where: path.hasPrefix) ? nil : "it runs on \(path), outside them" }
+        }
     }
 
     struct Thumbnail: AsyncParsableCommand {

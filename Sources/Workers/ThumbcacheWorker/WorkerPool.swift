@@ -332,6 +332,9 @@ package final class WorkerPool: ImageDecoding {
         return next
     }
 
+    /// Where the Debian package installs the worker programs, for every program and app on the system.
+    package static let installedWorkers = "/usr/libexec/thumbcache"
+
     /// The worker program to start for `family`.
     private func locateExecutable(_ family: WorkerFamily) throws(WorkerFailure.Reason) -> String {
         let name = family.executableName
@@ -347,9 +350,14 @@ package final class WorkerPool: ImageDecoding {
                 candidates.append("/" + dir.split(separator: "/")[..<bundle].joined(separator: "/") + "/" + name)
             }
         }
+        // Installed: beside the libexec of this program's prefix (/usr/local), then the package's.
+        if let exe, let slash = exe.lastIndex(of: "/"), exe[..<slash].hasSuffix("/bin") {
+            candidates.append(exe[..<slash].dropLast(4) + "/libexec/thumbcache/" + name)
+        }
+        candidates.append(Self.installedWorkers + "/" + name)
         candidates += ProgramPaths.searchPath.map { $0 + "/" + name }
         if let found = candidates.first(where: { access($0, X_OK) == 0 }) { return found }
-        throw .unavailable("\(name) was not found beside \(exe == nil ? "the executable" : "this program") or on PATH "
-            + "(set THUMBCACHE_WORKER to its path, or decode in-process)")
+        throw .unavailable("\(name) was not found beside \(exe == nil ? "the executable" : "this program"), in \(Self.installedWorkers) "
+            + "or on PATH (set THUMBCACHE_WORKER to its path, or decode in-process)")
     }
 }
