@@ -160,6 +160,29 @@ struct FreedesktopTests {
         #expect(first.seen == 4 && second.seen == 4, "the cache's \(first.freedesktop?.written ?? 0) PNGs are not walked")
     }
 
+    /// The plug-in's call (`freedesktop thumbnail --size N IN OUT`, read without ArgumentParser)
+    /// writes what the same command does when any other option sends it through ArgumentParser:
+    /// made directly where there is no cache, and from the cache where there is one.
+    @Test func thePlugInsCallReadWithoutArgumentParserDoesWhatTheCommandDoes() throws {
+        let dir = TemporaryDirectory()
+        let font = dir.appending("sample.ttf")
+        try FileManager.default.copyItem(atPath: "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", toPath: font)
+        for cached in [false, true] {
+            let cache = dir.appending(cached ? "cache" : "no-cache")
+            if cached { _ = try ThumbnailStore.open(directory: cache) }
+            var outputs: [[UInt8]] = []
+            for extra in [[], ["--timeout", "20"]] {
+                let out = dir.appending("out-\(cached)-\(extra.count).png")
+                let child = try ChildProcess(program: "thumbcache", arguments: ["freedesktop", "thumbnail"] + extra + ["--size", "96", "file://" + font, out],
+                                             environment: ProcessInfo.processInfo.environment.merging(["THUMBCACHE_DIR": cache]) { $1 })
+                #expect(child.wait(timeout: 60).termination == .exited(0))
+                outputs.append(Array(try Data(contentsOf: URL(fileURLWithPath: out))))
+            }
+            #expect(outputs[0] == outputs[1] && outputs[0].starts(with: [0x89, 0x50, 0x4E, 0x47]))
+            #expect(ThumbnailStore.exists(directory: cache) == cached, "no cache is made where there was none")
+        }
+    }
+
     /// `freedesktop install` refuses a program GNOME's sandbox cannot see (this build's, outside
     /// /usr), says why and what to do instead, and writes nothing; `--anyway` installs it.
     @Test func installRefusesAProgramGNOMEsSandboxCannotRun() throws {

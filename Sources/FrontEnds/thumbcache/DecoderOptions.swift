@@ -8,10 +8,14 @@ struct DecoderOptions: ParsableArguments {
     var inProcess = false
 
     @Option(name: .long, help: ArgumentHelp("Seconds a file may take to decode before its worker is stopped and the file fails.", valueName: "seconds"))
-    var timeout: Double = 20
+    var timeout: Double = Self.defaultTimeout
 
     @Option(name: .long, help: ArgumentHelp("Memory each decoder worker may use, like 512M or 2G.", valueName: "size"))
     var memoryLimit: String = "1G"
+
+    /// The defaults, for a call read without ArgumentParser (the plug-in's).
+    static let defaultTimeout = 20.0
+    static let defaultMemoryLimit = 1 << 30
 
     func validate() throws {
         guard timeout > 0 else { throw ValidationError("--timeout must be more than 0 seconds") }

@@ -125,14 +125,33 @@ struct FreedesktopCommand: ParsableCommand {
         }
 
         func run() async throws {
+            try await Self.write(input, to: output, size: size, cacheDirectory: cacheOptions.directory, fullHash: cacheOptions.fullHash,
+                                 isolation: decoderOptions.isolation(workers: 1))
+        }
+
+        /// The call the `.thumbnailer` `install` writes, `freedesktop thumbnail --size N INPUT
+        /// OUTPUT` and nothing else, read without ArgumentParser: GNOME and tumbler start a
+        /// process per file, and ArgumentParser's reflection was 42 % of a cache hit's time
+        /// (Docs/PERFORMANCE.md). Nil for any other arguments, which take the usual way.
+        static func plugInCall(_ arguments: [String]) -> (input: String, output: String, size: Int)? {
+            guard arguments.count == 7, arguments[1] == "freedesktop", arguments[2] == "thumbnail", arguments[3] == "--size",
+                  let size = Int(arguments[4]), (1...4096).contains(size),
+                  !arguments[5].hasPrefix("-"), !arguments[6].hasPrefix("-") else { return nil }
+            return (arguments[5], arguments[6], size)
+        }
+
+        /// Writes `input`'s thumbnail to `output` as PNG: from the cache in `cacheDirectory` if it
+        /// exists (and stored there), else made directly.
+        static func write(_ input: String, to output: String, size: Int, cacheDirectory: String, fullHash: Bool,
+                          isolation: DecoderIsolation) async throws {
             let path = input.hasPrefix("file://") ? (FileURI.path(of: input) ?? input) : input
             let file = FilePaths.resolved(path)
-            let isolation = decoderOptions.isolation(workers: 1)
             do {
                 let png: [UInt8]
                 // An existing cache only: inside GNOME's sandbox the path leads into its private
                 // /tmp, where a new cache would be thrown away with a warning about left files.
-                if ThumbnailStore.exists(directory: cacheOptions.directory), let store = try? cacheOptions.open() {
+                if ThumbnailStore.exists(directory: cacheDirectory),
+                   let store = try? ThumbnailStore.open(directory: cacheDirectory, options: .init(keying: fullHash ? .full : .standard)) {
                     let generator = ThumbnailGenerator(store: store, isolation: isolation)
                     let request = ThumbnailRequest(fileAt: file, size: Double(size), representationTypes: .thumbnail)
                     png = try await generator.bestRepresentation(for: request).pngData()
