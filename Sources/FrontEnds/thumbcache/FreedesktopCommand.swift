@@ -131,8 +131,8 @@ struct FreedesktopCommand: ParsableCommand {
 
         /// The call the `.thumbnailer` `install` writes, `freedesktop thumbnail --size N INPUT
         /// OUTPUT` and nothing else, read without ArgumentParser: GNOME and tumbler start a
-        /// process per file, and ArgumentParser's reflection was 42 % of a cache hit's time
-        /// (Docs/PERFORMANCE.md). Nil for any other arguments, which take the usual way.
+        /// process per file, and ArgumentParser's reflection is the largest part of a cache
+        /// hit's start (Docs/PERFORMANCE.md). Nil for any other arguments, which take the usual way.
         static func plugInCall(_ arguments: [String]) -> (input: String, output: String, size: Int)? {
             guard arguments.count == 7, arguments[1] == "freedesktop", arguments[2] == "thumbnail", arguments[3] == "--size",
                   let size = Int(arguments[4]), (1...4096).contains(size),
