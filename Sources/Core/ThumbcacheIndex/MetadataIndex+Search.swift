@@ -19,7 +19,7 @@ extension MetadataIndex {
                     : set.prefix(limit).map { ($0, nil) }
                 var results: [SearchResult] = []
                 for (itemNumber, score) in order {
-                    guard let value = try txn.get(items, key: Self.itemNumberBytes(itemNumber)), let view = RecordView(value) else { continue }
+                    guard let view = try recordView(itemNumber, txn) else { continue }
                     var result = try result(itemNumber, view, attributes: options.attributes ?? [], txn)
                     result.score = score
                     if options.snippets, !ranking.queries.isEmpty, let hash = result.contentHash, let document = try document(ofContent: hash, txn) {

@@ -109,6 +109,11 @@ public final class MetadataIndex: Sendable {
         try txn.get(items, key: Self.itemNumberBytes(itemNumber)).flatMap { ItemRecord($0) }
     }
 
+    /// The record's header, read in place (valid in `txn`): no attribute decoded.
+    func recordView(_ itemNumber: UInt32, _ txn: borrowing Transaction) throws -> RecordView? {
+        try txn.get(items, key: Self.itemNumberBytes(itemNumber)).flatMap(RecordView.init)
+    }
+
     func lookup(_ ns: Namespace, _ identifier: String, _ txn: borrowing Transaction) throws -> UInt32? {
         try verified(txn.get(ids, key: Self.idKey(ns, identifier)), identifier, txn)
     }
@@ -179,8 +184,7 @@ public final class MetadataIndex: Sendable {
     private func item(_ ns: Namespace, _ key: String) throws(IndexError) -> SearchResult? {
         do {
             return try environment.read { txn in
-                guard let itemNumber = try lookup(ns, key, txn), let value = try txn.get(items, key: Self.itemNumberBytes(itemNumber)),
-                      let view = RecordView(value) else { return nil }
+                guard let itemNumber = try lookup(ns, key, txn), let view = try recordView(itemNumber, txn) else { return nil }
                 return try result(itemNumber, view, attributes: nil, txn)
             }
         } catch { throw IndexError.wrapping(error, path: directory) }
@@ -211,7 +215,7 @@ public final class MetadataIndex: Sendable {
         do {
             return try environment.read { txn in
                 guard let itemNumber = try lookup(.file, path, txn) else { return nil }
-                return try txn.get(items, key: Self.itemNumberBytes(itemNumber)).flatMap(RecordView.init)?.fileState
+                return try recordView(itemNumber, txn)?.fileState
             }
         } catch { throw IndexError.wrapping(error, path: directory) }
     }
@@ -223,7 +227,7 @@ public final class MetadataIndex: Sendable {
             return try environment.read { txn in
                 try paths.map { path in
                     guard let itemNumber = try lookup(.file, path, txn) else { return nil }
-                    return (itemNumber, try txn.get(items, key: Self.itemNumberBytes(itemNumber)).flatMap(RecordView.init)?.fileState)
+                    return (itemNumber, try recordView(itemNumber, txn)?.fileState)
                 }
             }
         } catch { throw IndexError.wrapping(error, path: directory) }

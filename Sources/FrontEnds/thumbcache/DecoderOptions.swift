@@ -11,11 +11,11 @@ struct DecoderOptions: ParsableArguments {
     var timeout: Double = Self.defaultTimeout
 
     @Option(name: .long, help: ArgumentHelp("Memory each decoder worker may use, like 512M or 2G.", valueName: "size"))
-    var memoryLimit: String = "1G"
+    var memoryLimit: String = Self.defaultMemoryLimit
 
-    /// The defaults, for a call read without ArgumentParser (the plug-in's).
+    /// The defaults, here and for a call read without ArgumentParser (the plug-in's).
     static let defaultTimeout = 20.0
-    static let defaultMemoryLimit = 1 << 30
+    static let defaultMemoryLimit = "1G"
 
     func validate() throws {
         guard timeout > 0 else { throw ValidationError("--timeout must be more than 0 seconds") }
@@ -26,7 +26,11 @@ struct DecoderOptions: ParsableArguments {
 
     /// The isolation these options describe.
     func isolation(workers: Int? = nil) -> DecoderIsolation {
-        if inProcess { return .inProcess }
-        return .sandboxed(timeout: timeout, memoryLimit: CompactCommand.parseSize(memoryLimit) ?? 1 << 30, workers: workers)
+        inProcess ? .inProcess : Self.sandboxed(timeout: timeout, memoryLimit: memoryLimit, workers: workers)
+    }
+
+    /// Sandboxed workers under these limits (the defaults: what a command given none of these options uses).
+    static func sandboxed(timeout: Double = defaultTimeout, memoryLimit: String = defaultMemoryLimit, workers: Int?) -> DecoderIsolation {
+        .sandboxed(timeout: timeout, memoryLimit: CompactCommand.parseSize(memoryLimit) ?? 1 << 30, workers: workers)
     }
 }

@@ -13,7 +13,7 @@ struct ThumbcacheCommand: AsyncParsableCommand {
                 // The defaults of every option the call leaves out, as ArgumentParser would give them.
                 return try await FreedesktopCommand.Thumbnail.write(
                     call.input, to: call.output, size: call.size, cacheDirectory: ThumbnailStore.defaultDirectory, fullHash: false,
-                    isolation: .sandboxed(timeout: DecoderOptions.defaultTimeout, memoryLimit: DecoderOptions.defaultMemoryLimit, workers: 1))
+                    isolation: DecoderOptions.sandboxed(workers: 1))
             }
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {

@@ -113,7 +113,7 @@ extension MetadataIndex {
             try (parts.count > 1 ? parts[1] : parts[0]).batch.withTerms { b in
                 let orderA = parts[0].order, orderB = parts.count > 1 ? parts[1].order : []
                 var i = 0, j = 0
-                var writer = BlockWriter(term: UnsafeRawBufferPointer(start: nil, count: 0))  // one for every term: its buffers are kept
+                var writer = BlockWriter()
                 var seekKey: [UInt8] = []
                 try txn.withCursor(self.words) { c in
                     while i < orderA.count || j < orderB.count {

@@ -95,6 +95,10 @@ struct BlockWriter {
 
     init(term: UnsafeRawBufferPointer) { prefix = TextPostings.prefix(term) }
 
+    /// A writer for terms to come, each started with ``reset(term:)``: one for many terms keeps
+    /// its buffers' memory.
+    init() { prefix = [] }
+
     /// Starts on another term (the block in progress written or not: call ``finish(_:)`` first),
     /// keeping the buffers' memory for it.
     mutating func reset(term: UnsafeRawBufferPointer) {

@@ -73,7 +73,7 @@ extension MetadataIndex {
         let copiesLoneBlocks = dead.isEmpty && layout == Self.fullTextVersion
         try txn.withCursor(wordsScratch) { out in
             var term: [UInt8] = []
-            var writer = BlockWriter(term: UnsafeRawBufferPointer(start: nil, count: 0))
+            var writer = BlockWriter()
             // The current term's first block, while it may be its only one (valid in `txn`).
             var lone: (key: UnsafeRawBufferPointer, block: UnsafeRawBufferPointer)?
             try txn.forEach(words) { key, block in

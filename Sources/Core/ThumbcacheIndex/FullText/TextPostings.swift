@@ -23,12 +23,6 @@ enum TextPostings {
         return key
     }
 
-    static func key(_ word: some Collection<UInt8>, first: UInt32) -> [UInt8] {
-        var key = prefix(word)
-        Postings.appendBE(&key, first)
-        return key
-    }
-
     /// Calls `body` with each document of a block and its occurrence count; returns where the
     /// positions start in `block`, nil if the block is malformed.
     @discardableResult

@@ -110,7 +110,7 @@ extension MetadataIndex {
             while end < scored.count, scored[end].1 == scored[start].1 { end += 1 }
             if end - start > 1 {
                 let dated = try scored[start..<end].map { entry -> ((UInt32, Double), Double) in
-                    let view = try txn.get(items, key: Self.itemNumberBytes(entry.0)).flatMap(RecordView.init)
+                    let view = try recordView(entry.0, txn)
                     return (entry, view?.number(TextRanking.modificationDateID) ?? 0)
                 }
                 let sorted = dated.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0.0 > $1.0.0 }.map(\.0)
