@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "ThumbcacheImaging", targets: ["ThumbcacheImaging"]),
         .library(name: "ThumbcacheIndex", targets: ["ThumbcacheIndex"]),
         .library(name: "Thumbcache", targets: ["Thumbcache"]),
+        // The C API (thumbcache.h) as a shared library: Tools/package installs it as libthumbcache.so.1.
+        .library(name: "ThumbcacheC", type: .dynamic, targets: ["ThumbcacheC"]),
         .executable(name: "thumbcache", targets: ["thumbcache"]),
         .executable(name: "thumbcache-worker", targets: ["thumbcache-worker"]),
         .executable(name: "thumbcache-worker-documents", targets: ["thumbcache-worker-documents"]),
@@ -75,6 +77,9 @@ let package = Package(
         .target(name: "CThumbcacheWords", linkerSettings: [.linkedLibrary("icuuc")]),
         // zstd (libzstd-dev): the full-text index keeps each document's text compressed, for snippets.
         .systemLibrary(name: "CThumbcacheZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+
+        // The C API's header (thumbcache.h, installed by the -dev package) and each thread's last error message.
+        .target(name: "CThumbcacheAPI"),
 
         // Idle CPU and I/O priority for background work (ioprio_set has no libc wrapper).
         .target(name: "CThumbcacheProcess"),
@@ -156,6 +161,9 @@ let package = Package(
                                                          .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                                                          .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras")]),
 
+        // The C API over the library, for C, Python's ctypes and any other FFI: open, get, warm, search.
+        .target(name: "ThumbcacheC", dependencies: ["Thumbcache", "CThumbcacheAPI"]),
+
         // The command-line tool; its commands only call the library. It starts thumbcache-worker
         // to decode, and does not depend on it: an executable that depends on another links its
         // code and every library it links (FFmpeg, poppler…), which would make the tool GPL and
@@ -215,6 +223,8 @@ let package = Package(
             name: "ThumbcacheAppTests",
             dependencies: ["Thumbcache", .product(name: "SystemPackage", package: "swift-system")]
         ),
+        // The C API and the Python module, from a C program and Python scripts over the shared library.
+        .testTarget(name: "ThumbcacheBindingTests", dependencies: ["ThumbcacheImaging", "ThumbcacheTestSupport", "ThumbcacheC"] + programs),
         // The remote tier against a real SeaweedFS cluster each test starts on loopback.
         .testTarget(name: "ThumbcacheRemoteTests", dependencies: ["ThumbcacheRemote", "ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheTestSupport",
                                                                   "thumbcache", "thumbcache-worker"]),
@@ -243,6 +253,8 @@ let layers: [(folder: String, targets: [String])] = [
     ("Library", ["Thumbcache", "ThumbcacheRemote"]),
     // The programs people run: the CLI, the desktop daemon, the HTTP server.
     ("FrontEnds", ["thumbcache", "ThumbcacheDaemon", "ThumbcacheServer"]),
+    // The library for other languages: the C API, and the Python module over it (in python/, not a target).
+    ("Bindings", ["ThumbcacheC"]),
     // Built for the tests only.
     ("Testing", ["ThumbcacheTestSupport", "thumbcache-probe", "thumbcache-test-worker"]),
 ]

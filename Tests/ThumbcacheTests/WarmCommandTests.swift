@@ -117,6 +117,35 @@ struct WarmCommandTests {
         #expect(icon.stdout.contains("\"kind\" : \"icon\""))
     }
 
+    /// A `get` read without ArgumentParser (its common options only) writes what the parsed
+    /// command writes and says the same; a value it cannot take goes to ArgumentParser, whose
+    /// error the user sees.
+    @Test func aQuickGetDoesWhatTheParsedOneDoes() throws {
+        let dir = TemporaryDirectory()
+        let image = try dir.write("photo.png", ImageEncoder.png(testPhoto(width: 300, height: 200)))
+        var results: [(json: String, png: Data)] = []
+        // `--timeout 20`, the default, is not one of the quick options: the parsed way.
+        for (name, extra) in [("quick-made", []), ("quick-hit", []), ("parsed-hit", ["--timeout", "20"])] {
+            let out = dir.appending(name + ".png")
+            let (end, stdout, err) = try run(["get", image, "-s", "96", "--scale", "1.5", "--kind", "full", "--json", "-o", out,
+                                              "--cache", dir.appending("cache")] + extra)
+            #expect(end == .exited(0), "\(name): \(err)")
+            let json = stdout.split(separator: "\n").filter { !$0.contains("\"path\"") }.joined(separator: "\n")  // each its own
+            results.append((json, try Data(contentsOf: URL(fileURLWithPath: out))))
+        }
+        #expect(results[0].json.contains("\"fromCache\" : false") && results[1].json.contains("\"fromCache\" : true"))
+        #expect(results[1].json == results[2].json && results[1].png == results[2].png)
+        // Made and stored, then read back: the same pixels (the bytes may be encoded apart).
+        let pixels = try results.prefix(2).map { try ImageDecoder.png(Array($0.png), name: "out").pixels }
+        #expect(pixels[0] == pixels[1])
+        #expect(results[2].json.contains("\"width\" : 144"), "\(results[2].json)")
+
+        for (bad, says) in [(["-s", "0"], "--size must be between 1 and 4096"), (["--kind", "huge"], "--kind"), (["--scale", "9"], "--scale")] {
+            let (end, _, err) = try run(["get", image, "-o", dir.appending("x.png")] + bad)
+            #expect(end == .exited(64) && err.contains(says), "\(bad): \(err)")
+        }
+    }
+
     /// `get` (best, the default) writes the icon when the thumbnail cannot be made, and says why
     /// on standard error; a file of a type with no thumbnails gets its icon without a word.
     @Test func getSaysWhyTheIconStandsIn() throws {

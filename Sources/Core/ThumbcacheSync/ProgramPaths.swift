@@ -14,6 +14,27 @@ package enum ProgramPaths {
         return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// The file this code was loaded from: the executable, or a shared library (libthumbcache.so
+    /// in a Python process), whose directory may hold the worker programs too.
+    package static var currentImage: String? {
+        // The mapping that holds this module's header, read from /proc/self/maps: dladdr would
+        // say the same but Swift's Glibc does not export it.
+        let address = UInt(bitPattern: #dsohandle)
+        guard let file = fopen("/proc/self/maps", "r") else { return nil }
+        defer { fclose(file) }
+        var line = [CChar](repeating: 0, count: 4096 + Int(PATH_MAX))
+        while fgets(&line, Int32(line.count), file) != nil {
+            let text = String(cString: line)
+            let fields = text.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
+            let range = fields.first?.split(separator: "-") ?? []
+            guard fields.count == 6, range.count == 2, let start = UInt(range[0], radix: 16), let end = UInt(range[1], radix: 16),
+                  (start..<end).contains(address) else { continue }
+            let path = fields[5].drop { $0 == " " }.prefix { $0 != "\n" }
+            return path.hasPrefix("/") ? String(path) : nil
+        }
+        return nil
+    }
+
     /// The directories of `$PATH`, in order (a default when it is unset or empty).
     package static var searchPath: [String] {
         let value = getenv("PATH").map { String(cString: $0) } ?? ""

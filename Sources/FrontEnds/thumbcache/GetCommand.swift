@@ -61,28 +61,81 @@ struct GetCommand: AsyncParsableCommand {
     func run() async throws {
         let (providers, contentTypes) = pluginOptions.providers(decoderOptions)
         let remote = try remoteOptions.open()
-        let generator = ThumbnailGenerator(store: try cacheOptions.open(), providers: providers, types: contentTypes,
-                                           isolation: decoderOptions.isolation(workers: 1),
-                                           standardThumbnails: freedesktopImport ? FreedesktopThumbnailCache() : nil,
-                                           remote: remote)
-        let types: ThumbnailRequest.RepresentationTypes =
-            switch kind {
+        let call = Call(file: file, size: size, scale: scale, kind: kind, output: output, json: json)
+        try await Self.get(call, store: try cacheOptions.open(), providers: providers, types: contentTypes,
+                           isolation: decoderOptions.isolation(workers: 1), freedesktopImport: freedesktopImport, remote: remote)
+    }
+
+    /// What one `get` asks for, however it was read.
+    struct Call {
+        var file: String
+        var size = 256
+        var scale = 1.0
+        var kind = Kind.best
+        var output = ""
+        var json = false
+        var cache: String?
+    }
+
+    /// A `get` with only these options (`-o`, `-s`, `--scale`, `--kind`, `--json`, `--cache`, each
+    /// valid) read without ArgumentParser, whose reflection is the largest part of a cache hit's
+    /// start (Docs/PERFORMANCE.md); nil for anything else, which takes the usual way and its
+    /// errors. A remote in the environment takes the usual way too.
+    static func quickCall(_ arguments: [String]) -> Call? {
+        guard arguments.count >= 4, arguments[1] == "get", ProcessInfo.processInfo.environment["THUMBCACHE_REMOTE"] == nil else { return nil }
+        var call = Call(file: "")
+        var files: [String] = []
+        var rest = arguments[2...].makeIterator()
+        while let argument = rest.next() {
+            switch argument {
+            case "-o", "--output": guard let value = rest.next() else { return nil }; call.output = value
+            case "-s", "--size": guard let value = rest.next().flatMap({ Int($0) }), (1...4096).contains(value) else { return nil }; call.size = value
+            case "--scale": guard let value = rest.next().flatMap({ Double($0) }), value > 0 && value <= 8 else { return nil }; call.scale = value
+            case "--kind": guard let value = rest.next().flatMap({ Kind(rawValue: $0) }) else { return nil }; call.kind = value
+            case "--cache": guard let value = rest.next(), !value.isEmpty else { return nil }; call.cache = value
+            case "--json": call.json = true
+            default:
+                guard !argument.hasPrefix("-") else { return nil }
+                files.append(argument)
+            }
+        }
+        guard files.count == 1, !call.output.isEmpty, !call.output.hasPrefix("-"), FileManager.default.fileExists(atPath: files[0]) else { return nil }
+        call.file = files[0]
+        return call
+    }
+
+    /// Runs a quick call with every other option at its default.
+    static func run(_ call: Call) async throws {
+        var types = ContentTypeRegistry()
+        let isolation = DecoderOptions.sandboxed(workers: 1)
+        let providers = PluginOptions.providers(plugins: true, isolation: isolation, types: &types)
+        let store = try ThumbnailStore.open(directory: call.cache ?? ThumbnailStore.defaultDirectory)
+        try await get(call, store: store, providers: providers, types: types, isolation: isolation, freedesktopImport: true, remote: nil)
+    }
+
+    static func get(_ call: Call, store: ThumbnailStore, providers: [any ThumbnailProvider], types: ContentTypeRegistry,
+                    isolation: DecoderIsolation, freedesktopImport: Bool, remote: RemoteCache?) async throws {
+        let generator = ThumbnailGenerator(store: store, providers: providers, types: types, isolation: isolation,
+                                           standardThumbnails: freedesktopImport ? FreedesktopThumbnailCache() : nil, remote: remote)
+        let representationTypes: ThumbnailRequest.RepresentationTypes =
+            switch call.kind {
             case .icon: .icon
             case .low: .lowQualityThumbnail
             case .full: .thumbnail
             case .best: .all
             }
-        let request = ThumbnailRequest(fileAt: FilePaths.resolved(file), size: Double(size), scale: scale, representationTypes: types)
+        let request = ThumbnailRequest(fileAt: FilePaths.resolved(call.file), size: Double(call.size), scale: call.scale,
+                                       representationTypes: representationTypes)
         let representation = try await generator.bestRepresentation(for: request)
         if let reason = representation.standsInBecause {
-            FileHandle.standardError.write(Data("thumbcache: \(file): the \(representation.kind) stands in for the thumbnail: \(reason)\n".utf8))
+            FileHandle.standardError.write(Data("thumbcache: \(call.file): the \(representation.kind) stands in for the thumbnail: \(reason)\n".utf8))
         }
-        try Data(representation.pngData()).write(to: URL(fileURLWithPath: output))
+        try Data(representation.pngData()).write(to: URL(fileURLWithPath: call.output))
         // One thumbnail made here goes up now, while the connection is open; a failure leaves it queued.
         _ = generator.finishUploads()
-        if json {
+        if call.json {
             let info = Written(
-                path: output, kind: representation.kind.description, width: representation.pixelWidth,
+                path: call.output, kind: representation.kind.description, width: representation.pixelWidth,
                 height: representation.pixelHeight, scale: representation.scale, fromCache: representation.fromCache)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

@@ -11,9 +11,13 @@ struct PluginOptions: ParsableArguments {
     /// built-in decoder wins for any type both handle.
     func providers(_ decoder: DecoderOptions) -> (providers: [any ThumbnailProvider], types: ContentTypeRegistry) {
         var types = ContentTypeRegistry()
-        guard plugins else { return ([ImageThumbnailProvider()], types) }
-        let isolation = decoder.isolation()
+        return (Self.providers(plugins: plugins, isolation: decoder.isolation(), types: &types), types)
+    }
+
+    /// The same, from values (a call read without ArgumentParser); the plug-ins' types go into `types`.
+    static func providers(plugins: Bool, isolation: DecoderIsolation, types: inout ContentTypeRegistry) -> [any ThumbnailProvider] {
+        guard plugins else { return [ImageThumbnailProvider()] }
         let plugin = ThumbnailerPluginProvider(types: &types, limits: .init(timeout: isolation.timeout, memoryLimit: isolation.memoryLimit))
-        return (plugin.plugins.isEmpty ? [ImageThumbnailProvider()] : [plugin, ImageThumbnailProvider()], types)
+        return plugin.plugins.isEmpty ? [ImageThumbnailProvider()] : [plugin, ImageThumbnailProvider()]
     }
 }

@@ -350,6 +350,10 @@ package final class WorkerPool: ImageDecoding {
                 candidates.append("/" + dir.split(separator: "/")[..<bundle].joined(separator: "/") + "/" + name)
             }
         }
+        // A library another program loaded (the C API's) looks beside itself, as an executable does.
+        if let image = ProgramPaths.currentImage, image != exe, let slash = image.lastIndex(of: "/") {
+            candidates.append(image[..<slash] + "/" + name)
+        }
         // Installed: beside the libexec of this program's prefix (/usr/local), then the package's.
         if let exe, let slash = exe.lastIndex(of: "/"), exe[..<slash].hasSuffix("/bin") {
             candidates.append(exe[..<slash].dropLast(4) + "/libexec/thumbcache/" + name)

@@ -150,7 +150,7 @@ extension MetadataIndex {
                 try TextPostings.forEach(last.value, first: blockFirst) { try writer.add($0, $1, $2) { try c.put($0, $1) } }
             } else {
                 try Array(last.value).withUnsafeBytes { block in
-                    try TextPostings.forEach(block, first: blockFirst) { try writer.add($0, $1, $2) { try c.put($0, $1) } }
+                    _ = try TextPostings.forEach(block, first: blockFirst) { try writer.add($0, $1, $2) { try c.put($0, $1) } }
                 }
             }
         }

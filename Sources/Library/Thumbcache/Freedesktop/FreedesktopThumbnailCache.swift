@@ -4,7 +4,9 @@ import ThumbcacheStore
 import ThumbcacheSync
 
 /// thumbcache's release, as the freedesktop standard's failure directory and PNG `Software` key name it.
-package let thumbcacheVersion = "0.9"
+package let thumbcacheVersion = thumbcacheVersionText.description
+/// The same, in memory that lives as long as the program, for C's `thumbcache_version()`.
+package let thumbcacheVersionText: StaticString = "0.9"
 
 /// The thumbnail cache every Linux file manager reads (`$XDG_CACHE_HOME/thumbnails`), after the
 /// freedesktop.org Thumbnail Managing Standard: one PNG per file and size, named by the MD5 of
