@@ -152,14 +152,17 @@ struct FreedesktopCommand: ParsableCommand {
                 // /tmp, where a new cache would be thrown away with a warning about left files.
                 if ThumbnailStore.exists(directory: cacheDirectory),
                    let store = try? ThumbnailStore.open(directory: cacheDirectory, options: .init(keying: fullHash ? .full : .standard)) {
-                    let generator = ThumbnailGenerator(store: store, isolation: isolation)
                     let request = ThumbnailRequest(fileAt: file, size: Double(size), representationTypes: .thumbnail)
-                    png = try await generator.bestRepresentation(for: request).pngData()
+                    if let hit = try CacheHit.thumbnail(for: request, in: store) {
+                        png = try hit.pngData()
+                    } else {
+                        png = try await ThumbnailGenerator(store: store, isolation: isolation).bestRepresentation(for: request).pngData()
+                    }
                 } else {
                     png = try ImageEncoder.png(DirectThumbnail.make(file, options: ThumbnailOptions(maxWidth: size, maxHeight: size),
                                                                     decoding: isolation.makeDecoding(defaultWorkers: 1)))
                 }
-                try Data(png).write(to: URL(fileURLWithPath: output))
+                try OutputFile.write(png, to: output)
             } catch {
                 throw CommandFailure("\(error)")
             }

@@ -82,7 +82,7 @@ struct GetCommand: AsyncParsableCommand {
     /// start (Docs/PERFORMANCE.md); nil for anything else, which takes the usual way and its
     /// errors. A remote in the environment takes the usual way too.
     static func quickCall(_ arguments: [String]) -> Call? {
-        guard arguments.count >= 4, arguments[1] == "get", ProcessInfo.processInfo.environment["THUMBCACHE_REMOTE"] == nil else { return nil }
+        guard arguments.count >= 4, arguments[1] == "get", getenv("THUMBCACHE_REMOTE") == nil else { return nil }
         var call = Call(file: "")
         var files: [String] = []
         var rest = arguments[2...].makeIterator()
@@ -104,19 +104,20 @@ struct GetCommand: AsyncParsableCommand {
         return call
     }
 
-    /// Runs a quick call with every other option at its default.
+    /// Runs a quick call with every other option at its default: a stored thumbnail first, with
+    /// nothing else set up (the plug-ins' types alone cost more than a hit).
     static func run(_ call: Call) async throws {
+        let store = try ThumbnailStore.open(directory: call.cache ?? ThumbnailStore.defaultDirectory)
+        if call.kind == .best || call.kind == .full, let hit = try CacheHit.thumbnail(for: request(call), in: store) {
+            return try write(hit, call)
+        }
         var types = ContentTypeRegistry()
         let isolation = DecoderOptions.sandboxed(workers: 1)
         let providers = PluginOptions.providers(plugins: true, isolation: isolation, types: &types)
-        let store = try ThumbnailStore.open(directory: call.cache ?? ThumbnailStore.defaultDirectory)
         try await get(call, store: store, providers: providers, types: types, isolation: isolation, freedesktopImport: true, remote: nil)
     }
 
-    static func get(_ call: Call, store: ThumbnailStore, providers: [any ThumbnailProvider], types: ContentTypeRegistry,
-                    isolation: DecoderIsolation, freedesktopImport: Bool, remote: RemoteCache?) async throws {
-        let generator = ThumbnailGenerator(store: store, providers: providers, types: types, isolation: isolation,
-                                           standardThumbnails: freedesktopImport ? FreedesktopThumbnailCache() : nil, remote: remote)
+    static func request(_ call: Call) -> ThumbnailRequest {
         let representationTypes: ThumbnailRequest.RepresentationTypes =
             switch call.kind {
             case .icon: .icon
@@ -124,15 +125,26 @@ struct GetCommand: AsyncParsableCommand {
             case .full: .thumbnail
             case .best: .all
             }
-        let request = ThumbnailRequest(fileAt: FilePaths.resolved(call.file), size: Double(call.size), scale: call.scale,
-                                       representationTypes: representationTypes)
-        let representation = try await generator.bestRepresentation(for: request)
+        return ThumbnailRequest(fileAt: FilePaths.resolved(call.file), size: Double(call.size), scale: call.scale,
+                                representationTypes: representationTypes)
+    }
+
+    static func get(_ call: Call, store: ThumbnailStore, providers: [any ThumbnailProvider], types: ContentTypeRegistry,
+                    isolation: DecoderIsolation, freedesktopImport: Bool, remote: RemoteCache?) async throws {
+        let generator = ThumbnailGenerator(store: store, providers: providers, types: types, isolation: isolation,
+                                           standardThumbnails: freedesktopImport ? FreedesktopThumbnailCache() : nil, remote: remote)
+        let representation = try await generator.bestRepresentation(for: request(call))
         if let reason = representation.standsInBecause {
             FileHandle.standardError.write(Data("thumbcache: \(call.file): the \(representation.kind) stands in for the thumbnail: \(reason)\n".utf8))
         }
-        try Data(representation.pngData()).write(to: URL(fileURLWithPath: call.output))
+        try write(representation, call)
         // One thumbnail made here goes up now, while the connection is open; a failure leaves it queued.
         _ = generator.finishUploads()
+    }
+
+    /// Writes the PNG where the call says, and the JSON line if asked.
+    static func write(_ representation: ThumbnailRepresentation, _ call: Call) throws {
+        try OutputFile.write(representation.pngData(), to: call.output)
         if call.json {
             let info = Written(
                 path: call.output, kind: representation.kind.description, width: representation.pixelWidth,

@@ -28,7 +28,7 @@ package final class MemcachedTier: RemoteTier, @unchecked Sendable {
         self.namespace = namespace
         var error = [CChar](repeating: 0, count: 256)
         guard let handle = tc_mc_create(servers.joined(separator: ","), Int(timeout * 1000), &error, error.count) else {
-            throw RemoteError(remote: description, operation: "configure", reason: .invalidLocation(String(cString: error)))
+            throw RemoteError(remote: description, operation: "configure", reason: .invalidLocation(Self.message(error)))
         }
         self.handle = handle
     }
@@ -71,7 +71,7 @@ package final class MemcachedTier: RemoteTier, @unchecked Sendable {
             }
         }
         defer { values.forEach { tc_mc_free($0) } }
-        guard rc == 0 else { return .failure(Unanswered(message: String(cString: error))) }
+        guard rc == 0 else { return .failure(Unanswered(message: Self.message(error))) }
         return .success(zip(values, sizes).map { value, size in value.map { Array(UnsafeBufferPointer(start: $0, count: size)) } })
     }
 
@@ -86,7 +86,7 @@ package final class MemcachedTier: RemoteTier, @unchecked Sendable {
                 return .success(())
             }
             _ = failed()
-            return .failure(RemoteError(remote: description, operation: "upload", reason: .failed(String(cString: error))))
+            return .failure(RemoteError(remote: description, operation: "upload", reason: .failed(Self.message(error))))
         }
     }
 
@@ -101,5 +101,10 @@ package final class MemcachedTier: RemoteTier, @unchecked Sendable {
         getMany((0..<16).map { namespace + "thumbcache-check-\($0)" }).map { _ in () }.mapError {
             RemoteError(remote: description, operation: "check", reason: .unreachable($0.message))
         }
+    }
+
+    /// The shim's NUL-terminated message in `buffer`.
+    private static func message(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
