@@ -150,17 +150,23 @@ struct FreedesktopCommand: ParsableCommand {
                 let png: [UInt8]
                 // An existing cache only: inside GNOME's sandbox the path leads into its private
                 // /tmp, where a new cache would be thrown away with a warning about left files.
-                if ThumbnailStore.exists(directory: cacheDirectory),
-                   let store = try? ThumbnailStore.open(directory: cacheDirectory, options: .init(keying: fullHash ? .full : .standard)) {
-                    let request = ThumbnailRequest(fileAt: file, size: Double(size), representationTypes: .thumbnail)
-                    if let hit = try CacheHit.thumbnail(for: request, in: store) {
-                        png = try hit.pngData()
-                    } else {
-                        png = try await ThumbnailGenerator(store: store, isolation: isolation).bestRepresentation(for: request).pngData()
-                    }
+                let store = ThumbnailStore.exists(directory: cacheDirectory)
+                    ? try? ThumbnailStore.open(directory: cacheDirectory, options: .init(keying: fullHash ? .full : .standard)) : nil
+                let request = ThumbnailRequest(fileAt: file, size: Double(size), representationTypes: .thumbnail)
+                if let store, let hit = try CacheHit.thumbnail(for: request, in: store) {
+                    png = try hit.pngData()
                 } else {
-                    png = try ImageEncoder.png(DirectThumbnail.make(file, options: ThumbnailOptions(maxWidth: size, maxHeight: size),
-                                                                    decoding: isolation.makeDecoding(defaultWorkers: 1)))
+                    // The file's worker starts now, beside the reading of the content types.
+                    let decoding = isolation.makeDecoding(defaultWorkers: 1)
+                    decoding.prepare(forFileAt: file)
+                    if let store {
+                        let generator = ThumbnailGenerator(store: store, providers: [ImageThumbnailProvider()], types: ContentTypeRegistry(),
+                                                           decoding: decoding, standardThumbnails: nil, remote: nil)
+                        png = try await generator.bestRepresentation(for: request).pngData()
+                    } else {
+                        png = try ImageEncoder.png(DirectThumbnail.make(file, options: ThumbnailOptions(maxWidth: size, maxHeight: size),
+                                                                        decoding: decoding))
+                    }
                 }
                 try OutputFile.write(png, to: output)
             } catch {

@@ -62,8 +62,10 @@ struct GetCommand: AsyncParsableCommand {
         let (providers, contentTypes) = pluginOptions.providers(decoderOptions)
         let remote = try remoteOptions.open()
         let call = Call(file: file, size: size, scale: scale, kind: kind, output: output, json: json)
-        try await Self.get(call, store: try cacheOptions.open(), providers: providers, types: contentTypes,
-                           isolation: decoderOptions.isolation(workers: 1), freedesktopImport: freedesktopImport, remote: remote)
+        let generator = ThumbnailGenerator(store: try cacheOptions.open(), providers: providers, types: contentTypes,
+                                           isolation: decoderOptions.isolation(workers: 1),
+                                           standardThumbnails: freedesktopImport ? FreedesktopThumbnailCache() : nil, remote: remote)
+        try await Self.get(call, generator: generator)
     }
 
     /// What one `get` asks for, however it was read.
@@ -111,10 +113,15 @@ struct GetCommand: AsyncParsableCommand {
         if call.kind == .best || call.kind == .full, let hit = try CacheHit.thumbnail(for: request(call), in: store) {
             return try write(hit, call)
         }
-        var types = ContentTypeRegistry()
+        // A miss: the file's worker starts now, beside the plug-ins' and the types' reading.
         let isolation = DecoderOptions.sandboxed(workers: 1)
+        let decoding = isolation.makeDecoding(defaultWorkers: 1)
+        decoding.prepare(forFileAt: call.file)
+        var types = ContentTypeRegistry()
         let providers = PluginOptions.providers(plugins: true, isolation: isolation, types: &types)
-        try await get(call, store: store, providers: providers, types: types, isolation: isolation, freedesktopImport: true, remote: nil)
+        let generator = ThumbnailGenerator(store: store, providers: providers, types: types, decoding: decoding,
+                                           standardThumbnails: FreedesktopThumbnailCache(), remote: nil)
+        try await get(call, generator: generator)
     }
 
     static func request(_ call: Call) -> ThumbnailRequest {
@@ -129,10 +136,7 @@ struct GetCommand: AsyncParsableCommand {
                                 representationTypes: representationTypes)
     }
 
-    static func get(_ call: Call, store: ThumbnailStore, providers: [any ThumbnailProvider], types: ContentTypeRegistry,
-                    isolation: DecoderIsolation, freedesktopImport: Bool, remote: RemoteCache?) async throws {
-        let generator = ThumbnailGenerator(store: store, providers: providers, types: types, isolation: isolation,
-                                           standardThumbnails: freedesktopImport ? FreedesktopThumbnailCache() : nil, remote: remote)
+    static func get(_ call: Call, generator: ThumbnailGenerator) async throws {
         let representation = try await generator.bestRepresentation(for: request(call))
         if let reason = representation.standsInBecause {
             FileHandle.standardError.write(Data("thumbcache: \(call.file): the \(representation.kind) stands in for the thumbnail: \(reason)\n".utf8))

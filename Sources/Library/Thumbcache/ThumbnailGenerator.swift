@@ -52,14 +52,22 @@ public final class ThumbnailGenerator: Sendable {
     ///     freedesktop cache (at least the requested size) is used instead of decoding the file.
     ///   - remote: a shared tier asked on a miss before decoding; what is made here is queued for
     ///     it and uploaded in the background (``finishUploads(waiting:)`` before exiting).
-    public init(store: ThumbnailStore, providers: [any ThumbnailProvider] = [ImageThumbnailProvider()],
-                types: ContentTypeRegistry = ContentTypeRegistry(), budget: Int? = nil, isolation: DecoderIsolation = .sandboxed,
-                standardThumbnails: FreedesktopThumbnailCache? = nil, remote: RemoteCache? = nil) {
+    public convenience init(store: ThumbnailStore, providers: [any ThumbnailProvider] = [ImageThumbnailProvider()],
+                            types: ContentTypeRegistry = ContentTypeRegistry(), budget: Int? = nil, isolation: DecoderIsolation = .sandboxed,
+                            standardThumbnails: FreedesktopThumbnailCache? = nil, remote: RemoteCache? = nil) {
+        self.init(store: store, providers: providers, types: types, budget: budget,
+                  decoding: isolation.makeDecoding(defaultWorkers: ProcessInfo.processInfo.activeProcessorCount),
+                  standardThumbnails: standardThumbnails, remote: remote)
+    }
+
+    /// With decoders made beforehand (a process made for one file starts its worker first).
+    package init(store: ThumbnailStore, providers: [any ThumbnailProvider], types: ContentTypeRegistry, budget: Int? = nil,
+                 decoding: any ImageDecoding, standardThumbnails: FreedesktopThumbnailCache?, remote: RemoteCache?) {
         self.standardThumbnails = standardThumbnails
         self.remote = remote
         uploader = remote.map { RemoteUploader(store: store, remote: $0) }
         factory = ThumbnailFactory(store: store, types: types, providers: providers)
-        decoding = isolation.makeDecoding(defaultWorkers: ProcessInfo.processInfo.activeProcessorCount)
+        self.decoding = decoding
         writer = GroupCommitWriter(store: store)
         self.budget = budget.map { CacheBudget(store: store, budget: $0) }
     }

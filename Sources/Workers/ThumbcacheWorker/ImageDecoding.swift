@@ -12,6 +12,13 @@ package protocol ImageDecoding: Sendable {
     /// The words of the file at `path` as plain text, at most `limit` bytes of UTF-8, and the
     /// format whose extractor read them.
     func text(ofFileAt path: String, format: ImageFormat?, limit: Int) throws -> (format: ImageFormat, text: String)
+    /// Gets ready to decode the file at `path` while the caller does other work (a worker
+    /// process started for its family); nothing where there is nothing to start.
+    func prepare(forFileAt path: String)
+}
+
+extension ImageDecoding {
+    package func prepare(forFileAt path: String) {}
 }
 
 /// Decoding in this process: for trusted input and the lowest latency.

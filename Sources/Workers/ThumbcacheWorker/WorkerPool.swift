@@ -143,6 +143,33 @@ package final class WorkerPool: ImageDecoding {
         return reply.image.map { RGBAImage(width: $0.width, height: $0.height, pixels: pixels, hasAlpha: $0.hasAlpha) }
     }
 
+    /// Starts the worker the file's first bytes call for, on a thread of its own, so that its
+    /// start (its family's libraries loaded, its confinement) overlaps what the caller does
+    /// before asking: a process made for one file pays it in parallel. Nothing when the bytes
+    /// name no format, or a worker of that family is alive or starting.
+    package func prepare(forFileAt path: String) {
+        guard case .success(let fd) = retryingInterrupts({ open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }) else { return }
+        let catalogue = ImageDecoders.catalogue
+        var head = [UInt8](repeating: 0, count: catalogue.headLength)
+        let count = (try? retryingInterrupts({ head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) } }).get()) ?? 0
+        Glibc.close(fd)
+        guard count > 0, let format = head.withUnsafeBytes({ catalogue.format(of: UnsafeRawBufferPointer(rebasing: $0[..<count]), name: path) }) else {
+            return
+        }
+        let family = WorkerFamily(format)
+        let starts = state.withLock { s -> Bool in
+            guard s.live[family, default: 0] == 0, s.idle[family]?.isEmpty != false else { return false }
+            s.live[family, default: 0] += 1
+            return true
+        }
+        guard starts else { return }
+        guard let executable = try? locateExecutable(family) else {
+            state.withLock { $0.live[family, default: 0] -= 1 }
+            return
+        }
+        pthread_detach(startThread { [self] in startIdle(1, family: family, executable: executable) })
+    }
+
     /// `format` if it is one the worker cannot tell from bytes (text): no magic, no sniffer.
     static func fallback(_ format: ImageFormat?) -> String? { FormatCatalogue.unnamedByBytes(format)?.rawValue }
 
