@@ -94,7 +94,8 @@ const char *thumbcache_status_name(thumbcache_status status);
  * $XDG_CACHE_HOME/thumbcache, which the thumbcache command and every other app share. */
 thumbcache_status thumbcache_open(const char *directory, thumbcache **cache);
 
-/* Closes the cache; waits for thumbnails it made to be written. NULL is ignored. */
+/* Closes the cache; waits for thumbnails it made to be written. No call on it may be running or
+ * come after; images and results got from it stay valid until freed. NULL is ignored. */
 void thumbcache_close(thumbcache *cache);
 
 /* The thumbnail of the file at `path` fitting a square of `size` points (1 to 4096) at `scale`
