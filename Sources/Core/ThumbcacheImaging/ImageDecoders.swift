@@ -193,6 +193,18 @@ package struct ImageDecoders: Sendable {
         registrations.first { $0.typeIdentifier == typeIdentifier }?.format
     }
 
+    /// The format the first bytes of the file at `path` name; nil if they name none or it cannot
+    /// be read. Needs no content types (which read shared-mime-info's database): what a process
+    /// made for one file asks first.
+    package func format(ofFileAt path: String) -> ImageFormat? {
+        guard case .success(let fd) = retryingInterrupts({ Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }) else { return nil }
+        defer { Glibc.close(fd) }
+        var head = [UInt8](repeating: 0, count: headLength)
+        let count = (try? retryingInterrupts({ head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) } }).get()) ?? 0
+        guard count > 0 else { return nil }
+        return head.withUnsafeBytes { format(of: UnsafeRawBufferPointer(rebasing: $0[..<count]), name: path) }
+    }
+
     /// The format whose magic `head` (a file's first bytes) has; a sniffer's yes first, then the
     /// most specific magic.
     package func format(of head: UnsafeRawBufferPointer, name: String? = nil) -> ImageFormat? {

@@ -179,13 +179,18 @@ struct FreedesktopCommand: ParsableCommand {
 /// A thumbnail made straight from the file, no cache: what `thumbnail` does, and the plug-in
 /// where the cache is out of reach.
 enum DirectThumbnail {
-    static func make(_ file: String, options: ThumbnailOptions, decoding: any ImageDecoding, types: ContentTypeRegistry = ContentTypeRegistry()) throws -> RGBAImage {
-        try decoding.thumbnail(ofFileAt: file, options: options, format: readAs(file, types: types)).0
+    static func make(_ file: String, options: ThumbnailOptions, decoding: any ImageDecoding,
+                     types: @autoclosure () -> ContentTypeRegistry = ContentTypeRegistry()) throws -> RGBAImage {
+        try decoding.thumbnail(ofFileAt: file, options: options, format: readAs(file, types: types())).0
     }
 
     /// Text has no signature: its type (name and bytes) says to read the file as text if the
     /// worker finds no format in the bytes; nil for any other file.
-    static func readAs(_ file: String, types: ContentTypeRegistry) -> ImageFormat? {
-        types.conforms(types.type(ofFileAt: file), to: .text) ? .text : nil
+    static func readAs(_ file: String, types: @autoclosure () -> ContentTypeRegistry) -> ImageFormat? {
+        // Bytes that name a format settle it without the types, whose first use reads
+        // shared-mime-info's database: most of a plug-in call's time for a small file.
+        if ImageDecoders.catalogue.format(ofFileAt: file) != nil { return nil }
+        let types = types()
+        return types.conforms(types.type(ofFileAt: file), to: .text) ? .text : nil
     }
 }

@@ -148,14 +148,7 @@ package final class WorkerPool: ImageDecoding {
     /// before asking: a process made for one file pays it in parallel. Nothing when the bytes
     /// name no format, or a worker of that family is alive or starting.
     package func prepare(forFileAt path: String) {
-        guard case .success(let fd) = retryingInterrupts({ open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }) else { return }
-        let catalogue = ImageDecoders.catalogue
-        var head = [UInt8](repeating: 0, count: catalogue.headLength)
-        let count = (try? retryingInterrupts({ head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) } }).get()) ?? 0
-        Glibc.close(fd)
-        guard count > 0, let format = head.withUnsafeBytes({ catalogue.format(of: UnsafeRawBufferPointer(rebasing: $0[..<count]), name: path) }) else {
-            return
-        }
+        guard let format = ImageDecoders.catalogue.format(ofFileAt: path) else { return }
         let family = WorkerFamily(format)
         let starts = state.withLock { s -> Bool in
             guard s.live[family, default: 0] == 0, s.idle[family]?.isEmpty != false else { return false }
