@@ -115,6 +115,10 @@ struct WarmCommandTests {
         #expect(thumb.width == 128 && thumb.height == 32)
         let icon = try run(["get", image, "--kind", "icon", "-o", out, "--cache", dir.appending("cache"), "--json"])
         #expect(icon.stdout.contains("\"kind\" : \"icon\""))
+        // Only a low-quality image, which a fresh PNG has not: said so, not "no provider".
+        let other = try dir.write("other.png", ImageEncoder.png(testPhoto(width: 50, height: 40)))
+        let low = try run(["get", other, "--kind", "low", "-o", out, "--cache", dir.appending("cache")])
+        #expect(low.status == .exited(1) && low.stderr.contains("other.png: no low-quality image"), "\(low.stderr)")
     }
 
     /// A `get` read without ArgumentParser (its common options only) writes what the parsed

@@ -27,7 +27,7 @@ enum Status {
             }
         case let error as GenerationError:
             switch error.reason {
-            case .noProvider, .belowMinimumDimension: return THUMBCACHE_ERROR_UNSUPPORTED
+            case .noProvider, .belowMinimumDimension, .noLowQualityImage: return THUMBCACHE_ERROR_UNSUPPORTED
             case .failedBefore, .notWhatItsNameSays: return THUMBCACHE_ERROR_DECODE
             }
         case let error as WorkerFailure:

@@ -10,6 +10,9 @@ public struct GenerationError: Error, Sendable, CustomStringConvertible {
         case belowMinimumDimension(Int)
         /// The name promises a format (`photo.jpg`) the bytes are not: they are `content`.
         case notWhatItsNameSays(named: ContentType, content: ContentType)
+        /// Only a low-quality image was asked for and the file has none: no embedded preview,
+        /// and no smaller thumbnail of it in the cache.
+        case noLowQualityImage
 
         public var description: String {
             switch self {
@@ -17,6 +20,7 @@ public struct GenerationError: Error, Sendable, CustomStringConvertible {
             case .failedBefore(let record): "\(record.reason) (recorded earlier; not retried)"
             case .belowMinimumDimension(let minimum): "below the minimum dimension of \(minimum) px"
             case .notWhatItsNameSays(let named, let content): "not a valid \(named.displayName) (its content is \(content))"
+            case .noLowQualityImage: "no low-quality image (no embedded preview, and no smaller thumbnail in the cache)"
             }
         }
     }

@@ -168,7 +168,10 @@ public final class ThumbnailGenerator: Sendable {
         } else if types.contains(.icon) {
             fallback = try await icon(for: request)
         }
-        guard var fallback else { throw firstError ?? GenerationError(path: request.path, reason: .noProvider(request.contentType ?? .data)) }
+        guard var fallback else {
+            if let firstError { throw firstError }
+            throw GenerationError(path: request.path, reason: types == .lowQualityThumbnail ? .noLowQualityImage : .noProvider(request.contentType ?? .data))
+        }
         fallback.standsInBecause = firstError.flatMap(Self.failureWorthSaying)
         return fallback
     }
@@ -180,7 +183,7 @@ public final class ThumbnailGenerator: Sendable {
         switch error {
         case let error as GenerationError:
             switch error.reason {
-            case .noProvider, .belowMinimumDimension: return nil
+            case .noProvider, .belowMinimumDimension, .noLowQualityImage: return nil
             case .failedBefore(let record) where record.kind == .noPicture: return nil
             default: break
             }
