@@ -1,17 +1,27 @@
 #include "thumbcache-binding.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 // Per thread, as errno is: a handle is shared by threads, and each must read its own failure.
-static _Thread_local char *last_error;
+// A key rather than _Thread_local, so that a thread's last message is freed when it ends.
+static pthread_key_t message_key;
+static pthread_once_t message_once = PTHREAD_ONCE_INIT;
+
+static void make_key(void) { pthread_key_create(&message_key, free); }
 
 void thumbcache_binding_set_error(const char *message) {
-    free(last_error);
-    last_error = message ? strdup(message) : NULL;
+    pthread_once(&message_once, make_key);
+    free(pthread_getspecific(message_key));
+    pthread_setspecific(message_key, message ? strdup(message) : NULL);
 }
 
-const char *thumbcache_error_message(void) { return last_error ? last_error : ""; }
+const char *thumbcache_error_message(void) {
+    pthread_once(&message_once, make_key);
+    const char *message = pthread_getspecific(message_key);
+    return message ? message : "";
+}
 
 const char *thumbcache_status_name(thumbcache_status status) {
     switch (status) {
