@@ -49,7 +49,8 @@ struct BindingTests {
     }
 
     /// `import thumbcache` in Python: the example script, then each failure as the exception its
-    /// status names (with the file in the message), and one cache shared by eight threads.
+    /// status names (with the file in the message), and one cache shared by eight threads, each
+    /// of which reads its own failures' messages.
     @Test func pythonImportsThumbcache() throws {
         let dir = TemporaryDirectory()
         let files = try Self.folder(dir)
@@ -88,6 +89,18 @@ struct BindingTests {
             for thread in threads: thread.start()
             for thread in threads: thread.join()
             print("threads", len(seen), sorted(set(seen)))
+            # Each thread reads its own failure's message, whatever the others did meanwhile.
+            own = []
+            def fail(n):
+                for _ in range(20):
+                    try:
+                        cache.get("%s/missing-%d.png" % (cache_dir, n))
+                    except thumbcache.ThumbcacheError as error:
+                        own.append(("missing-%d.png" % n) in str(error))
+            threads = [threading.Thread(target=fail, args=(n,)) for n in range(8)]
+            for thread in threads: thread.start()
+            for thread in threads: thread.join()
+            print("own messages", len(own), all(own))
             print("version", thumbcache.version())
             cache.close()
             """.utf8))
@@ -96,16 +109,17 @@ struct BindingTests {
         let ended = failures.wait()
         #expect(ended.termination == .exited(0), "\(ended.stderr)")
         let lines = failures.output
-        #expect(lines.count == 7, "\(lines)")
-        guard lines.count == 7 else { return }
+        #expect(lines.count == 8, "\(lines)")
+        guard lines.count == 8 else { return }
         #expect(lines[0].hasPrefix("THUMBCACHE_ERROR_DECODE \(files.broken): "), "\(lines[0])")
         #expect(lines[1] == "THUMBCACHE_ERROR_UNREADABLE \(dir.appending("cache"))/no such file.png: No such file or directory", "\(lines[1])")
         #expect(lines[2].hasPrefix("THUMBCACHE_ERROR_QUERY "), "\(lines[2])")
         #expect(lines[3].hasPrefix("THUMBCACHE_ERROR_CACHE ") && lines[3].contains("/proc/no/cache/here"), "\(lines[3])")
         #expect(lines[4] == "fallback icon True", "\(lines[4])")
         #expect(lines[5] == "threads 8 [(128, 86, 44032, 255)]", "\(lines[5])")
+        #expect(lines[6] == "own messages 160 True", "\(lines[6])")
         let version = try ChildProcess.run("thumbcache", ["--version"])
-        #expect(lines[6] == "version " + (version.stdout.first ?? "?"))
+        #expect(lines[7] == "version " + (version.stdout.first ?? "?"))
     }
 }
 
