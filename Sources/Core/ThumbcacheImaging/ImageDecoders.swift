@@ -199,10 +199,15 @@ package struct ImageDecoders: Sendable {
     package func format(ofFileAt path: String) -> ImageFormat? {
         guard case .success(let fd) = retryingInterrupts({ Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }) else { return nil }
         defer { Glibc.close(fd) }
+        return format(ofDescriptor: fd, name: path)
+    }
+
+    /// The same for a file open on `fd` (read from its start, its offset left alone).
+    package func format(ofDescriptor fd: Int32, name: String) -> ImageFormat? {
         var head = [UInt8](repeating: 0, count: headLength)
         let count = (try? retryingInterrupts({ head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) } }).get()) ?? 0
         guard count > 0 else { return nil }
-        return head.withUnsafeBytes { format(of: UnsafeRawBufferPointer(rebasing: $0[..<count]), name: path) }
+        return head.withUnsafeBytes { format(of: UnsafeRawBufferPointer(rebasing: $0[..<count]), name: name) }
     }
 
     /// The format whose magic `head` (a file's first bytes) has; a sniffer's yes first, then the

@@ -23,13 +23,13 @@ struct GetCommand: AsyncParsableCommand {
     var file: String
 
     @Option(name: .shortAndLong, help: "Thumbnail size in points (the largest side).")
-    var size: Int = 256
+    var size: Int = Call.defaults.size
 
     @Option(name: .long, help: "Pixels per point.")
-    var scale: Double = 1
+    var scale: Double = Call.defaults.scale
 
     @Option(name: .long, help: "icon, low, full or best.")
-    var kind: Kind = .best
+    var kind: Kind = Call.defaults.kind
 
     @Option(name: .shortAndLong, help: ArgumentHelp("Where to write the PNG.", valueName: "path"))
     var output: String
@@ -68,8 +68,10 @@ struct GetCommand: AsyncParsableCommand {
         try await Self.get(call, generator: generator)
     }
 
-    /// What one `get` asks for, however it was read.
+    /// What one `get` asks for, however it was read; its defaults are the options'.
     struct Call {
+        static let defaults = Call(file: "")
+
         var file: String
         var size = 256
         var scale = 1.0

@@ -69,12 +69,13 @@ struct ThumbnailCommand: ParsableCommand {
         if let outputDir { try FileManager.default.createDirectory(atPath: outputDir, withIntermediateDirectories: true) }
         var failed = 0
         let decoding = decoderOptions.isolation().makeDecoding(defaultWorkers: 1)
-        let types = ContentTypeRegistry()
         for file in files {
             do {
-                let image = try DirectThumbnail.make(file, options: options, decoding: decoding, types: types)
+                // The types are made only for a file whose bytes name no format (a copy of the
+                // process's built-ins after the first).
+                let image = try DirectThumbnail.make(file, options: options, decoding: decoding, types: ContentTypeRegistry())
                 let bytes = format == .png ? try ImageEncoder.png(image) : try ImageEncoder.jpeg(image)
-                try Data(bytes).write(to: URL(fileURLWithPath: destination(for: file)))
+                try OutputFile.write(bytes, to: destination(for: file))
             } catch {
                 failed += 1
                 FileHandle.standardError.write(Data("thumbcache: \(error)\n".utf8))

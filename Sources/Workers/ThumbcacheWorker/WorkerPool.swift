@@ -170,11 +170,7 @@ package final class WorkerPool: ImageDecoding {
     /// else what the first bytes say (bytes win, as in the worker), else the format's (text).
     static func family(of fd: Int32, path: String, format: ImageFormat?) -> WorkerFamily {
         if let format, fallback(format) == nil { return WorkerFamily(format) }
-        let catalogue = ImageDecoders.catalogue
-        var head = [UInt8](repeating: 0, count: catalogue.headLength)
-        let count = (try? retryingInterrupts({ head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) } }).get()) ?? 0
-        let named = count > 0 ? head.withUnsafeBytes { catalogue.format(of: UnsafeRawBufferPointer(rebasing: $0[..<count]), name: path) } : nil
-        return WorkerFamily(named ?? format)
+        return WorkerFamily(ImageDecoders.catalogue.format(ofDescriptor: fd, name: path) ?? format)
     }
 
     // MARK: Running a request
