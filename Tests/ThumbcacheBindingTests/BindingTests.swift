@@ -118,6 +118,12 @@ struct BindingTests {
         #expect(lines[4] == "fallback icon True", "\(lines[4])")
         #expect(lines[5] == "threads 8 [(128, 86, 44032, 255)]", "\(lines[5])")
         #expect(lines[6] == "own messages 160 True", "\(lines[6])")
+        // Without the library, the import says what to install.
+        let missing = try ChildProcess(program: "/usr/bin/python3", arguments: ["-c", "import thumbcache"],
+                                       environment: environment.merging(["THUMBCACHE_LIBRARY": dir.appending("nowhere.so")]) { $1 })
+        let noLibrary = missing.wait()
+        #expect(noLibrary.termination == .exited(1) && noLibrary.stderr.contains("ImportError: thumbcache: cannot load")
+                && noLibrary.stderr.contains("libthumbcache1"), "\(noLibrary.stderr)")
         let version = try ChildProcess.run("thumbcache", ["--version"])
         #expect(lines[7] == "version " + (version.stdout.first ?? "?"))
     }

@@ -46,7 +46,12 @@ class WarmSummary(ctypes.Structure):
 
 
 def _load():
-    lib = ctypes.CDLL(os.environ.get("THUMBCACHE_LIBRARY") or "libthumbcache.so.1")
+    name = os.environ.get("THUMBCACHE_LIBRARY") or "libthumbcache.so.1"
+    try:
+        lib = ctypes.CDLL(name)
+    except OSError as error:
+        raise ImportError("thumbcache: cannot load %s (%s): install the libthumbcache1 package, or set "
+                          "THUMBCACHE_LIBRARY to the library's path" % (name, error)) from error
     p, c_char_p, c_size_t = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t
     signatures = {
         "thumbcache_version": ([], c_char_p),
