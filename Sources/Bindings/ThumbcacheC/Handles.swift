@@ -37,12 +37,10 @@ final class ImageHandle {
     let fromCache: Bool
     let png: CBytes
     let standsInBecause: CString?
-    private let representation: ThumbnailRepresentation
-    /// Decoded on first asking, once; C may ask from several threads.
+    /// Decoded from ``png`` on first asking, once; C may ask from several threads.
     private let rgba = Mutex<CBytes?>(nil)
 
     init(_ representation: ThumbnailRepresentation) throws {
-        self.representation = representation
         width = UInt32(representation.pixelWidth)
         height = UInt32(representation.pixelHeight)
         kind = switch representation.kind {
@@ -59,7 +57,7 @@ final class ImageHandle {
     func pixels() -> UnsafePointer<UInt8>? {
         rgba.withLock { rgba -> UnsafePointer<UInt8>? in
             if rgba == nil {
-                do { rgba = CBytes(try representation.image().pixels) } catch {
+                do { rgba = CBytes(try ImageDecoder.png(Array(UnsafeBufferPointer(start: png.pointer, count: png.count)), name: "(thumbnail)").pixels) } catch {
                     _ = Status.fail(error)
                     return nil
                 }

@@ -15,8 +15,9 @@ package enum ProgramPaths {
     }
 
     /// The file this code was loaded from: the executable, or a shared library (libthumbcache.so
-    /// in a Python process), whose directory may hold the worker programs too.
-    package static var currentImage: String? {
+    /// in a Python process), whose directory may hold the worker programs too. Read once: a pool
+    /// looks for its programs at every worker it starts.
+    package static let currentImage: String? = {
         // The mapping that holds this module's header, read from /proc/self/maps: dladdr would
         // say the same but Swift's Glibc does not export it.
         let address = UInt(bitPattern: #dsohandle)
@@ -33,7 +34,7 @@ package enum ProgramPaths {
             return path.hasPrefix("/") ? String(path) : nil
         }
         return nil
-    }
+    }()
 
     /// The directories of `$PATH`, in order (a default when it is unset or empty).
     package static var searchPath: [String] {

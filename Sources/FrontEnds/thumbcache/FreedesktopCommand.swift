@@ -152,21 +152,17 @@ struct FreedesktopCommand: ParsableCommand {
                 // /tmp, where a new cache would be thrown away with a warning about left files.
                 let store = ThumbnailStore.exists(directory: cacheDirectory)
                     ? try? ThumbnailStore.open(directory: cacheDirectory, options: .init(keying: fullHash ? .full : .standard)) : nil
-                let request = ThumbnailRequest(fileAt: file, size: Double(size), representationTypes: .thumbnail)
-                if let store, let hit = try CacheHit.thumbnail(for: request, in: store) {
-                    png = try hit.pngData()
+                if let store {
+                    let request = ThumbnailRequest(fileAt: file, size: Double(size), representationTypes: .thumbnail)
+                    png = try await OneFile.representation(request, store: store, isolation: isolation, standardThumbnails: nil) { _ in
+                        [ImageThumbnailProvider()]
+                    }.pngData()
                 } else {
                     // The file's worker starts now, beside the reading of the content types.
                     let decoding = isolation.makeDecoding(defaultWorkers: 1)
                     decoding.prepare(forFileAt: file)
-                    if let store {
-                        let generator = ThumbnailGenerator(store: store, providers: [ImageThumbnailProvider()], types: ContentTypeRegistry(),
-                                                           decoding: decoding, standardThumbnails: nil, remote: nil)
-                        png = try await generator.bestRepresentation(for: request).pngData()
-                    } else {
-                        png = try ImageEncoder.png(DirectThumbnail.make(file, options: ThumbnailOptions(maxWidth: size, maxHeight: size),
-                                                                        decoding: decoding))
-                    }
+                    png = try ImageEncoder.png(DirectThumbnail.make(file, options: ThumbnailOptions(maxWidth: size, maxHeight: size),
+                                                                    decoding: decoding))
                 }
                 try OutputFile.write(png, to: output)
             } catch {

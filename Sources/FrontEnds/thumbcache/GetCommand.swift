@@ -108,22 +108,15 @@ struct GetCommand: AsyncParsableCommand {
         return call
     }
 
-    /// Runs a quick call with every other option at its default: a stored thumbnail first, with
-    /// nothing else set up (the plug-ins' types alone cost more than a hit).
+    /// Runs a quick call with every other option at its default (and no remote).
     static func run(_ call: Call) async throws {
         let store = try ThumbnailStore.open(directory: call.cache ?? ThumbnailStore.defaultDirectory)
-        if call.kind == .best || call.kind == .full, let hit = try CacheHit.thumbnail(for: request(call), in: store) {
-            return try write(hit, call)
-        }
-        // A miss: the file's worker starts now, beside the plug-ins' and the types' reading.
         let isolation = DecoderOptions.sandboxed(workers: 1)
-        let decoding = isolation.makeDecoding(defaultWorkers: 1)
-        decoding.prepare(forFileAt: call.file)
-        var types = ContentTypeRegistry()
-        let providers = PluginOptions.providers(plugins: true, isolation: isolation, types: &types)
-        let generator = ThumbnailGenerator(store: store, providers: providers, types: types, decoding: decoding,
-                                           standardThumbnails: FreedesktopThumbnailCache(), remote: nil)
-        try await get(call, generator: generator)
+        let representation = try await OneFile.representation(request(call), store: store, isolation: isolation,
+                                                               standardThumbnails: FreedesktopThumbnailCache()) { types in
+            PluginOptions.providers(plugins: true, isolation: isolation, types: &types)
+        }
+        try finish(representation, call)
     }
 
     static func request(_ call: Call) -> ThumbnailRequest {
@@ -139,17 +132,17 @@ struct GetCommand: AsyncParsableCommand {
     }
 
     static func get(_ call: Call, generator: ThumbnailGenerator) async throws {
-        let representation = try await generator.bestRepresentation(for: request(call))
-        if let reason = representation.standsInBecause {
-            FileHandle.standardError.write(Data("thumbcache: \(call.file): the \(representation.kind) stands in for the thumbnail: \(reason)\n".utf8))
-        }
-        try write(representation, call)
+        try finish(try await generator.bestRepresentation(for: request(call)), call)
         // One thumbnail made here goes up now, while the connection is open; a failure leaves it queued.
         _ = generator.finishUploads()
     }
 
-    /// Writes the PNG where the call says, and the JSON line if asked.
-    static func write(_ representation: ThumbnailRepresentation, _ call: Call) throws {
+    /// Says why a lesser representation stands in, if one does, writes the PNG where the call
+    /// says, and the JSON line if asked.
+    static func finish(_ representation: ThumbnailRepresentation, _ call: Call) throws {
+        if let reason = representation.standsInBecause {
+            FileHandle.standardError.write(Data("thumbcache: \(call.file): the \(representation.kind) stands in for the thumbnail: \(reason)\n".utf8))
+        }
         try OutputFile.write(representation.pngData(), to: call.output)
         if call.json {
             let info = Written(

@@ -23,6 +23,7 @@ __all__ = ["Cache", "Thumbnail", "Result", "WarmSummary", "ThumbcacheError", "ve
 KINDS = {"icon": 1, "low": 2, "thumbnail": 4, "best": 7}
 _KIND_NAMES = {1: "icon", 2: "low", 4: "thumbnail"}
 _SNIPPETS = 1
+_ERROR_OTHER = 7
 
 
 class ThumbcacheError(Exception):
@@ -128,7 +129,7 @@ class Thumbnail:
         if self._rgba is None:
             data = _lib.thumbcache_image_rgba(self._handle)
             if not data:
-                _check(7)
+                _check(_ERROR_OTHER)
             self._rgba = ctypes.string_at(data, self.width * self.height * 4)
         return self._rgba
 
