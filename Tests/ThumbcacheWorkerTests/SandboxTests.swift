@@ -143,13 +143,14 @@ struct SandboxTests {
         }
     }
 
-    /// Sandboxed and in-process decoding give the same thumbnails and metadata.
-    @Test(arguments: ["png", "jpeg"])
-    func sandboxedAndInProcessDecodingAgree(format: String) throws {
+    /// Sandboxed and in-process decoding give the same thumbnails and metadata; a worker allowed
+    /// two threads downscales beside its decoding, on a thread its confinement lets it start.
+    @Test(arguments: ["png", "jpeg"], [1, 2])
+    func sandboxedAndInProcessDecodingAgree(format: String, threads: Int) throws {
         let dir = TemporaryDirectory()
         let photo = testPhoto(width: 640, height: 480)
         let path = try dir.write("p." + format, format == "png" ? ImageEncoder.png(photo) : ImageEncoder.jpeg(photo))
-        let pool = WorkerPool(.init(workers: 1))
+        let pool = WorkerPool(.init(workers: 1, decodeThreads: threads))
         let local = InProcessDecoding()
         let options = ThumbnailOptions(maxWidth: 128, maxHeight: 128)
         let sandboxed = try pool.thumbnail(ofFileAt: path, options: options, format: nil)

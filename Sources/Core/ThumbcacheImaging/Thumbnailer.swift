@@ -120,7 +120,7 @@ package enum Thumbnailer {
         fallback: ImageFormat? = nil, decoders: ImageDecoders = .standard
     ) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
         let (format, source) = try decoders.open(descriptor, name: name, format: format, fallback: fallback)
-        return try thumbnail(of: source, format: format, name: name, options: options)
+        return try thumbnail(of: source, format: format, name: name, options: options, threads: decoders.settings.threads)
     }
 
     /// Size, orientation and EXIF of the image at `path`, from its header only (no pixels decoded).
@@ -255,8 +255,9 @@ package enum Thumbnailer {
 
     /// Any format: the header plans the output and the shrink-on-load, then rows stream through
     /// the downscaler; orientation is applied to the small result.
+    /// `threads` above 1: the rows are downscaled on a second thread beside the decoding.
     static func thumbnail(of source: any RowSource, format: ImageFormat, name: String,
-                          options: ThumbnailOptions) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
+                          options: ThumbnailOptions, threads: Int = 1) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
         // A drawing's stated size costs nothing: its limits apply to the size it is drawn at.
         if let scalable = source as? any ScalableRowSource {
             return try thumbnail(of: scalable, format: format, name: name, options: options)
@@ -275,16 +276,23 @@ package enum Thumbnailer {
         // The fast decode only where at least 2× of shrinking follows.
         let remaining = min(Double(g.crop.width) / Double(d * g.width), Double(g.crop.height) / Double(d * g.height))
         // A buffered decode's memory is taken in start and given back when readRows ends.
-        let scaler = try whileBuffering(header.bufferedBytes) { () throws(ImagingError) -> StreamingDownscaler in
+        let downscaled = try whileBuffering(header.bufferedBytes) { () throws(ImagingError) -> RGBAImage in
             let (sw, sh) = try source.start(shrink: d, fast: remaining >= 2, output: (g.width, g.height))
             let crop = scaledCrop(g.crop, from: (header.width, header.height), to: (sw, sh), shrink: d)
-            let scaler = StreamingDownscaler(
-                sourceWidth: sw, sourceHeight: sh, outputWidth: g.width, outputHeight: g.height, crop: crop, kernel: options.kernel,
-                premultiply: header.hasAlpha, linearLight: options.linearLight)
+            let (kernel, premultiply, linearLight) = (options.kernel, header.hasAlpha, options.linearLight)
+            let makeScaler = { @Sendable in
+                StreamingDownscaler(sourceWidth: sw, sourceHeight: sh, outputWidth: g.width, outputHeight: g.height, crop: crop,
+                                    kernel: kernel, premultiply: premultiply, linearLight: linearLight)
+            }
+            // Worth a thread only where the filter has work: a source larger than the output.
+            if threads > 1, sw * sh > 4 * g.width * g.height {
+                return try PipelinedRows.downscale(source, name: name, rowBytes: sw * 4, scaler: makeScaler)
+            }
+            let scaler = makeScaler()
             try source.readRows { scaler.push($0) }
-            return scaler
+            return scaler.finish()
         }
-        let image = p.orientation.apply(to: scaler.finish())
+        let image = p.orientation.apply(to: downscaled)
         return (image, ImageInfo(format: format, header: source.header, orientation: p.orientation, exif: p.exif))
     }
 
