@@ -150,7 +150,12 @@ static int install_seccomp(int fonts, char *message, size_t size) {
 int csandbox_confine(const csandbox_limits *limits, char *message, size_t size) {
     int layers = 0;
     // Only the standard streams and the channel stay open.
-    for (int fd = 3; fd < 1024; fd++) if (fd != limits->channel) close(fd);
+    // close_range: two calls instead of a thousand (a per-file process waits on this start).
+    unsigned channel = (unsigned)limits->channel;
+    int below = channel > 3 ? close_range(3, channel - 1, 0) : 0;
+    if (below != 0 || close_range(channel + 1, ~0U, 0) != 0) {
+        for (int fd = 3; fd < 1024; fd++) if (fd != limits->channel) close(fd);
+    }
     layers |= CSANDBOX_DESCRIPTORS_CLOSED;
 
     // Namespaces first (they need the capabilities a new user namespace grants, which

@@ -147,24 +147,22 @@ struct FreedesktopCommand: ParsableCommand {
             let path = input.hasPrefix("file://") ? (FileURI.path(of: input) ?? input) : input
             let file = FilePaths.resolved(path)
             do {
-                let png: [UInt8]
                 // An existing cache only: inside GNOME's sandbox the path leads into its private
                 // /tmp, where a new cache would be thrown away with a warning about left files.
                 let store = ThumbnailStore.exists(directory: cacheDirectory)
                     ? try? ThumbnailStore.open(directory: cacheDirectory, options: .init(keying: fullHash ? .full : .standard)) : nil
                 if let store {
                     let request = ThumbnailRequest(fileAt: file, size: Double(size), representationTypes: .thumbnail)
-                    png = try await OneFile.representation(request, store: store, isolation: isolation, standardThumbnails: nil) { _ in
+                    try await OneFile.representation(request, store: store, isolation: isolation, standardThumbnails: nil) { _ in
                         [ImageThumbnailProvider()]
-                    }.pngData()
+                    } deliver: { try OutputFile.write($0.pngData(), to: output) }
                 } else {
                     // The file's worker starts now, beside the reading of the content types.
-                    let decoding = isolation.makeDecoding(defaultWorkers: 1)
-                    decoding.prepare(forFileAt: file)
-                    png = try ImageEncoder.png(DirectThumbnail.make(file, options: ThumbnailOptions(maxWidth: size, maxHeight: size),
-                                                                    decoding: decoding))
+                    let decoding = OneFile.prepared(forFileAt: file, isolation: isolation)
+                    defer { OneFile.letGo(decoding) }
+                    let image = try DirectThumbnail.make(file, options: ThumbnailOptions(maxWidth: size, maxHeight: size), decoding: decoding)
+                    try OutputFile.write(ImageEncoder.png(image), to: output)
                 }
-                try OutputFile.write(png, to: output)
             } catch {
                 throw CommandFailure("\(error)")
             }

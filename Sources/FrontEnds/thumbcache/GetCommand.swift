@@ -112,11 +112,9 @@ struct GetCommand: AsyncParsableCommand {
     static func run(_ call: Call) async throws {
         let store = try ThumbnailStore.open(directory: call.cache ?? ThumbnailStore.defaultDirectory)
         let isolation = DecoderOptions.sandboxed(workers: 1)
-        let representation = try await OneFile.representation(request(call), store: store, isolation: isolation,
-                                                               standardThumbnails: FreedesktopThumbnailCache()) { types in
-            PluginOptions.providers(plugins: true, isolation: isolation, types: &types)
-        }
-        try finish(representation, call)
+        try await OneFile.representation(request(call), store: store, isolation: isolation, standardThumbnails: FreedesktopThumbnailCache()) {
+            types in PluginOptions.providers(plugins: true, isolation: isolation, types: &types)
+        } deliver: { try finish($0, call) }
     }
 
     static func request(_ call: Call) -> ThumbnailRequest {

@@ -1,20 +1,37 @@
 import Thumbcache
+import ThumbcacheWorker
 
 /// One file's thumbnail in a process made for it (a `get`, the plug-in's call). A stored one is
 /// looked for first, with nothing else set up; on a miss the file's worker is started before the
 /// providers and content types are made (they read shared-mime-info's database and the installed
 /// plug-ins), so that its start overlaps them.
 enum OneFile {
+    /// Hands `request`'s representation to `deliver` (which writes it out) before the worker is
+    /// let go, without waiting for it to end: the process exits next.
     static func representation(_ request: ThumbnailRequest, store: ThumbnailStore, isolation: DecoderIsolation,
                                standardThumbnails: FreedesktopThumbnailCache?,
-                               providers: (inout ContentTypeRegistry) -> [any ThumbnailProvider]) async throws -> ThumbnailRepresentation {
-        if request.representationTypes.contains(.thumbnail), let hit = try CacheHit.thumbnail(for: request, in: store) { return hit }
-        let decoding = isolation.makeDecoding(defaultWorkers: 1)
-        decoding.prepare(forFileAt: request.path)
+                               providers: (inout ContentTypeRegistry) -> [any ThumbnailProvider],
+                               deliver: (ThumbnailRepresentation) throws -> Void) async throws {
+        if request.representationTypes.contains(.thumbnail), let hit = try CacheHit.thumbnail(for: request, in: store) { return try deliver(hit) }
+        let decoding = prepared(forFileAt: request.path, isolation: isolation)
+        defer { letGo(decoding) }
         var types = ContentTypeRegistry()
         let providers = providers(&types)
         let generator = ThumbnailGenerator(store: store, providers: providers, types: types, decoding: decoding,
                                            standardThumbnails: standardThumbnails, remote: nil)
-        return try await generator.bestRepresentation(for: request)
+        try deliver(try await generator.bestRepresentation(for: request))
+    }
+
+    /// The decoding service for one file, its family's worker already starting.
+    static func prepared(forFileAt path: String, isolation: DecoderIsolation) -> any ImageDecoding {
+        let decoding = isolation.makeDecoding(defaultWorkers: 1)
+        decoding.prepare(forFileAt: path)
+        return decoding
+    }
+
+    /// Hangs up on the worker without waiting for its exit (about a millisecond for a worker
+    /// with poppler or FFmpeg mapped), which nothing after the output needs.
+    static func letGo(_ decoding: any ImageDecoding) {
+        (decoding as? WorkerPool)?.hangUpIdleWorkers()
     }
 }

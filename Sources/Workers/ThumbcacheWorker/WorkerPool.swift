@@ -96,6 +96,20 @@ package final class WorkerPool: ImageDecoding {
         for worker in idle { worker.finish(kill: false) }
     }
 
+    /// Closes each idle worker's channel and forgets it without waiting for it to end: for a
+    /// process that exits next (a one-file `get`), whose ended children the system reaps. Saves
+    /// the wait for a worker's exit, which the output need not wait for.
+    package func hangUpIdleWorkers() {
+        let idle = state.withLock { s in
+            defer {
+                for (family, workers) in s.idle { s.live[family, default: 0] -= workers.count }
+                s.idle = [:]
+            }
+            return Array(s.idle.values.joined())
+        }
+        for worker in idle { worker.abandon() }
+    }
+
     /// How many worker processes this pool has started.
     package var workersStarted: Int { state.withLock { $0.started } }
 

@@ -132,6 +132,13 @@ final class WorkerProcess: @unchecked Sendable {
     /// Closes the channel without waiting: the worker exits when it sees the end.
     func hangUp() { shutdown(channel.descriptor, Int32(SHUT_RDWR)) }
 
+    /// Hangs up and will not reap: the worker exits on its own, and this process's end hands it
+    /// to the system to reap.
+    func abandon() {
+        hangUp()
+        reaped = true
+    }
+
     /// Ends the worker (SIGKILL if `kill`, else it exits when its channel closes) and reaps it.
     /// - Returns: its wait status.
     @discardableResult
