@@ -84,13 +84,7 @@ package final class WorkerPool: ImageDecoding {
 
     /// Ends every idle worker (each exits when its channel closes); later calls start new ones.
     package func close() {
-        let idle = state.withLock { s in
-            defer {
-                for (family, workers) in s.idle { s.live[family, default: 0] -= workers.count }
-                s.idle = [:]
-            }
-            return Array(s.idle.values.joined())
-        }
+        let idle = takeIdleWorkers()
         // All are told first, so that they exit side by side rather than one after another.
         for worker in idle { worker.hangUp() }
         for worker in idle { worker.finish(kill: false) }
@@ -100,14 +94,18 @@ package final class WorkerPool: ImageDecoding {
     /// process that exits next (a one-file `get`), whose ended children the system reaps. Saves
     /// the wait for a worker's exit, which the output need not wait for.
     package func hangUpIdleWorkers() {
-        let idle = state.withLock { s in
+        for worker in takeIdleWorkers() { worker.abandon() }
+    }
+
+    /// The idle workers, no longer the pool's.
+    private func takeIdleWorkers() -> [WorkerProcess] {
+        state.withLock { s in
             defer {
                 for (family, workers) in s.idle { s.live[family, default: 0] -= workers.count }
                 s.idle = [:]
             }
             return Array(s.idle.values.joined())
         }
-        for worker in idle { worker.abandon() }
     }
 
     /// How many worker processes this pool has started.
