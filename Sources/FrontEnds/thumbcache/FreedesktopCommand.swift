@@ -159,7 +159,7 @@ struct FreedesktopCommand: ParsableCommand {
                 } else {
                     // The file's worker starts now, beside the reading of the content types.
                     let decoding = OneFile.prepared(forFileAt: file, isolation: isolation)
-                    defer { OneFile.letGo(decoding) }
+                    defer { decoding.hangUpIdleWorkers() }
                     let image = try DirectThumbnail.make(file, options: ThumbnailOptions(maxWidth: size, maxHeight: size), decoding: decoding)
                     try OutputFile.write(ImageEncoder.png(image), to: output)
                 }

@@ -14,7 +14,9 @@ enum OneFile {
                                deliver: (ThumbnailRepresentation) throws -> Void) async throws {
         if request.representationTypes.contains(.thumbnail), let hit = try CacheHit.thumbnail(for: request, in: store) { return try deliver(hit) }
         let decoding = prepared(forFileAt: request.path, isolation: isolation)
-        defer { letGo(decoding) }
+        // Without waiting for the worker's exit (a millisecond or two with poppler or FFmpeg
+        // mapped), which nothing after the output needs.
+        defer { decoding.hangUpIdleWorkers() }
         var types = ContentTypeRegistry()
         let providers = providers(&types)
         let generator = ThumbnailGenerator(store: store, providers: providers, types: types, decoding: decoding,
@@ -27,11 +29,5 @@ enum OneFile {
         let decoding = isolation.makeDecoding(defaultWorkers: 1)
         decoding.prepare(forFileAt: path)
         return decoding
-    }
-
-    /// Hangs up on the worker without waiting for its exit (about a millisecond for a worker
-    /// with poppler or FFmpeg mapped), which nothing after the output needs.
-    static func letGo(_ decoding: any ImageDecoding) {
-        (decoding as? WorkerPool)?.hangUpIdleWorkers()
     }
 }

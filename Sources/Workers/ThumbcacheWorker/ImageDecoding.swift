@@ -15,10 +15,14 @@ package protocol ImageDecoding: Sendable {
     /// Gets ready to decode the file at `path` while the caller does other work (a worker
     /// process started for its family); nothing where there is nothing to start.
     func prepare(forFileAt path: String)
+    /// Lets go of idle workers without waiting for their exit, for a process that ends next;
+    /// nothing where there are none.
+    func hangUpIdleWorkers()
 }
 
 extension ImageDecoding {
     package func prepare(forFileAt path: String) {}
+    package func hangUpIdleWorkers() {}
 }
 
 /// Decoding in this process: for trusted input and the lowest latency.
