@@ -147,7 +147,7 @@ let package = Package(
 
         // The desktop daemon: the org.freedesktop.thumbnails Thumbnailer1 and Cache1 services on the
         // session bus (a drop-in for tumblerd), its request scheduler and workers.
-        .target(name: "ThumbcacheDaemon", dependencies: ["Thumbcache", "ThumbcacheRemote", "ThumbcacheSync", "CThumbcacheBus"]),
+        .target(name: "ThumbcacheDaemon", dependencies: ["Thumbcache", "ThumbcacheRemote", "ThumbcacheSync", "CThumbcacheBus", "CThumbcacheDescriptors"]),
 
         // `thumbcache serve`: thumbnails by content hash, search, info and tags over HTTP, and the
         // page that browses them (Hummingbird 2).
@@ -217,7 +217,7 @@ let package = Package(
                                                                   "ThumbcacheTestSupport", "CThumbcacheFileInfo",
                                                                   .product(name: "NIOCore", package: "swift-nio")] + programs),
         // The tumblerd drop-in on a private D-Bus session bus.
-        .testTarget(name: "ThumbcacheDaemonTests", dependencies: ["Thumbcache", "ThumbcacheTestSupport"] + programs),
+        .testTarget(name: "ThumbcacheDaemonTests", dependencies: ["Thumbcache", "ThumbcacheDaemon", "ThumbcacheTestSupport"] + programs),
         // An app's view: only `import Thumbcache`, no test support, no internals.
         .testTarget(
             name: "ThumbcacheAppTests",

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ThumbcacheTestSupport
 @testable import Thumbcache
+import ThumbcacheDaemon
 
 /// `thumbcache daemon` on a private session bus (its own `dbus-daemon`), asked by a real client
 /// (python3-dbus, Tools/thumbnail-bus-client) as Thunar asks tumblerd.
@@ -75,8 +76,10 @@ struct DaemonTests {
         }
 
         static func start(_ dir: TemporaryDirectory, address: String, extra: [String]) throws -> ChildProcess {
+            try FileManager.default.createDirectory(atPath: dir.appending("run"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             var environment = ProcessInfo.processInfo.environment
             environment["XDG_CACHE_HOME"] = dir.appending("xdg")
+            environment["XDG_RUNTIME_DIR"] = dir.appending("run")
             return try ChildProcess(program: "thumbcache", arguments: ["daemon", "--bus", address, "--cache", dir.appending("cache"), "--jobs", "2"] + extra,
                                     environment: environment)
         }
@@ -229,6 +232,73 @@ struct DaemonTests {
             gone = owner?.contains("false") ?? false
         }
         #expect(gone, "the activated daemon exited when idle")
+    }
+
+    /// `get` in the daemon's session: `--json` for its output.
+    static func get(_ dir: TemporaryDirectory, _ file: String, extra: [String] = []) throws -> Written {
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CACHE_HOME"] = dir.appending("xdg")
+        environment["XDG_RUNTIME_DIR"] = dir.appending("run")
+        let out = dir.appending("out-\(UUID().uuidString).png")
+        let child = try ChildProcess(program: "thumbcache", arguments: ["get", file, "-o", out, "--size", "32", "--json", "--cache", dir.appending("cache")] + extra,
+                                     environment: environment)
+        let (end, stderr) = child.wait(timeout: 60)
+        #expect(end == .exited(0), "\(stderr)")
+        let image = try ImageDecoder.png(Array(Data(contentsOf: URL(fileURLWithPath: out))))
+        #expect(max(image.width, image.height) == 32)
+        return try JSONDecoder().decode(Written.self, from: Data(child.output.joined(separator: "\n").utf8))
+    }
+
+    struct Written: Decodable {
+        var fromCache: Bool
+        var fromDaemon: Bool
+    }
+
+    /// A process made for one file asks the running daemon (whose workers are already up) over its
+    /// session socket, and makes the thumbnail itself with `--no-daemon` or once the daemon is gone.
+    @Test func aGetAsksTheRunningDaemonAndDoesWithoutIt() throws {
+        let dir = TemporaryDirectory()
+        let pictures = try Self.pictures(dir, "tree", count: 4)
+        let service = try Service(dir)
+        let first = try Self.get(dir, pictures[0])
+        #expect(first.fromDaemon && !first.fromCache)
+        // What the daemon made is in the one store both use.
+        var again = try Self.get(dir, pictures[0])
+        for _ in 0..<20 where !again.fromCache {
+            usleep(100_000)
+            again = try Self.get(dir, pictures[0])
+        }
+        #expect(again.fromCache)
+        let here = try Self.get(dir, pictures[1], extra: ["--no-daemon"])
+        #expect(!here.fromDaemon && !here.fromCache)
+        let socket = try #require(SessionSocket.path(forStoreAt: dir.appending("cache"), environment: ["XDG_RUNTIME_DIR": dir.appending("run")]))
+        #expect(FileManager.default.fileExists(atPath: socket))
+        let log = service.stopDaemon()
+        #expect(log.contains("answering `get` at \(socket)"), "\(log)")
+        #expect(!FileManager.default.fileExists(atPath: socket), "the daemon removes its socket when it ends")
+        let alone = try Self.get(dir, pictures[2])
+        #expect(!alone.fromDaemon && !alone.fromCache)
+    }
+
+    /// The daemon reads only what the asker could open: the descriptor sent must be the file named.
+    @Test func theDaemonAnswersOnlyForTheFileWhoseDescriptorCame() throws {
+        let dir = TemporaryDirectory()
+        let pictures = try Self.pictures(dir, "tree", count: 2)
+        let service = try Service(dir)
+        let socket = try #require(SessionSocket.path(forStoreAt: dir.appending("cache"), environment: ["XDG_RUNTIME_DIR": dir.appending("run")]))
+        let request = SessionSocket.Request(ThumbnailRequest(fileAt: pictures[0], size: 32))
+        let other = open(pictures[1], O_RDONLY)
+        defer { close(other) }
+        switch SessionSocket.exchange(request, file: other, socketPath: socket) {
+        case .success: Issue.record("answered for a file whose descriptor did not come")
+        case .failure(let declined): #expect(declined.description.contains("is not the file whose descriptor came"), "\(declined)")
+        }
+        let own = open(pictures[0], O_RDONLY)
+        defer { close(own) }
+        let answer = try SessionSocket.exchange(request, file: own, socketPath: socket).get()
+        #expect(answer.kind == .thumbnail && max(answer.pixelWidth, answer.pixelHeight) == 32)
+        #expect(try answer.image().width == answer.pixelWidth)
+        _ = service
     }
 
     /// `daemon --watch`: a file created in a watched tree gets its standard thumbnails without a

@@ -12,6 +12,16 @@ int cdesc_pipe(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
 
 int cdesc_memfd(const char *name) { return memfd_create(name, MFD_CLOEXEC); }
 
+int cdesc_accept(int socket) { return accept4(socket, NULL, NULL, SOCK_CLOEXEC); }
+
+int cdesc_peer_uid(int socket, uid_t *uid) {
+    struct ucred credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
+    *uid = credentials.uid;
+    return 0;
+}
+
 ssize_t cdesc_send(int socket, const void *bytes, size_t length, int fd) {
     struct iovec iov = {.iov_base = (void *)bytes, .iov_len = length};
     union {

@@ -32,18 +32,20 @@ package enum BusService {
         let service: ThumbnailService
         let operations: StandardCacheOperations
         let idleExit: Double?
+        let session: SessionServer?
         var bus: OpaquePointer?
 
-        init(service: ThumbnailService, operations: StandardCacheOperations, idleExit: Double?) {
+        init(service: ThumbnailService, operations: StandardCacheOperations, idleExit: Double?, session: SessionServer?) {
             self.service = service
             self.operations = operations
             self.idleExit = idleExit
+            self.session = session
         }
     }
 
     /// Serves until idle past `options.idleExit`, or until the bus goes away.
     package static func run(_ options: Options, thumbnailer: StandardThumbnailer, operations: StandardCacheOperations, workers: Int,
-                            mimeTypes: [String], log: @escaping @Sendable (String) -> Void) throws(Failure) {
+                            mimeTypes: [String], session: SessionServer? = nil, log: @escaping @Sendable (String) -> Void) throws(Failure) {
         let wake = cbus_new_wake_fd()
         guard wake >= 0 else { throw Failure(description: "eventfd: \(Errno.current)") }
         defer { close(wake) }
@@ -55,7 +57,7 @@ package enum BusService {
                 log("request \(handle) finished: \(t.uris) uris, \(t.alreadyValid + t.fromStore + t.made) ready (\(t.made) made, \(t.fromStore) from the cache, \(t.alreadyValid) already valid), \(t.failed) failed")
             })
         defer { service.stop() }
-        let context = Context(service: service, operations: operations, idleExit: options.idleExit)
+        let context = Context(service: service, operations: operations, idleExit: options.idleExit, session: session)
         var handlers = cbus_handlers(queue: queue, dequeue: dequeue, cache: cache, drain: drain, tick: tick)
         var message = [CChar](repeating: 0, count: 512)
         let opaque = Unmanaged.passUnretained(context).toOpaque()
@@ -129,7 +131,7 @@ package enum BusService {
     private static let tick: @convention(c) (UnsafeMutableRawPointer?) -> Int32 = { raw in
         let c = context(raw)
         guard let idle = c.idleExit else { return 0 }
-        return c.service.isIdle(for: idle) ? 1 : 0
+        return c.service.isIdle(for: idle) && c.session?.isIdle(for: idle) != false ? 1 : 0
     }
 
     private static func copy(_ text: String, into buffer: UnsafeMutablePointer<CChar>?, size: Int) {
@@ -165,6 +167,30 @@ extension BusService {
         let thumbnailer = StandardThumbnailer(factory: factory, decoding: decoding, cache: cache, writer: writer, remote: remote)
         let operations = StandardCacheOperations(cache: cache, store: store, index: index, types: types, decoding: decoding)
         let mimeTypes = Set(providers.flatMap(\.contentTypes).compactMap { types.mimeType(of: $0) }).sorted()
-        try run(options, thumbnailer: thumbnailer, operations: operations, workers: workers, mimeTypes: mimeTypes, log: log)
+        // As a `get` with its default options makes it (which alone asks here): no remote tier.
+        let session = openSession(store: store, log: log) {
+            ThumbnailGenerator(store: store, providers: providers, types: types, decoding: decoding, standardThumbnails: cache, remote: nil)
+        }
+        defer { session?.stop() }
+        try run(options, thumbnailer: thumbnailer, operations: operations, workers: workers, mimeTypes: mimeTypes, session: session, log: log)
+    }
+
+    /// The socket through which `get` asks this daemon (``SessionSocket``), answering with the same
+    /// workers as the bus; nil, said in the log, when there is no runtime directory or another
+    /// daemon answers for this store.
+    private static func openSession(store: ThumbnailStore, log: @Sendable (String) -> Void, generator: () -> ThumbnailGenerator) -> SessionServer? {
+        guard let path = SessionSocket.path(forStoreAt: store.directory) else {
+            log("no $XDG_RUNTIME_DIR (or too long a path in it): `get` will not ask this daemon")
+            return nil
+        }
+        do {
+            let session = try SessionServer(path: path, generator: generator())
+            session.start()
+            log("answering `get` at \(path)")
+            return session
+        } catch {
+            log("`get` will not ask this daemon: \(error)")
+            return nil
+        }
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Thumbcache
+import ThumbcacheDaemon
 
 struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -13,6 +14,11 @@ struct GetCommand: AsyncParsableCommand {
             The output is PNG. When best falls back because the thumbnail cannot be made (a \
             corrupt file, a decoder that failed), it says why on standard error and exits 0; \
             --kind full makes that an error.
+
+            With its default options (those of the example below, --json and --cache), a \
+            get that misses the cache asks `thumbcache daemon`, when one runs for the same \
+            cache, to make the thumbnail with its workers, which are already started; \
+            --no-daemon makes it in this process.
 
             Example:
               thumbcache get ~/Pictures/cat.jpg --size 128 --scale 2 -o cat.png
@@ -36,6 +42,9 @@ struct GetCommand: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Print what was written as JSON.")
     var json = false
+
+    @Flag(name: .long, help: "Make the thumbnail here even when a running daemon serves the same cache.")
+    var noDaemon = false
 
     @OptionGroup var cacheOptions: CacheOptions
 
@@ -79,6 +88,10 @@ struct GetCommand: AsyncParsableCommand {
         var output = ""
         var json = false
         var cache: String?
+        /// Ask the session's daemon on a miss (only a quick call does).
+        var daemon = true
+        /// Set when the daemon answered.
+        var fromDaemon = false
     }
 
     /// A `get` with only these options (`-o`, `-s`, `--scale`, `--kind`, `--json`, `--cache`, each
@@ -98,6 +111,7 @@ struct GetCommand: AsyncParsableCommand {
             case "--kind": guard let value = rest.next().flatMap({ Kind(rawValue: $0) }) else { return nil }; call.kind = value
             case "--cache": guard let value = rest.next(), !value.isEmpty else { return nil }; call.cache = value
             case "--json": call.json = true
+            case "--no-daemon": call.daemon = false
             default:
                 guard !argument.hasPrefix("-") else { return nil }
                 files.append(argument)
@@ -108,11 +122,19 @@ struct GetCommand: AsyncParsableCommand {
         return call
     }
 
-    /// Runs a quick call with every other option at its default (and no remote).
+    /// Runs a quick call with every other option at its default (and no remote): on a miss, the
+    /// daemon serving the same store, if one runs, makes the thumbnail.
     static func run(_ call: Call) async throws {
         let store = try ThumbnailStore.open(directory: call.cache ?? ThumbnailStore.defaultDirectory)
         let isolation = DecoderOptions.sandboxed(workers: 1)
-        try await OneFile.representation(request(call), store: store, isolation: isolation, standardThumbnails: FreedesktopThumbnailCache()) {
+        var call = call
+        let daemon: ((ThumbnailRequest) -> ThumbnailRepresentation?)? = call.daemon ? { request in
+            guard let answer = SessionSocket.ask(request, storeDirectory: store.directory) else { return nil }
+            call.fromDaemon = true
+            return answer
+        } : nil
+        try await OneFile.representation(request(call), store: store, isolation: isolation, standardThumbnails: FreedesktopThumbnailCache(),
+                                         daemon: daemon) {
             types in PluginOptions.providers(plugins: true, isolation: isolation, types: &types)
         } deliver: { try finish($0, call) }
     }
@@ -145,7 +167,7 @@ struct GetCommand: AsyncParsableCommand {
         if call.json {
             let info = Written(
                 path: call.output, kind: representation.kind.description, width: representation.pixelWidth,
-                height: representation.pixelHeight, scale: representation.scale, fromCache: representation.fromCache)
+                height: representation.pixelHeight, scale: representation.scale, fromCache: representation.fromCache, fromDaemon: call.fromDaemon)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             print(String(decoding: try encoder.encode(info), as: UTF8.self))
@@ -161,4 +183,6 @@ struct Written: Encodable {
     var height: Int
     var scale: Double
     var fromCache: Bool
+    /// Made (or found) by the session's daemon.
+    var fromDaemon: Bool
 }

@@ -7,12 +7,15 @@ import ThumbcacheWorker
 /// plug-ins), so that its start overlaps them.
 enum OneFile {
     /// Hands `request`'s representation to `deliver` (which writes it out) before the worker is
-    /// let go, without waiting for it to end: the process exits next.
+    /// let go, without waiting for it to end: the process exits next. On a miss, `daemon` (the
+    /// session's daemon, if one answers) is asked before anything starts here.
     static func representation(_ request: ThumbnailRequest, store: ThumbnailStore, isolation: DecoderIsolation,
                                standardThumbnails: FreedesktopThumbnailCache?,
+                               daemon: ((ThumbnailRequest) -> ThumbnailRepresentation?)? = nil,
                                providers: (inout ContentTypeRegistry) -> [any ThumbnailProvider],
                                deliver: (ThumbnailRepresentation) throws -> Void) async throws {
         if request.representationTypes.contains(.thumbnail), let hit = try CacheHit.thumbnail(for: request, in: store) { return try deliver(hit) }
+        if let answer = daemon?(request) { return try deliver(answer) }
         let decoding = prepared(forFileAt: request.path, isolation: isolation)
         // Without waiting for the worker's exit (a millisecond or two with poppler or FFmpeg
         // mapped), which nothing after the output needs.

@@ -87,6 +87,20 @@ public struct ThumbnailRepresentation: Sendable {
         contentRect = ((box.boxWidth - pixelWidth) / 2, (box.boxHeight - pixelHeight) / 2, pixelWidth, pixelHeight)
     }
 
+    /// A representation made in another process (the session's daemon), as it was described there.
+    package init(kind: RepresentationKind, pixelWidth: Int, pixelHeight: Int, scale: Double, contentRect: (x: Int, y: Int, width: Int, height: Int),
+                 encoding: ThumbnailEncoding, data: [UInt8], fromCache: Bool, standsInBecause: String?) {
+        self.kind = kind
+        self.pixelWidth = pixelWidth
+        self.pixelHeight = pixelHeight
+        self.scale = scale
+        self.contentRect = contentRect
+        self.encoding = encoding
+        self.data = data
+        self.fromCache = fromCache
+        self.standsInBecause = standsInBecause
+    }
+
     /// Size in points (pixels ÷ scale).
     public var pointSize: (width: Double, height: Double) { (Double(pixelWidth) / scale, Double(pixelHeight) / scale) }
 

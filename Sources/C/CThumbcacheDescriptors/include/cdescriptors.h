@@ -13,6 +13,13 @@ ssize_t cdesc_send(int socket, const void *bytes, size_t length, int fd);
 /// `*fd` (close-on-exec), else -1. Returns the bytes received (0 at end of stream), or -1 with errno.
 ssize_t cdesc_receive(int socket, void *bytes, size_t capacity, int *fd);
 
+/// The user id of the process at the other end of a connected Unix socket (SO_PEERCRED), or -1
+/// with errno.
+int cdesc_peer_uid(int socket, uid_t *uid);
+
+/// accept4(socket, NULL, NULL, SOCK_CLOEXEC), which Swift's Glibc module does not export.
+int cdesc_accept(int socket);
+
 /// pipe2(fds, O_CLOEXEC), which Swift's Glibc module does not export.
 int cdesc_pipe(int fds[2]);
 

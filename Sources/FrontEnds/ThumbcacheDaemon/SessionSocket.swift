@@ -1,0 +1,239 @@
+import CThumbcacheDescriptors
+import Foundation
+import Thumbcache
+import ThumbcacheSync
+
+/// A process made for one file (`get`) asking the session's running daemon, whose workers are
+/// already started, over a Unix socket in `$XDG_RUNTIME_DIR` named after the store it serves.
+///
+/// The asker sends the file's open descriptor with its path: the daemon answers only when both name
+/// the same file, so it reads nothing the asker could not open itself, and only to its own user
+/// (`SO_PEERCRED`). Docs/SECURITY.md, "The session socket".
+package enum SessionSocket {
+    /// Why the daemon did not answer; the asker then makes the thumbnail itself.
+    package struct Declined: Error, Sendable, CustomStringConvertible {
+        package var description: String
+    }
+
+    /// Where the daemon serving the store in `storeDirectory` listens: `$XDG_RUNTIME_DIR`, named by
+    /// a hash of the store's real path; nil without a runtime directory, or when the path would not
+    /// fit a socket address.
+    package static func path(forStoreAt storeDirectory: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        guard let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else { return nil }
+        var real = storeDirectory
+        if let resolved = realpath(storeDirectory, nil) {
+            real = String(cString: resolved)
+            free(resolved)
+        }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a: a name, not a secret
+        for byte in real.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let path = runtime + "/thumbcache-" + String(hash, radix: 16) + ".socket"
+        return path.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path) ? path : nil
+    }
+
+    /// The daemon's representation of `request`'s file, or nil when none serves the store at
+    /// `storeDirectory` or it declined (the asker makes it then, and reports any error itself).
+    package static func ask(_ request: ThumbnailRequest, storeDirectory: String) -> ThumbnailRepresentation? {
+        guard request.contentType == nil, let socketPath = path(forStoreAt: storeDirectory) else { return nil }
+        let file = open(request.path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+        guard file >= 0 else { return nil }
+        defer { close(file) }
+        return try? exchange(Request(request), file: file, socketPath: socketPath).get()
+    }
+
+    /// One request and its answer: `file` (an open descriptor) goes with it.
+    package static func exchange(_ request: Request, file: Int32, socketPath: String) -> Result<ThumbnailRepresentation, Declined> {
+        guard let connection = connect(to: socketPath) else { return .failure(Declined(description: "no daemon listens at \(socketPath)")) }
+        defer { close(connection) }
+        // Never waits forever on a daemon that stopped answering: a minute is past any worker's timeout.
+        setTimeout(connection, SO_RCVTIMEO, seconds: 60)
+        let bytes = request.encoded()
+        let sent = bytes.withUnsafeBytes { cdesc_send(connection, $0.baseAddress, $0.count, file) }
+        guard sent == bytes.count else { return .failure(Declined(description: "the request was not sent whole")) }
+        var answer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { buffer in retryingInterrupts { recv(connection, buffer.baseAddress, buffer.count, 0) } }
+            guard case .success(let count) = n else { return .failure(Declined(description: "the answer broke off")) }
+            if count == 0 { break }
+            answer += chunk[..<count]
+            guard answer.count <= Answer.largest else { return .failure(Declined(description: "the answer is too large")) }
+        }
+        return Answer.decode(answer)
+    }
+
+    /// A connected socket to `path`, or nil (nothing listens there).
+    static func connect(to path: String) -> Int32? {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var address = socketAddress(path)
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { a in retryingInterrupts { Glibc.connect(fd, a, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        }
+        guard case .success = rc else { close(fd); return nil }
+        return fd
+    }
+
+    static func socketAddress(_ path: String) -> sockaddr_un {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            let bytes = Array(path.utf8.prefix(raw.count - 1))
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return address
+    }
+
+    static func setTimeout(_ fd: Int32, _ option: Int32, seconds: Int) {
+        var value = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// What is asked: a `ThumbnailRequest`'s box and representations, and the file's path.
+    package struct Request: Sendable, Equatable {
+        static let magic: [UInt8] = Array("TCQ1".utf8)
+        static let longestPath = 4096
+
+        package var path: String
+        package var width: Double
+        package var height: Double
+        package var scale: Double
+        package var minimumDimension: Double
+        package var representationTypes: Int
+        package var fill: Bool
+
+        package init(_ request: ThumbnailRequest) {
+            self.init(path: request.path, width: request.width, height: request.height, scale: request.scale,
+                      minimumDimension: request.minimumDimension, representationTypes: request.representationTypes.rawValue, fill: request.mode == .fill)
+        }
+
+        init(path: String, width: Double, height: Double, scale: Double, minimumDimension: Double, representationTypes: Int, fill: Bool) {
+            (self.path, self.width, self.height, self.scale) = (path, width, height, scale)
+            (self.minimumDimension, self.representationTypes, self.fill) = (minimumDimension, representationTypes, fill)
+        }
+
+        package var thumbnailRequest: ThumbnailRequest {
+            var request = ThumbnailRequest(fileAt: path, width: width, height: height, scale: scale,
+                                           representationTypes: .init(rawValue: representationTypes))
+            request.minimumDimension = minimumDimension
+            request.mode = fill ? .fill : .fit
+            return request
+        }
+
+        func encoded() -> [UInt8] {
+            var body = Wire.Writer()
+            for value in [width, height, scale, minimumDimension] { body.double(value) }
+            body.uint32(UInt32(truncatingIfNeeded: representationTypes))
+            body.uint8(fill ? 1 : 0)
+            body.string(path)
+            var out = Wire.Writer()
+            out.bytes += Self.magic
+            out.uint32(UInt32(body.bytes.count))
+            out.bytes += body.bytes
+            return out.bytes
+        }
+
+        /// The length of the whole request once its first 8 bytes are in, or nil if they are not a request.
+        static func length(ofHeader bytes: ArraySlice<UInt8>) -> Int? {
+            guard bytes.count >= 8, Array(bytes.prefix(4)) == magic else { return nil }
+            var reader = Wire.Reader(bytes.dropFirst(4))
+            guard let length = reader.uint32(), length <= UInt32(64 + longestPath) else { return nil }
+            return 8 + Int(length)
+        }
+
+        static func decode(_ bytes: ArraySlice<UInt8>) -> Request? {
+            var reader = Wire.Reader(bytes.dropFirst(8))
+            guard let width = reader.double(), let height = reader.double(), let scale = reader.double(), let minimum = reader.double(),
+                  let types = reader.uint32(), let fill = reader.uint8(), let path = reader.string(), reader.atEnd
+            else { return nil }
+            return Request(path: path, width: width, height: height, scale: scale, minimumDimension: minimum, representationTypes: Int(types), fill: fill == 1)
+        }
+    }
+
+    /// The daemon's answer: a representation, or why there is none.
+    enum Answer {
+        static let magic: [UInt8] = Array("TCA1".utf8)
+        static let largest = 256 << 20
+
+        static func encode(_ result: Result<ThumbnailRepresentation, Declined>) -> [UInt8] {
+            var out = Wire.Writer()
+            out.bytes += magic
+            switch result {
+            case .failure(let declined):
+                out.uint8(1)
+                out.string(declined.description)
+            case .success(let r):
+                out.uint8(0)
+                out.uint8(r.kind.rawValue)
+                out.uint8(r.encoding.rawValue)
+                out.uint8(r.fromCache ? 1 : 0)
+                for value in [r.pixelWidth, r.pixelHeight, r.contentRect.x, r.contentRect.y, r.contentRect.width, r.contentRect.height] {
+                    out.uint32(UInt32(bitPattern: Int32(clamping: value)))
+                }
+                out.double(r.scale)
+                out.uint8(r.standsInBecause == nil ? 0 : 1)
+                out.string(r.standsInBecause ?? "")
+                out.uint32(UInt32(r.data.count))
+                out.bytes += r.data
+            }
+            return out.bytes
+        }
+
+        static func decode(_ bytes: [UInt8]) -> Result<ThumbnailRepresentation, Declined> {
+            let malformed = Result<ThumbnailRepresentation, Declined>.failure(Declined(description: "the answer is malformed"))
+            guard Array(bytes.prefix(4)) == magic else { return malformed }
+            var reader = Wire.Reader(bytes.dropFirst(4))
+            guard let status = reader.uint8() else { return malformed }
+            if status == 1 { return .failure(Declined(description: reader.string() ?? "declined")) }
+            guard let kind = reader.uint8().flatMap(RepresentationKind.init(rawValue:)), let encoding = reader.uint8().flatMap(ThumbnailEncoding.init(rawValue:)),
+                  let fromCache = reader.uint8()
+            else { return malformed }
+            var numbers: [Int] = []
+            for _ in 0..<6 {
+                guard let n = reader.uint32() else { return malformed }
+                numbers.append(Int(Int32(bitPattern: n)))
+            }
+            guard let scale = reader.double(), let hasReason = reader.uint8(), let reason = reader.string(), let count = reader.uint32(),
+                  let data = reader.take(Int(count)), reader.atEnd
+            else { return malformed }
+            return .success(ThumbnailRepresentation(
+                kind: kind, pixelWidth: numbers[0], pixelHeight: numbers[1], scale: scale, contentRect: (numbers[2], numbers[3], numbers[4], numbers[5]),
+                encoding: encoding, data: Array(data), fromCache: fromCache == 1, standsInBecause: hasReason == 1 ? reason : nil))
+        }
+    }
+}
+
+/// Little-endian fields, each string with its length first.
+enum Wire {
+    struct Writer {
+        var bytes: [UInt8] = []
+        mutating func uint8(_ v: UInt8) { bytes.append(v) }
+        mutating func uint32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { bytes += $0 } }
+        mutating func double(_ v: Double) { withUnsafeBytes(of: v.bitPattern.littleEndian) { bytes += $0 } }
+        mutating func string(_ s: String) {
+            uint32(UInt32(s.utf8.count))
+            bytes += s.utf8
+        }
+    }
+
+    struct Reader {
+        private var rest: ArraySlice<UInt8>
+        init(_ bytes: ArraySlice<UInt8>) { rest = bytes }
+        var atEnd: Bool { rest.isEmpty }
+
+        mutating func take(_ n: Int) -> ArraySlice<UInt8>? {
+            guard n >= 0, rest.count >= n else { return nil }
+            defer { rest = rest.dropFirst(n) }
+            return rest.prefix(n)
+        }
+        mutating func uint8() -> UInt8? { take(1)?.first }
+        mutating func uint64() -> UInt64? { take(8).map { $0.reversed().reduce(0) { $0 << 8 | UInt64($1) } } }
+        mutating func uint32() -> UInt32? { take(4).map { $0.reversed().reduce(0) { $0 << 8 | UInt32($1) } } }
+        mutating func double() -> Double? { uint64().map(Double.init(bitPattern:)) }
+        mutating func string() -> String? {
+            guard let n = uint32(), n <= UInt32(SessionSocket.Request.longestPath * 4), let bytes = take(Int(n)) else { return nil }
+            return String(validating: bytes, as: UTF8.self)
+        }
+    }
+}
