@@ -269,6 +269,14 @@ struct DaemonTests {
             again = try Self.get(dir, pictures[0])
         }
         #expect(again.fromCache)
+        // A file the daemon cannot make is declined, and the process's own attempt says why, with the path.
+        let broken = try dir.write("broken.png", Array(try Data(contentsOf: URL(fileURLWithPath: pictures[3])).prefix(60)))
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_RUNTIME_DIR"] = dir.appending("run")
+        let failing = try ChildProcess(program: "thumbcache", arguments: ["get", broken, "-o", dir.appending("broken-out.png"), "--kind", "full",
+                                                                         "--cache", dir.appending("cache")], environment: environment)
+        let (failed, message) = failing.wait(timeout: 60)
+        #expect(failed == .exited(1) && message.contains(broken), "\(failed) \(message)")
         let here = try Self.get(dir, pictures[1], extra: ["--no-daemon"])
         #expect(!here.fromDaemon && !here.fromCache)
         let socket = try #require(SessionSocket.path(forStoreAt: dir.appending("cache"), environment: ["XDG_RUNTIME_DIR": dir.appending("run")]))
