@@ -41,7 +41,7 @@ let package = Package(
         .target(name: "CThumbcacheXXHash"),
 
         // libpng and libjpeg(-turbo) behind C shims that own every setjmp.
-        .target(name: "CThumbcachePNG", linkerSettings: [.linkedLibrary("png16")]),
+        .target(name: "CThumbcachePNG", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("isal"), .linkedLibrary("z")]),
         .target(name: "CThumbcacheJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
 
         // Each format's Debian library, bound through a module map (Docs/IMAGING.md, Docs/LICENSES.md).

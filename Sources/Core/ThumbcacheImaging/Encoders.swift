@@ -6,32 +6,16 @@ import CThumbcachePNG
 
 /// Encodes thumbnails.
 package enum ImageEncoder {
-    /// zlib level 2 with the Up filter: most of level 6's size at a tenth of its time on photo
-    /// thumbnails (Docs/IMAGING.md has the table).
-    package static let defaultPNGCompression = 2
-
-    /// PNG row filters (bit mask, as libpng's PNG_FILTER_*).
-    package struct PNGFilters: OptionSet, Sendable {
-        package let rawValue: Int32
-        package init(rawValue: Int32) { self.rawValue = rawValue }
-        package static let none = PNGFilters(rawValue: 0x08)
-        package static let sub = PNGFilters(rawValue: 0x10)
-        package static let up = PNGFilters(rawValue: 0x20)
-        package static let average = PNGFilters(rawValue: 0x40)
-        package static let paeth = PNGFilters(rawValue: 0x80)
-        package static let all: PNGFilters = [.none, .sub, .up, .average, .paeth]
-    }
-
     /// PNG, 8-bit RGBA (or RGB when the image is opaque, unless `alwaysRGBA`), with `text` as
     /// uncompressed tEXt chunks before the image data (keys and values Latin-1, as PNG requires).
+    /// Deflated by ISA-L at level 1 with the Up filter (IMAGING.md, "PNG output").
     package static func png(
-        _ image: RGBAImage, compressionLevel: Int = defaultPNGCompression, filters: PNGFilters = .up, exif: [UInt8]? = nil,
-        text: [(key: String, value: String)] = [], alwaysRGBA: Bool = false
+        _ image: RGBAImage, exif: [UInt8]? = nil, text: [(key: String, value: String)] = [], alwaysRGBA: Bool = false
     ) throws(ImagingError) -> [UInt8] {
         var out: UnsafeMutablePointer<UInt8>?
         var length = 0
         var message = [CChar](repeating: 0, count: 256)
-        // Owned C strings for libpng, freed after the call.
+        // Owned C strings for the C writer, freed after the call.
         let strings = text.flatMap { [strdup($0.key), strdup($0.value)] }
         defer { strings.forEach { free($0) } }
         let pointers = strings.map { UnsafePointer($0) }
@@ -40,7 +24,7 @@ package enum ImageEncoder {
                 pointers.withUnsafeBufferPointer { t in
                     cpng_encode_rgba(
                         p.baseAddress, UInt32(image.width), UInt32(image.height), image.width * 4, image.hasAlpha || alwaysRGBA ? 1 : 0,
-                        Int32(compressionLevel), filters.rawValue, exif == nil ? nil : e.baseAddress, e.count, t.baseAddress, text.count,
+                        exif == nil ? nil : e.baseAddress, e.count, t.baseAddress, text.count,
                         &out, &length, &message, message.count)
                 }
             }

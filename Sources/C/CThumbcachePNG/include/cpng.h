@@ -52,11 +52,12 @@ const char *cpng_message(const cpng_decoder *decoder);
 void cpng_close(cpng_decoder *decoder);
 
 /// Encodes RGBA8 (or RGB8 when `has_alpha` is 0, the 4th byte being ignored) rows into a new
-/// malloc'd buffer. Returns CPNG_OK and sets *out / *out_length (free with cpng_free).
-/// `exif` (may be NULL) is written as an eXIf chunk; `text` holds `text_count` key/value pairs
-/// (key, value, key, value…; Latin-1) written as uncompressed tEXt chunks before the image data.
+/// malloc'd buffer, deflated by ISA-L (level 1, the Up filter). Returns CPNG_OK and sets *out /
+/// *out_length (free with cpng_free). `exif` (may be NULL) is written as an eXIf chunk; `text`
+/// holds `text_count` key/value pairs (key, value, key, value…; Latin-1) written as uncompressed
+/// tEXt chunks before the image data.
 cpng_status cpng_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride, int has_alpha,
-                             int compression_level, int filters, const uint8_t *exif, size_t exif_length,
+                             const uint8_t *exif, size_t exif_length,
                              const char *const *text, size_t text_count,
                              uint8_t **out, size_t *out_length, char *message, size_t message_size);
 
