@@ -78,8 +78,8 @@ package final class StreamingDownscaler {
         boxY = linearLight ? 1 : Self.boxFactor(source: crop.height, output: outputHeight)
         reducedWidth = (crop.width + boxX - 1) / boxX
         reducedHeight = (crop.height + boxY - 1) / boxY
-        horizontal = FilterTable(sourceLength: reducedWidth, outputLength: outputWidth, kernel: kernel)
-        vertical = FilterTable(sourceLength: reducedHeight, outputLength: outputHeight, kernel: kernel)
+        horizontal = FilterTable.cached(sourceLength: reducedWidth, outputLength: outputWidth, kernel: kernel)
+        vertical = FilterTable.cached(sourceLength: reducedHeight, outputLength: outputHeight, kernel: kernel)
         sums = [UInt16](repeating: 0, count: crop.width * 4)
         scratch = premultiply ? [UInt8](repeating: 0, count: crop.width * 4) : []
         reduced = [SIMD4<Float>](repeating: .zero, count: reducedWidth)

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// The windowed kernel of the final resampling step.
 package enum ResamplingKernel: String, Sendable, Hashable, Codable, CaseIterable {
@@ -39,7 +40,7 @@ package enum ResamplingKernel: String, Sendable, Hashable, Codable, CaseIterable
 
 /// For each output sample along one axis: the first source sample and the weights of a
 /// contiguous run of source samples (edges clamped, weights normalised to sum 1).
-struct FilterTable {
+struct FilterTable: Sendable {
     var starts: [Int]
     var offsets: [Int]
     var counts: [Int]
@@ -83,5 +84,29 @@ struct FilterTable {
             counts.append(hi - lo + 1)
             weights.append(contentsOf: taps[lo...hi].map { Float($0 / sum) })
         }
+    }
+}
+
+extension FilterTable {
+    private struct Key: Hashable {
+        var sourceLength: Int
+        var outputLength: Int
+        var kernel: ResamplingKernel
+    }
+
+    /// The last tables made, at most 64: a warm makes the same few again and again (every text
+    /// page is the same size), and computing one's weights was 7 % of such a warm.
+    private static let recent = Mutex<[Key: FilterTable]>([:])
+
+    /// The table for these lengths, made once while it is among the recent ones.
+    static func cached(sourceLength: Int, outputLength: Int, kernel: ResamplingKernel) -> FilterTable {
+        let key = Key(sourceLength: sourceLength, outputLength: outputLength, kernel: kernel)
+        if let table = recent.withLock({ $0[key] }) { return table }
+        let table = FilterTable(sourceLength: sourceLength, outputLength: outputLength, kernel: kernel)
+        recent.withLock { tables in
+            if tables.count >= 64 { tables.removeAll(keepingCapacity: true) }
+            tables[key] = table
+        }
+        return table
     }
 }
