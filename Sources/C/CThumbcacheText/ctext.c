@@ -6,10 +6,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const FT_Int32 load_flags = FT_LOAD_RENDER | FT_LOAD_TARGET_LIGHT | FT_LOAD_COLOR;
+
+// A rendered glyph kept for reuse: a page repeats a few dozen characters thousands of times.
+typedef struct {
+    int loaded, left, top;
+    FT_Bitmap bitmap;
+} cached_glyph;
+
 struct ctext_face {
     FT_Library library;
     FT_Face face;
+    // A page's ASCII glyphs, kept across pages drawn at the same size (`page_size`, 26.6): a warm
+    // of many text files draws the same few glyphs again and again, and loading and hinting them
+    // was most of a page's time.
+    cached_glyph page_glyphs[128];
+    FT_F26Dot6 page_size;
+    double advance_per_em;
 };
+
+static void forget_page_glyphs(ctext_face *f) {
+    for (int i = 0; i < 128; i++)
+        if (f->page_glyphs[i].loaded) {
+            FT_Bitmap_Done(f->library, &f->page_glyphs[i].bitmap);
+            f->page_glyphs[i].loaded = 0;
+        }
+    f->page_size = 0;
+}
 
 static void say(char *message, size_t size, const char *text) {
     if (message && size) snprintf(message, size, "%s", text);
@@ -25,6 +48,7 @@ static void say_error(char *message, size_t size, const char *what, FT_Error err
 
 void ctext_close(ctext_face *f) {
     if (!f) return;
+    forget_page_glyphs(f);
     if (f->face) FT_Done_Face(f->face);
     if (f->library) FT_Done_FreeType(f->library);
     free(f);
@@ -130,13 +154,7 @@ static void frame(uint8_t *rgba, int width, int height) {
 }
 
 // Light hinting: vertical only, so a monospaced grid keeps its advances at small sizes.
-static const FT_Int32 load_flags = FT_LOAD_RENDER | FT_LOAD_TARGET_LIGHT | FT_LOAD_COLOR;
 
-// A rendered glyph kept for reuse: a page repeats a few dozen characters thousands of times.
-typedef struct {
-    int loaded, left, top;
-    FT_Bitmap bitmap;
-} cached_glyph;
 
 int ctext_draw_page(ctext_face *f, const uint8_t *fallback, size_t fallback_length, const uint32_t *text,
                     const int32_t *lengths, int lines, int columns, uint8_t *rgba, int width, int height, char *message,
@@ -147,25 +165,34 @@ int ctext_draw_page(ctext_face *f, const uint8_t *fallback, size_t fallback_leng
     if (columns < 1 || width < 8 || height < 8) return 0;
     int margin = width * 6 / 100;
     if (margin < 1) margin = 1;
-    // The advance per em, unhinted, from the face's own cell: the grid's width is exact.
-    FT_Error e = set_size(face, 64 * 64);
-    if (e || FT_Load_Char(face, 'M', FT_LOAD_NO_HINTING | FT_LOAD_NO_BITMAP)) {
-        say_error(message, message_size, "the monospaced font does not draw", e);
-        return -1;
+    FT_Error e = 0;
+    if (f->advance_per_em == 0) {
+        // The advance per em, unhinted, from the face's own cell: the grid's width is exact.
+        e = set_size(face, 64 * 64);
+        if (e || FT_Load_Char(face, 'M', FT_LOAD_NO_HINTING | FT_LOAD_NO_BITMAP)) {
+            say_error(message, message_size, "the monospaced font does not draw", e);
+            return -1;
+        }
+        f->advance_per_em = (double)face->glyph->linearHoriAdvance / 65536.0 / 64.0;
+        if (f->advance_per_em <= 0.1) f->advance_per_em = 0.6;
+        f->page_size = 0;
     }
-    double advance_per_em = (double)face->glyph->linearHoriAdvance / 65536.0 / 64.0;
-    if (advance_per_em <= 0.1) advance_per_em = 0.6;
+    double advance_per_em = f->advance_per_em;
     double em = (double)(width - 2 * margin) / columns / advance_per_em;
-    if ((e = set_size(face, (FT_F26Dot6)(em * 64)))) {
-        say_error(message, message_size, "the monospaced font does not draw", e);
-        return -1;
+    FT_F26Dot6 size = (FT_F26Dot6)(em * 64);
+    if (size != f->page_size) {
+        forget_page_glyphs(f);
+        if ((e = set_size(face, size))) {
+            say_error(message, message_size, "the monospaced font does not draw", e);
+            return -1;
+        }
+        f->page_size = size;
     }
     double advance = em * advance_per_em;
     long line_height = face->size->metrics.height, ascender = face->size->metrics.ascender;
     if (line_height <= 0) line_height = (long)(em * 64 * 1.2);
     static const uint8_t ink[3] = {34, 34, 34};
-    cached_glyph cache[128];
-    memset(cache, 0, sizeof cache);
+    cached_glyph *cache = f->page_glyphs;
     // The fallback face, parsed at the first character the monospaced one lacks.
     FT_Face other = NULL;
     int other_tried = 0;
@@ -221,8 +248,6 @@ int ctext_draw_page(ctext_face *f, const uint8_t *fallback, size_t fallback_leng
         }
         cursor += lengths[i];
     }
-    for (int i = 0; i < 128; i++)
-        if (cache[i].loaded) FT_Bitmap_Done(f->library, &cache[i].bitmap);
     if (other) FT_Done_Face(other);
     return 0;
 }
@@ -268,6 +293,7 @@ static int measure(FT_Face face, const uint32_t *text, int count, long *x_min, l
 int ctext_draw_sample(ctext_face *f, const uint32_t *text, int count, uint8_t *rgba, int width, int height,
                       char *message, size_t message_size) {
     FT_Face face = f->face;
+    f->page_size = 0;  // the face is sized anew here: a page drawn next sizes it again
     fill_white(rgba, width, height);
     long x_min, x_max, y_min, y_max;
     // Measured at 100 px per em, then scaled to fit (bitmap fonts keep their strike's size).
