@@ -44,7 +44,7 @@ struct DaemonCommand: ParsableCommand {
         @Flag(name: .long, help: "Take the bus names from a running thumbnailer such as tumblerd.")
         var replace = false
 
-        @Option(name: .shortAndLong, help: "Files made at once (the default is one per core).")
+        @Option(name: .shortAndLong, help: "Files made at once (the default is one per core and one more).")
         var jobs: Int = Warmer.defaultJobs
 
         @Option(name: .long, help: ArgumentHelp("The standard thumbnail cache (default: $XDG_CACHE_HOME/thumbnails).", valueName: "dir"))

@@ -81,7 +81,7 @@ struct WarmCommand: AsyncParsableCommand {
     @Option(name: .long, parsing: .singleValue, help: ArgumentHelp("Scales to make, comma-separated (e.g. 1,2).", valueName: "scales"))
     var scale: [String] = ["1"]
 
-    @Option(name: .shortAndLong, help: "Parallel workers (the default is one per core).")
+    @Option(name: .shortAndLong, help: "Parallel workers (the default is one per core and one more).")
     var jobs: Int = Warmer.defaultJobs
 
     @Flag(name: .long, help: "Try again files whose thumbnail failed in an earlier warm.")

@@ -43,7 +43,7 @@ struct WatchCommand: AsyncParsableCommand {
 
     @OptionGroup var remoteOptions: RemoteOptions
 
-    @Option(name: .shortAndLong, help: "Parallel workers (the default is one per core).")
+    @Option(name: .shortAndLong, help: "Parallel workers (the default is one per core and one more).")
     var jobs: Int = Warmer.defaultJobs
 
     @Flag(name: .long, help: "Also keep the freedesktop thumbnails ($XDG_CACHE_HOME/thumbnails, normal and large) up to date.")
