@@ -30,11 +30,12 @@ struct PNGEncoderTests {
         var testDescription: String { "\(width)×\(height)\(alpha ? " RGBA" : " RGB")" }
     }
 
-    /// One pixel, a tall strip (thousands of deflate calls), an odd width, and one whose output
-    /// outgrows the first buffer many times over.
+    /// One pixel, a tall strip, an odd width, one whose output outgrows the first buffer many
+    /// times over, and rows wider than a block of filtered rows (each deflated alone).
     @Test(arguments: [Shape(width: 1, height: 1, alpha: false), Shape(width: 3, height: 5000, alpha: true),
                       Shape(width: 257, height: 3, alpha: false), Shape(width: 1500, height: 1100, alpha: true),
-                      Shape(width: 1500, height: 1100, alpha: false)])
+                      Shape(width: 1500, height: 1100, alpha: false), Shape(width: 40000, height: 3, alpha: true),
+                      Shape(width: 45000, height: 2, alpha: false)])
     func everyShapeReadsBackAsItsPixels(_ shape: Shape) throws {
         let source = Self.image(width: shape.width, height: shape.height, alpha: shape.alpha)
         let png = try ImageEncoder.png(source)

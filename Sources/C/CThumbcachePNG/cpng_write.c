@@ -52,11 +52,12 @@ static int chunk(buffer *b, const char type[4], const uint8_t *const *parts, con
     return 1;
 }
 
-/// A thread's deflate state and level buffer (about 370 KB), made once and freed with the thread:
-/// allocating them per thumbnail cost as much as the deflating.
+/// A thread's deflate state, level buffer and block of filtered rows (about 500 KB), made once and
+/// freed with the thread: allocating them per thumbnail cost as much as the deflating.
 typedef struct {
     struct isal_zstream stream;
     uint8_t level_buffer[ISAL_DEF_LVL1_DEFAULT];
+    uint8_t block[131072];
 } deflater;
 
 static pthread_key_t deflater_key;
@@ -102,11 +103,14 @@ cpng_status cpng_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t hei
     }
     deflater *d = thread_deflater();
     buffer b = {0};
-    // Two packed rows, and the filtered rows (each after its filter type byte) gathered into
-    // blocks of about 128 KB: deflate called per row spent more in copying than in deflating.
-    const size_t filtered_row = row_bytes + 1, rows_per_block = filtered_row >= 131072 ? 1 : 131072 / filtered_row;
-    uint8_t *rows = malloc(2 * row_bytes + rows_per_block * filtered_row);
-    if (!d || !rows || !reserve(&b, 8 + 25 + row_bytes / 4 + 1024)) goto oom;
+    uint8_t *rows = NULL;
+    if (!d) goto oom;
+    // The filtered rows (each after its filter type byte) gathered into blocks of 128 KB (one
+    // row of a wider image): deflate called per row spent more in copying than in deflating.
+    const size_t filtered_row = row_bytes + 1;
+    const size_t rows_per_block = filtered_row > sizeof d->block ? 1 : sizeof d->block / filtered_row;
+    uint8_t *block = filtered_row > sizeof d->block ? (rows = malloc(filtered_row)) : d->block;
+    if (!block || !reserve(&b, 8 + 25 + row_bytes / 4 + 1024)) goto oom;
     static const uint8_t signature[8] = {137, 80, 78, 71, 13, 10, 26, 10};
     memcpy(b.data, signature, 8);
     b.length = 8;
@@ -142,27 +146,34 @@ cpng_status cpng_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t hei
     s->level_buf_size = sizeof d->level_buffer;
     s->gzip_flag = IGZIP_ZLIB;
     s->flush = NO_FLUSH;
-    uint8_t *previous = rows, *current = rows + row_bytes, *block = rows + 2 * row_bytes;
     size_t in_block = 0;
     for (uint32_t y = 0; y < height; y++) {
+        // Up: each byte less the one above it, straight from the RGBA rows (dropping the 4th byte
+        // of opaque pixels); the first row as it is (None).
+        const uint8_t *source = pixels + (size_t)y * stride, *above = y == 0 ? NULL : source - stride;
         uint8_t *filtered = block + in_block * filtered_row;
-        const uint8_t *source = pixels + (size_t)y * stride;
+        filtered[0] = y == 0 ? 0 : 2;
+        uint8_t *out = filtered + 1;
         if (has_alpha) {
-            memcpy(current, source, row_bytes);
+            if (above) for (size_t i = 0; i < row_bytes; i++) out[i] = (uint8_t)(source[i] - above[i]);
+            else memcpy(out, source, row_bytes);
         } else {
-            for (size_t x = 0; x < width; x++) memcpy(current + 3 * x, source + 4 * x, 3);
+            for (size_t x = 0; x < width; x++, out += 3, source += 4) {
+                if (above) {
+                    out[0] = (uint8_t)(source[0] - above[0]);
+                    out[1] = (uint8_t)(source[1] - above[1]);
+                    out[2] = (uint8_t)(source[2] - above[2]);
+                    above += 4;
+                } else {
+                    out[0] = source[0], out[1] = source[1], out[2] = source[2];
+                }
+            }
         }
-        filtered[0] = y == 0 ? 0 : 2;  // None for the first row, then Up
-        if (y == 0) memcpy(filtered + 1, current, row_bytes);
-        else for (size_t i = 0; i < row_bytes; i++) filtered[1 + i] = (uint8_t)(current[i] - previous[i]);
         in_block++;
         if (in_block == rows_per_block || y + 1 == height) {
             if (!deflate_into(&b, s, block, in_block * filtered_row, y + 1 == height)) goto oom;
             in_block = 0;
         }
-        uint8_t *t = previous;
-        previous = current;
-        current = t;
     }
     size_t stream_length = b.length - idat - 8;
     if (stream_length > 0x7fffffff || !reserve(&b, 4)) goto oom;
