@@ -64,7 +64,7 @@ final class TextSource: DrawnSource {
 
     /// The monospaced face, parsed once per process and kept with its glyphs of the last page size
     /// (FreeType's faces are not shared between threads: one page is drawn at a time). Parsing it
-    /// and loading the same glyphs for every page cost a fifth of a warm of small text files.
+    /// and loading and hinting the same glyphs for every page was most of a page's drawing.
     private static let pageFace = Mutex<FontFace?>(nil)
 }
 

@@ -95,7 +95,7 @@ extension FilterTable {
     }
 
     /// The last tables made, at most 64: a warm makes the same few again and again (every text
-    /// page is the same size), and computing one's weights was 7 % of such a warm.
+    /// page is the same size), and each one's weights take a `sin` per tap (IMAGING.md, "Downscaler").
     private static let recent = Mutex<[Key: FilterTable]>([:])
 
     /// The table for these lengths, made once while it is among the recent ones.

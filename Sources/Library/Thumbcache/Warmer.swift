@@ -80,7 +80,7 @@ public final class Warmer: Sendable {
 
     /// One job per core and one more: while a job's file passes between this process and its
     /// worker (the request, the pixels back, the PNG written), the extra one keeps the core
-    /// busy. A warm of small text files 11.3 → 9.5 s on 2 cores, the corpus's images 2.6 → 2.3 s.
+    /// busy (PERFORMANCE.md, "Small files").
     public static var defaultJobs: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) + 1 }
 
     package let factory: ThumbnailFactory
