@@ -1,5 +1,6 @@
 import ArgumentParser
 import Thumbcache
+import ThumbcacheSync
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,8 +24,21 @@ struct ThumbcacheCommand: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
-            exit(withError: error)
+            exitWriting(error)
         }
+    }
+
+    /// ArgumentParser's `exit(withError:)`, the message written in one call: its own stream wrote
+    /// stderr one byte per system call.
+    static func exitWriting(_ error: any Error) -> Never {
+        let message = fullMessage(for: error)
+        let code = exitCode(for: error)
+        if !message.isEmpty {
+            let bytes = Array((message + "\n").utf8)
+            let stream: Int32 = code == .success ? 1 : 2
+            bytes.withUnsafeBytes { _ = writeFully(stream, $0) }
+        }
+        Glibc.exit(code.rawValue)
     }
 
     static let configuration = CommandConfiguration(
