@@ -122,12 +122,12 @@ package enum SessionSocket {
         }
 
         func encoded() -> [UInt8] {
-            var body = Wire.Writer()
+            var body = WireWriter()
             for value in [width, height, scale, minimumDimension] { body.double(value) }
             body.uint32(UInt32(truncatingIfNeeded: representationTypes))
             body.uint8(fill ? 1 : 0)
             body.string(path)
-            var out = Wire.Writer()
+            var out = WireWriter()
             out.bytes += Self.magic
             out.uint32(UInt32(body.bytes.count))
             out.bytes += body.bytes
@@ -137,13 +137,13 @@ package enum SessionSocket {
         /// The length of the whole request once its first 8 bytes are in, or nil if they are not a request.
         static func length(ofHeader bytes: ArraySlice<UInt8>) -> Int? {
             guard bytes.count >= 8, Array(bytes.prefix(4)) == magic else { return nil }
-            var reader = Wire.Reader(bytes.dropFirst(4))
+            var reader = WireReader(bytes.dropFirst(4), longestRun: Answer.largest)
             guard let length = reader.uint32(), length <= UInt32(64 + longestPath) else { return nil }
             return 8 + Int(length)
         }
 
         static func decode(_ bytes: ArraySlice<UInt8>) -> Request? {
-            var reader = Wire.Reader(bytes.dropFirst(8))
+            var reader = WireReader(bytes.dropFirst(8), longestRun: longestPath)
             guard let width = reader.double(), let height = reader.double(), let scale = reader.double(), let minimum = reader.double(),
                   let types = reader.uint32(), let fill = reader.uint8(), let path = reader.string(), reader.atEnd
             else { return nil }
@@ -157,7 +157,7 @@ package enum SessionSocket {
         static let largest = 256 << 20
 
         static func encode(_ result: Result<ThumbnailRepresentation, Declined>) -> [UInt8] {
-            var out = Wire.Writer()
+            var out = WireWriter()
             out.bytes += magic
             switch result {
             case .failure(let declined):
@@ -183,7 +183,7 @@ package enum SessionSocket {
         static func decode(_ bytes: [UInt8]) -> Result<ThumbnailRepresentation, Declined> {
             let malformed = Result<ThumbnailRepresentation, Declined>.failure(Declined(description: "the answer is malformed"))
             guard Array(bytes.prefix(4)) == magic else { return malformed }
-            var reader = Wire.Reader(bytes.dropFirst(4))
+            var reader = WireReader(bytes.dropFirst(4), longestRun: Answer.largest)
             guard let status = reader.uint8() else { return malformed }
             if status == 1 { return .failure(Declined(description: reader.string() ?? "declined")) }
             guard let kind = reader.uint8().flatMap(RepresentationKind.init(rawValue:)), let encoding = reader.uint8().flatMap(ThumbnailEncoding.init(rawValue:)),
@@ -200,40 +200,6 @@ package enum SessionSocket {
             return .success(ThumbnailRepresentation(
                 kind: kind, pixelWidth: numbers[0], pixelHeight: numbers[1], scale: scale, contentRect: (numbers[2], numbers[3], numbers[4], numbers[5]),
                 encoding: encoding, data: Array(data), fromCache: fromCache == 1, standsInBecause: hasReason == 1 ? reason : nil))
-        }
-    }
-}
-
-/// Little-endian fields, each string with its length first.
-enum Wire {
-    struct Writer {
-        var bytes: [UInt8] = []
-        mutating func uint8(_ v: UInt8) { bytes.append(v) }
-        mutating func uint32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { bytes += $0 } }
-        mutating func double(_ v: Double) { withUnsafeBytes(of: v.bitPattern.littleEndian) { bytes += $0 } }
-        mutating func string(_ s: String) {
-            uint32(UInt32(s.utf8.count))
-            bytes += s.utf8
-        }
-    }
-
-    struct Reader {
-        private var rest: ArraySlice<UInt8>
-        init(_ bytes: ArraySlice<UInt8>) { rest = bytes }
-        var atEnd: Bool { rest.isEmpty }
-
-        mutating func take(_ n: Int) -> ArraySlice<UInt8>? {
-            guard n >= 0, rest.count >= n else { return nil }
-            defer { rest = rest.dropFirst(n) }
-            return rest.prefix(n)
-        }
-        mutating func uint8() -> UInt8? { take(1)?.first }
-        mutating func uint64() -> UInt64? { take(8).map { $0.reversed().reduce(0) { $0 << 8 | UInt64($1) } } }
-        mutating func uint32() -> UInt32? { take(4).map { $0.reversed().reduce(0) { $0 << 8 | UInt32($1) } } }
-        mutating func double() -> Double? { uint64().map(Double.init(bitPattern:)) }
-        mutating func string() -> String? {
-            guard let n = uint32(), n <= UInt32(SessionSocket.Request.longestPath * 4), let bytes = take(Int(n)) else { return nil }
-            return String(validating: bytes, as: UTF8.self)
         }
     }
 }

@@ -5,12 +5,12 @@ import Foundation
 #endif
 import ThumbcacheImaging
 
-/// The worker protocol, version 1 (Docs/SECURITY.md): the parent sends a request frame with the
+/// The worker protocol, version 2 (Docs/SECURITY.md): the parent sends a request frame with the
 /// file's descriptor attached; the worker answers with a reply frame. Frames are a little-endian
-/// header of lengths, a JSON document, and for images the raw RGBA pixels.
+/// header of lengths, a document (``WorkerCoding``), and for images the raw RGBA pixels.
 package enum WorkerProtocol {
-    package static let version = 1
-    /// Largest JSON document either side accepts: a reply's metadata is a few hundred bytes.
+    package static let version = 2
+    /// Largest document either side accepts: a reply's metadata is a few hundred bytes.
     package static let maxDocumentBytes = 1 << 20
     /// The file descriptor the worker finds its channel on.
     package static let channelDescriptor: Int32 = 3

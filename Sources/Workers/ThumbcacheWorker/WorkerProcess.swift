@@ -99,8 +99,8 @@ final class WorkerProcess: @unchecked Sendable {
 
     /// Sends `request` with the file's descriptor and reads the reply (and its pixels).
     func call(_ request: WorkerRequest, file: Int32, deadline: UInt64, maxPixelBytes: Int) throws -> (WorkerReply, [UInt8]) {
-        let document = try WorkerProtocol.encoder().encode(request)
-        try channel.send(WorkerChannel.le32(document.count) + Array(document), attaching: file)
+        let document = try WorkerCoding.encode(request)
+        try channel.send(WorkerChannel.le32(document.count) + document, attaching: file)
         return try receiveReply(deadline: deadline, maxPixelBytes: maxPixelBytes)
     }
 
@@ -113,7 +113,7 @@ final class WorkerProcess: @unchecked Sendable {
         let document = try channel.receive(count: documentLength, deadline: deadline)
         let reply: WorkerReply
         do {
-            reply = try WorkerProtocol.decoder().decode(WorkerReply.self, from: Data(document))
+            reply = try WorkerCoding.decodeReply(document)
         } catch {
             throw WorkerFailure.Reason.protocolViolation("unreadable document")
         }

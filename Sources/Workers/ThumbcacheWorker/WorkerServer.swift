@@ -27,7 +27,7 @@ package enum WorkerServer {
                 let length = WorkerChannel.readLE32(head, at: 0)
                 guard length <= WorkerProtocol.maxDocumentBytes else { return }
                 let document = try channel.receive(count: length, deadline: nil)
-                guard let decoded = try? WorkerProtocol.decoder().decode(WorkerRequest.self, from: Data(document)) else { return }
+                guard let decoded = try? WorkerCoding.decodeRequest(document) else { return }
                 request = decoded
             } catch {
                 return  // the parent is gone
@@ -65,8 +65,8 @@ package enum WorkerServer {
     }
 
     static func send(_ reply: WorkerReply, pixels: [UInt8], on channel: WorkerChannel) throws {
-        let document = try WorkerProtocol.encoder().encode(reply)
-        try channel.send(WorkerChannel.le32(document.count) + WorkerChannel.le32(pixels.count) + Array(document))
+        let document = try WorkerCoding.encode(reply)
+        try channel.send(WorkerChannel.le32(document.count) + WorkerChannel.le32(pixels.count) + document)
         if !pixels.isEmpty { try channel.send(pixels) }
     }
 }
