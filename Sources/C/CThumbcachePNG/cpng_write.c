@@ -77,6 +77,53 @@ static deflater *thread_deflater(void) {
     return d;
 }
 
+/// A row's Up filter (`above` NULL: the row as it is), with no branch in the loop so that it
+/// vectorises.
+static void up_rgba(uint8_t *restrict out, const uint8_t *restrict row, const uint8_t *restrict above, size_t n) {
+    if (!above) {
+        memcpy(out, row, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) out[i] = (uint8_t)(row[i] - above[i]);
+}
+
+/// The same for opaque pixels, their 4th byte dropped: one pixel at a time, the tail of the SIMD
+/// version and the whole row where it is missing.
+static void up_rgb_scalar(uint8_t *restrict out, const uint8_t *restrict row, const uint8_t *restrict above, size_t from, size_t width) {
+    for (size_t x = from; x < width; x++)
+        for (int c = 0; c < 3; c++) out[3 * x + c] = (uint8_t)(row[4 * x + c] - (above ? above[4 * x + c] : 0));
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+/// Four pixels at a time: subtracted as 16 bytes, packed to 12 by a shuffle (SSSE3), and stored
+/// as 16, the next store covering the spare 4; the last pixels by `up_rgb_scalar`, so nothing is
+/// written past the row. The parent filtered every thumbnail's rows: this was a tenth of a warm
+/// of small files one pixel at a time.
+__attribute__((target("ssse3"))) static void up_rgb_ssse3(uint8_t *restrict out, const uint8_t *restrict row,
+                                                           const uint8_t *restrict above, size_t width) {
+    const __m128i pack = _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
+    size_t x = 0;
+    for (; x + 5 < width; x += 4) {  // 4 pixels read, 16 bytes written: 4 pixels to spare after them
+        __m128i p = _mm_loadu_si128((const __m128i *)(row + 4 * x));
+        if (above) p = _mm_sub_epi8(p, _mm_loadu_si128((const __m128i *)(above + 4 * x)));
+        _mm_storeu_si128((__m128i *)(out + 3 * x), _mm_shuffle_epi8(p, pack));
+    }
+    up_rgb_scalar(out, row, above, x, width);
+}
+#endif
+
+static void up_rgb(uint8_t *restrict out, const uint8_t *restrict row, const uint8_t *restrict above, size_t width) {
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("ssse3")) {
+        up_rgb_ssse3(out, row, above, width);
+        return;
+    }
+#endif
+    up_rgb_scalar(out, row, above, 0, width);
+}
+
 /// Deflates `length` bytes into `b` (growing it), the last call with `last` set.
 static int deflate_into(buffer *b, struct isal_zstream *s, uint8_t *bytes, size_t length, int last) {
     s->next_in = bytes;
@@ -150,25 +197,11 @@ cpng_status cpng_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t hei
     for (uint32_t y = 0; y < height; y++) {
         // Up: each byte less the one above it, straight from the RGBA rows (dropping the 4th byte
         // of opaque pixels); the first row as it is (None).
-        const uint8_t *source = pixels + (size_t)y * stride, *above = y == 0 ? NULL : source - stride;
+        const uint8_t *source = pixels + (size_t)y * stride;
         uint8_t *filtered = block + in_block * filtered_row;
         filtered[0] = y == 0 ? 0 : 2;
-        uint8_t *out = filtered + 1;
-        if (has_alpha) {
-            if (above) for (size_t i = 0; i < row_bytes; i++) out[i] = (uint8_t)(source[i] - above[i]);
-            else memcpy(out, source, row_bytes);
-        } else {
-            for (size_t x = 0; x < width; x++, out += 3, source += 4) {
-                if (above) {
-                    out[0] = (uint8_t)(source[0] - above[0]);
-                    out[1] = (uint8_t)(source[1] - above[1]);
-                    out[2] = (uint8_t)(source[2] - above[2]);
-                    above += 4;
-                } else {
-                    out[0] = source[0], out[1] = source[1], out[2] = source[2];
-                }
-            }
-        }
+        if (has_alpha) up_rgba(filtered + 1, source, y == 0 ? NULL : source - stride, row_bytes);
+        else up_rgb(filtered + 1, source, y == 0 ? NULL : source - stride, width);
         in_block++;
         if (in_block == rows_per_block || y + 1 == height) {
             if (!deflate_into(&b, s, block, in_block * filtered_row, y + 1 == height)) goto oom;
