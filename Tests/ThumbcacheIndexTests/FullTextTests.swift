@@ -82,6 +82,18 @@ struct FullTextTests {
         #expect(results.allSatisfy { ($0.score ?? 0) > 0 })
     }
 
+    /// `search --count` asks for no results (a limit of 0): the ranked query counts its matches.
+    @Test func aRankedQueryCanBeCountedAlone() throws {
+        let dir = TemporaryDirectory()
+        let index = try MetadataIndexTests.open(dir)
+        try Self.add(index, "/r/a.txt", hash: 1, text: "the invoice for april")
+        try Self.add(index, "/r/b.txt", hash: 2, text: "invoice invoice for march")
+        try Self.add(index, "/r/c.txt", hash: 3, text: "payments made in may")
+        let counted = try index.search("invoice", options: SearchOptions(limit: 0, parser: QueryParserTests.parser))
+        #expect(counted.count == 2 && counted.results.isEmpty)
+        #expect(try index.search("invoice", options: SearchOptions(limit: 1, parser: QueryParserTests.parser)).results.count == 1)
+    }
+
     @Test func snippetsShowTheMatchedWords() throws {
         let dir = TemporaryDirectory()
         let index = try MetadataIndexTests.open(dir)

@@ -81,6 +81,8 @@ extension MetadataIndex {
     /// The best `limit` items of `set`, best first: full-text score plus
     /// ``TextRanking/nameWeight`` for each plain word in a name, title or tag; ties newest first.
     func ranked(_ set: ItemSet, _ ranking: TextRanking, limit: Int, _ txn: borrowing Transaction) throws -> [(UInt32, Double)] {
+        // A count alone (`search --count`) asks for no results: nothing to score.
+        guard limit > 0 else { return [] }
         var scored: [(UInt32, Double)]
         if ranking.scores.count == 1, ranking.plainWords.isEmpty, case let only = ranking.scores[0].filter({ set.contains($0.0) }),
            only.count == set.count {
