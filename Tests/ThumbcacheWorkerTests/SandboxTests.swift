@@ -195,6 +195,25 @@ struct SandboxTests {
         #expect(pool.workersStarted == 4)
     }
 
+    /// A thumbnail request may bring the file's words along (one trip to the worker for both);
+    /// a file whose words cannot be read still gets its thumbnail, and no words.
+    @Test func aThumbnailBringsTheWordsAlong() throws {
+        let dir = TemporaryDirectory()
+        let notes = try dir.write("notes.txt", Array("Hello, worker families.\nA second line, and more words.\n".utf8))
+        let png = try dir.write("p.png", ImageEncoder.png(testPhoto(width: 64, height: 48)))
+        let pool = WorkerPool(.init(workers: 1))
+        let box = ThumbnailOptions(maxWidth: 64, maxHeight: 64)
+        let text = try pool.thumbnail(ofFileAt: notes, options: box, format: .text, wordsUpTo: 1000)
+        #expect(text.words?.format == .text)
+        #expect(text.words?.text == (try pool.text(ofFileAt: notes, format: .text, limit: 1000)).text)
+        #expect(text.words?.text.contains("A second line") == true && text.image.height == 64)
+        // The limit holds: at most that many bytes come back.
+        let cut = try pool.thumbnail(ofFileAt: notes, options: box, format: .text, wordsUpTo: 10)
+        #expect((cut.words?.text.utf8.count ?? 99) <= 10)
+        let picture = try pool.thumbnail(ofFileAt: png, options: box, format: .png, wordsUpTo: 1000)
+        #expect(picture.words == nil && picture.image.width == 64)
+    }
+
     /// The image worker hands a HEIF it cannot decode directly (alpha) to the heavy worker, which
     /// has libheif, and JPEG XL goes there from the start; a file handed on again, or to a family
     /// the image worker may not hand on to, is not followed.

@@ -74,25 +74,30 @@ final class IndexFeeder: Sendable {
         if let full { write(full) }
     }
 
-    /// Reads the words inside the file (in a worker) unless its content's are indexed already or
-    /// being read, and queues them. A file whose words cannot be read gets an empty text, so the
-    /// same bytes are not tried again: a PDF that wedges a worker costs one timeout, once.
-    func readWords(path: String, id: FileIdentity, type: ContentType, limit: Int) {
+    /// The format whose words the index wants of this file, now claimed for it (the caller then
+    /// gives them with ``addWords(content:_:)``, read along with its thumbnail or on their own);
+    /// nil when the type has none, or the content's are indexed already or being read. A file
+    /// whose words cannot be read gets an empty text, so the same bytes are not tried again: a
+    /// PDF that wedges a worker costs one timeout, once.
+    func claimWords(id: FileIdentity, type: ContentType) -> ImageFormat? {
         let format: ImageFormat
         if types.conforms(type, to: .text) {
             format = .text
         } else if let declared = FormatCatalogue.declaration(ofType: type)?.format, FormatCatalogue.withWords.contains(declared) {
             format = declared
         } else {
-            return
+            return nil
         }
         let content = id.content
-        guard texts.withLock({ $0.reading.insert(content).inserted }) else { return }
-        let hash = content.bytes
-        guard (try? index.hasText(content: hash)) == false else { return }
-        let words = (try? decoding.text(ofFileAt: path, format: format, limit: limit).text) ?? ""
+        guard texts.withLock({ $0.reading.insert(content).inserted }) else { return nil }
+        guard (try? index.hasText(content: content.bytes)) == false else { return nil }
+        return format
+    }
+
+    /// Queues the words of a claimed content.
+    func addWords(content: ContentHash, _ words: String) {
         let full = texts.withLock { state -> [(content: [UInt8], text: [UInt8])]? in
-            state.batch.append((hash, Array(words.utf8)))
+            state.batch.append((content.bytes, Array(words.utf8)))
             state.bytes += words.utf8.count + 64
             guard state.bytes >= Self.textBatchBytes else { return nil }
             defer { state.batch = []; state.bytes = 0 }

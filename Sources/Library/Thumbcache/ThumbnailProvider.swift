@@ -124,23 +124,54 @@ public struct ImageThumbnailProvider: ThumbnailProvider {
         // A catalogued format goes where the request says; a format only this provider's
         // decoders know is decoded here.
         let made = if let decoding = request.decoding, let format, FormatCatalogue.declaration(of: format) != nil {
-            try decoding.thumbnail(ofFileAt: request.path, options: options, format: format)
+            try decoded(by: decoding, request, options: options, format: format)
         } else {
             try Thumbnailer.thumbnail(ofFileAt: request.path, options: options, format: format, decoders: decoders)
         }
         request.decodedHeader?.info = made.info
         return .pixels(made.image)
     }
+
+    /// The thumbnail, with the file's words along when the index wants them.
+    private func decoded(by decoding: any ImageDecoding, _ request: ThumbnailProviderRequest, options: ThumbnailOptions, format: ImageFormat) throws
+        -> (image: RGBAImage, info: ImageInfo)
+    {
+        guard let header = request.decodedHeader, let limit = header.wordsLimit else {
+            return try decoding.thumbnail(ofFileAt: request.path, options: options, format: format)
+        }
+        let (image, info, words) = try decoding.thumbnail(ofFileAt: request.path, options: options, format: format, wordsUpTo: limit)
+        header.words = words
+        return (image, info)
+    }
 }
 
-/// The header of the image a provider decoded, passed back to whoever indexes the file.
+/// The header of the image a provider decoded, passed back to whoever indexes the file; and,
+/// when the index wants the file's words, those words if they came with the decode.
 package final class DecodedHeader: Sendable {
-    private let value = Mutex<ImageInfo?>(nil)
+    private struct State {
+        var info: ImageInfo?
+        var wordsLimit: Int?
+        var words: (format: ImageFormat, text: String)?
+    }
 
-    package init() {}
+    private let state = Mutex(State())
+
+    /// - Parameter wordsLimit: the file's words are wanted too, at most this many bytes.
+    package init(wordsLimit: Int? = nil) {
+        state.withLock { $0.wordsLimit = wordsLimit }
+    }
 
     package var info: ImageInfo? {
-        get { value.withLock { $0 } }
-        set { value.withLock { $0 = newValue } }
+        get { state.withLock { $0.info } }
+        set { state.withLock { $0.info = newValue } }
+    }
+
+    /// Bytes of words still wanted with the next decode; nil once they came (or if none are).
+    package var wordsLimit: Int? { state.withLock { $0.words == nil ? $0.wordsLimit : nil } }
+
+    /// The words that came with a decode.
+    package var words: (format: ImageFormat, text: String)? {
+        get { state.withLock { $0.words } }
+        set { state.withLock { $0.words = newValue } }
     }
 }

@@ -226,13 +226,18 @@ public final class Warmer: Sendable {
         }
         let (path, id, type) = (file.path, file.id, file.type)
         var writes = file.writes
-        // The index is fed after the thumbnails, with the header their decode read (no second
-        // request to a worker for it).
-        let header = DecodedHeader()
+        // The index is fed after the thumbnails, with the header their decode read and the words
+        // that came along with it (no second request to a worker for either).
+        let wordsFormat = options.textLimit > 0 ? feeder?.claimWords(id: id, type: type) : nil
+        let header = DecodedHeader(wordsLimit: wordsFormat == nil ? nil : options.textLimit)
         let outcome = makeThumbnails(path, id: id, type: type, factory: factory, decoding: decoding, header: header, options: options,
                                      tally: tally, writes: &writes, prefetched: prefetched)
         feeder?.submit(path: path, id: id, type: type, decoded: header.info)
-        if options.textLimit > 0 { feeder?.readWords(path: path, id: id, type: type, limit: options.textLimit) }
+        if let feeder, let wordsFormat {
+            // Not decoded here (cached already, or it failed) or not read along: asked on their own.
+            let words = header.words?.text ?? (try? decoding.text(ofFileAt: path, format: wordsFormat, limit: options.textLimit).text) ?? ""
+            feeder.addWords(content: id.content, words)
+        }
         var export: FreedesktopExporter.Job?
         if options.freedesktop != nil {
             let types = factory.types

@@ -18,11 +18,21 @@ package protocol ImageDecoding: Sendable {
     /// Lets go of idle workers without waiting for their exit, for a process that ends next;
     /// nothing where there are none.
     func hangUpIdleWorkers()
+    /// The thumbnail as above, and the file's words (as ``text(ofFileAt:format:limit:)``) if they
+    /// could be read along with it: nil words when not (ask for them on their own then).
+    func thumbnail(ofFileAt path: String, options: ThumbnailOptions, format: ImageFormat?, wordsUpTo limit: Int) throws
+        -> (image: RGBAImage, info: ImageInfo, words: (format: ImageFormat, text: String)?)
 }
 
 extension ImageDecoding {
     package func prepare(forFileAt path: String) {}
     package func hangUpIdleWorkers() {}
+    package func thumbnail(ofFileAt path: String, options: ThumbnailOptions, format: ImageFormat?, wordsUpTo limit: Int) throws
+        -> (image: RGBAImage, info: ImageInfo, words: (format: ImageFormat, text: String)?)
+    {
+        let (image, info) = try thumbnail(ofFileAt: path, options: options, format: format)
+        return (image, info, nil)
+    }
 }
 
 /// Decoding in this process: for trusted input and the lowest latency.

@@ -46,7 +46,8 @@ package struct WorkerRequest: Codable, Sendable {
     /// The format to read the file as if the worker's decoders recognise none in its bytes: the
     /// parent's type for a format bytes cannot name (text). Never overrides what the bytes say.
     package var fallback: String?
-    /// Most bytes of text a ``Kind/text`` request wants back.
+    /// Most bytes of text a ``Kind/text`` request wants back; on a ``Kind/thumbnail`` request,
+    /// the file's words are wanted too, after the pixels (a reply with a ``WorkerReply/textFormat``).
     package var textLimit: Int?
 }
 
@@ -75,7 +76,8 @@ package struct WorkerReply: Codable, Sendable {
     package var image: Image?
     package var info: ImageInfo?
     package var error: ImagingError?
-    /// The format whose extractor read the text that follows the document (a text reply).
+    /// The format whose extractor read the text that follows the document (a text reply), or
+    /// the pixels (a thumbnail's reply that brings the words along).
     package var textFormat: String?
 
     package init(hello: Hello? = nil, image: Image? = nil, info: ImageInfo? = nil, error: ImagingError? = nil, textFormat: String? = nil) {

@@ -120,22 +120,39 @@ package final class WorkerPool: ImageDecoding {
     // MARK: ImageDecoding
 
     package func thumbnail(ofFileAt path: String, options: ThumbnailOptions, format: ImageFormat?) throws -> (image: RGBAImage, info: ImageInfo) {
+        let (image, info, _) = try thumbnail(path, options: options, format: format, wordsUpTo: nil)
+        return (image, info)
+    }
+
+    /// One request for both: a text file's or a document's words cost no second trip to its worker.
+    package func thumbnail(ofFileAt path: String, options: ThumbnailOptions, format: ImageFormat?, wordsUpTo limit: Int) throws
+        -> (image: RGBAImage, info: ImageInfo, words: (format: ImageFormat, text: String)?)
+    {
+        try thumbnail(path, options: options, format: format, wordsUpTo: limit)
+    }
+
+    private func thumbnail(_ path: String, options: ThumbnailOptions, format: ImageFormat?, wordsUpTo limit: Int?) throws
+        -> (image: RGBAImage, info: ImageInfo, words: (format: ImageFormat, text: String)?)
+    {
         // `format` is not sent: the worker's decoders choose from the bytes themselves, never from
         // the parent's guess about a file it has not parsed; only a format bytes cannot name goes
         // along, for when nothing else claims them.
         var request = WorkerRequest(kind: .thumbnail, name: path, options: options)
         request.fallback = Self.fallback(format)
-        let (reply, pixels) = try run(request, format: format, maxPixelBytes: options.maxWidth * options.maxHeight * 4)
+        request.textLimit = limit
+        let (reply, pixels, words) = try run(request, format: format, maxPixelBytes: options.maxWidth * options.maxHeight * 4 + (limit ?? 0))
         guard let image = reply.image, let info = reply.info, image.width <= options.maxWidth, image.height <= options.maxHeight else {
             throw WorkerFailure(path: path, reason: .protocolViolation("a thumbnail larger than its box, or without its header"))
         }
-        return (RGBAImage(width: image.width, height: image.height, pixels: pixels, hasAlpha: image.hasAlpha), info)
+        // The worker is not trusted to send UTF-8: what is not becomes U+FFFD here.
+        let text = reply.textFormat.map { (format: ImageFormat(rawValue: $0), text: String(decoding: words, as: UTF8.self)) }
+        return (RGBAImage(width: image.width, height: image.height, pixels: pixels, hasAlpha: image.hasAlpha), info, text)
     }
 
     package func info(ofFileAt path: String, format: ImageFormat?) throws -> ImageInfo {
         var request = WorkerRequest(kind: .info, name: path)
         request.fallback = Self.fallback(format)
-        let (reply, _) = try run(request, format: format, maxPixelBytes: 0)
+        let (reply, _, _) = try run(request, format: format, maxPixelBytes: 0)
         guard let info = reply.info else { throw WorkerFailure(path: path, reason: .protocolViolation("no header in an info reply")) }
         return info
     }
@@ -144,14 +161,14 @@ package final class WorkerPool: ImageDecoding {
         var request = WorkerRequest(kind: .text, name: path)
         request.fallback = Self.fallback(format)
         request.textLimit = limit
-        let (reply, bytes) = try run(request, format: format, maxPixelBytes: limit)
+        let (reply, bytes, _) = try run(request, format: format, maxPixelBytes: limit)
         guard let textFormat = reply.textFormat else { throw WorkerFailure(path: path, reason: .protocolViolation("no format in a text reply")) }
         // The worker is not trusted to send UTF-8: what is not becomes U+FFFD here.
         return (ImageFormat(rawValue: textFormat), String(decoding: bytes, as: UTF8.self))
     }
 
     package func embeddedThumbnail(ofFileAt path: String) throws -> RGBAImage? {
-        let (reply, pixels) = try run(WorkerRequest(kind: .embeddedThumbnail, name: path), format: .jpeg, maxPixelBytes: 1024 * 1024 * 4)
+        let (reply, pixels, _) = try run(WorkerRequest(kind: .embeddedThumbnail, name: path), format: .jpeg, maxPixelBytes: 1024 * 1024 * 4)
         return reply.image.map { RGBAImage(width: $0.width, height: $0.height, pixels: pixels, hasAlpha: $0.hasAlpha) }
     }
 
@@ -189,7 +206,7 @@ package final class WorkerPool: ImageDecoding {
 
     /// Opens the file, has a worker decode it, and turns every way that can fail into an error
     /// naming the path: the decoder's own (``ImagingError``) or the worker's (``WorkerFailure``).
-    private func run(_ request: WorkerRequest, format: ImageFormat?, maxPixelBytes: Int) throws -> (WorkerReply, [UInt8]) {
+    private func run(_ request: WorkerRequest, format: ImageFormat?, maxPixelBytes: Int) throws -> (WorkerReply, [UInt8], [UInt8]) {
         let path = request.name
         let fd: Int32
         switch retryingInterrupts({ open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }) {
@@ -202,7 +219,7 @@ package final class WorkerPool: ImageDecoding {
             let worker = try checkOut(family, path: path)
             let deadline = MonotonicClock.nanoseconds() + UInt64(configuration.timeout * 1e9)
             do {
-                let (reply, pixels) = try worker.call(request, file: fd, deadline: deadline, maxPixelBytes: maxPixelBytes)
+                let (reply, pixels, words) = try worker.call(request, file: fd, deadline: deadline, maxPixelBytes: maxPixelBytes)
                 worker.served += 1
                 checkIn(worker)
                 // A worker that leaves the file to a family it may hand on to (a HEIF for libheif)
@@ -215,7 +232,7 @@ package final class WorkerPool: ImageDecoding {
                     continue
                 }
                 if let error = reply.error { throw ImagingError(path: path, reason: error.reason) }
-                return (reply, pixels)
+                return (reply, pixels, words)
             } catch let error as ImagingError {
                 throw error
             } catch {

@@ -85,7 +85,7 @@ final class WorkerProcess: @unchecked Sendable {
         let worker = WorkerProcess(pid: pid, family: family, channel: pair[0], errors: pipe[0])
         let reply: WorkerReply
         do {
-            (reply, _) = try worker.receiveReply(deadline: MonotonicClock.nanoseconds() + 10_000_000_000, maxPixelBytes: 0)
+            (reply, _, _) = try worker.receiveReply(deadline: MonotonicClock.nanoseconds() + 10_000_000_000, maxPixelBytes: 0)
         } catch {
             let status = worker.finish(kill: true)
             throw .unavailable("\(executable) did not start (\(describe(status)))\(worker.standardErrorSuffix())")
@@ -97,19 +97,20 @@ final class WorkerProcess: @unchecked Sendable {
         return worker
     }
 
-    /// Sends `request` with the file's descriptor and reads the reply (and its pixels).
-    func call(_ request: WorkerRequest, file: Int32, deadline: UInt64, maxPixelBytes: Int) throws -> (WorkerReply, [UInt8]) {
+    /// Sends `request` with the file's descriptor and reads the reply, its pixels (a text
+    /// request's words in their place) and the words a thumbnail request wanted along.
+    func call(_ request: WorkerRequest, file: Int32, deadline: UInt64, maxPixelBytes: Int) throws -> (WorkerReply, [UInt8], [UInt8]) {
         let document = try WorkerCoding.encode(request)
         try channel.send(WorkerChannel.le32(document.count) + document, attaching: file)
         return try receiveReply(deadline: deadline, maxPixelBytes: maxPixelBytes)
     }
 
-    private func receiveReply(deadline: UInt64, maxPixelBytes: Int) throws -> (WorkerReply, [UInt8]) {
+    private func receiveReply(deadline: UInt64, maxPixelBytes: Int) throws -> (WorkerReply, [UInt8], [UInt8]) {
         let head = try channel.receive(count: 8, deadline: deadline)
-        let documentLength = WorkerChannel.readLE32(head, at: 0), pixelLength = WorkerChannel.readLE32(head, at: 4)
+        let documentLength = WorkerChannel.readLE32(head, at: 0), payloadLength = WorkerChannel.readLE32(head, at: 4)
         // Lengths are checked before anything is allocated for them.
         guard documentLength <= WorkerProtocol.maxDocumentBytes else { throw WorkerFailure.Reason.protocolViolation("a \(documentLength)-byte document") }
-        guard pixelLength <= maxPixelBytes else { throw WorkerFailure.Reason.protocolViolation("\(pixelLength) bytes of pixels where at most \(maxPixelBytes) fit the box") }
+        guard payloadLength <= maxPixelBytes else { throw WorkerFailure.Reason.protocolViolation("\(payloadLength) bytes of pixels where at most \(maxPixelBytes) fit the box") }
         let document = try channel.receive(count: documentLength, deadline: deadline)
         let reply: WorkerReply
         do {
@@ -117,16 +118,20 @@ final class WorkerProcess: @unchecked Sendable {
         } catch {
             throw WorkerFailure.Reason.protocolViolation("unreadable document")
         }
+        var pixelLength = payloadLength
         if let image = reply.image {
-            guard image.width > 0, image.height > 0, image.width.multipliedReportingOverflow(by: image.height).partialValue * 4 == pixelLength,
-                  !image.width.multipliedReportingOverflow(by: image.height).overflow else {
-                throw WorkerFailure.Reason.protocolViolation("\(pixelLength) bytes for \(image.width)×\(image.height) pixels")
+            let (count, overflow) = image.width.multipliedReportingOverflow(by: image.height)
+            // A thumbnail's words, when they came along, follow its pixels.
+            guard image.width > 0, image.height > 0, !overflow, count * 4 == payloadLength || reply.textFormat != nil && count * 4 <= payloadLength else {
+                throw WorkerFailure.Reason.protocolViolation("\(payloadLength) bytes for \(image.width)×\(image.height) pixels")
             }
-        } else if pixelLength != 0 && reply.textFormat == nil {
+            pixelLength = count * 4
+        } else if payloadLength != 0 && reply.textFormat == nil {
             throw WorkerFailure.Reason.protocolViolation("pixels without an image")
         }
         let pixels = pixelLength > 0 ? try channel.receive(count: pixelLength, deadline: deadline) : []
-        return (reply, pixels)
+        let words = payloadLength > pixelLength ? try channel.receive(count: payloadLength - pixelLength, deadline: deadline) : []
+        return (reply, pixels, words)
     }
 
     /// Closes the channel without waiting: the worker exits when it sees the end.

@@ -32,15 +32,17 @@ package enum WorkerServer {
             } catch {
                 return  // the parent is gone
             }
-            let (reply, pixels) = answer(request, file: file, decoders: decoders)
+            let (reply, pixels, words) = answer(request, file: file, decoders: decoders)
             if file >= 0 { close(file) }
-            guard (try? send(reply, pixels: pixels, on: channel)) != nil else { return }
+            guard (try? send(reply, pixels: pixels, words: words, on: channel)) != nil else { return }
         }
     }
 
-    static func answer(_ request: WorkerRequest, file: Int32, decoders: ImageDecoders) -> (WorkerReply, [UInt8]) {
+    /// The reply, its pixels (or a text request's words), and the words a thumbnail request
+    /// wanted along, which follow the pixels.
+    static func answer(_ request: WorkerRequest, file: Int32, decoders: ImageDecoders) -> (WorkerReply, [UInt8], [UInt8]) {
         guard file >= 0 else {
-            return (WorkerReply(error: ImagingError(path: request.name, reason: .unreadable("no descriptor came with the request"))), [])
+            return (WorkerReply(error: ImagingError(path: request.name, reason: .unreadable("no descriptor came with the request"))), [], [])
         }
         let fallback = request.fallback.map(ImageFormat.init(rawValue:))
         do throws(ImagingError) {
@@ -49,24 +51,34 @@ package enum WorkerServer {
                 let options = request.options ?? ThumbnailOptions(maxWidth: 256, maxHeight: 256)
                 let (image, info) = try Thumbnailer.thumbnail(ofDescriptor: file, name: request.name, options: options,
                                                               fallback: fallback, decoders: decoders)
-                return (WorkerReply(image: .init(width: image.width, height: image.height, hasAlpha: image.hasAlpha), info: info), image.pixels)
+                var reply = WorkerReply(image: .init(width: image.width, height: image.height, hasAlpha: image.hasAlpha), info: info)
+                // The words along, for the index, sparing a second request; words that cannot be
+                // read are simply not sent (the parent asks for them on their own).
+                guard let limit = request.textLimit else { return (reply, image.pixels, []) }
+                lseek(file, 0, SEEK_SET)
+                guard let (format, text) = try? decoders.text(file, name: request.name, fallback: fallback, limit: limit) else {
+                    return (reply, image.pixels, [])
+                }
+                reply.textFormat = format.rawValue
+                return (reply, image.pixels, Array(text.utf8.prefix(limit)))
             case .info:
-                return (WorkerReply(info: try Thumbnailer.info(ofDescriptor: file, name: request.name, fallback: fallback, decoders: decoders)), [])
+                return (WorkerReply(info: try Thumbnailer.info(ofDescriptor: file, name: request.name, fallback: fallback, decoders: decoders)), [], [])
             case .embeddedThumbnail:
-                guard let image = try Thumbnailer.embeddedThumbnail(ofDescriptor: file, name: request.name) else { return (WorkerReply(), []) }
-                return (WorkerReply(image: .init(width: image.width, height: image.height, hasAlpha: image.hasAlpha)), image.pixels)
+                guard let image = try Thumbnailer.embeddedThumbnail(ofDescriptor: file, name: request.name) else { return (WorkerReply(), [], []) }
+                return (WorkerReply(image: .init(width: image.width, height: image.height, hasAlpha: image.hasAlpha)), image.pixels, [])
             case .text:
                 let (format, text) = try decoders.text(file, name: request.name, fallback: fallback, limit: request.textLimit ?? 0)
-                return (WorkerReply(textFormat: format.rawValue), Array(text.utf8))
+                return (WorkerReply(textFormat: format.rawValue), Array(text.utf8), [])
             }
         } catch {
-            return (WorkerReply(error: error), [])
+            return (WorkerReply(error: error), [], [])
         }
     }
 
-    static func send(_ reply: WorkerReply, pixels: [UInt8], on channel: WorkerChannel) throws {
+    static func send(_ reply: WorkerReply, pixels: [UInt8], words: [UInt8] = [], on channel: WorkerChannel) throws {
         let document = try WorkerCoding.encode(reply)
-        try channel.send(WorkerChannel.le32(document.count) + WorkerChannel.le32(pixels.count) + document)
+        try channel.send(WorkerChannel.le32(document.count) + WorkerChannel.le32(pixels.count + words.count) + document)
         if !pixels.isEmpty { try channel.send(pixels) }
+        if !words.isEmpty { try channel.send(words) }
     }
 }
