@@ -117,61 +117,6 @@ package final class WorkerPool: ImageDecoding {
     /// The families whose workers this pool has started.
     package var familiesStarted: Set<WorkerFamily> { state.withLock { $0.familiesStarted } }
 
-    // MARK: ImageDecoding
-
-    package func thumbnail(ofFileAt path: String, options: ThumbnailOptions, format: ImageFormat?) throws -> (image: RGBAImage, info: ImageInfo) {
-        let (image, info, _) = try thumbnail(path, options: options, format: format, wordsUpTo: nil)
-        return (image, info)
-    }
-
-    /// One request for both: a text file's or a document's words cost no second trip to its worker.
-    package func thumbnail(ofFileAt path: String, options: ThumbnailOptions, format: ImageFormat?, wordsUpTo limit: Int) throws
-        -> (image: RGBAImage, info: ImageInfo, words: (format: ImageFormat, text: String)?)
-    {
-        try thumbnail(path, options: options, format: format, wordsUpTo: limit)
-    }
-
-    private func thumbnail(_ path: String, options: ThumbnailOptions, format: ImageFormat?, wordsUpTo limit: Int?) throws
-        -> (image: RGBAImage, info: ImageInfo, words: (format: ImageFormat, text: String)?)
-    {
-        // `format` is not sent: the worker's decoders choose from the bytes themselves, never from
-        // the parent's guess about a file it has not parsed; only a format bytes cannot name goes
-        // along, for when nothing else claims them.
-        var request = WorkerRequest(kind: .thumbnail, name: path, options: options)
-        request.fallback = Self.fallback(format)
-        request.textLimit = limit
-        let (reply, pixels, words) = try run(request, format: format, maxPixelBytes: options.maxWidth * options.maxHeight * 4 + (limit ?? 0))
-        guard let image = reply.image, let info = reply.info, image.width <= options.maxWidth, image.height <= options.maxHeight else {
-            throw WorkerFailure(path: path, reason: .protocolViolation("a thumbnail larger than its box, or without its header"))
-        }
-        // The worker is not trusted to send UTF-8: what is not becomes U+FFFD here.
-        let text = reply.textFormat.map { (format: ImageFormat(rawValue: $0), text: String(decoding: words, as: UTF8.self)) }
-        return (RGBAImage(width: image.width, height: image.height, pixels: pixels, hasAlpha: image.hasAlpha), info, text)
-    }
-
-    package func info(ofFileAt path: String, format: ImageFormat?) throws -> ImageInfo {
-        var request = WorkerRequest(kind: .info, name: path)
-        request.fallback = Self.fallback(format)
-        let (reply, _, _) = try run(request, format: format, maxPixelBytes: 0)
-        guard let info = reply.info else { throw WorkerFailure(path: path, reason: .protocolViolation("no header in an info reply")) }
-        return info
-    }
-
-    package func text(ofFileAt path: String, format: ImageFormat?, limit: Int) throws -> (format: ImageFormat, text: String) {
-        var request = WorkerRequest(kind: .text, name: path)
-        request.fallback = Self.fallback(format)
-        request.textLimit = limit
-        let (reply, bytes, _) = try run(request, format: format, maxPixelBytes: limit)
-        guard let textFormat = reply.textFormat else { throw WorkerFailure(path: path, reason: .protocolViolation("no format in a text reply")) }
-        // The worker is not trusted to send UTF-8: what is not becomes U+FFFD here.
-        return (ImageFormat(rawValue: textFormat), String(decoding: bytes, as: UTF8.self))
-    }
-
-    package func embeddedThumbnail(ofFileAt path: String) throws -> RGBAImage? {
-        let (reply, pixels, _) = try run(WorkerRequest(kind: .embeddedThumbnail, name: path), format: .jpeg, maxPixelBytes: 1024 * 1024 * 4)
-        return reply.image.map { RGBAImage(width: $0.width, height: $0.height, pixels: pixels, hasAlpha: $0.hasAlpha) }
-    }
-
     /// Starts the worker the file's first bytes call for, on a thread of its own, so that its
     /// start (its family's libraries loaded, its confinement) overlaps what the caller does
     /// before asking: a process made for one file pays it in parallel. Nothing when the bytes
@@ -206,7 +151,7 @@ package final class WorkerPool: ImageDecoding {
 
     /// Opens the file, has a worker decode it, and turns every way that can fail into an error
     /// naming the path: the decoder's own (``ImagingError``) or the worker's (``WorkerFailure``).
-    private func run(_ request: WorkerRequest, format: ImageFormat?, maxPixelBytes: Int) throws -> (WorkerReply, [UInt8], [UInt8]) {
+    func run(_ request: WorkerRequest, format: ImageFormat?, maxPixelBytes: Int) throws -> (WorkerReply, [UInt8], [UInt8]) {
         let path = request.name
         let fd: Int32
         switch retryingInterrupts({ open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }) {
