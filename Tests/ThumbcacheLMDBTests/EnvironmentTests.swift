@@ -24,6 +24,42 @@ struct EnvironmentTests {
         #expect(!again)
     }
 
+    /// `contains` answers as `get` does, without faulting the large values' own pages into the
+    /// process (counted as this thread's page faults, in a fresh mapping of the same file).
+    @Test func containsDoesNotTouchLargeValues() throws {
+        let dir = TemporaryDirectory()
+        let keys = (0..<300).map { Array("key-\($0)".utf8) }
+        do {
+            let env = try Environment.open(directory: dir.path)
+            let db = try env.database("large")
+            try env.write { txn in
+                for (i, key) in keys.enumerated() { try txn.put(db, key: key, value: [UInt8](repeating: UInt8(i % 251), count: 64 << 10)) }
+                try txn.put(db, key: Array("small".utf8), value: [1])
+            }
+        }
+        // This thread's page faults so far (RUSAGE_THREAD: other tests run beside this one).
+        func faults() -> Int {
+            var usage = rusage()
+            getrusage(__rusage_who_t(1), &usage)
+            return usage.ru_minflt + usage.ru_majflt
+        }
+        let env = try Environment.open(directory: dir.path)
+        let db = try env.database("large")
+        let missing = Array("absent".utf8)
+        try env.read { txn in
+            let small = try txn.contains(db, key: Array("small".utf8)), absent = try txn.contains(db, key: missing)
+            #expect(small && !absent)
+            var contained = 0, got = 0
+            let before = faults()
+            for key in keys where try txn.contains(db, key: key) { contained += 1 }
+            let byContains = faults() - before
+            for key in keys where try txn.get(db, key: key)?.first != nil { got += 1 }
+            let byGet = faults() - before - byContains
+            #expect(contained == keys.count && got == keys.count)
+            #expect(byContains * 10 < byGet, "contains faulted \(byContains) pages, get \(byGet)")
+        }
+    }
+
     @Test func writeAbortsWhenBodyThrows() throws {
         let dir = TemporaryDirectory()
         let env = try Environment.open(directory: dir.path)

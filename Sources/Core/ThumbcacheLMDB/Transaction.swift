@@ -29,6 +29,25 @@ package struct Transaction: ~Copyable {
         return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
     }
 
+    /// Whether `key` has a value, without touching the value: a value too large for its leaf page
+    /// (a thumbnail, as a rule) lives in pages of its own, which `get` would fault into memory
+    /// (a cursor set with no data wanted reads only the key's page).
+    package func contains(_ database: Database, key: UnsafeRawBufferPointer) throws(LMDBError) -> Bool {
+        var cursor: OpaquePointer?
+        try check(mdb_cursor_open(handle, database.dbi, &cursor))
+        defer { mdb_cursor_close(cursor) }
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        let rc = mdb_cursor_get(cursor, &k, nil, MDB_SET)
+        if rc == MDB_NOTFOUND { return false }
+        try check(rc)
+        return true
+    }
+
+    /// Whether `key` has a value, without touching the value.
+    package func contains(_ database: Database, key: [UInt8]) throws(LMDBError) -> Bool {
+        try withBytes(key) { (k) throws(LMDBError) in try contains(database, key: k) }
+    }
+
     /// The value stored under `key`, as a view into the map, or nil if there is none.
     package func get(_ database: Database, key: [UInt8]) throws(LMDBError) -> UnsafeRawBufferPointer? {
         try withBytes(key) { (k) throws(LMDBError) in try get(database, key: k) }

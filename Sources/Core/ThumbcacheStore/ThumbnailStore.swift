@@ -240,7 +240,7 @@ public final class ThumbnailStore: Sendable {
 
     /// True if a thumbnail is stored under `key`.
     package func containsThumbnail(_ key: ThumbnailKey) throws(StoreError) -> Bool {
-        return try reading("read thumbnail") { h, txn in try key.withEncoded { try txn.get(h.thumbnails, key: $0) } != nil }
+        return try reading("read thumbnail") { h, txn in try key.withEncoded { try txn.contains(h.thumbnails, key: $0) } }
     }
 
     /// The cache-hit path in one read transaction: the stat cache entry of `path` (which must
