@@ -20,7 +20,7 @@ package enum WorkerCoding {
 
     package static func encode(_ request: WorkerRequest) throws -> [UInt8] {
         var w = WireWriter()
-        w.uint8(kindCode(request.kind))
+        w.uint8(request.kind.rawValue)
         w.string(request.name)
         try w.optional(request.options.map { try optionsBytes($0) }) { $0.run($1) }
         w.optional(request.fallback) { $0.string($1) }
@@ -30,7 +30,7 @@ package enum WorkerCoding {
 
     package static func decodeRequest(_ bytes: [UInt8]) throws(Malformed) -> WorkerRequest {
         var r = WireReader(bytes[...], longestRun: WorkerProtocol.maxDocumentBytes)
-        guard let code = r.uint8(), let kind = kinds.first(where: { kindCode($0) == code }), let name = r.string(),
+        guard let kind = r.uint8().flatMap(WorkerRequest.Kind.init(rawValue:)), let name = r.string(),
               let optionsRun = r.optional({ $0.run() }), let fallback = r.optional({ $0.string() }), let textLimit = r.optional({ $0.int() }),
               r.atEnd
         else { throw Malformed() }
@@ -38,17 +38,6 @@ package enum WorkerCoding {
         request.fallback = fallback
         request.textLimit = textLimit
         return request
-    }
-
-    private static let kinds: [WorkerRequest.Kind] = [.thumbnail, .info, .embeddedThumbnail, .text]
-
-    private static func kindCode(_ kind: WorkerRequest.Kind) -> UInt8 {
-        switch kind {
-        case .thumbnail: 0
-        case .info: 1
-        case .embeddedThumbnail: 2
-        case .text: 3
-        }
     }
 
     /// A warm sends the same options with every file: they are encoded, and decoded, once.

@@ -30,13 +30,14 @@ package enum WorkerProtocol {
 }
 
 /// What the parent asks of a worker for one file.
-package struct WorkerRequest: Codable, Sendable {
-    package enum Kind: String, Codable, Sendable {
-        case thumbnail
-        case info
-        case embeddedThumbnail
+package struct WorkerRequest: Sendable {
+    /// Its raw value is its byte in a request (``WorkerCoding``).
+    package enum Kind: UInt8, Sendable {
+        case thumbnail = 0
+        case info = 1
+        case embeddedThumbnail = 2
         /// The file's words as UTF-8, at most ``WorkerRequest/textLimit`` bytes, after the document.
-        case text
+        case text = 3
     }
 
     package var kind: Kind
@@ -51,8 +52,22 @@ package struct WorkerRequest: Codable, Sendable {
     package var textLimit: Int?
 }
 
-/// A worker's answer. `image` describes the pixels that follow the document.
-package struct WorkerReply: Codable, Sendable {
+/// A reply as the parent read it: its pixels and its words split apart, each checked against it.
+struct WorkerAnswer {
+    var reply: WorkerReply
+    var pixels: [UInt8]
+    var words: [UInt8]
+
+    /// The words and the format whose extractor read them, if the reply has any. The worker is not
+    /// trusted to send UTF-8: what is not becomes U+FFFD here.
+    var text: (format: ImageFormat, text: String)? {
+        reply.textFormat.map { (ImageFormat(rawValue: $0), String(decoding: words, as: UTF8.self)) }
+    }
+}
+
+/// A worker's answer. `image` describes the pixels that follow the document, and `textFormat`
+/// the words that follow those (the payload, in that order).
+package struct WorkerReply: Sendable {
     package struct Hello: Codable, Sendable {
         package var version: Int
         /// The confinement layers the worker applied (Docs/SECURITY.md), or why it could not.
@@ -66,7 +81,7 @@ package struct WorkerReply: Codable, Sendable {
         }
     }
 
-    package struct Image: Codable, Sendable {
+    package struct Image: Sendable {
         package var width: Int
         package var height: Int
         package var hasAlpha: Bool

@@ -24,20 +24,17 @@ extension WorkerPool {
         var request = WorkerRequest(kind: .thumbnail, name: path, options: options)
         request.fallback = Self.fallback(format)
         request.textLimit = limit
-        let (reply, pixels, words) = try run(request, format: format, maxPixelBytes: options.maxWidth * options.maxHeight * 4 + (limit ?? 0))
-        guard let image = reply.image, let info = reply.info, image.width <= options.maxWidth, image.height <= options.maxHeight else {
+        let answer = try run(request, format: format, maxPixelBytes: options.maxWidth * options.maxHeight * 4 + (limit ?? 0))
+        guard let image = answer.reply.image, let info = answer.reply.info, image.width <= options.maxWidth, image.height <= options.maxHeight else {
             throw WorkerFailure(path: path, reason: .protocolViolation("a thumbnail larger than its box, or without its header"))
         }
-        // The worker is not trusted to send UTF-8: what is not becomes U+FFFD here.
-        let text = reply.textFormat.map { (format: ImageFormat(rawValue: $0), text: String(decoding: words, as: UTF8.self)) }
-        return (RGBAImage(width: image.width, height: image.height, pixels: pixels, hasAlpha: image.hasAlpha), info, text)
+        return (RGBAImage(width: image.width, height: image.height, pixels: answer.pixels, hasAlpha: image.hasAlpha), info, answer.text)
     }
 
     package func info(ofFileAt path: String, format: ImageFormat?) throws -> ImageInfo {
         var request = WorkerRequest(kind: .info, name: path)
         request.fallback = Self.fallback(format)
-        let (reply, _, _) = try run(request, format: format, maxPixelBytes: 0)
-        guard let info = reply.info else { throw WorkerFailure(path: path, reason: .protocolViolation("no header in an info reply")) }
+        guard let info = try run(request, format: format, maxPixelBytes: 0).reply.info else { throw WorkerFailure(path: path, reason: .protocolViolation("no header in an info reply")) }
         return info
     }
 
@@ -45,14 +42,14 @@ extension WorkerPool {
         var request = WorkerRequest(kind: .text, name: path)
         request.fallback = Self.fallback(format)
         request.textLimit = limit
-        let (reply, bytes, _) = try run(request, format: format, maxPixelBytes: limit)
-        guard let textFormat = reply.textFormat else { throw WorkerFailure(path: path, reason: .protocolViolation("no format in a text reply")) }
-        // The worker is not trusted to send UTF-8: what is not becomes U+FFFD here.
-        return (ImageFormat(rawValue: textFormat), String(decoding: bytes, as: UTF8.self))
+        guard let text = try run(request, format: format, maxPixelBytes: limit).text else {
+            throw WorkerFailure(path: path, reason: .protocolViolation("no format in a text reply"))
+        }
+        return text
     }
 
     package func embeddedThumbnail(ofFileAt path: String) throws -> RGBAImage? {
-        let (reply, pixels, _) = try run(WorkerRequest(kind: .embeddedThumbnail, name: path), format: .jpeg, maxPixelBytes: 1024 * 1024 * 4)
-        return reply.image.map { RGBAImage(width: $0.width, height: $0.height, pixels: pixels, hasAlpha: $0.hasAlpha) }
+        let answer = try run(WorkerRequest(kind: .embeddedThumbnail, name: path), format: .jpeg, maxPixelBytes: 1024 * 1024 * 4)
+        return answer.reply.image.map { RGBAImage(width: $0.width, height: $0.height, pixels: answer.pixels, hasAlpha: $0.hasAlpha) }
     }
 }

@@ -151,7 +151,7 @@ package final class WorkerPool: ImageDecoding {
 
     /// Opens the file, has a worker decode it, and turns every way that can fail into an error
     /// naming the path: the decoder's own (``ImagingError``) or the worker's (``WorkerFailure``).
-    func run(_ request: WorkerRequest, format: ImageFormat?, maxPixelBytes: Int) throws -> (WorkerReply, [UInt8], [UInt8]) {
+    func run(_ request: WorkerRequest, format: ImageFormat?, maxPixelBytes: Int) throws -> WorkerAnswer {
         let path = request.name
         let fd: Int32
         switch retryingInterrupts({ open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }) {
@@ -164,7 +164,8 @@ package final class WorkerPool: ImageDecoding {
             let worker = try checkOut(family, path: path)
             let deadline = MonotonicClock.nanoseconds() + UInt64(configuration.timeout * 1e9)
             do {
-                let (reply, pixels, words) = try worker.call(request, file: fd, deadline: deadline, maxPixelBytes: maxPixelBytes)
+                let answer = try worker.call(request, file: fd, deadline: deadline, maxPixelBytes: maxPixelBytes)
+                let reply = answer.reply
                 worker.served += 1
                 checkIn(worker)
                 // A worker that leaves the file to a family it may hand on to (a HEIF for libheif)
@@ -177,7 +178,7 @@ package final class WorkerPool: ImageDecoding {
                     continue
                 }
                 if let error = reply.error { throw ImagingError(path: path, reason: error.reason) }
-                return (reply, pixels, words)
+                return answer
             } catch let error as ImagingError {
                 throw error
             } catch {

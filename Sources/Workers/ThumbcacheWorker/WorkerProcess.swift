@@ -85,7 +85,7 @@ final class WorkerProcess: @unchecked Sendable {
         let worker = WorkerProcess(pid: pid, family: family, channel: pair[0], errors: pipe[0])
         let reply: WorkerReply
         do {
-            (reply, _, _) = try worker.receiveReply(deadline: MonotonicClock.nanoseconds() + 10_000_000_000, maxPixelBytes: 0)
+            reply = try worker.receiveReply(deadline: MonotonicClock.nanoseconds() + 10_000_000_000, maxPixelBytes: 0).reply
         } catch {
             let status = worker.finish(kill: true)
             throw .unavailable("\(executable) did not start (\(describe(status)))\(worker.standardErrorSuffix())")
@@ -97,15 +97,15 @@ final class WorkerProcess: @unchecked Sendable {
         return worker
     }
 
-    /// Sends `request` with the file's descriptor and reads the reply, its pixels (a text
-    /// request's words in their place) and the words a thumbnail request wanted along.
-    func call(_ request: WorkerRequest, file: Int32, deadline: UInt64, maxPixelBytes: Int) throws -> (WorkerReply, [UInt8], [UInt8]) {
+    /// Sends `request` with the file's descriptor and reads the reply, its pixels (if it has an
+    /// image) and its words (if it has a text format), which follow the pixels.
+    func call(_ request: WorkerRequest, file: Int32, deadline: UInt64, maxPixelBytes: Int) throws -> WorkerAnswer {
         let document = try WorkerCoding.encode(request)
         try channel.send(WorkerChannel.le32(document.count) + document, attaching: file)
         return try receiveReply(deadline: deadline, maxPixelBytes: maxPixelBytes)
     }
 
-    private func receiveReply(deadline: UInt64, maxPixelBytes: Int) throws -> (WorkerReply, [UInt8], [UInt8]) {
+    private func receiveReply(deadline: UInt64, maxPixelBytes: Int) throws -> WorkerAnswer {
         let head = try channel.receive(count: 8, deadline: deadline)
         let documentLength = WorkerChannel.readLE32(head, at: 0), payloadLength = WorkerChannel.readLE32(head, at: 4)
         // Lengths are checked before anything is allocated for them.
@@ -118,10 +118,10 @@ final class WorkerProcess: @unchecked Sendable {
         } catch {
             throw WorkerFailure.Reason.protocolViolation("unreadable document")
         }
-        var pixelLength = payloadLength
+        // The payload is the image's pixels exactly, then words only if the reply has a text format.
+        var pixelLength = 0
         if let image = reply.image {
             let (count, overflow) = image.width.multipliedReportingOverflow(by: image.height)
-            // A thumbnail's words, when they came along, follow its pixels.
             guard image.width > 0, image.height > 0, !overflow, count * 4 == payloadLength || reply.textFormat != nil && count * 4 <= payloadLength else {
                 throw WorkerFailure.Reason.protocolViolation("\(payloadLength) bytes for \(image.width)×\(image.height) pixels")
             }
@@ -131,7 +131,7 @@ final class WorkerProcess: @unchecked Sendable {
         }
         let pixels = pixelLength > 0 ? try channel.receive(count: pixelLength, deadline: deadline) : []
         let words = payloadLength > pixelLength ? try channel.receive(count: payloadLength - pixelLength, deadline: deadline) : []
-        return (reply, pixels, words)
+        return WorkerAnswer(reply: reply, pixels: pixels, words: words)
     }
 
     /// Closes the channel without waiting: the worker exits when it sees the end.

@@ -17,7 +17,7 @@ package enum WorkerServer {
     /// then serves. Returns when the parent closes the channel.
     package static func serve(decoders: ImageDecoders, hello: WorkerReply.Hello) {
         let channel = WorkerChannel(descriptor: WorkerProtocol.channelDescriptor)
-        guard (try? send(WorkerReply(hello: hello), pixels: [], on: channel)) != nil, hello.error == nil else { return }
+        guard (try? send(WorkerReply(hello: hello), on: channel)) != nil, hello.error == nil else { return }
         while true {
             let file: Int32
             let request: WorkerRequest
@@ -38,8 +38,8 @@ package enum WorkerServer {
         }
     }
 
-    /// The reply, its pixels (or a text request's words), and the words a thumbnail request
-    /// wanted along, which follow the pixels.
+    /// The reply, its pixels (if an image) and its words (if text: a text request's, or those a
+    /// thumbnail request wanted along), which follow the pixels.
     static func answer(_ request: WorkerRequest, file: Int32, decoders: ImageDecoders) -> (WorkerReply, [UInt8], [UInt8]) {
         guard file >= 0 else {
             return (WorkerReply(error: ImagingError(path: request.name, reason: .unreadable("no descriptor came with the request"))), [], [])
@@ -60,7 +60,7 @@ package enum WorkerServer {
                     return (reply, image.pixels, [])
                 }
                 reply.textFormat = format.rawValue
-                return (reply, image.pixels, Array(text.utf8.prefix(limit)))
+                return (reply, image.pixels, Array(text.utf8))
             case .info:
                 return (WorkerReply(info: try Thumbnailer.info(ofDescriptor: file, name: request.name, fallback: fallback, decoders: decoders)), [], [])
             case .embeddedThumbnail:
@@ -68,14 +68,14 @@ package enum WorkerServer {
                 return (WorkerReply(image: .init(width: image.width, height: image.height, hasAlpha: image.hasAlpha)), image.pixels, [])
             case .text:
                 let (format, text) = try decoders.text(file, name: request.name, fallback: fallback, limit: request.textLimit ?? 0)
-                return (WorkerReply(textFormat: format.rawValue), Array(text.utf8), [])
+                return (WorkerReply(textFormat: format.rawValue), [], Array(text.utf8))
             }
         } catch {
             return (WorkerReply(error: error), [], [])
         }
     }
 
-    static func send(_ reply: WorkerReply, pixels: [UInt8], words: [UInt8] = [], on channel: WorkerChannel) throws {
+    static func send(_ reply: WorkerReply, pixels: [UInt8] = [], words: [UInt8] = [], on channel: WorkerChannel) throws {
         let document = try WorkerCoding.encode(reply)
         try channel.send(WorkerChannel.le32(document.count) + WorkerChannel.le32(pixels.count + words.count) + document)
         if !pixels.isEmpty { try channel.send(pixels) }
