@@ -136,11 +136,11 @@ public struct ImageThumbnailProvider: ThumbnailProvider {
     private func decoded(by decoding: any ImageDecoding, _ request: ThumbnailProviderRequest, options: ThumbnailOptions, format: ImageFormat) throws
         -> (image: RGBAImage, info: ImageInfo)
     {
-        guard let header = request.decodedHeader, let limit = header.wordsLimit else {
+        guard let header = request.decodedHeader, let limit = header.wordsLimit, header.words == nil else {
             return try decoding.thumbnail(ofFileAt: request.path, options: options, format: format)
         }
         let (image, info, words) = try decoding.thumbnail(ofFileAt: request.path, options: options, format: format, wordsUpTo: limit)
-        header.words = words
+        header.words = words?.text
         return (image, info)
     }
 }
@@ -148,30 +148,22 @@ public struct ImageThumbnailProvider: ThumbnailProvider {
 /// The header of the image a provider decoded, passed back to whoever indexes the file; and,
 /// when the index wants the file's words, those words if they came with the decode.
 package final class DecodedHeader: Sendable {
-    private struct State {
-        var info: ImageInfo?
-        var wordsLimit: Int?
-        var words: (format: ImageFormat, text: String)?
-    }
+    /// The file's words are wanted too, at most this many bytes; nil when they are not.
+    package let wordsLimit: Int?
+    private let found = Mutex<(info: ImageInfo?, words: String?)>((nil, nil))
 
-    private let state = Mutex(State())
-
-    /// - Parameter wordsLimit: the file's words are wanted too, at most this many bytes.
     package init(wordsLimit: Int? = nil) {
-        state.withLock { $0.wordsLimit = wordsLimit }
+        self.wordsLimit = wordsLimit
     }
 
     package var info: ImageInfo? {
-        get { state.withLock { $0.info } }
-        set { state.withLock { $0.info = newValue } }
+        get { found.withLock { $0.info } }
+        set { found.withLock { $0.info = newValue } }
     }
 
-    /// Bytes of words still wanted with the next decode; nil once they came (or if none are).
-    package var wordsLimit: Int? { state.withLock { $0.words == nil ? $0.wordsLimit : nil } }
-
-    /// The words that came with a decode.
-    package var words: (format: ImageFormat, text: String)? {
-        get { state.withLock { $0.words } }
-        set { state.withLock { $0.words = newValue } }
+    /// The words that came with a decode (a later decode of the file need not bring them again).
+    package var words: String? {
+        get { found.withLock { $0.words } }
+        set { found.withLock { $0.words = newValue } }
     }
 }

@@ -235,7 +235,7 @@ public final class Warmer: Sendable {
         feeder?.submit(path: path, id: id, type: type, decoded: header.info)
         if let feeder, let wordsFormat {
             // Not decoded here (cached already, or it failed) or not read along: asked on their own.
-            let words = header.words?.text ?? (try? decoding.text(ofFileAt: path, format: wordsFormat, limit: options.textLimit).text) ?? ""
+            let words = header.words ?? (try? decoding.text(ofFileAt: path, format: wordsFormat, limit: options.textLimit).text) ?? ""
             feeder.addWords(content: id.content, words)
         }
         var export: FreedesktopExporter.Job?
