@@ -2,7 +2,8 @@ import Foundation
 import Testing
 import ThumbcacheTestSupport
 @testable import Thumbcache
-import ThumbcacheDaemon
+import CThumbcacheDescriptors
+@testable import ThumbcacheDaemon
 
 /// `thumbcache daemon` on a private session bus (its own `dbus-daemon`), asked by a real client
 /// (python3-dbus, Tools/thumbnail-bus-client) as Thunar asks tumblerd.
@@ -307,6 +308,34 @@ struct DaemonTests {
         #expect(answer.kind == .thumbnail && max(answer.pixelWidth, answer.pixelHeight) == 32)
         #expect(try answer.image().width == answer.pixelWidth)
         _ = service
+    }
+
+    /// A request that comes with more bytes than it says is declined, and the descriptor sent
+    /// with it is closed, not kept: the daemon's open descriptors stay as many.
+    @Test func aMalformedRequestLeavesNoDescriptorInTheDaemon() throws {
+        let dir = TemporaryDirectory()
+        let pictures = try Self.pictures(dir, "tree", count: 1)
+        let service = try Service(dir)
+        let socket = try #require(SessionSocket.path(forStoreAt: dir.appending("cache"), environment: ["XDG_RUNTIME_DIR": dir.appending("run")]))
+        let request = SessionSocket.Request(ThumbnailRequest(fileAt: pictures[0], size: 32))
+        let file = open(pictures[0], O_RDONLY)
+        defer { close(file) }
+        // One answered first: whatever the daemon opens once (its worker) is open before counting.
+        _ = try SessionSocket.exchange(request, file: file, socketPath: socket).get()
+        let descriptors = { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(service.daemon.processIdentifier)/fd").count) ?? -1 }
+        usleep(100_000)  // the answered connection's own descriptors closed
+        let before = descriptors()
+        for _ in 0..<10 {
+            let connection = try #require(SessionSocket.connect(to: socket))
+            let bytes = request.encoded() + [0xFF]
+            #expect(bytes.withUnsafeBytes { cdesc_send(connection, $0.baseAddress, $0.count, file) } == bytes.count)
+            var answer = [UInt8](repeating: 0, count: 4096)
+            while answer.withUnsafeMutableBytes({ recv(connection, $0.baseAddress, $0.count, 0) }) > 0 {}
+            close(connection)
+        }
+        usleep(100_000)
+        // Ten kept would be ten more; a daemon's own come and go by one or two.
+        #expect(descriptors() < before + 5, "the daemon had \(before) descriptors open, then \(descriptors())")
     }
 
     /// `daemon --watch`: a file created in a watched tree gets its standard thumbnails without a

@@ -149,7 +149,8 @@ package final class SessionServer: Sendable {
                 if bytes.count >= 8 { break }
                 continue
             }
-            if bytes.count >= length { return bytes.count == length ? (bytes, file) : nil }
+            if bytes.count == length { return (bytes, file) }
+            if bytes.count > length { break }
         }
         if let file { close(file) }
         return nil
