@@ -162,7 +162,7 @@ let package = Package(
                                                          .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras")]),
 
         // The C API over the library, for C, Python's ctypes and any other FFI: open, get, warm, search.
-        .target(name: "ThumbcacheC", dependencies: ["Thumbcache", "CThumbcacheAPI"]),
+        .target(name: "ThumbcacheC", dependencies: ["Thumbcache", "ThumbcacheSync", "CThumbcacheAPI"]),
 
         // The command-line tool; its commands only call the library. It starts thumbcache-worker
         // to decode, and does not depend on it: an executable that depends on another links its

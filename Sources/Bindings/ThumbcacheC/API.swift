@@ -1,6 +1,7 @@
 import CThumbcacheAPI
 import Foundation
 import Thumbcache
+import ThumbcacheSync
 
 // The functions thumbcache.h declares, in its order; @_cdecl exports each under its C name
 // (public, or an optimized build drops them as unused). Each checks its arguments, turns the

@@ -1,5 +1,4 @@
 import CThumbcacheAPI
-import Dispatch
 import Foundation
 import Synchronization
 import Thumbcache
@@ -109,24 +108,4 @@ final class CString: @unchecked Sendable {
     }
 
     deinit { free(pointer) }
-}
-
-/// Waits for async work on the calling thread, which belongs to C (never to Swift's cooperative
-/// pool, where a blocked thread could starve the work it waits for).
-func waitFor<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
-    let outcome = Outcome<T>()
-    Task.detached {
-        let result: Result<T, any Error>
-        do { result = .success(try await work()) } catch { result = .failure(error) }
-        outcome.value.withLock { $0 = result }
-        outcome.done.signal()
-    }
-    outcome.done.wait()
-    return try outcome.value.withLock { $0! }.get()
-}
-
-/// What `waitFor`'s task hands back to the waiting thread.
-private final class Outcome<T: Sendable>: Sendable {
-    let value = Mutex<Result<T, any Error>?>(nil)
-    let done = DispatchSemaphore(value: 0)
 }

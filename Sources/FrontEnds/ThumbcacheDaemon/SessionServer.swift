@@ -116,19 +116,13 @@ package final class SessionServer: Sendable {
         guard fstat(file, &sent) == 0, stat(request.path, &named) == 0, (sent.st_mode & S_IFMT) == S_IFREG,
               sent.st_dev == named.st_dev, sent.st_ino == named.st_ino
         else { return .failure(.init(description: "\(request.path) is not the file whose descriptor came with the request")) }
-        let made = Mutex<Result<ThumbnailRepresentation, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
         let generator = self.generator
         let thumbnailRequest = request.thumbnailRequest
-        Task {
-            let result = await Result(catching: { try await generator.bestRepresentation(for: thumbnailRequest) })
-            made.withLock { $0 = result }
-            done.signal()
-        }
-        done.wait()
-        switch made.withLock({ $0 })! {
-        case .success(let representation): return .success(representation)
-        case .failure(let error): return .failure(.init(description: "\(error)"))
+        do {
+            // This is one of the server's own threads, not the cooperative pool's: it may wait.
+            return .success(try waitFor { try await generator.bestRepresentation(for: thumbnailRequest) })
+        } catch {
+            return .failure(.init(description: "\(error)"))
         }
     }
 
@@ -164,11 +158,5 @@ package final class SessionServer: Sendable {
             guard n > 0 else { return }
             done += n
         }
-    }
-}
-
-extension Result where Failure == any Error {
-    init(catching body: () async throws -> Success) async {
-        do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }
