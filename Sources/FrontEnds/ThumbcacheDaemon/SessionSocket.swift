@@ -121,23 +121,23 @@ package enum SessionSocket {
             return request
         }
 
+        /// The magic, the body's length, then the body.
         func encoded() -> [UInt8] {
             var body = WireWriter()
             for value in [width, height, scale, minimumDimension] { body.double(value) }
-            body.uint32(UInt32(truncatingIfNeeded: representationTypes))
-            body.uint8(fill ? 1 : 0)
+            body.int(representationTypes)
+            body.bool(fill)
             body.string(path)
             var out = WireWriter()
-            out.bytes += Self.magic
-            out.uint32(UInt32(body.bytes.count))
-            out.bytes += body.bytes
+            out.bytes = Self.magic
+            out.run(body.bytes)
             return out.bytes
         }
 
         /// The length of the whole request once its first 8 bytes are in, or nil if they are not a request.
         static func length(ofHeader bytes: ArraySlice<UInt8>) -> Int? {
             guard bytes.count >= 8, Array(bytes.prefix(4)) == magic else { return nil }
-            var reader = WireReader(bytes.dropFirst(4), longestRun: Answer.largest)
+            var reader = WireReader(bytes.dropFirst(4))
             guard let length = reader.uint32(), length <= UInt32(64 + longestPath) else { return nil }
             return 8 + Int(length)
         }
@@ -145,9 +145,9 @@ package enum SessionSocket {
         static func decode(_ bytes: ArraySlice<UInt8>) -> Request? {
             var reader = WireReader(bytes.dropFirst(8), longestRun: longestPath)
             guard let width = reader.double(), let height = reader.double(), let scale = reader.double(), let minimum = reader.double(),
-                  let types = reader.uint32(), let fill = reader.uint8(), let path = reader.string(), reader.atEnd
+                  let types = reader.int(), let fill = reader.bool(), let path = reader.string(), reader.atEnd
             else { return nil }
-            return Request(path: path, width: width, height: height, scale: scale, minimumDimension: minimum, representationTypes: Int(types), fill: fill == 1)
+            return Request(path: path, width: width, height: height, scale: scale, minimumDimension: minimum, representationTypes: types, fill: fill)
         }
     }
 
@@ -158,24 +158,20 @@ package enum SessionSocket {
 
         static func encode(_ result: Result<ThumbnailRepresentation, Declined>) -> [UInt8] {
             var out = WireWriter()
-            out.bytes += magic
+            out.bytes = magic
             switch result {
             case .failure(let declined):
-                out.uint8(1)
+                out.bool(false)
                 out.string(declined.description)
             case .success(let r):
-                out.uint8(0)
+                out.bool(true)
                 out.uint8(r.kind.rawValue)
                 out.uint8(r.encoding.rawValue)
-                out.uint8(r.fromCache ? 1 : 0)
-                for value in [r.pixelWidth, r.pixelHeight, r.contentRect.x, r.contentRect.y, r.contentRect.width, r.contentRect.height] {
-                    out.uint32(UInt32(bitPattern: Int32(clamping: value)))
-                }
+                out.bool(r.fromCache)
+                for value in [r.pixelWidth, r.pixelHeight, r.contentRect.x, r.contentRect.y, r.contentRect.width, r.contentRect.height] { out.int(value) }
                 out.double(r.scale)
-                out.uint8(r.standsInBecause == nil ? 0 : 1)
-                out.string(r.standsInBecause ?? "")
-                out.uint32(UInt32(r.data.count))
-                out.bytes += r.data
+                out.optional(r.standsInBecause) { $0.string($1) }
+                out.run(r.data)
             }
             return out.bytes
         }
@@ -184,22 +180,17 @@ package enum SessionSocket {
             let malformed = Result<ThumbnailRepresentation, Declined>.failure(Declined(description: "the answer is malformed"))
             guard Array(bytes.prefix(4)) == magic else { return malformed }
             var reader = WireReader(bytes.dropFirst(4), longestRun: Answer.largest)
-            guard let status = reader.uint8() else { return malformed }
-            if status == 1 { return .failure(Declined(description: reader.string() ?? "declined")) }
+            guard let answered = reader.bool() else { return malformed }
+            guard answered else { return .failure(Declined(description: reader.string() ?? "declined")) }
             guard let kind = reader.uint8().flatMap(RepresentationKind.init(rawValue:)), let encoding = reader.uint8().flatMap(ThumbnailEncoding.init(rawValue:)),
-                  let fromCache = reader.uint8()
+                  let fromCache = reader.bool()
             else { return malformed }
-            var numbers: [Int] = []
-            for _ in 0..<6 {
-                guard let n = reader.uint32() else { return malformed }
-                numbers.append(Int(Int32(bitPattern: n)))
-            }
-            guard let scale = reader.double(), let hasReason = reader.uint8(), let reason = reader.string(), let count = reader.uint32(),
-                  let data = reader.take(Int(count)), reader.atEnd
+            let numbers = (0..<6).compactMap { _ in reader.int() }
+            guard numbers.count == 6, let scale = reader.double(), let reason = reader.optional({ $0.string() }), let data = reader.run(), reader.atEnd
             else { return malformed }
             return .success(ThumbnailRepresentation(
                 kind: kind, pixelWidth: numbers[0], pixelHeight: numbers[1], scale: scale, contentRect: (numbers[2], numbers[3], numbers[4], numbers[5]),
-                encoding: encoding, data: Array(data), fromCache: fromCache == 1, standsInBecause: hasReason == 1 ? reason : nil))
+                encoding: encoding, data: Array(data), fromCache: fromCache, standsInBecause: reason))
         }
     }
 }
