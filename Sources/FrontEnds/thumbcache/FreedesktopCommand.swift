@@ -155,7 +155,7 @@ struct FreedesktopCommand: ParsableCommand {
                     let request = ThumbnailRequest(fileAt: file, size: Double(size), representationTypes: .thumbnail)
                     try await OneFile.representation(request, store: store, isolation: isolation, standardThumbnails: nil) { _ in
                         [ImageThumbnailProvider()]
-                    } deliver: { try OutputFile.write($0.pngData(), to: output) }
+                    } deliver: { representation, _ in try OutputFile.write(representation.pngData(), to: output) }
                 } else {
                     // The file's worker starts now, beside the reading of the content types.
                     let decoding = OneFile.prepared(forFileAt: file, isolation: isolation)

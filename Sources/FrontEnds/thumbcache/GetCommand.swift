@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Thumbcache
-import ThumbcacheDaemon
 
 struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -90,8 +89,6 @@ struct GetCommand: AsyncParsableCommand {
         var cache: String?
         /// Ask the session's daemon on a miss (only a quick call does).
         var daemon = true
-        /// Set when the daemon answered.
-        var fromDaemon = false
     }
 
     /// A `get` with only these options (`-o`, `-s`, `--scale`, `--kind`, `--json`, `--cache`, each
@@ -127,16 +124,10 @@ struct GetCommand: AsyncParsableCommand {
     static func run(_ call: Call) async throws {
         let store = try ThumbnailStore.open(directory: call.cache ?? ThumbnailStore.defaultDirectory)
         let isolation = DecoderOptions.sandboxed(workers: 1)
-        var call = call
-        let daemon: ((ThumbnailRequest) -> ThumbnailRepresentation?)? = call.daemon ? { request in
-            guard let answer = SessionSocket.ask(request, storeDirectory: store.directory) else { return nil }
-            call.fromDaemon = true
-            return answer
-        } : nil
         try await OneFile.representation(request(call), store: store, isolation: isolation, standardThumbnails: FreedesktopThumbnailCache(),
-                                         daemon: daemon) {
+                                         askingDaemon: call.daemon) {
             types in PluginOptions.providers(plugins: true, isolation: isolation, types: &types)
-        } deliver: { try finish($0, call) }
+        } deliver: { try finish($0, call, fromDaemon: $1) }
     }
 
     static func request(_ call: Call) -> ThumbnailRequest {
@@ -159,7 +150,7 @@ struct GetCommand: AsyncParsableCommand {
 
     /// Says why a lesser representation stands in, if one does, writes the PNG where the call
     /// says, and the JSON line if asked.
-    static func finish(_ representation: ThumbnailRepresentation, _ call: Call) throws {
+    static func finish(_ representation: ThumbnailRepresentation, _ call: Call, fromDaemon: Bool = false) throws {
         if let reason = representation.standsInBecause {
             FileHandle.standardError.write(Data("thumbcache: \(call.file): the \(representation.kind) stands in for the thumbnail: \(reason)\n".utf8))
         }
@@ -167,7 +158,7 @@ struct GetCommand: AsyncParsableCommand {
         if call.json {
             let info = Written(
                 path: call.output, kind: representation.kind.description, width: representation.pixelWidth,
-                height: representation.pixelHeight, scale: representation.scale, fromCache: representation.fromCache, fromDaemon: call.fromDaemon)
+                height: representation.pixelHeight, scale: representation.scale, fromCache: representation.fromCache, fromDaemon: fromDaemon)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             print(String(decoding: try encoder.encode(info), as: UTF8.self))

@@ -1,4 +1,5 @@
 import Thumbcache
+import ThumbcacheDaemon
 import ThumbcacheWorker
 
 /// One file's thumbnail in a process made for it (a `get`, the plug-in's call). A stored one is
@@ -6,16 +7,18 @@ import ThumbcacheWorker
 /// providers and content types are made (they read shared-mime-info's database and the installed
 /// plug-ins), so that its start overlaps them.
 enum OneFile {
-    /// Hands `request`'s representation to `deliver` (which writes it out) before the worker is
-    /// let go, without waiting for it to end: the process exits next. On a miss, `daemon` (the
-    /// session's daemon, if one answers) is asked before anything starts here.
+    /// Hands `request`'s representation to `deliver` (which writes it out; true when the session's
+    /// daemon made it) before the worker is let go, without waiting for it to end: the process
+    /// exits next. On a miss, with `askingDaemon`, the daemon serving the same store (if one
+    /// answers) is asked before anything starts here.
     static func representation(_ request: ThumbnailRequest, store: ThumbnailStore, isolation: DecoderIsolation,
-                               standardThumbnails: FreedesktopThumbnailCache?,
-                               daemon: ((ThumbnailRequest) -> ThumbnailRepresentation?)? = nil,
+                               standardThumbnails: FreedesktopThumbnailCache?, askingDaemon: Bool = false,
                                providers: (inout ContentTypeRegistry) -> [any ThumbnailProvider],
-                               deliver: (ThumbnailRepresentation) throws -> Void) async throws {
-        if request.representationTypes.contains(.thumbnail), let hit = try CacheHit.thumbnail(for: request, in: store) { return try deliver(hit) }
-        if let answer = daemon?(request) { return try deliver(answer) }
+                               deliver: (ThumbnailRepresentation, _ fromDaemon: Bool) throws -> Void) async throws {
+        if request.representationTypes.contains(.thumbnail), let hit = try CacheHit.thumbnail(for: request, in: store) {
+            return try deliver(hit, false)
+        }
+        if askingDaemon, let answer = SessionSocket.ask(request, storeDirectory: store.directory) { return try deliver(answer, true) }
         let decoding = prepared(forFileAt: request.path, isolation: isolation)
         // Without waiting for the worker's exit (a millisecond or two with poppler or FFmpeg
         // mapped), which nothing after the output needs.
@@ -24,7 +27,7 @@ enum OneFile {
         let providers = providers(&types)
         let generator = ThumbnailGenerator(store: store, providers: providers, types: types, decoding: decoding,
                                            standardThumbnails: standardThumbnails, remote: nil)
-        try deliver(try await generator.bestRepresentation(for: request))
+        try deliver(try await generator.bestRepresentation(for: request), false)
     }
 
     /// The decoding service for one file, its family's worker already starting.
