@@ -99,8 +99,8 @@ static void up_rgb_scalar(uint8_t *restrict out, const uint8_t *restrict row, co
 
 /// Four pixels at a time: subtracted as 16 bytes, packed to 12 by a shuffle (SSSE3), and stored
 /// as 16, the next store covering the spare 4; the last pixels by `up_rgb_scalar`, so nothing is
-/// written past the row. The parent filtered every thumbnail's rows: this was a tenth of a warm
-/// of small files one pixel at a time.
+/// written past the row. The parent filters every thumbnail it stores, so this is on a warm's hot
+/// path (Docs/IMAGING.md, "PNG output").
 __attribute__((target("ssse3"))) static void up_rgb_ssse3(uint8_t *restrict out, const uint8_t *restrict row,
                                                            const uint8_t *restrict above, size_t width) {
     const __m128i pack = _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+// Light hinting: vertical only, so a monospaced grid keeps its advances at small sizes.
 static const FT_Int32 load_flags = FT_LOAD_RENDER | FT_LOAD_TARGET_LIGHT | FT_LOAD_COLOR;
 
 // A rendered glyph kept for reuse: a page repeats a few dozen characters thousands of times.
@@ -152,9 +153,6 @@ static void frame(uint8_t *rgba, int width, int height) {
             p[2] = 205;
         }
 }
-
-// Light hinting: vertical only, so a monospaced grid keeps its advances at small sizes.
-
 
 int ctext_draw_page(ctext_face *f, const uint8_t *fallback, size_t fallback_length, const uint32_t *text,
                     const int32_t *lengths, int lines, int columns, uint8_t *rgba, int width, int height, char *message,
