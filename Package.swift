@@ -190,13 +190,15 @@ let package = Package(
 
         // Fixtures shared by the test targets: temporary directories, child processes.
         .target(name: "ThumbcacheTestSupport", dependencies: ["ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheSync"]),
+        // PNGs of every colour type, depth, filter and chunking, written by libpng for the PNG reader's tests.
+        .target(name: "CThumbcacheTestPNG", linkerSettings: [.linkedLibrary("png16")]),
         .testTarget(name: "ThumbcacheLMDBTests", dependencies: ["ThumbcacheLMDB", "ThumbcacheTestSupport"]),
         .testTarget(
             name: "ThumbcacheIndexTests",
             dependencies: ["ThumbcacheIndex", "ThumbcacheLMDB", "ThumbcacheTestSupport", "thumbcache-probe"],
             exclude: ["Fixtures"]  // an index written by an older format version (see its README)
         ),
-        .testTarget(name: "ThumbcacheImagingTests", dependencies: ["ThumbcacheImaging", "ThumbcacheTestSupport"]),
+        .testTarget(name: "ThumbcacheImagingTests", dependencies: ["ThumbcacheImaging", "ThumbcacheTestSupport", "CThumbcacheTestPNG"]),
         // The library's generation, warming, watching and freedesktop cache, through the real CLI and workers.
         .testTarget(name: "ThumbcacheTests", dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheStore", "ThumbcacheSync",
                                                             "ThumbcacheTestSupport", "CThumbcacheFileInfo"] + programs),
@@ -239,8 +241,8 @@ let package = Package(
 // lives in Sources/LAYER/NAME, and a new target must be given a layer here.
 let layers: [(folder: String, targets: [String])] = [
     // C libraries from Debian: module maps and shims, each named CThumbcache… so that no other
-    // package's module (apple/swift-lmdb's CLMDB) can clash with one.
-    ("C", package.targets.map(\.name).filter { $0.hasPrefix("CThumbcache") }),
+    // package's module (apple/swift-lmdb's CLMDB) can clash with one. CThumbcacheTest… are the tests'.
+    ("C", package.targets.map(\.name).filter { $0.hasPrefix("CThumbcache") && !$0.hasPrefix("CThumbcacheTest") }),
     // What everything stands on: system calls and locks, LMDB, the store, the index, imaging and the format catalogue.
     ("Core", ["ThumbcacheSync", "ThumbcacheLMDB", "ThumbcacheStore", "ThumbcacheIndex", "ThumbcacheImaging"]),
     // Decoders beyond PNG and JPEG, one module per worker family.
@@ -256,7 +258,7 @@ let layers: [(folder: String, targets: [String])] = [
     // The library for other languages: the C API, and the Python module over it (in python/, not a target).
     ("Bindings", ["ThumbcacheC"]),
     // Built for the tests only.
-    ("Testing", ["ThumbcacheTestSupport", "thumbcache-probe", "thumbcache-test-worker"]),
+    ("Testing", ["ThumbcacheTestSupport", "CThumbcacheTestPNG", "thumbcache-probe", "thumbcache-test-worker"]),
 ]
 for target in package.targets where target.type != .test {
     guard let layer = layers.first(where: { $0.targets.contains(target.name) }) else {

@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include "cpng.h"
+#include "cpng_read.h"
 
 struct cpng_decoder {
+    cpng_reader *reader;  // thumbcache's own reader, when it takes the file; libpng otherwise
     png_structp png;
     png_infop info;
     FILE *file;
@@ -96,7 +98,8 @@ static cpng_status read_header(cpng_decoder *d, cpng_info *info) {
     return CPNG_OK;
 }
 
-static cpng_decoder *open_file(FILE *file, cpng_info *info, cpng_status *status, char *message, size_t message_size);
+static cpng_decoder *open_file(FILE *file, int own_reader, cpng_info *info, cpng_status *status, char *message,
+                              size_t message_size);
 
 cpng_decoder *cpng_open(const char *path, cpng_info *info, cpng_status *status, char *message, size_t message_size) {
     FILE *file = fopen(path, "rb");
@@ -105,7 +108,7 @@ cpng_decoder *cpng_open(const char *path, cpng_info *info, cpng_status *status, 
         set_message(message, message_size, strerror(errno));
         return NULL;
     }
-    return open_file(file, info, status, message, message_size);
+    return open_file(file, 1, info, status, message, message_size);
 }
 
 cpng_decoder *cpng_open_fd(int fd, cpng_info *info, cpng_status *status, char *message, size_t message_size) {
@@ -117,7 +120,7 @@ cpng_decoder *cpng_open_fd(int fd, cpng_info *info, cpng_status *status, char *m
         if (file) fclose(file); else if (own >= 0) close(own);
         return NULL;
     }
-    return open_file(file, info, status, message, message_size);
+    return open_file(file, 1, info, status, message, message_size);
 }
 
 cpng_decoder *cpng_open_memory(const uint8_t *bytes, size_t length, cpng_info *info, cpng_status *status, char *message,
@@ -128,10 +131,24 @@ cpng_decoder *cpng_open_memory(const uint8_t *bytes, size_t length, cpng_info *i
         set_message(message, message_size, "empty or unreadable PNG data");
         return NULL;
     }
-    return open_file(file, info, status, message, message_size);
+    return open_file(file, 1, info, status, message, message_size);
 }
 
-static cpng_decoder *open_file(FILE *file, cpng_info *info, cpng_status *status, char *message, size_t message_size) {
+cpng_decoder *cpng_open_memory_libpng(const uint8_t *bytes, size_t length, cpng_info *info, cpng_status *status, char *message,
+                                      size_t message_size) {
+    FILE *file = length ? fmemopen((void *)bytes, length, "rb") : NULL;
+    if (!file) {
+        *status = CPNG_NOT_PNG;
+        set_message(message, message_size, "empty or unreadable PNG data");
+        return NULL;
+    }
+    return open_file(file, 0, info, status, message, message_size);
+}
+
+int cpng_uses_own_reader(const cpng_decoder *d) { return d->reader != NULL; }
+
+static cpng_decoder *open_file(FILE *file, int own_reader, cpng_info *info, cpng_status *status, char *message,
+                              size_t message_size) {
     uint8_t signature[8];
     if (fread(signature, 1, 8, file) != 8 || png_sig_cmp(signature, 0, 8) != 0) {
         fclose(file);
@@ -147,6 +164,11 @@ static cpng_decoder *open_file(FILE *file, cpng_info *info, cpng_status *status,
         return NULL;
     }
     d->file = file;
+    d->reader = own_reader ? cpng_reader_open(file, info) : NULL;
+    if (d->reader) {
+        *status = CPNG_OK;
+        return d;
+    }
     d->png = png_create_read_struct_2(PNG_LIBPNG_VER_STRING, d->message, on_error, on_warning, NULL, capped_malloc, capped_free);
     d->info = d->png ? png_create_info_struct(d->png) : NULL;
     if (!d->png || !d->info) {
@@ -165,6 +187,7 @@ static cpng_decoder *open_file(FILE *file, cpng_info *info, cpng_status *status,
 }
 
 cpng_status cpng_start(cpng_decoder *d) {
+    if (d->reader) return cpng_reader_start(d->reader, d->message, sizeof d->message);
     if (setjmp(png_jmpbuf(d->png))) return CPNG_ERROR;
     png_set_expand(d->png);            // palette → RGB, gray < 8 bits → 8, tRNS → alpha
     png_set_scale_16(d->png);          // 16 → 8 bits with rounding
@@ -180,12 +203,14 @@ cpng_status cpng_start(cpng_decoder *d) {
 }
 
 cpng_status cpng_read_row(cpng_decoder *d, uint8_t *row) {
+    if (d->reader) return cpng_reader_row(d->reader, row, d->message, sizeof d->message);
     if (setjmp(png_jmpbuf(d->png))) return CPNG_ERROR;
     png_read_row(d->png, row, NULL);
     return CPNG_OK;
 }
 
 cpng_status cpng_read_image(cpng_decoder *d, uint8_t **rows) {
+    if (d->reader) return cpng_reader_image(d->reader, rows, d->message, sizeof d->message);
     if (setjmp(png_jmpbuf(d->png))) return CPNG_ERROR;
     png_read_image(d->png, rows);
     return CPNG_OK;
@@ -195,6 +220,7 @@ const char *cpng_message(const cpng_decoder *d) { return d->message; }
 
 void cpng_close(cpng_decoder *d) {
     if (!d) return;
+    cpng_reader_close(d->reader);
     if (d->png) png_destroy_read_struct(&d->png, d->info ? &d->info : NULL, NULL);
     if (d->file) fclose(d->file);
     free(d->exif_copy);

@@ -25,14 +25,16 @@ final class PNGSource: RowSource {
         exif = info.exif.map { Array(UnsafeBufferPointer(start: $0, count: info.exif_length)) }
     }
 
-    /// A PNG in memory, read in place: `memory` must outlive the source.
-    init(memory: UnsafeRawBufferPointer, name: String) throws(ImagingError) {
+    /// A PNG in memory, read in place: `memory` must outlive the source. `throughLibpng` skips
+    /// thumbcache's own reader: the reference its tests compare with.
+    init(memory: UnsafeRawBufferPointer, name: String, throughLibpng: Bool = false) throws(ImagingError) {
         path = name
         var info = cpng_info()
         var status = CPNG_OK
         var message = [CChar](repeating: 0, count: 256)
-        guard let d = cpng_open_memory(memory.baseAddress?.assumingMemoryBound(to: UInt8.self), memory.count, &info, &status,
-                                       &message, message.count) else {
+        let open = throughLibpng ? cpng_open_memory_libpng : cpng_open_memory
+        guard let d = open(memory.baseAddress?.assumingMemoryBound(to: UInt8.self), memory.count, &info, &status,
+                           &message, message.count) else {
             throw ImagingError(path: name, reason: .corrupt(cText(message)))
         }
         decoder = d
@@ -46,6 +48,8 @@ final class PNGSource: RowSource {
     var height: Int { Int(info.height) }
     var hasAlpha: Bool { info.has_alpha != 0 }
     var interlaced: Bool { info.interlaced != 0 }
+    /// Whether thumbcache's own reader decodes this file rather than libpng.
+    var usesOwnReader: Bool { cpng_uses_own_reader(decoder) != 0 }
 
     var header: RowSourceHeader {
         RowSourceHeader(width: width, height: height, hasAlpha: hasAlpha, exif: exif, maxShrink: 1, buffered: interlaced,

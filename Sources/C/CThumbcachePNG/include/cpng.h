@@ -1,6 +1,6 @@
 #ifndef CPNG_H
 #define CPNG_H
-// thumbcache's shim over libpng. libpng reports errors by longjmp; every function here owns the
+// thumbcache's shim over libpng, and its own reader for the common PNG (cpng_read.h). libpng reports errors by longjmp; every function here owns the
 // setjmp, turns errors into a status and a message, and never lets libpng print or exit.
 // Only prefixed names are exposed: no png.h types.
 #include <stddef.h>
@@ -36,6 +36,15 @@ cpng_decoder *cpng_open_fd(int fd, cpng_info *info, cpng_status *status, char *m
 /// Like cpng_open, for a PNG held in memory; `bytes` must outlive the decoder.
 cpng_decoder *cpng_open_memory(const uint8_t *bytes, size_t length, cpng_info *info, cpng_status *status, char *message,
                                size_t message_size);
+
+/// Like cpng_open_memory, but always through libpng: the reference the tests hold thumbcache's own
+/// reader to.
+cpng_decoder *cpng_open_memory_libpng(const uint8_t *bytes, size_t length, cpng_info *info, cpng_status *status,
+                                      char *message, size_t message_size);
+
+/// 1 when thumbcache's own reader decodes this file (an 8- or 16-bit image, its rows
+/// inflated by ISA-L), 0 when libpng does.
+int cpng_uses_own_reader(const cpng_decoder *decoder);
 
 /// Sets the output to 8-bit RGBA (palette, gray, tRNS expanded; 16-bit scaled with rounding).
 cpng_status cpng_start(cpng_decoder *decoder);
