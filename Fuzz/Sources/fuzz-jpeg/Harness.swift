@@ -1,5 +1,5 @@
 import FuzzSupport
-import ThumbcacheImaging
+@testable import ThumbcacheImaging  // ImageFormat's members are package API (Tools/fuzz builds with -enable-testing)
 
 let harness = ImageHarness(format: .jpeg)
 
