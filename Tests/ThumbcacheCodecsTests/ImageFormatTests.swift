@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import ThumbcacheCodecs
 import ThumbcacheHeavyCodecs
-import ThumbcacheImaging
+@testable import ThumbcacheImaging
 import ThumbcacheTestSupport
 @testable import Thumbcache
 @testable import ThumbcacheWorker
@@ -96,6 +96,20 @@ struct ImageFormatTests {
         try FixtureTools.run("convert", ["-delay", "10", a, b, "+dither", "+map", animated])
         let animInfo = try Self.expectMatches(animated, opaque)
         #expect(animInfo.frameCount == 2)
+    }
+
+    /// A first frame smaller than the canvas and placed inside it: the rest of the canvas is
+    /// transparent, on the frame's rows and off them.
+    @Test func gifFrameSmallerThanItsCanvas() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.appending("placed.gif")
+        try FixtureTools.run("convert", ["-size", "40x30", "xc:red", "-set", "page", "100x80+50+20", path])
+        let made = try Self.pool.thumbnail(ofFileAt: path, options: ThumbnailOptions(maxWidth: 100, maxHeight: 80), format: nil).image
+        #expect(made.width == 100 && made.height == 80)
+        func pixel(_ x: Int, _ y: Int) -> [UInt8] { Array(made.pixels[(y * made.width + x) * 4..<(y * made.width + x) * 4 + 4]) }
+        #expect(pixel(70, 35) == [255, 0, 0, 255], "inside the frame")
+        #expect(pixel(20, 35)[3] == 0, "left of the frame, on its rows")
+        #expect(pixel(70, 5)[3] == 0, "above the frame")
     }
 
     // MARK: TIFF
@@ -424,6 +438,26 @@ struct ImageFormatTests {
         let path = try FixtureTools.fixture(dir, name, from: image, "/usr/bin/python3", FixtureTools.pillowTGA(mode: mode, rle: rle))
         let info = try Self.expectMatches(path, image, minimum: 40)
         #expect(info.format == .tga && info.pixelWidth == 480 && info.hasAlpha == image.hasAlpha)
+    }
+
+    /// An RLE packet may run on past the end of a row (old writers did): a repeated pixel and then
+    /// literal pixels, each crossing a row, in a 4 × 3 bottom-up image.
+    @Test func tgaRunsCrossRows() throws {
+        let dir = TemporaryDirectory()
+        var tga: [UInt8] = [0, 0, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 3, 0, 24, 0]
+        tga += [0x80 | 5, 0, 0, 255]  // six red pixels (BGR): the bottom row and half the middle one
+        tga += [5] + (0..<6).flatMap { (i: Int) -> [UInt8] in [UInt8(i * 40), 0, 0] }  // six blues
+        let path = try dir.write("runs.tga", tga)
+        let descriptor = open(path, O_RDONLY)
+        defer { close(descriptor) }
+        let source = try TGASource(descriptor: descriptor, name: path)
+        _ = try source.start(shrink: 1, fast: false)
+        var rows: [[UInt8]] = []
+        try source.readRows { rows.append(Array(UnsafeBufferPointer(start: $0, count: 16))) }
+        let red: [UInt8] = [255, 0, 0, 255]
+        #expect(rows[2] == red + red + red + red)
+        #expect(rows[1] == red + red + [0, 0, 0, 255] + [0, 0, 40, 255])
+        #expect(rows[0] == [0, 0, 80, 255, 0, 0, 120, 255, 0, 0, 160, 255, 0, 0, 200, 255])
     }
 
     /// QOI through the image worker: written by the format's reference encoder (the shim's

@@ -94,9 +94,10 @@ final class GIFSource: RowSource {
         guard let map = gif.pointee.Image.ColorMap ?? gif.pointee.SColorMap, let colors = map.pointee.Colors else {
             throw ImagingError(path: path, reason: .corrupt("GIF frame without a colour table"))
         }
-        let palette = (0..<256).map { i -> (UInt8, UInt8, UInt8, UInt8) in
-            guard i < Int(map.pointee.ColorCount), i != transparentIndex else { return (0, 0, 0, 0) }
-            return (colors[i].Red, colors[i].Green, colors[i].Blue, 255)
+        // Each colour as the four bytes of an RGBA pixel in memory, so a pixel is one store.
+        let palette = (0..<256).map { i -> UInt32 in
+            guard i < Int(map.pointee.ColorCount), i != transparentIndex else { return 0 }
+            return UInt32(littleEndian: UInt32(colors[i].Red) | UInt32(colors[i].Green) << 8 | UInt32(colors[i].Blue) << 16 | 0xFF00_0000)
         }
         let (width, height) = (header.width, header.height)
         var row = [UInt8](repeating: 0, count: width * 4)
@@ -113,19 +114,27 @@ final class GIFSource: RowSource {
             }
         }
         let visible = max(0, min(frame.width, width - frame.x))
+        // A frame smaller than the canvas leaves the rest of its rows transparent.
+        let covers = frame.x == 0 && visible == width
         for y in 0..<height {
-            for i in 0..<row.count { row[i] = 0 }
             let fy = y - frame.y
-            if fy >= 0 && fy < frame.height {
+            let inside = fy >= 0 && fy < frame.height
+            if !inside || !covers { row.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
+            if inside {
                 if frame.interlaced {
-                    for x in 0..<frame.width { indices[x] = held[fy * frame.width + x] }
+                    indices.withUnsafeMutableBufferPointer { i in
+                        held.withUnsafeBufferPointer { i.baseAddress!.update(from: $0.baseAddress! + fy * frame.width, count: frame.width) }
+                    }
                 } else {
                     guard DGifGetLine(gif, &indices, Int32(frame.width)) == GIF_OK else { throw fail() }
                 }
-                for x in 0..<visible {
-                    let c = palette[Int(indices[x])]
-                    let o = (frame.x + x) * 4
-                    (row[o], row[o + 1], row[o + 2], row[o + 3]) = c
+                palette.withUnsafeBufferPointer { colours in
+                    indices.withUnsafeBufferPointer { i in
+                        row.withUnsafeMutableBytes { r in
+                            let out = r.baseAddress! + frame.x * 4
+                            for x in 0..<visible { out.storeBytes(of: colours[Int(i[x])], toByteOffset: x * 4, as: UInt32.self) }
+                        }
+                    }
                 }
             }
             row.withUnsafeBufferPointer { sink($0.baseAddress!) }

@@ -83,16 +83,35 @@ struct ByteStream {
         guard let b = try next() else { throw reader.truncated(what) }
         return b
     }
+
+    /// The next `count` bytes into `out`, copied from the window a stretch at a time; the end of
+    /// the file is a truncation.
+    mutating func take(_ count: Int, into out: UnsafeMutablePointer<UInt8>, _ what: String) throws(ImagingError) {
+        var done = 0
+        while done < count {
+            if start == end {
+                guard let b = try next() else { throw reader.truncated(what) }
+                out[done] = b
+                done += 1
+                continue
+            }
+            let n = min(count - done, end - start)
+            window.withUnsafeBufferPointer { (out + done).update(from: $0.baseAddress! + start, count: n) }
+            start += n
+            offset += n
+            done += n
+        }
+    }
 }
 
-/// One row of BGR (3 bytes a pixel) or BGRA (4) samples into RGBA, the layout BMP and TGA store
-/// true colour in; `alpha` false makes the row opaque whatever a fourth byte says.
-func copyBGR(_ raw: [UInt8], into row: inout [UInt8], width: Int, bytesPerPixel step: Int, alpha: Bool) {
+/// One row of BGR (3 bytes a pixel) or BGRA (4) samples into RGBA at `base` of `row`, the layout
+/// BMP and TGA store true colour in; `alpha` false makes the row opaque whatever a fourth byte says.
+func copyBGR(_ raw: [UInt8], into row: inout [UInt8], at base: Int = 0, width: Int, bytesPerPixel step: Int, alpha: Bool) {
     let keepAlpha = alpha && step == 4
     raw.withUnsafeBufferPointer { s in
         row.withUnsafeMutableBufferPointer { d in
             for x in 0..<width {
-                let i = x * step, o = x * 4
+                let i = x * step, o = base + x * 4
                 d[o] = s[i + 2]
                 d[o + 1] = s[i + 1]
                 d[o + 2] = s[i]

@@ -84,46 +84,62 @@ final class TGASource: RowSource {
 
     func start(shrink: Int, fast: Bool) throws(ImagingError) -> (width: Int, height: Int) { (header.width, header.height) }
 
+    /// One row as stored (`raw`) into RGBA at `base` of `out`, mirrored if the origin is right.
+    private func expand(_ raw: [UInt8], into out: inout [UInt8], at base: Int) {
+        let width = header.width, bytesPerPixel = (depth + 7) / 8
+        if type & 7 == 2 && (depth == 24 || depth == 32) && !rightOrigin {
+            // 24-bit BGR and 32-bit BGRA, the common case, without the per-pixel dispatch.
+            copyBGR(raw, into: &out, at: base, width: width, bytesPerPixel: bytesPerPixel, alpha: header.hasAlpha)
+            return
+        }
+        for x in 0..<width {
+            let o = base + (rightOrigin ? width - 1 - x : x) * 4
+            (out[o], out[o + 1], out[o + 2], out[o + 3]) = rgba(raw, at: x * bytesPerPixel)
+        }
+    }
+
     func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
         let (width, height) = (header.width, header.height)
         let bytesPerPixel = (depth + 7) / 8
-        var row = [UInt8](repeating: 0, count: width * 4)
-        func put(_ c: (UInt8, UInt8, UInt8, UInt8), _ x: Int, into out: inout [UInt8], at base: Int) {
-            let o = base + (rightOrigin ? width - 1 - x : x) * 4
-            (out[o], out[o + 1], out[o + 2], out[o + 3]) = c
-        }
         if type < 9 {
+            var row = [UInt8](repeating: 0, count: width * 4)
             let stride = width * bytesPerPixel
             for y in 0..<height {
                 let stored = topOrigin ? y : height - 1 - y
                 let raw = try reader.bytes(at: dataOffset + stored * stride, count: stride, what: "TGA row \(stored)")
-                if type == 2 && (depth == 24 || depth == 32) && !rightOrigin {
-                    // 24-bit BGR and 32-bit BGRA, the common case, without the per-pixel dispatch.
-                    copyBGR(raw, into: &row, width: width, bytesPerPixel: bytesPerPixel, alpha: header.hasAlpha)
-                } else {
-                    for x in 0..<width { put(rgba(raw, at: x * bytesPerPixel), x, into: &row, at: 0) }
-                }
+                expand(raw, into: &row, at: 0)
                 row.withUnsafeBufferPointer { sink($0.baseAddress!) }
             }
             return
         }
-        // RLE: packets of a repeated pixel or of literal pixels, in stored order.
+        // RLE: packets of a repeated pixel or of literal pixels, in stored order, expanded a row at
+        // a time into the stored layout (a packet may cross rows), then each row as the raw ones.
         var image = [UInt8](repeating: 0, count: width * height * 4)
         var stream = ByteStream(reader, at: dataOffset)
+        var raw = [UInt8](repeating: 0, count: width * bytesPerPixel)
         var pixel = [UInt8](repeating: 0, count: bytesPerPixel)
-        var n = 0
-        while n < width * height {
-            let packet = Int(try stream.byte("TGA RLE data"))
-            let count = (packet & 0x7F) + 1
-            for i in 0..<count where n < width * height {
-                if i == 0 || packet & 0x80 == 0 {
-                    for k in 0..<bytesPerPixel { pixel[k] = try stream.byte("TGA RLE data") }
+        var left = 0, repeated = false
+        for storedRow in 0..<height {
+            var x = 0
+            while x < width {
+                if left == 0 {
+                    let packet = Int(try stream.byte("TGA RLE data"))
+                    left = (packet & 0x7F) + 1
+                    repeated = packet & 0x80 != 0
+                    if repeated { try pixel.withUnsafeMutableBufferPointer { p throws(ImagingError) in try stream.take(bytesPerPixel, into: p.baseAddress!, "TGA RLE data") } }
                 }
-                let (sy, sx) = (n / width, n % width)
-                let y = topOrigin ? sy : height - 1 - sy
-                put(rgba(pixel, at: 0), sx, into: &image, at: y * width * 4)
-                n += 1
+                let n = min(left, width - x)
+                try raw.withUnsafeMutableBufferPointer { r throws(ImagingError) in
+                    let at = r.baseAddress! + x * bytesPerPixel
+                    if !repeated { return try stream.take(n * bytesPerPixel, into: at, "TGA RLE data") }
+                    pixel.withUnsafeBufferPointer { p in
+                        for i in 0..<n { (at + i * bytesPerPixel).update(from: p.baseAddress!, count: bytesPerPixel) }
+                    }
+                }
+                x += n
+                left -= n
             }
+            expand(raw, into: &image, at: (topOrigin ? storedRow : height - 1 - storedRow) * width * 4)
         }
         image.withUnsafeBufferPointer { p in
             for y in 0..<height { sink(p.baseAddress! + y * width * 4) }
