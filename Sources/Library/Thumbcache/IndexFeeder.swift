@@ -89,8 +89,10 @@ final class IndexFeeder: Sendable {
             return nil
         }
         let content = id.content
-        guard texts.withLock({ $0.reading.insert(content).inserted }) else { return nil }
+        // The index first: on a re-warm every content has its words, and a set of them all would
+        // cost more than the look-up (two files of the same new bytes still meet in the set).
         guard (try? index.hasText(content: content.bytes)) == false else { return nil }
+        guard texts.withLock({ $0.reading.insert(content).inserted }) else { return nil }
         return format
     }
 

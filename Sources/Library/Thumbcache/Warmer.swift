@@ -262,10 +262,12 @@ public final class Warmer: Sendable {
         case .success(let served): specs = served
         case .failure(.belowMinimumDimension), .failure(.noProvider): return .notSupported
         }
-        // Another path with the same bytes is (or was) handled in this run: nothing more to make.
-        guard tally.claim(id.content) else { return .sameContentAsAnother }
+        // The store first: on a re-warm everything is there, and claiming every content in a set
+        // cost more than the look-ups. Another path with the same bytes made (or being made) in
+        // this run: nothing more to make.
         let missing = specs.filter { (try? factory.store.containsThumbnail($0.key(for: id.content))) != true }
-        if missing.isEmpty { return .alreadyCached }
+        if missing.isEmpty { return tally.claimed(id.content) ? .sameContentAsAnother : .alreadyCached }
+        guard tally.claim(id.content) else { return .sameContentAsAnother }
         let made = pipeline.make(missing, path: path, content: id.content, type: type, sourceBytes: Int64(clamping: id.snapshot.size),
                                  prefetched: prefetched)
         writes += made.writes(content: id.content)
@@ -313,6 +315,11 @@ final class Tally: Sendable {
     /// True the first time `content` is claimed in this run.
     func claim(_ content: ContentHash) -> Bool {
         state.withLock { $0.contents.insert(content).inserted }
+    }
+
+    /// Whether `content` was claimed in this run (a re-warm claims none: nothing is hashed then).
+    func claimed(_ content: ContentHash) -> Bool {
+        state.withLock { !$0.contents.isEmpty && $0.contents.contains(content) }
     }
 
     @discardableResult

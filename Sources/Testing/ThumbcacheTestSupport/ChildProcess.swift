@@ -156,4 +156,12 @@ package final class ChildProcess: @unchecked Sendable {
         defer { condition.unlock() }
         return String(decoding: stderrText, as: UTF8.self)
     }
+
+    /// The last `count` bytes the process wrote to standard error so far (what it said before it
+    /// failed to come up).
+    package func errorTail(_ count: Int = 600) -> String {
+        condition.lock()
+        defer { condition.unlock() }
+        return String(decoding: stderrText.suffix(count), as: UTF8.self)
+    }
 }

@@ -109,7 +109,9 @@ package final class SeaweedCluster: @unchecked Sendable {
             }
             usleep(100_000)
         }
-        throw Unavailable(description: "SeaweedFS did not start in \(Int(timeout)) s in \(directory.path)")
+        // What each server said, so that a start that fails under load can be told apart.
+        let said = processes.keys.sorted().map { "--- \($0):\n\(processes[$0]!.errorTail())" }.joined(separator: "\n")
+        throw Unavailable(description: "SeaweedFS did not start in \(Int(timeout)) s in \(directory.path)\n\(said)")
     }
 
     /// The body of a plain GET on loopback, or nil when nothing answered.
