@@ -146,6 +146,11 @@ public struct ContentTypeRegistry: Sendable {
     /// True if `type` is `other` or descends from it.
     public func conforms(_ type: ContentType, to other: ContentType) -> Bool {
         if type == other { return true }
+        // Most answers are a parent or a grandparent away: found without allocating (a warm asks
+        // for every file it walks).
+        let parents = declarations[type]?.conformsTo ?? []
+        if parents.contains(other) { return true }
+        for parent in parents where declarations[parent]?.conformsTo.contains(other) == true { return true }
         var seen: Set<ContentType> = [type]
         var queue = declarations[type]?.conformsTo ?? []
         while let next = queue.popLast() {
