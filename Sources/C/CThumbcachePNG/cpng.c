@@ -123,26 +123,25 @@ cpng_decoder *cpng_open_fd(int fd, cpng_info *info, cpng_status *status, char *m
     return open_file(file, 1, info, status, message, message_size);
 }
 
-cpng_decoder *cpng_open_memory(const uint8_t *bytes, size_t length, cpng_info *info, cpng_status *status, char *message,
-                               size_t message_size) {
+static cpng_decoder *open_memory(const uint8_t *bytes, size_t length, int own_reader, cpng_info *info, cpng_status *status,
+                                char *message, size_t message_size) {
     FILE *file = length ? fmemopen((void *)bytes, length, "rb") : NULL;
     if (!file) {
         *status = CPNG_NOT_PNG;
         set_message(message, message_size, "empty or unreadable PNG data");
         return NULL;
     }
-    return open_file(file, 1, info, status, message, message_size);
+    return open_file(file, own_reader, info, status, message, message_size);
+}
+
+cpng_decoder *cpng_open_memory(const uint8_t *bytes, size_t length, cpng_info *info, cpng_status *status, char *message,
+                               size_t message_size) {
+    return open_memory(bytes, length, 1, info, status, message, message_size);
 }
 
 cpng_decoder *cpng_open_memory_libpng(const uint8_t *bytes, size_t length, cpng_info *info, cpng_status *status, char *message,
                                       size_t message_size) {
-    FILE *file = length ? fmemopen((void *)bytes, length, "rb") : NULL;
-    if (!file) {
-        *status = CPNG_NOT_PNG;
-        set_message(message, message_size, "empty or unreadable PNG data");
-        return NULL;
-    }
-    return open_file(file, 0, info, status, message, message_size);
+    return open_memory(bytes, length, 0, info, status, message, message_size);
 }
 
 int cpng_uses_own_reader(const cpng_decoder *d) { return d->reader != NULL; }

@@ -212,14 +212,18 @@ static cpng_status short_read(cpng_reader *r, char *message, size_t size) {
     return fail(message, size, ferror(r->file) ? strerror(errno) : "unexpected end of file (truncated)");
 }
 
+// Reads the next block of the file when the input buffer is used up; 0 at the end of the file.
+static int refill(cpng_reader *r) {
+    if (r->in_pos < r->in_len) return 1;
+    r->in_pos = 0;
+    r->in_len = fread(r->input, 1, INPUT_SIZE, r->file);
+    return r->in_len > 0;
+}
+
 // `count` bytes from the file through the input buffer.
 static int take(cpng_reader *r, uint8_t *out, size_t count) {
     while (count > 0) {
-        if (r->in_pos == r->in_len) {
-            r->in_pos = 0;
-            r->in_len = fread(r->input, 1, INPUT_SIZE, r->file);
-            if (r->in_len == 0) return 0;
-        }
+        if (!refill(r)) return 0;
         size_t n = r->in_len - r->in_pos < count ? r->in_len - r->in_pos : count;
         memcpy(out, r->input + r->in_pos, n);
         r->in_pos += n;
@@ -227,6 +231,19 @@ static int take(cpng_reader *r, uint8_t *out, size_t count) {
         count -= n;
     }
     return 1;
+}
+
+// The next stretch of the current IDAT chunk's data in the input buffer, taken and added to the
+// chunk's CRC; NULL at the end of the file.
+static const uint8_t *chunk_data(cpng_reader *r, size_t *count) {
+    if (!refill(r)) return NULL;
+    size_t n = r->in_len - r->in_pos < r->idat_left ? r->in_len - r->in_pos : r->idat_left;
+    const uint8_t *data = r->input + r->in_pos;
+    r->crc = crc32_gzip_refl(r->crc, data, n);
+    r->in_pos += n;
+    r->idat_left -= (uint32_t)n;
+    *count = n;
+    return data;
 }
 
 // Hands inflate the next piece of the zlib stream: the rest of this IDAT chunk that is in the
@@ -241,21 +258,13 @@ static cpng_status next_input(cpng_reader *r, char *message, size_t size) {
         if (r->idat_left > 0x7fffffffu) return fail(message, size, "IDAT: chunk length out of range");
         r->crc = crc32_gzip_refl(0, tail + 8, 4);
     }
-    if (r->in_pos == r->in_len) {
-        r->in_pos = 0;
-        r->in_len = fread(r->input, 1, INPUT_SIZE, r->file);
-        if (r->in_len == 0) return short_read(r, message, size);
-    }
-    size_t n = r->in_len - r->in_pos < r->idat_left ? r->in_len - r->in_pos : r->idat_left;
-    r->crc = crc32_gzip_refl(r->crc, r->input + r->in_pos, n);
-    r->inflate->next_in = r->input + r->in_pos;
-    r->inflate->avail_in = (uint32_t)n;
-    r->in_pos += n;
-    r->idat_left -= (uint32_t)n;
-    size_t skip = r->zlib_header_left < n ? r->zlib_header_left : n;
-    r->inflate->next_in += skip;
-    r->inflate->avail_in -= (uint32_t)skip;
+    size_t n;
+    const uint8_t *data = chunk_data(r, &n);
+    if (!data) return short_read(r, message, size);
+    size_t skip = r->zlib_header_left < n ? r->zlib_header_left : n;  // the zlib header, checked at open
     r->zlib_header_left -= skip;
+    r->inflate->next_in = (uint8_t *)data + skip;
+    r->inflate->avail_in = (uint32_t)(n - skip);
     return CPNG_OK;
 }
 
@@ -291,16 +300,9 @@ static cpng_status inflate_rows(cpng_reader *r, uint8_t *out, size_t want, char 
 // After the last row: the rest of the IDAT chunk it came from, and that chunk's CRC, as libpng
 // checks them, so that a file cut in its last chunk is an error here too.
 static cpng_status finish_chunk(cpng_reader *r, char *message, size_t size) {
+    size_t n;
     while (r->idat_left > 0) {
-        if (r->in_pos == r->in_len) {
-            r->in_pos = 0;
-            r->in_len = fread(r->input, 1, INPUT_SIZE, r->file);
-            if (r->in_len == 0) return short_read(r, message, size);
-        }
-        size_t n = r->in_len - r->in_pos < r->idat_left ? r->in_len - r->in_pos : r->idat_left;
-        r->crc = crc32_gzip_refl(r->crc, r->input + r->in_pos, n);
-        r->in_pos += n;
-        r->idat_left -= (uint32_t)n;
+        if (!chunk_data(r, &n)) return short_read(r, message, size);
     }
     uint8_t crc[4];
     if (!take(r, crc, 4)) return short_read(r, message, size);
@@ -440,30 +442,15 @@ __attribute__((target("ssse3"))) static void rgb_to_rgba_ssse3(const uint8_t *sr
 }
 #endif
 
-// A benign race on first use: every thread computes the same answer.
-static int have_ssse3(void) {
+// __builtin_cpu_supports reads what the C runtime found at start-up: cheap enough to ask each time.
 #if defined(__x86_64__)
-    static int known = -1;
-    if (known < 0) known = __builtin_cpu_supports("ssse3") ? 1 : 0;
-    return known;
-#else
-    return 0;
+#define HAVE_SSSE3 __builtin_cpu_supports("ssse3")
+#define HAVE_SSE41 __builtin_cpu_supports("sse4.1")
 #endif
-}
-
-static int have_sse41(void) {
-#if defined(__x86_64__)
-    static int known = -1;
-    if (known < 0) known = __builtin_cpu_supports("sse4.1") ? 1 : 0;
-    return known;
-#else
-    return 0;
-#endif
-}
 
 static void unfilter(int filter, uint8_t *row, const uint8_t *above, size_t n, size_t bpp) {
 #if defined(__x86_64__)
-    if (filter != 0 && filter != 2 && bpp >= 3 && have_sse41()) {
+    if (filter != 0 && filter != 2 && bpp >= 3 && HAVE_SSE41) {
         unfilter_vector(filter, row, above, n, bpp);
         return;
     }
@@ -492,7 +479,7 @@ static void to_rgba(const cpng_reader *r, const uint8_t *src, uint8_t *out, size
             return;
         case 2:
 #if defined(__x86_64__)
-            if (!key && have_ssse3()) {
+            if (!key && HAVE_SSSE3) {
                 rgb_to_rgba_ssse3(src, out, width);
                 return;
             }
