@@ -1,3 +1,4 @@
+import CThumbcachePNG
 import CThumbcacheTestPNG
 import Testing
 import ThumbcacheTestSupport
@@ -111,6 +112,13 @@ struct PNGReaderTests {
         // A tall image: many batches, each row's Up and Paeth reading the row above across batches.
         let samples = Self.samples(width: 3, height: 30_000, layout: layout, random: &random)
         try Self.expectSameAsLibpng(Self.encode(samples, width: 3, height: 30_000, layout: layout), "3×30000")
+    }
+
+    /// The pixels above come from whichever vector code this CPU runs; every one it has must
+    /// agree with the byte-by-byte filters (an AVX2 machine would otherwise never run SSE4.1's).
+    @Test func everyUnfilterImplementationAgrees() {
+        var random = SeededRandom.forTest()
+        #expect(cpng_unfilter_disagreements(UInt32(truncatingIfNeeded: random.next())) == 0)
     }
 
     @Test func transparencyIsExpandedAsLibpngDoes() throws {

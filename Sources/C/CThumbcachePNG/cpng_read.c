@@ -362,67 +362,16 @@ static void unfilter_bytes(int filter, uint8_t *row, const uint8_t *above, size_
 }
 
 #if defined(__x86_64__)
-// Pixels of 3 to 8 bytes (RGB, RGBA, and both at 16 bits) a pixel at a time, the pixel's bytes
-// side by side in 16-bit lanes: Sub, Average and Paeth depend on the pixel to the left, so the
-// width of a pixel is the parallelism, and the chain from one pixel to the next is the cost.
-__attribute__((target("sse4.1"))) static inline __m128i load_pixel(const uint8_t *p, size_t bpp) {
-    uint64_t v = 0;
-    memcpy(&v, p, bpp);
-    return _mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)v));
-}
-
-__attribute__((target("sse4.1"))) static inline void store_pixel(uint8_t *p, __m128i v, size_t bpp) {
-    uint64_t x = (uint64_t)_mm_cvtsi128_si64(_mm_packus_epi16(v, v));
-    memcpy(p, &x, bpp);
-}
-
-__attribute__((target("sse4.1"))) static inline void unfilter_pixels(int filter, uint8_t *row, const uint8_t *above, size_t n,
-                                                                     size_t bpp) {
-    const __m128i low = _mm_set1_epi16(0xff);
-    __m128i a = _mm_setzero_si128(), c = a;  // the pixel to the left, and the one above that
-    switch (filter) {
-    case 1:
-        for (size_t i = 0; i < n; i += bpp) {
-            a = _mm_and_si128(_mm_add_epi16(a, load_pixel(row + i, bpp)), low);
-            store_pixel(row + i, a, bpp);
-        }
-        break;
-    case 3:
-        for (size_t i = 0; i < n; i += bpp) {
-            __m128i b = load_pixel(above + i, bpp);
-            a = _mm_and_si128(_mm_add_epi16(_mm_srli_epi16(_mm_add_epi16(a, b), 1), load_pixel(row + i, bpp)), low);
-            store_pixel(row + i, a, bpp);
-        }
-        break;
-    case 4:
-        // What does not depend on the pixel to the left is computed beside the chain: the distance
-        // from b to c, and the results were b or c chosen. On the chain: a's distances, two
-        // comparisons, two blends.
-        for (size_t i = 0; i < n; i += bpp) {
-            __m128i b = load_pixel(above + i, bpp), x = load_pixel(row + i, bpp);
-            __m128i toward_b = _mm_sub_epi16(b, c), pa = _mm_abs_epi16(toward_b);
-            __m128i with_b = _mm_add_epi16(b, x), with_c = _mm_add_epi16(c, x);
-            __m128i toward_a = _mm_sub_epi16(a, c), with_a = _mm_add_epi16(a, x);
-            __m128i pb = _mm_abs_epi16(toward_a), pc = _mm_abs_epi16(_mm_add_epi16(toward_b, toward_a));
-            __m128i not_a = _mm_or_si128(_mm_cmpgt_epi16(pa, pb), _mm_cmpgt_epi16(pa, pc));
-            __m128i b_or_c = _mm_blendv_epi8(with_b, with_c, _mm_cmpgt_epi16(pb, pc));
-            a = _mm_and_si128(_mm_blendv_epi8(with_a, b_or_c, not_a), low);
-            store_pixel(row + i, a, bpp);
-            c = b;
-        }
-        break;
-    }
-}
-
-// One copy per pixel size, so that each pixel's loads and stores are single moves.
-__attribute__((target("sse4.1"))) static void unfilter_vector(int filter, uint8_t *row, const uint8_t *above, size_t n, size_t bpp) {
-    switch (bpp) {
-    case 3: unfilter_pixels(filter, row, above, n, 3); break;
-    case 4: unfilter_pixels(filter, row, above, n, 4); break;
-    case 6: unfilter_pixels(filter, row, above, n, 6); break;
-    default: unfilter_pixels(filter, row, above, n, 8); break;
-    }
-}
+#define UNFILTER_TARGET __attribute__((target("avx2")))
+#define UNFILTER(name) name##_avx2
+#include "cpng_unfilter.h"
+#undef UNFILTER_TARGET
+#undef UNFILTER
+#define UNFILTER_TARGET __attribute__((target("sse4.1")))
+#define UNFILTER(name) name##_sse41
+#include "cpng_unfilter.h"
+#undef UNFILTER_TARGET
+#undef UNFILTER
 
 __attribute__((target("ssse3"))) static void rgb_to_rgba_ssse3(const uint8_t *src, uint8_t *dst, size_t width) {
     const __m128i spread = _mm_setr_epi8(0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1);
@@ -446,12 +395,17 @@ __attribute__((target("ssse3"))) static void rgb_to_rgba_ssse3(const uint8_t *sr
 #if defined(__x86_64__)
 #define HAVE_SSSE3 __builtin_cpu_supports("ssse3")
 #define HAVE_SSE41 __builtin_cpu_supports("sse4.1")
+#define HAVE_AVX2 __builtin_cpu_supports("avx2")
 #endif
 
 static void unfilter(int filter, uint8_t *row, const uint8_t *above, size_t n, size_t bpp) {
 #if defined(__x86_64__)
+    if (filter != 0 && filter != 2 && bpp >= 3 && HAVE_AVX2) {
+        unfilter_vector_avx2(filter, row, above, n, bpp);
+        return;
+    }
     if (filter != 0 && filter != 2 && bpp >= 3 && HAVE_SSE41) {
-        unfilter_vector(filter, row, above, n, bpp);
+        unfilter_vector_sse41(filter, row, above, n, bpp);
         return;
     }
 #endif
@@ -594,6 +548,38 @@ cpng_status cpng_reader_image(cpng_reader *r, uint8_t **rows, char *message, siz
         if (status != CPNG_OK) return status;
     }
     return CPNG_OK;
+}
+
+int cpng_unfilter_disagreements(uint32_t seed) {
+    uint8_t above[96], row[96], reference[96], vector[96];
+    int differ = 0;
+    for (int round = 0; round < 2000; round++) {
+        for (size_t i = 0; i < sizeof above; i++) {
+            seed = seed * 1103515245u + 12345u;  // the C standard's example generator: enough here
+            above[i] = (uint8_t)(seed >> 16);
+            row[i] = (uint8_t)(seed >> 8);
+        }
+        size_t bpp = (size_t[]){3, 4, 6, 8}[round % 4];
+        int filter = 1 + (round / 4) % 4;  // Sub, Up, Average, Paeth
+        size_t n = sizeof row / bpp * bpp;
+        memcpy(reference, row, n);
+        unfilter_bytes(filter, reference, above, n, bpp);
+#if defined(__x86_64__)
+        if (HAVE_SSE41) {
+            memcpy(vector, row, n);
+            if (filter != 2) unfilter_vector_sse41(filter, vector, above, n, bpp);
+            else unfilter_bytes(filter, vector, above, n, bpp);
+            differ += memcmp(vector, reference, n) != 0;
+        }
+        if (HAVE_AVX2) {
+            memcpy(vector, row, n);
+            if (filter != 2) unfilter_vector_avx2(filter, vector, above, n, bpp);
+            else unfilter_bytes(filter, vector, above, n, bpp);
+            differ += memcmp(vector, reference, n) != 0;
+        }
+#endif
+    }
+    return differ;
 }
 
 void cpng_reader_close(cpng_reader *r) {

@@ -46,6 +46,10 @@ cpng_decoder *cpng_open_memory_libpng(const uint8_t *bytes, size_t length, cpng_
 /// inflated by ISA-L), 0 when libpng does.
 int cpng_uses_own_reader(const cpng_decoder *decoder);
 
+/// For the tests: unfilters random rows of 3 to 8 bytes a pixel with every implementation this
+/// CPU runs (byte by byte, SSE4.1, AVX2) and returns how many rows came out different.
+int cpng_unfilter_disagreements(uint32_t seed);
+
 /// Sets the output to 8-bit RGBA (palette, gray, tRNS expanded; 16-bit scaled with rounding).
 cpng_status cpng_start(cpng_decoder *decoder);
 
