@@ -149,3 +149,22 @@ package struct RGBABuffer {
         self = RGBABuffer()
     }
 }
+
+/// Feeds `height` rows of interleaved 8-bit pixels of 3 (RGB) or 4 (RGBA) channels, `stride`
+/// bytes apart, to `sink` as RGBA rows: RGBA ones as they are, RGB ones widened (opaque) through
+/// one row buffer, so a whole RGB image is never held a second time as RGBA.
+package func sinkInterleaved(_ pixels: UnsafePointer<UInt8>, stride: Int, channels: Int, width: Int, height: Int,
+                             _ sink: (UnsafePointer<UInt8>) -> Void) {
+    if channels == 4 {
+        for y in 0..<height { sink(pixels + y * stride) }
+        return
+    }
+    let row = UnsafeMutablePointer<UInt8>.allocate(capacity: width * 4)
+    defer { row.deallocate() }
+    row.initialize(repeating: 255, count: width * 4)
+    for y in 0..<height {
+        let from = pixels + y * stride
+        for x in 0..<width { for c in 0..<channels { row[x * 4 + c] = from[x * channels + c] } }
+        sink(row)
+    }
+}

@@ -114,12 +114,12 @@ final class GIFSource: RowSource {
             }
         }
         let visible = max(0, min(frame.width, width - frame.x))
-        // A frame smaller than the canvas leaves the rest of its rows transparent.
-        let covers = frame.x == 0 && visible == width
         for y in 0..<height {
             let fy = y - frame.y
             let inside = fy >= 0 && fy < frame.height
-            if !inside || !covers { row.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
+            // The frame writes only its own columns, so the rest of a row stays transparent; a row
+            // off the frame (below it) is cleared of the last frame row's pixels.
+            if !inside { row.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
             if inside {
                 if frame.interlaced {
                     indices.withUnsafeMutableBufferPointer { i in

@@ -153,12 +153,7 @@ final class HEIFSource: RowSource {
                 sink(row)
             }
         case .interleaved(let plane, let stride, let channels, let width, let height)?:
-            var row = [UInt8](repeating: 255, count: width * 4)
-            for y in 0..<height {
-                let from = plane + y * stride
-                for x in 0..<width { for c in 0..<channels { row[x * 4 + c] = from[x * channels + c] } }
-                row.withUnsafeBufferPointer { sink($0.baseAddress!) }
-            }
+            sinkInterleaved(plane, stride: stride, channels: channels, width: width, height: height, sink)
         case nil:
             break
         }

@@ -132,22 +132,7 @@ final class JXLSource: RowSource {
             image.deallocate()
             output = nil
         }
-        let width = header.width
-        if channels == 4 {
-            for y in 0..<header.height { sink(UnsafePointer(image.baseAddress! + y * width * 4)) }
-            return
-        }
-        var row = [UInt8](repeating: 255, count: width * 4)
-        row.withUnsafeMutableBufferPointer { out in
-            for y in 0..<header.height {
-                let rgb = image.baseAddress! + y * width * 3
-                for x in 0..<width {
-                    out[4 * x] = rgb[3 * x]
-                    out[4 * x + 1] = rgb[3 * x + 1]
-                    out[4 * x + 2] = rgb[3 * x + 2]
-                }
-                sink(UnsafePointer(out.baseAddress!))
-            }
-        }
+        sinkInterleaved(image.baseAddress!, stride: header.width * channels, channels: channels, width: header.width,
+                        height: header.height, sink)
     }
 }
