@@ -198,9 +198,9 @@ let package = Package(
             dependencies: ["ThumbcacheIndex", "ThumbcacheLMDB", "ThumbcacheTestSupport", "thumbcache-probe"],
             exclude: ["Fixtures"]  // an index written by an older format version (see its README)
         ),
-        .testTarget(name: "ThumbcacheImagingTests", dependencies: ["ThumbcacheImaging", "ThumbcacheTestSupport", "CThumbcacheTestPNG"]),
+        .testTarget(name: "ThumbcacheImagingTests", dependencies: ["ThumbcacheImaging", "ThumbcacheTestSupport", "CThumbcacheTestPNG", "CThumbcachePNG"]),
         // The library's generation, warming, watching and freedesktop cache, through the real CLI and workers.
-        .testTarget(name: "ThumbcacheTests", dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheStore", "ThumbcacheSync",
+        .testTarget(name: "ThumbcacheTests", dependencies: ["Thumbcache", "ThumbcacheIndex", "ThumbcacheImaging", "ThumbcacheStore", "ThumbcacheSync",
                                                             "ThumbcacheTestSupport", "CThumbcacheFileInfo"] + programs),
         // The format catalogue against each worker's decoders; every format through the real worker
         // (fixtures made by Debian's encoders), hostile files, fuzz regressions.

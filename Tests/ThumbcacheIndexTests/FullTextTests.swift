@@ -109,6 +109,31 @@ struct FullTextTests {
         #expect(snippet.text.utf8.count <= MetadataIndex.snippetBytes + 6)
     }
 
+    /// A snippet is looked for in a long text's beginning first (MetadataIndex.snippetHeadBytes);
+    /// a passage there with fewer of the query's words than one further on is not taken.
+    @Test func snippetsOfLongTextsAreTheWholeTextsBest() throws {
+        let dir = TemporaryDirectory()
+        let index = try MetadataIndexTests.open(dir)
+        // Two-byte characters, so that the head's end can fall inside one.
+        let filler = { (n: Int) in String(repeating: "café crème brûlée au thé. ", count: n) }
+        let head = MetadataIndex.snippetHeadBytes
+        let text = "Alpha starts. " + filler(head / 27) + "é" + filler(200) + "where alpha meets beta, once. " + filler(2_000) + "the last word gamma"
+        try #require(text.utf8.count > 2 * head)
+        try Self.add(index, "/long.txt", hash: 5, text: text)
+        func snippet(_ query: String) throws -> TextSnippet {
+            let results = try index.search(query, options: SearchOptions(parser: QueryParserTests.parser, snippets: true)).results
+            return try #require(results.first?.snippet, "\(query)")
+        }
+        func matched(_ s: TextSnippet) -> [String] { s.matches.map { String(decoding: Array(s.text.utf8)[$0], as: UTF8.self) } }
+
+        let one = try snippet(#"kMDItemTextContent == "alpha"cd"#)
+        #expect(matched(one) == ["Alpha"] && one.text.hasPrefix("Alpha starts.") && one.text.hasSuffix("…"))
+        let both = try snippet(#"kMDItemTextContent == "alpha"cd && kMDItemTextContent == "beta"cd"#)
+        #expect(matched(both) == ["alpha", "beta"] && both.text.hasPrefix("…") && both.text.hasSuffix("…"), "\(both.text)")
+        let last = try snippet(#"kMDItemTextContent == "gamma"cd"#)
+        #expect(matched(last) == ["gamma"] && last.text.hasSuffix("the last word gamma"), "\(last.text)")
+    }
+
     @Test func aChangedFileMatchesItsNewWordsOnlyAndOneContentIsOneDocument() throws {
         let dir = TemporaryDirectory()
         let index = try MetadataIndexTests.open(dir)

@@ -24,12 +24,15 @@ struct QueryEndpoints: Sendable {
         } catch let error as QueryError {
             throw ServeError.badRequest("\(error.message) (at character \(error.position + 1))")
         }
-        let list = results.results.map { r -> [String: Any] in
-            var o = AttributeFormat.json(r)
-            if let c = r.content { o["thumbnail"] = ThumbnailEndpoints.url(c, size: thumbnailSize) }
-            return o
+        let size = thumbnailSize
+        return Self.json { o in
+            o.member("count", results.count)
+            o.member("results") { $0.array { list in
+                for r in results.results {
+                    list.element { AttributeFormat.write(r, thumbnail: r.content.map { ThumbnailEndpoints.url($0, size: size) }, into: &$0) }
+                }
+            } }
         }
-        return try Self.json(["count": results.count, "results": list])
     }
 
     /// `GET /info?path=…`: every indexed attribute of one file.
@@ -39,14 +42,18 @@ struct QueryEndpoints: Sendable {
         guard let item = try files.item(path: path) else {
             throw ServeError.notFound("not in the index: \(path) (run `thumbcache warm` on its folder)")
         }
-        return try Self.json(AttributeFormat.json(item))
+        var json = JSONText()
+        AttributeFormat.write(item, into: &json)
+        return Self.json(json)
     }
 
     /// `GET /tags`: every tag under the roots with its count.
     func tags(_ request: Request) async throws -> Response {
         let files = self.files
         let counts = try await blocking { try files.tagCounts() }
-        return try Self.json(["tags": counts.map { ["tag": $0.tag, "count": $0.count] as [String: Any] }])
+        return Self.json { o in
+            o.member("tags") { $0.array { list in for c in counts { list.element { $0.object { $0.member("count", c.count); $0.member("tag", c.tag) } } } } }
+        }
     }
 
     /// `PUT /tags?path=…&tag=…` adds a tag, `DELETE` removes it: the file's `user.xdg.tags`, then its index item.
@@ -55,12 +62,21 @@ struct QueryEndpoints: Sendable {
         let path = try files.roots.resolve(fields["path"] ?? "")
         guard let tag = fields["tag"] else { throw ServeError.badRequest("tag is missing") }
         let tags = try await files.editTag(tag, add: add, path: path)
-        return try Self.json(["path": path, "tags": tags])
+        return Self.json { o in
+            o.member("path", path)
+            o.member("tags", tags)
+        }
     }
 
-    static func json(_ object: Any, status: HTTPResponse.Status = .ok) throws -> Response {
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
-                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    /// A JSON object, its members (sorted by key) written by `members`.
+    static func json(status: HTTPResponse.Status = .ok, _ members: (inout JSONText) -> Void) -> Response {
+        var json = JSONText()
+        json.object(members)
+        return Self.json(json, status: status)
+    }
+
+    static func json(_ json: JSONText, status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: json.bytes)))
     }
 }

@@ -141,7 +141,7 @@ struct RequestGuard<Context: RequestContext>: RouterMiddleware {
     }
 
     private func failure(_ error: ServeError, api: Bool) -> Response {
-        if api, let response = try? QueryEndpoints.json(error.json, status: error.status) { return response }
+        if api { return QueryEndpoints.json(status: error.status, error.json) }
         var page = PageEndpoints.html(renderer.errorPage(error))
         page.status = error.status
         return page

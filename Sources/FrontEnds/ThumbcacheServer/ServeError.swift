@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Thumbcache
 
 /// A request refused or failed: its HTTP status and what the client is told. The message never
 /// names a path outside the served folders and never carries a stack or an internal error.
@@ -19,5 +20,8 @@ package struct ServeError: Error, Sendable, CustomStringConvertible {
     static let outsideRoots = ServeError(.forbidden, "outside the served folders")
 
     /// `{"error": …, "status": …}`.
-    var json: [String: Any] { ["error": message, "status": status.code] }
+    func json(_ o: inout JSONText) {
+        o.member("error", message)
+        o.member("status", status.code)
+    }
 }

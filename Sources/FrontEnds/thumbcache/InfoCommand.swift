@@ -31,7 +31,9 @@ struct InfoCommand: ParsableCommand {
             throw CommandFailure("\(path): \(why)")
         }
         if json {
-            print(try AttributeFormat.jsonText(AttributeFormat.json(item)))
+            var out = JSONText(pretty: true)
+            AttributeFormat.write(item, into: &out)
+            print(out.text)
             return
         }
         let width = item.attributes.keys.map(\.count).max() ?? 0

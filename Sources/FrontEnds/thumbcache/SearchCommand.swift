@@ -77,9 +77,12 @@ struct SearchCommand: ParsableCommand {
             FileHandle.standardError.write(Data("thumbcache search: the index at \(index.directory) \(why)\n".utf8))
         }
         if json {
-            var object: [String: Any] = ["count": results.count]
-            if !count { object["results"] = results.results.map { AttributeFormat.json($0) } }
-            print(try AttributeFormat.jsonText(object))
+            var out = JSONText(pretty: true)
+            out.object { o in
+                o.member("count", results.count)
+                if !count { o.member("results") { $0.array { list in for r in results.results { list.element { AttributeFormat.write(r, into: &$0) } } } } }
+            }
+            print(out.text)
             return
         }
         if count {

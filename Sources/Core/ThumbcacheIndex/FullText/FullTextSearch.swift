@@ -154,18 +154,18 @@ extension MetadataIndex {
         let n = query.words.count
         var window: [(folded: [UInt8], range: Range<Int>)] = []
         var found = false
-        stored.withUnsafeBytes { text in WordBreaker().forEachWord(in: text) { word, range in
-            guard !found else { return }
+        stored.withUnsafeBytes { text in WordBreaker().forEachWordWhile(in: text) { word, range in
             window.append((Array(word), range))
             if window.count > n { window.removeFirst() }
-            guard window.count == n else { return }
+            guard window.count == n else { return true }
             for (i, w) in window.enumerated() {
                 let last = query.lastIsPrefix && i == n - 1
-                guard last ? w.folded.starts(with: query.words[i]) : w.folded == query.words[i] else { return }
+                guard last ? w.folded.starts(with: query.words[i]) : w.folded == query.words[i] else { return true }
                 let raw = String(decoding: UnsafeRawBufferPointer(rebasing: text[w.range]), as: UTF8.self)
-                guard query.spelledAlike(raw, i) else { return }
+                guard query.spelledAlike(raw, i) else { return true }
             }
             found = true
+            return false
         } }
         return found
     }

@@ -34,6 +34,18 @@ final class WordBreaker {
     /// Calls `body` with each word's folded bytes (valid during the call) and its byte range in
     /// `text`, in order.
     func forEachWord(in text: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer, Range<Int>) -> Void) {
+        walk(text) { body($0, $1); return true }
+    }
+
+    /// As ``forEachWord(in:_:)``, until `body` returns false (a snippet or a spelling check stops
+    /// at what it looked for instead of reading a megabyte of text).
+    func forEachWordWhile(in text: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer, Range<Int>) -> Bool) {
+        walk(text, body)
+    }
+
+    // One body for both, inlined into each so that indexing's calls stay as direct as before.
+    @inline(__always)
+    private func walk(_ text: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer, Range<Int>) -> Bool) {
         var i = 0
         let n = text.count
         var lower = [UInt8](repeating: 0, count: Self.maxTermBytes)
@@ -44,18 +56,21 @@ final class WordBreaker {
                 while j < n, Self.isASCIIWordByte(text[j]) { j += 1 }
                 if j < n, text[j] >= 0x80 {
                     // The word goes on in another script (café): the whole stretch goes to ICU.
-                    i = wordsOfStretch(text, from: i, body)
+                    guard let end = wordsOfStretch(text, from: i, body) else { return }
+                    i = end
                     continue
                 }
                 if j - i <= Self.maxTermBytes {
-                    lower.withUnsafeMutableBytes { out in
+                    let goOn = lower.withUnsafeMutableBytes { out in
                         for k in i..<j { out[k - i] = text[k] | (text[k] >= 0x41 && text[k] <= 0x5A ? 0x20 : 0) }
-                        body(UnsafeRawBufferPointer(rebasing: out[0..<(j - i)]), i..<j)
+                        return body(UnsafeRawBufferPointer(rebasing: out[0..<(j - i)]), i..<j)
                     }
+                    if !goOn { return }
                 }
                 i = j
             } else if b >= 0x80 {
-                i = wordsOfStretch(text, from: i, body)
+                guard let end = wordsOfStretch(text, from: i, body) else { return }
+                i = end
             } else {
                 i += 1
             }
@@ -78,8 +93,9 @@ final class WordBreaker {
     @inline(__always)
     static func isASCIISpace(_ b: UInt8) -> Bool { b == 0x20 || (b >= 0x09 && b <= 0x0D) }
 
-    /// Hands the stretch from `start` to the next ASCII space to ICU; returns where it ends.
-    private func wordsOfStretch(_ text: UnsafeRawBufferPointer, from start: Int, _ body: (UnsafeRawBufferPointer, Range<Int>) -> Void) -> Int {
+    /// Hands the stretch from `start` to the next ASCII space to ICU; returns where it ends, or
+    /// nil when `body` asked to stop.
+    private func wordsOfStretch(_ text: UnsafeRawBufferPointer, from start: Int, _ body: (UnsafeRawBufferPointer, Range<Int>) -> Bool) -> Int? {
         var end = start
         while end < text.count, !Self.isASCIISpace(text[end]) { end += 1 }
         guard let icu, let base = text.baseAddress?.advanced(by: start).assumingMemoryBound(to: CChar.self),
@@ -92,7 +108,7 @@ final class WordBreaker {
                 guard word.count <= Self.maxTermBytes else { continue }
                 var lower = Array(word)
                 for k in lower.indices where lower[k] >= 0x41 && lower[k] <= 0x5A { lower[k] |= 0x20 }
-                lower.withUnsafeBytes { body($0, range) }
+                guard lower.withUnsafeBytes({ body($0, range) }) else { return nil }
                 continue
             }
             let length = folded.withUnsafeMutableBytes { out in
@@ -100,7 +116,7 @@ final class WordBreaker {
                               out.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(out.count))
             }
             guard length > 0, Int(length) <= Self.maxTermBytes else { continue }
-            folded.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[0..<Int(length)]), range) }
+            guard folded.withUnsafeBytes({ body(UnsafeRawBufferPointer(rebasing: $0[0..<Int(length)]), range) }) else { return nil }
         }
         return end
     }
