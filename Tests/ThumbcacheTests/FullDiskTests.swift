@@ -23,6 +23,7 @@ struct FullDiskTests {
         let script = """
             mount -t tmpfs -o size=1m tmpfs '\(cache)' || exit 99
             '\(tool)' warm '\(tree)' --cache '\(cache)' 2>&1
+            echo "warm exit status: $?"
             echo "search:"
             '\(tool)' search 'kMDItemFSSize > 0' --cache '\(cache)' --count 2>&1
             exit 0
@@ -35,6 +36,10 @@ struct FullDiskTests {
         #expect(warm.contains("No space left on device"), "\(warm)")
         #expect(!warm.contains("Input/output error"), "\(warm)")
         #expect(warm.contains(cache))
+        // A warm that could not keep what it made says so once, with what to do, and exits 74.
+        #expect(warm.contains("warm exit status: 74"), "\(warm)")
+        #expect(warm.components(separatedBy: "could not write the cache at \(cache): the file system holding it is full").count == 2, "\(warm)")
+        #expect(warm.contains("free some space there"))
         #expect(search.contains("the file system holding it is full"), "\(search)")
         #expect(search.contains(cache + "/index"))
     }

@@ -36,7 +36,10 @@ struct WarmCommand: AsyncParsableCommand {
 
             A file that cannot be read or decoded is reported with its path and reason, and \
             remembered so that later warms do not retry it (--retry-failed does); the warm goes \
-            on. The exit status is 0 unless --strict is given and a file failed.
+            on. The exit status is 0 unless --strict is given and a file failed (then 1). \
+            A warm that could not write the cache or the index (a full file system, an I/O \
+            error) says so and exits with status 74 (EX_IOERR), --strict or not: what it \
+            made was not all kept.
 
             --freedesktop also writes the thumbnails every Linux file manager reads \
             ($XDG_CACHE_HOME/thumbnails, the freedesktop.org Thumbnail Managing Standard): \
@@ -174,11 +177,28 @@ struct WarmCommand: AsyncParsableCommand {
         } else {
             print(summary.report(cache: store.directory))
         }
+        if summary.couldNotWrite {
+            FileHandle.standardError.write(Data((summary.unwrittenAdvice(cache: store.directory) + "\n").utf8))
+            throw ExitCode(74)
+        }
         if strict && summary.failed > 0 { throw ExitCode(1) }
     }
 }
 
 extension WarmSummary {
+    /// What `warm` says once when the cache or the index could not be written, and what to do.
+    func unwrittenAdvice(cache: String) -> String {
+        let reasons = cacheWriteFailures + (index?.errors ?? [])
+        let full = reasons.contains { $0.contains("No space left on device") || $0.contains("Disk quota exceeded") }
+        var what: [String] = []
+        if !cacheWriteFailures.isEmpty { what.append("the thumbnails of \(failures.filter { cacheWriteFailures.contains($0.key) }.values.reduce(0) { $0 + $1.count }) files were not stored") }
+        if let index, !index.errors.isEmpty { what.append("the index was not fully updated") }
+        let cause = full ? "the file system holding it is full" : "writing failed (\(reasons.first ?? "unknown error"))"
+        let todo = full ? "free some space there (or give --cache a place with room) and run the warm again"
+            : "check the disk and its permissions, then run the warm again"
+        return "thumbcache warm: could not write the cache at \(cache): \(cause); \(what.joined(separator: " and ")). To finish, \(todo)."
+    }
+
     /// The human-readable summary.
     func report(cache: String) -> String {
         let rate = elapsedSeconds > 0 ? Double(seen) / elapsedSeconds : 0
@@ -197,7 +217,9 @@ extension WarmSummary {
         ])
         if let i = index {
             lines.append("  index: \(i.added) added, \(i.updated) updated, \(i.moved) moved, \(i.removed) removed, \(i.unchanged) unchanged, \(i.texts) texts read")
-            for e in i.errors.prefix(5) { lines.append("    index error: \(e)") }
+            var shown: [String] = []
+            for e in i.errors where !shown.contains(e) { shown.append(e) }
+            for e in shown.prefix(5) { lines.append("    index error: \(e)") }
         }
         if let r = remote {
             let s = r.statistics

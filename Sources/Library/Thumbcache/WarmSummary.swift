@@ -44,8 +44,15 @@ public struct WarmSummary: Sendable, Codable, Hashable {
     public var freedesktop: FreedesktopSummary?
     /// What the remote tier did, if the warm had one.
     public var remote: RemoteWarmSummary?
+    /// Why the cache's records could not be written (a full file system, an I/O error), each
+    /// reason once; the files concerned are among ``failures`` too.
+    public var cacheWriteFailures: [String] = []
 
     public var failed: Int { failures.values.reduce(0) { $0 + $1.count } }
+
+    /// Whether the cache or the index could not be written: what a warm made is (partly) lost,
+    /// and a script should know (`warm` exits with status 74).
+    public var couldNotWrite: Bool { !cacheWriteFailures.isEmpty || !(index?.errors.isEmpty ?? true) }
 }
 
 /// What a warm's remote tier did.

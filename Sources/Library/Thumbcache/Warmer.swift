@@ -157,7 +157,10 @@ public final class Warmer: Sendable {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             threads.notify(queue: .global()) { done.resume() }
         }
-        for failure in await writer.flush() { tally.record(.failed(store.directory, failure.description)) }
+        for failure in await writer.flush() {
+            tally.record(.failed(store.directory, failure.description))
+            tally.couldNotWrite(failure.description)
+        }
         writer.close()
         let uploads = uploader?.finish(waiting: options.waitForUploads)
         var summary = tally.summary(elapsed: 0)
@@ -303,6 +306,7 @@ final class Tally: Sendable {
         var found = 0
         var outsideShard = 0
         var walkComplete = false
+        var unwritten: [String] = []
         var files: Int { generated + fetched + alreadyCached + duplicates + notSupported + failed }
     }
     private let state = ConditionLockedState(State())
@@ -340,9 +344,15 @@ final class Tally: Sendable {
         }
     }
 
+    /// Why the cache could not be written, each reason once.
+    func couldNotWrite(_ reason: String) {
+        state.withLock { s in if !s.unwritten.contains(reason) { s.unwritten.append(reason) } }
+    }
+
     /// A file counted as `outcome` whose records then failed to commit: it is failed instead.
     func reclassify(_ outcome: Warmer.Outcome, asFailed path: String, reason: String) {
         state.withLock { s in
+            if !s.unwritten.contains(reason) { s.unwritten.append(reason) }
             switch outcome {
             case .generated: s.generated -= 1
             case .fetched: s.fetched -= 1
@@ -363,7 +373,7 @@ final class Tally: Sendable {
             WarmSummary(seen: s.files, outsideShard: s.outsideShard, generated: s.generated, fetched: s.fetched, alreadyCached: s.alreadyCached,
                         sameContentAsAnother: s.duplicates,
                         notSupported: s.notSupported, failures: s.failures.mapValues { $0.sorted() },
-                        elapsedSeconds: Double(elapsed) / 1e9)
+                        elapsedSeconds: Double(elapsed) / 1e9, cacheWriteFailures: s.unwritten)
         }
     }
 }
