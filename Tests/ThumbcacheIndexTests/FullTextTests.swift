@@ -109,6 +109,23 @@ struct FullTextTests {
         #expect(snippet.text.utf8.count <= MetadataIndex.snippetBytes + 6)
     }
 
+    /// A quoted phrase of plain words is checked in each candidate's name (TextTerm): every word
+    /// must start a word of it and the folded name must hold the phrase, ASCII or not.
+    @Test func plainPhrasesAreCheckedInNames() throws {
+        let dir = TemporaryDirectory()
+        let index = try MetadataIndexTests.open(dir)
+        for (i, name) in ["Holiday Photos 2024.JPG", "photos of a holiday.png", "Crème Brûlée.txt", "notes.txt"].enumerated() {
+            _ = try index.indexFiles([MetadataIndexTests.file("/p/" + name, inode: UInt64(i + 1), hash: UInt8(i + 1))])
+        }
+        #expect(try Self.paths(index, #""holiday photos""#) == ["/p/Holiday Photos 2024.JPG"])
+        #expect(try Self.paths(index, #""HOLIDAY PHO""#) == ["/p/Holiday Photos 2024.JPG"])
+        #expect(try Self.paths(index, #""holi pho""#).isEmpty, "each word starts one, but the name does not hold the phrase")
+        #expect(Set(try Self.paths(index, "holiday photos")) == ["/p/Holiday Photos 2024.JPG", "/p/photos of a holiday.png"])
+        #expect(try Self.paths(index, #""creme brulee""#) == ["/p/Crème Brûlée.txt"])
+        #expect(try Self.paths(index, #""crème brû""#) == ["/p/Crème Brûlée.txt"])
+        #expect(try Self.paths(index, #""brulee creme""#).isEmpty)
+    }
+
     /// A snippet is looked for in a long text's beginning first (MetadataIndex.snippetHeadBytes);
     /// a passage there with fewer of the query's words than one further on is not taken.
     @Test func snippetsOfLongTextsAreTheWholeTextsBest() throws {

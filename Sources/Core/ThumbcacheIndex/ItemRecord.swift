@@ -160,6 +160,30 @@ struct RecordView {
         }
     }
 
+    /// The UTF-8 strings of a string or list attribute, one at a time (no closure: a query's
+    /// check of many records reads them in a loop).
+    func strings(_ attribute: UInt16) -> StringValues {
+        guard let (type, payload) = find(attribute) else { return StringValues(reader: RecordReader(UnsafeRawBufferPointer(start: nil, count: 0)), remaining: 0) }
+        var r = RecordReader(payload)
+        switch type {
+        case .string: return StringValues(reader: r, remaining: 1)
+        case .strings: return StringValues(reader: r, remaining: Int(r.varint() ?? 0))
+        default: return StringValues(reader: r, remaining: 0)
+        }
+    }
+
+    struct StringValues: IteratorProtocol {
+        var reader: RecordReader
+        var remaining: Int
+
+        mutating func next() -> UnsafeRawBufferPointer? {
+            guard remaining > 0 else { return nil }
+            remaining -= 1
+            guard let s = reader.stringBytes() else { remaining = 0; return nil }
+            return s
+        }
+    }
+
     func number(_ attribute: UInt16) -> Double? {
         guard let (type, payload) = find(attribute), type == .number || type == .date, payload.count >= 8 else { return nil }
         var r = RecordReader(payload)

@@ -22,7 +22,7 @@ struct QueryCompiler {
         case .and(let list): return .and(try list.map { try compile($0, txn) })
         case .or(let list): return .or(try list.map { try compile($0, txn) })
         case .not(let inner): return .not(try compile(inner, txn))
-        case .text(let word, _): return .text(word)
+        case .text(let word, _): return .text(TextTerm(word))
         case .inRange(let name, let low, let high, let position):
             guard let info = try attribute(named: name, txn) else { return .nothing }
             guard !info.type.isText else {

@@ -151,8 +151,8 @@ extension QueryExecutor {
         return (try list(Postings.prefix(.exists, pathID, []), txn), false)
     }
 
-    func textCandidates(_ word: String, _ txn: borrowing Transaction) throws -> (ItemSet, Bool) {
-        let words = TextFolding.words(word)
+    func textCandidates(_ term: TextTerm, _ txn: borrowing Transaction) throws -> (ItemSet, Bool) {
+        let words = term.words
         guard !words.isEmpty else { return (.empty(universe: universe), true) }
         var result: ItemSet?
         for w in words {
@@ -166,7 +166,7 @@ extension QueryExecutor {
             let set = builder.build()
             result = result.map { $0.intersection(set) } ?? set
         }
-        return (result!, words.count == 1 && words[0] == TextFolding.fold(word))
+        return (result!, words.count == 1 && words[0] == term.phrase)
     }
 
     /// Visits the bucket chunks of `info` that can hold values in `interval`.

@@ -88,7 +88,7 @@ struct QueryExecutor {
         case .string(let info, let pattern): return Candidates(try stringCandidates(info, pattern, txn))
         case .stringOrder(let info, _, _): return Candidates(try list(Postings.prefix(.exists, info.id, []), txn), exact: false)
         case .path(let pattern): return Candidates(try pathCandidates(pattern, txn))
-        case .text(let word): return Candidates(try textCandidates(word, txn))
+        case .text(let term): return Candidates(try textCandidates(term, txn))
         case .items(let set): return Candidates(set)
         case .fullText(let query): return Candidates(try index.items(matching: query, universe: universe, txn).set)
         }

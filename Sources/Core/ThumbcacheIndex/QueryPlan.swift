@@ -9,7 +9,7 @@ indirect enum QueryPlan: Sendable {
     case stringOrder(AttributeInfo, ComparisonOperator, WildcardPattern)
     case numeric(AttributeInfo, NumericInterval)
     case path(WildcardPattern)
-    case text(String)
+    case text(TextTerm)
     case scope([String])
     /// Words inside files (kMDItemTextContent); resolved to ``items(_:)`` before execution.
     case fullText(FullTextQuery)

@@ -34,17 +34,7 @@ enum RecordMatcher {
         case .items(let set): return set.contains(itemNumber)
         // Resolved to `.items` before any record is checked.
         case .fullText: return false
-        case .text(let word):
-            let words = TextFolding.words(word)
-            let phrase = TextFolding.fold(word)
-            let texts = Schema.textAttributes.flatMap { info -> [String] in
-                var out: [String] = []
-                _ = view.anyString(info.id) { out.append(String(decoding: $0, as: UTF8.self)); return false }
-                return out
-            }
-            let valueWords = texts.flatMap(TextFolding.words)
-            guard words.allSatisfy({ w in valueWords.contains { $0.hasPrefix(w) } }) else { return false }
-            return words.count == 1 && words[0] == phrase || texts.contains { TextFolding.fold($0).contains(phrase) }
+        case .text(let term): return term.matches(view)
         }
     }
 

@@ -6,7 +6,7 @@ struct TextRanking {
     /// Each scored predicate's items and scores (an item may be in several: they add up).
     var scores: [[(UInt32, Double)]] = []
     var queries: [FullTextQuery] = []
-    var plainWords: [String] = []
+    var plainWords: [TextTerm] = []
     var isActive: Bool { !queries.isEmpty || !plainWords.isEmpty }
 
     /// A plain word in an item's name, title, keywords or tags counts as much as this: above any
@@ -60,9 +60,9 @@ extension MetadataIndex {
         case .not(let inner): return .not(try resolvingText(inner, universe: universe, scoring: false, &ranking, txn))
         case .fullText(let query):
             return .items(try resolve(query, universe: universe, scoring: scoring, &ranking, txn))
-        case .text(let word):
-            if scoring { ranking.plainWords.append(word) }
-            guard let query = FullTextQuery(word) else { return plan }
+        case .text(let term):
+            if scoring { ranking.plainWords.append(term) }
+            guard let query = FullTextQuery(term.source) else { return plan }
             return .or([plan, .items(try resolve(query, universe: universe, scoring: scoring, &ranking, txn))])
         default: return plan
         }
@@ -93,8 +93,8 @@ extension MetadataIndex {
             scored = set.members.map { ($0, total[$0] ?? 0) }
             if !ranking.plainWords.isEmpty {
                 let executor = QueryExecutor(index: self, universe: set.universe)
-                for word in ranking.plainWords {
-                    let (named, _) = try executor.textCandidates(word, txn)
+                for term in ranking.plainWords {
+                    let (named, _) = try executor.textCandidates(term, txn)
                     for i in scored.indices where named.contains(scored[i].0) { scored[i].1 += TextRanking.nameWeight }
                 }
             }
