@@ -116,6 +116,11 @@ struct DaemonTests {
         }
     }
 
+    /// Where the daemon of the cache in `dir` answers `get` (its runtime folder under `dir`).
+    static func sessionSocket(_ dir: TemporaryDirectory) throws -> String {
+        try #require(SessionSocket.path(forStoreAt: dir.appending("cache"), environment: ["XDG_RUNTIME_DIR": dir.appending("run")]))
+    }
+
     /// `count` small PNGs of distinct colours under `dir/name/`.
     static func pictures(_ dir: TemporaryDirectory, _ name: String, count: Int) throws -> [String] {
         try FileManager.default.createDirectory(atPath: dir.appending(name), withIntermediateDirectories: true)
@@ -280,7 +285,7 @@ struct DaemonTests {
         #expect(failed == .exited(1) && message.contains(broken), "\(failed) \(message)")
         let here = try Self.get(dir, pictures[1], extra: ["--no-daemon"])
         #expect(!here.fromDaemon && !here.fromCache)
-        let socket = try #require(SessionSocket.path(forStoreAt: dir.appending("cache"), environment: ["XDG_RUNTIME_DIR": dir.appending("run")]))
+        let socket = try Self.sessionSocket(dir)
         #expect(FileManager.default.fileExists(atPath: socket))
         let log = service.stopDaemon()
         #expect(log.contains("answering `get` at \(socket)"), "\(log)")
@@ -294,7 +299,7 @@ struct DaemonTests {
         let dir = TemporaryDirectory()
         let pictures = try Self.pictures(dir, "tree", count: 2)
         let service = try Service(dir)
-        let socket = try #require(SessionSocket.path(forStoreAt: dir.appending("cache"), environment: ["XDG_RUNTIME_DIR": dir.appending("run")]))
+        let socket = try Self.sessionSocket(dir)
         let request = SessionSocket.Request(ThumbnailRequest(fileAt: pictures[0], size: 32))
         let other = open(pictures[1], O_RDONLY)
         defer { close(other) }
@@ -316,7 +321,7 @@ struct DaemonTests {
         let dir = TemporaryDirectory()
         let pictures = try Self.pictures(dir, "tree", count: 1)
         let service = try Service(dir)
-        let socket = try #require(SessionSocket.path(forStoreAt: dir.appending("cache"), environment: ["XDG_RUNTIME_DIR": dir.appending("run")]))
+        let socket = try Self.sessionSocket(dir)
         let request = SessionSocket.Request(ThumbnailRequest(fileAt: pictures[0], size: 32))
         let file = open(pictures[0], O_RDONLY)
         defer { close(file) }

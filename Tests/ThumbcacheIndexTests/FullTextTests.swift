@@ -124,6 +124,11 @@ struct FullTextTests {
         #expect(try Self.paths(index, #""creme brulee""#) == ["/p/Crème Brûlée.txt"])
         #expect(try Self.paths(index, #""crème brû""#) == ["/p/Crème Brûlée.txt"])
         #expect(try Self.paths(index, #""brulee creme""#).isEmpty)
+        // More words than a check holds at once (64).
+        let long = (0..<70).map { "w\($0)" }.joined(separator: " ")
+        _ = try index.indexFiles([MetadataIndexTests.file("/p/" + long, inode: 9, hash: 9)])
+        #expect(try Self.paths(index, "\"\(long)\"") == ["/p/" + long])
+        #expect(try Self.paths(index, "\"\(long.replacingOccurrences(of: "w69", with: "x69"))\"").isEmpty)
     }
 
     /// A snippet is looked for in a long text's beginning first (MetadataIndex.snippetHeadBytes);

@@ -21,37 +21,42 @@ final class TextTerm: Sendable {
     /// Whether the item's texts hold the term. ASCII texts are read in place; others are
     /// folded as strings, as ``TextFolding`` defines.
     func matches(_ view: RecordView) -> Bool {
-        guard words.count <= 64 else { return matchesFolding(view) }
-        var pending: UInt64 = words.count == 64 ? .max : (1 << UInt64(words.count)) - 1
         var phraseFound = words.count == 1 && words[0] == phrase
-        for info in Schema.textAttributes {
-            var values = view.strings(info.id)
-            while let value = values.next() {
-                if value.contains(where: { $0 >= 0x80 }) {
-                    let text = String(decoding: value, as: UTF8.self)
-                    for w in TextFolding.words(text) {
-                        for (k, q) in words.enumerated() where pending & (1 << UInt64(k)) != 0 && w.hasPrefix(q) { pending &= ~(1 << UInt64(k)) }
+        // The words 64 at a time, a bit each (a term of more words reads the texts again).
+        for first in stride(from: 0, to: max(words.count, 1), by: 64) {
+            let chunk = first..<min(words.count, first + 64)
+            var pending: UInt64 = chunk.count == 64 ? .max : (1 << UInt64(chunk.count)) - 1
+            for info in Schema.textAttributes {
+                var values = view.strings(info.id)
+                while let value = values.next() {
+                    if value.contains(where: { $0 >= 0x80 }) {
+                        let text = String(decoding: value, as: UTF8.self)
+                        for w in TextFolding.words(text) {
+                            for k in chunk where pending & (1 << UInt64(k - first)) != 0 && w.hasPrefix(words[k]) { pending &= ~(1 << UInt64(k - first)) }
+                        }
+                        if !phraseFound { phraseFound = TextFolding.fold(text).contains(phrase) }
+                    } else {
+                        markASCIIWords(value, chunk, &pending)
+                        if !phraseFound { phraseFound = Self.containsFolded(value, phraseBytes) }
                     }
-                    if !phraseFound { phraseFound = TextFolding.fold(text).contains(phrase) }
-                } else {
-                    markASCIIWords(value, &pending)
-                    if !phraseFound { phraseFound = Self.containsFolded(value, phraseBytes) }
                 }
             }
+            if pending != 0 { return false }
         }
-        return pending == 0 && phraseFound
+        return phraseFound
     }
 
-    /// Clears the bits of the query words that start a word (a run of ASCII letters and digits,
-    /// lowercased) of `value`.
-    private func markASCIIWords(_ value: UnsafeRawBufferPointer, _ pending: inout UInt64) {
+    /// Clears the bits (bit 0: the chunk's first) of the query words in `chunk` that start a
+    /// word (a run of ASCII letters and digits, lowercased) of `value`.
+    private func markASCIIWords(_ value: UnsafeRawBufferPointer, _ chunk: Range<Int>, _ pending: inout UInt64) {
         var i = 0
         while i < value.count, pending != 0 {
             guard Self.isWordByte(value[i]) else { i += 1; continue }
             var j = i
             while j < value.count, Self.isWordByte(value[j]) { j += 1 }
-            for (k, q) in wordBytes.enumerated() where pending & (1 << UInt64(k)) != 0 && q.count <= j - i {
-                if q.indices.allSatisfy({ q[$0] == Self.lower(value[i + $0]) }) { pending &= ~(1 << UInt64(k)) }
+            for k in chunk where pending & (1 << UInt64(k - chunk.lowerBound)) != 0 && wordBytes[k].count <= j - i {
+                let q = wordBytes[k]
+                if q.indices.allSatisfy({ q[$0] == Self.lower(value[i + $0]) }) { pending &= ~(1 << UInt64(k - chunk.lowerBound)) }
             }
             i = j
         }
@@ -65,18 +70,6 @@ final class TextTerm: Sendable {
             return true
         }
         return false
-    }
-
-    /// The check as first written, for terms of more than 64 words.
-    private func matchesFolding(_ view: RecordView) -> Bool {
-        var texts: [String] = []
-        for info in Schema.textAttributes {
-            var values = view.strings(info.id)
-            while let value = values.next() { texts.append(String(decoding: value, as: UTF8.self)) }
-        }
-        let valueWords = texts.flatMap(TextFolding.words)
-        guard words.allSatisfy({ w in valueWords.contains { $0.hasPrefix(w) } }) else { return false }
-        return words.count == 1 && words[0] == phrase || texts.contains { TextFolding.fold($0).contains(phrase) }
     }
 
     @inline(__always) private static func isWordByte(_ b: UInt8) -> Bool {

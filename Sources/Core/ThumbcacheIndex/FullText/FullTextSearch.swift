@@ -145,7 +145,12 @@ extension MetadataIndex {
 
     /// The stored text of `document`, if it has one.
     func documentText(_ document: UInt32, _ txn: borrowing Transaction) throws -> [UInt8]? {
-        try txn.get(texts, key: TextKey.documentKey(document)).flatMap(TextStore.read)?.text
+        try documentRecord(document, txn).flatMap(TextStore.read)?.text
+    }
+
+    /// The record of `document` in `texts` (TextStore's layout), valid in `txn`.
+    func documentRecord(_ document: UInt32, _ txn: borrowing Transaction) throws -> UnsafeRawBufferPointer? {
+        try txn.get(texts, key: TextKey.documentKey(document))
     }
 
     /// Whether `document` holds the query's words spelled as the query writes them.

@@ -33,7 +33,7 @@ extension MetadataIndex {
     /// The passage of `document`'s text with the most distinct query words in
     /// ``snippetWords`` words (the first such), and where they are.
     func snippet(_ document: UInt32, _ queries: [FullTextQuery], _ txn: borrowing Transaction) throws -> TextSnippet? {
-        guard !queries.isEmpty, let record = try txn.get(texts, key: TextKey.documentKey(document)) else { return nil }
+        guard !queries.isEmpty, let record = try documentRecord(document, txn) else { return nil }
         // The head ends at its last ASCII space, so that no word or stretch for ICU is cut.
         if let head = TextStore.read(record, prefix: Self.snippetHeadBytes), !head.isWhole,
            let end = head.text.lastIndex(where: WordBreaker.isASCIISpace),
