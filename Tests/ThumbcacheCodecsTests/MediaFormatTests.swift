@@ -168,23 +168,34 @@ struct MediaFormatTests {
     /// has, on a media box of `width × height` points, optionally cropped. (Box edges that fall
     /// between pixels are where pdftoppm's Splash, which snaps fills to the pixel grid, and cairo
     /// differ most: saturated boxes would measure that, not the page.)
+    /// With `pageTexts`, each page shows its own text and boxes placed by its number instead.
     static func pdf(pages: Int = 1, width: Int = 612, height: Int = 792, cropBox: [Int]? = nil, title: String = "Quarterly report",
-                    author: String = "Ana Author", text: String = "Hello thumbcache") -> [UInt8] {
+                    author: String = "Ana Author", text: String = "Hello thumbcache", pageTexts: [String]? = nil) -> [UInt8] {
         // Every page shows the same content stream (object 4): a document of 100 000 pages stays small.
+        let pages = pageTexts?.count ?? pages
         var objects: [[UInt8]] = []
         let kids = (0..<pages).map { "\(5 + $0) 0 R" }.joined(separator: " ")
         objects.append(Array("<< /Type /Catalog /Pages 2 0 R >>".utf8))
         objects.append(Array("<< /Type /Pages /Kids [\(kids)] /Count \(pages) >>".utf8))
         objects.append(Array("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".utf8))
-        let content = Array("""
-        BT /F1 40 Tf 60 \(height - 120) Td (\(text)) Tj ET 0.75 0.85 1 rg 60 60 \(width / 2) \(height / 4) re f \
-        1 0.85 0.7 rg \(width / 2) \(height / 2) \(width / 3) \(height / 5) re f
-        """.utf8)
-        objects.append(Array("<< /Length \(content.count) >>\nstream\n".utf8) + content + Array("\nendstream".utf8))
+        func stream(_ text: String, _ n: Int) -> [UInt8] {
+            let content = Array("""
+            BT /F1 40 Tf 60 \(height - 120) Td (\(text)) Tj ET 0.75 0.85 1 rg \(60 + 40 * n) 60 \(width / 2) \(height / 4) re f \
+            1 0.85 0.7 rg \(width / 2) \(height / 2 - 60 * n) \(width / 3) \(height / 5) re f
+            """.utf8)
+            return Array("<< /Length \(content.count) >>\nstream\n".utf8) + content + Array("\nendstream".utf8)
+        }
+        objects.append(stream(text, 0))
         let crop = cropBox.map { " /CropBox [\($0.map(String.init).joined(separator: " "))]" } ?? ""
-        let page = Array("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 \(width) \(height)]\(crop) /Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>".utf8)
-        for _ in 0..<pages { objects.append(page) }
+        // Pages' own streams (with `pageTexts`) follow the pages and the info dictionary.
+        let firstOwn = 5 + pages + 1
+        for i in 0..<pages {
+            let contents = pageTexts == nil ? 4 : firstOwn + i
+            objects.append(Array("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 \(width) \(height)]\(crop) /Resources << /Font << /F1 3 0 R >> >> /Contents \(contents) 0 R >>".utf8))
+        }
         objects.append(Array("<< /Title (\(title)) /Author (\(author)) /Creator (thumbcache tests) >>".utf8))
+        let info = objects.count
+        for (i, own) in (pageTexts ?? []).enumerated() { objects.append(stream(own, i + 1)) }
         var out = Array("%PDF-1.4\n".utf8)
         var offsets: [Int] = []
         for (i, object) in objects.enumerated() {
@@ -194,15 +205,16 @@ struct MediaFormatTests {
         let xref = out.count
         out += Array("xref\n0 \(objects.count + 1)\n0000000000 65535 f \n".utf8)
         for o in offsets { out += Array(String(repeating: "0", count: 10 - String(o).count).utf8) + Array("\(o) 00000 n \n".utf8) }
-        out += Array("trailer\n<< /Size \(objects.count + 1) /Root 1 0 R /Info \(objects.count) 0 R >>\nstartxref\n\(xref)\n%%EOF\n".utf8)
+        out += Array("trailer\n<< /Size \(objects.count + 1) /Root 1 0 R /Info \(info) 0 R >>\nstartxref\n\(xref)\n%%EOF\n".utf8)
         return out
     }
 
-    /// poppler's `tool` (pdftoppm: Splash; pdftocairo: cairo) drawing the first page's crop box at
+    /// poppler's `tool` (pdftoppm: Splash; pdftocairo: cairo) drawing page `page`'s crop box at
     /// `width × height` pixels: a reference.
-    static func render(_ tool: String, _ dir: TemporaryDirectory, _ path: String, width: Int, height: Int) throws -> RGBAImage {
+    static func render(_ tool: String, _ dir: TemporaryDirectory, _ path: String, width: Int, height: Int, page: Int = 1) throws -> RGBAImage {
         let base = dir.appending("reference-\(UUID().uuidString)")
-        try FixtureTools.run(tool, ["-cropbox", "-scale-to-x", "\(width)", "-scale-to-y", "\(height)", "-singlefile", "-png", path, base])
+        try FixtureTools.run(tool, ["-f", "\(page)", "-l", "\(page)", "-cropbox", "-scale-to-x", "\(width)", "-scale-to-y", "\(height)",
+                                    "-singlefile", "-png", path, base])
         return try ImageDecoder.png(Array(try Data(contentsOf: URL(fileURLWithPath: base + ".png"))))
     }
 
@@ -229,6 +241,44 @@ struct MediaFormatTests {
         #expect(media.pageCount == 3 && media.title == "Quarterly report" && media.authors == ["Ana Author"])
         #expect(media.creator == "thumbcache tests" && media.pageWidth == Double(cw) && media.pageHeight == Double(ch))
         #expect(Self.registry.type(ofFileAt: path) == .pdf)
+    }
+
+    /// Any page of a document, not only the first (the previews' "page N"): each matches
+    /// poppler's own drawing of that page; a page the file does not have is an error saying how
+    /// many it has, and a file without pages has only the first.
+    @Test func aPDFsPageNMatchesPopplersRenderOfThatPage() throws {
+        let dir = TemporaryDirectory()
+        let path = try dir.write("pages.pdf", Self.pdf(pageTexts: ["One", "Second page", "Third and last"]))
+        var images: [RGBAImage] = []
+        for page in 1...3 {
+            var options = Self.box
+            options.page = page - 1
+            let made = try Self.pool.thumbnail(ofFileAt: path, options: options, format: nil).image
+            let reference = try Self.render("pdftoppm", dir, path, width: made.width, height: made.height, page: page)
+            let db = TestPictures.premultipliedPSNR(made, reference)
+            #expect(db >= 45, "page \(page): PSNR \(db) dB against pdftoppm")
+            images.append(made)
+        }
+        #expect(images[0].pixels != images[1].pixels && images[1].pixels != images[2].pixels, "the pages differ")
+        // `thumbnail --page` counts from 1, as pdftoppm's -f does.
+        let out = dir.appending("page-3.png")
+        let child = try ChildProcess(program: "thumbcache", arguments: ["thumbnail", "--page", "3", "--size", "\(Self.box.maxWidth)", path, "-o", out])
+        let (end, stderr) = child.wait()
+        try #require(end == .exited(0), "\(stderr)")
+        #expect(try ImageDecoder.png(Array(Data(contentsOf: URL(fileURLWithPath: out)))).pixels == images[2].pixels)
+        let past = try ChildProcess(program: "thumbcache", arguments: ["thumbnail", "--page", "9", path, "-o", out]).wait()
+        #expect(past.0 == .exited(1) && past.1.contains("no page 9: the file has 3 pages"), "\(past.1)")
+        var beyond = Self.box
+        beyond.page = 3
+        #expect(throws: ImagingError(path: path, reason: .noSuchPage(page: 4, pages: 3))) {
+            try Self.pool.thumbnail(ofFileAt: path, options: beyond, format: nil)
+        }
+        let png = try dir.write("one.png", ImageEncoder.png(testPhoto(width: 40, height: 30)))
+        var second = Self.box
+        second.page = 1
+        #expect(throws: ImagingError(path: png, reason: .noSuchPage(page: 2, pages: 1))) {
+            try Self.pool.thumbnail(ofFileAt: png, options: second, format: nil)
+        }
     }
 
     @Test func standardFontsAreDrawnInsideTheSandbox() throws {

@@ -17,7 +17,7 @@
 struct cpdf_document {
     std::unique_ptr<poppler::document> document;
     std::unique_ptr<poppler::page> page;
-    double width = 0, height = 0;  // the first page's, as cpdf_info says
+    double width = 0, height = 0;  // the chosen page's, as cpdf_info says
     char *title = nullptr, *author = nullptr, *creator = nullptr;
 };
 
@@ -77,7 +77,7 @@ static void page_size(poppler::page &page, double *width, double *height) {
     *height = turned ? box.width() : box.height();
 }
 
-cpdf_document *cpdf_open(const uint8_t *bytes, size_t length, cpdf_info *info, char *message, size_t message_size) {
+cpdf_document *cpdf_open(const uint8_t *bytes, size_t length, int page, cpdf_info *info, char *message, size_t message_size) {
     memset(info, 0, sizeof *info);
     try {
         if (length > INT_MAX) {
@@ -96,7 +96,11 @@ cpdf_document *cpdf_open(const uint8_t *bytes, size_t length, cpdf_info *info, c
             return nullptr;
         }
         info->pages = d->document->pages();
-        if (info->pages > 0) d->page.reset(d->document->create_page(0));
+        if (page < 0 || (info->pages > 0 && page >= info->pages)) {
+            say(message, message_size, "no such page");
+            return nullptr;
+        }
+        if (info->pages > 0) d->page.reset(d->document->create_page(page));
         if (!d->page) {
             say(message, message_size, "the document has no readable page");
             return nullptr;
@@ -120,7 +124,7 @@ int cpdf_render(cpdf_document *d, int width, int height, uint8_t *rgba, char *me
     try {
         double pw = d->width, ph = d->height;
         if (!(pw > 0 && ph > 0)) {
-            say(message, message_size, "the first page has no size");
+            say(message, message_size, "the page has no size");
             return -1;
         }
         // pdftoppm's defaults: anti-aliased text and shapes, no hinting, white paper.

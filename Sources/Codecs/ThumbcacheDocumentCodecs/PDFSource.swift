@@ -3,19 +3,20 @@ import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
 extension ImageDecoderRegistration {
-    /// PDF through poppler (Splash): the first page drawn at the output size; its text, every
-    /// page in reading order.
-    package static let pdf = ImageDecoderRegistration(.pdf) { (fd, name) throws(ImagingError) in
-        try PDFSource(descriptor: fd, name: name)
+    /// PDF through poppler (Splash): a page (the first unless asked) drawn at the output size;
+    /// its text, every page in reading order.
+    package static let pdf = ImageDecoderRegistration(.pdf) { (fd, name, settings) throws(ImagingError) in
+        try PDFSource(descriptor: fd, name: name, page: settings.page)
     }.extractingText { (fd, name, limit) throws(ImagingError) in
         try PDFSource(descriptor: fd, name: name).text(limit: limit)
-    }
+    }.drawingPages()
 }
 
-/// A PDF through poppler (Splash, as `pdftoppm` draws): the first page drawn once, straight at the size the box calls
-/// for, on white (a page is never rendered large and shrunk). The header's size is the crop box
-/// in points, after the page's rotation. Parsed from the mapped file; only the first page is
-/// loaded, so a document of 100 000 pages costs its cross-reference table, not its pages.
+/// A PDF through poppler (Splash, as `pdftoppm` draws): one page (the first unless asked) drawn
+/// once, straight at the size the box calls for, on white (a page is never rendered large and
+/// shrunk). The header's size is that page's crop box in points, after its rotation. Parsed from
+/// the mapped file; only that page is loaded, so a document of 100 000 pages costs its
+/// cross-reference table, not its pages.
 final class PDFSource: DrawnSource {
     private let path: String
     private let file: MappedFile
@@ -23,12 +24,21 @@ final class PDFSource: DrawnSource {
     let header: RowSourceHeader
     var output = RGBABuffer()
 
-    init(descriptor: Int32, name: String) throws(ImagingError) {
+    /// `page` counts from 0.
+    init(descriptor: Int32, name: String, page: Int = 0) throws(ImagingError) {
         path = name
         let file = try MappedFile(descriptor: descriptor, name: name)
         self.file = file
         var info = cpdf_info()
-        document = try opened(name) { cpdf_open(file.bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), file.bytes.count, &info, $0, $1) }
+        let opened = Result { () throws(ImagingError) in
+            try ThumbcacheCodecSupport.opened(name) {
+                cpdf_open(file.bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), file.bytes.count, Int32(clamping: page), &info, $0, $1)
+            }
+        }
+        if case .failure = opened, page < 0 || (info.pages > 0 && page >= Int(info.pages)) {
+            throw ImagingError(path: name, reason: .noSuchPage(page: page + 1, pages: Int(info.pages)))
+        }
+        document = try opened.get()
         var media = MediaMetadata()
         func text(_ p: UnsafePointer<CChar>?) -> String? { p.map { String(cString: $0) } }
         media.title = text(info.title)

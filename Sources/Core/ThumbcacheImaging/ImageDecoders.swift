@@ -94,10 +94,13 @@ package struct RowSourceHeader: Sendable, Hashable {
 }
 
 /// How the decoders of one registry may work: a worker's are told by its parent (`--threads`),
-/// and each open passes them on to the decoder, so no decoder reads a process-wide setting.
+/// and each open passes them on to the decoder, so no decoder reads a process-wide setting. An
+/// open adds what its request asks (the page).
 package struct DecodeSettings: Sendable, Hashable {
     /// Threads one decode may use: a decoder that can split an image (a HEIF grid's tiles) uses up to this many.
     package var threads: Int
+    /// The page to draw, 0 the first: only a registration that ``ImageDecoderRegistration/hasPages`` is asked for another.
+    package var page = 0
 
     package init(threads: Int = 1) { self.threads = max(1, threads) }
 }
@@ -117,6 +120,16 @@ package struct ImageDecoderRegistration: Sendable {
     /// The format's words as plain text, for the full-text index: `limit` says when to stop
     /// reading (the registry cuts the result to it); nil for a format without words (a photo).
     package var extractText: (@Sendable (_ descriptor: Int32, _ name: String, _ limit: Int) throws(ImagingError) -> String)?
+    /// Whether ``open`` draws the page ``DecodeSettings/page`` says (a PDF's); a file of another
+    /// format has one page.
+    package var hasPages = false
+
+    /// This registration, drawing the page its settings name.
+    package func drawingPages() -> ImageDecoderRegistration {
+        var copy = self
+        copy.hasPages = true
+        return copy
+    }
 
     /// This registration with `extract` as its text extractor.
     package func extractingText(_ extract: @escaping @Sendable (_ descriptor: Int32, _ name: String,
@@ -256,8 +269,11 @@ package struct ImageDecoders: Sendable {
     /// `fallback` is tried only when no decoder recognises the bytes: a format nothing in a
     /// file's bytes can name (text), whose decoder checks them itself.
     package func open(_ descriptor: Int32, name: String, format: ImageFormat? = nil,
-                     fallback: ImageFormat? = nil) throws(ImagingError) -> (ImageFormat, any RowSource) {
+                     fallback: ImageFormat? = nil, page: Int = 0) throws(ImagingError) -> (ImageFormat, any RowSource) {
         let registration = try resolve(descriptor, name: name, format: format, fallback: fallback)
+        guard page == 0 || registration.hasPages else { throw ImagingError(path: name, reason: .noSuchPage(page: page + 1, pages: 1)) }
+        var settings = settings
+        settings.page = page
         return (registration.format, try registration.open(descriptor, name, settings))
     }
 

@@ -25,6 +25,9 @@ public struct ImagingError: Error, Sendable, Hashable, Codable, CustomStringConv
         case decodedElsewhere(by: String)
         /// The format has no words thumbcache extracts (a photo), so it has no text to index.
         case noTextExtractor(format: String)
+        /// A page (or frame) was asked for that the file does not have: `page` counts from 1,
+        /// `pages` is how many it has (1 for a format without pages).
+        case noSuchPage(page: Int, pages: Int)
 
         public var description: String {
             switch self {
@@ -38,6 +41,7 @@ public struct ImagingError: Error, Sendable, Hashable, Codable, CustomStringConv
             case .noPicture(let what): "no picture to show: \(what)"
             case .decodedElsewhere(let family): "decoded only by the \(family) worker"
             case .noTextExtractor(let format): "thumbcache extracts no text from \(format) files"
+            case .noSuchPage(let page, let pages): "no page \(page): the file has \(pages) page\(pages == 1 ? "" : "s")"
             }
         }
     }

@@ -20,6 +20,8 @@ package struct ThumbnailOptions: Sendable, Hashable, Codable {
     package var allowUpscaling: Bool
     /// Resample in linear light (slower: no integer box stage) rather than on sRGB values.
     package var linearLight: Bool
+    /// The page of a document to draw, 0 the first (a file without pages has only that one).
+    package var page = 0
 
     package init(
         maxWidth: Int, maxHeight: Int, mode: ResizeMode = .fit, kernel: ResamplingKernel = .lanczos3,
@@ -119,7 +121,7 @@ package enum Thumbnailer {
         ofDescriptor descriptor: Int32, name: String, options: ThumbnailOptions, format: ImageFormat? = nil,
         fallback: ImageFormat? = nil, decoders: ImageDecoders = .standard
     ) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
-        let (format, source) = try decoders.open(descriptor, name: name, format: format, fallback: fallback)
+        let (format, source) = try decoders.open(descriptor, name: name, format: format, fallback: fallback, page: options.page)
         return try thumbnail(of: source, format: format, name: name, options: options, threads: decoders.settings.threads)
     }
 

@@ -21,8 +21,12 @@ struct ThumbnailCommand: ParsableCommand {
             --in-process is given, which decodes PNG and JPEG only. A file that cannot be made into a thumbnail is reported with \
             its path and reason; the others are still written, and the exit status is 1.
 
+            --page draws another page of a document than the first (a PDF's); asking a file for a \
+            page it does not have is an error naming how many it has.
+
             Examples:
               thumbcache thumbnail photo.jpg -o photo-256.png
+              thumbcache thumbnail --page 20 --size 1024 manual.pdf -o page-20.png
               thumbcache thumbnail --size 128 --output-dir thumbs ~/Pictures/*.jpg
               thumbcache thumbnail IMG_0042.HEIC DSC_0007.NEF drawing.svg --output-dir thumbs
             """
@@ -45,6 +49,9 @@ struct ThumbnailCommand: ParsableCommand {
     @Flag(name: .long, help: "Resample in linear light (truer averages of bright and dark detail; slower).")
     var linear = false
 
+    @Option(name: .long, help: ArgumentHelp("The page of a document to draw, from 1.", valueName: "n"))
+    var page: Int = 1
+
     @Option(name: .long, help: "Output format: png or jpeg.")
     var format: OutputFormat = .png
 
@@ -60,12 +67,14 @@ struct ThumbnailCommand: ParsableCommand {
 
     func validate() throws {
         guard size >= 1 && size <= 16384 else { throw ValidationError("--size must be between 1 and 16384") }
+        guard page >= 1 else { throw ValidationError("--page counts from 1") }
         if output != nil && files.count != 1 { throw ValidationError("--output takes one input file; use --output-dir for several") }
         if output != nil && outputDir != nil { throw ValidationError("give --output or --output-dir, not both") }
     }
 
     func run() throws {
-        let options = ThumbnailOptions(maxWidth: size, maxHeight: size, mode: fill ? .fill : .fit, kernel: kernel, linearLight: linear)
+        var options = ThumbnailOptions(maxWidth: size, maxHeight: size, mode: fill ? .fill : .fit, kernel: kernel, linearLight: linear)
+        options.page = page - 1
         if let outputDir { try FileManager.default.createDirectory(atPath: outputDir, withIntermediateDirectories: true) }
         var failed = 0
         let decoding = decoderOptions.isolation().makeDecoding(defaultWorkers: 1)

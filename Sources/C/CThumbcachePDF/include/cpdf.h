@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 // poppler (its C++ binding, drawing with Splash as pdftoppm does) behind a narrow C interface
-// that keeps C++ out of Swift: a document parsed from memory, its first page drawn straight at
+// that keeps C++ out of Swift: a document parsed from memory, one of its pages drawn straight at
 // the size asked for.
 
 #ifdef __cplusplus
@@ -15,17 +15,18 @@ typedef struct cpdf_document cpdf_document;
 
 typedef struct {
     int pages;
-    double width, height;   // the first page's crop box in points, after its /Rotate
+    double width, height;   // the chosen page's crop box in points, after its /Rotate
     const char *title;      // UTF-8, or NULL; valid until cpdf_close
     const char *author;
     const char *creator;
 } cpdf_info;
 
-/// Parses the document in `bytes` (which must outlive it). NULL with a message when it is not a
-/// PDF poppler reads, is encrypted, or has no pages.
-cpdf_document *cpdf_open(const uint8_t *bytes, size_t length, cpdf_info *info, char *message, size_t message_size);
+/// Parses the document in `bytes` (which must outlive it) and loads its page `page` (0 the
+/// first). NULL with a message when it is not a PDF poppler reads, is encrypted, has no pages,
+/// or no such page (then `info->pages` says how many it has).
+cpdf_document *cpdf_open(const uint8_t *bytes, size_t length, int page, cpdf_info *info, char *message, size_t message_size);
 
-/// Draws the first page on white, scaled to `width × height` pixels, into `rgba` in ARGB32
+/// Draws the loaded page on white, scaled to `width × height` pixels, into `rgba` in ARGB32
 /// (native-endian 32-bit words, rows of width × 4 bytes, as cairo's); the caller makes RGBA of
 /// it. 0, or -1 with a message.
 int cpdf_render(cpdf_document *document, int width, int height, uint8_t *rgba, char *message, size_t message_size);
