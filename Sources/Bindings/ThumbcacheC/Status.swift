@@ -22,7 +22,7 @@ enum Status {
         case let error as ImagingError:
             switch error.reason {
             case .unreadable: return THUMBCACHE_ERROR_UNREADABLE
-            case .unsupportedFormat, .decoderNotInProcess, .noTextExtractor, .decodedElsewhere: return THUMBCACHE_ERROR_UNSUPPORTED
+            case .unsupportedFormat, .decoderNotInProcess, .noTextExtractor, .decodedElsewhere, .noSuchPage: return THUMBCACHE_ERROR_UNSUPPORTED
             case .empty, .tooLarge, .corrupt, .encodingFailed, .noPicture: return THUMBCACHE_ERROR_DECODE
             }
         case let error as GenerationError:

@@ -185,8 +185,9 @@ package struct ThumbnailPipeline: Sendable {
             switch error.reason {
             // A read that failed, or a decoder this process or worker does not link (an
             // --in-process warm of a WebP, one worker program set for every family): a run with
-            // every family's worker would succeed, so nothing is remembered against the bytes.
-            case .unreadable, .decoderNotInProcess, .decodedElsewhere: return false
+            // every family's worker would succeed, so nothing is remembered against the bytes;
+            // nor a page the request asked for that the file does not have.
+            case .unreadable, .decoderNotInProcess, .decodedElsewhere, .noSuchPage: return false
             default: return true
             }
         case let error as WorkerFailure: return error.isContentFault
