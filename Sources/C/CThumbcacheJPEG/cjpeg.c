@@ -26,6 +26,8 @@ struct cjpeg_decoder {
     uint8_t *scratch;    // one CMYK row
     uint8_t *exif;
     size_t exif_length;
+    uint8_t *xmp;
+    size_t xmp_length;
 };
 
 static void on_error_exit(j_common_ptr cinfo) {
@@ -68,8 +70,12 @@ static cjpeg_status read_header(cjpeg_decoder *d, cjpeg_info *info, const uint8_
     info->progressive = d->cinfo.progressive_mode;
     info->exif = NULL;
     info->exif_length = 0;
+    info->xmp = NULL;
+    info->xmp_length = 0;
+    static const char xmp_prefix[] = "http://ns.adobe.com/xap/1.0/";  // and its NUL: 29 bytes
     for (jpeg_saved_marker_ptr m = d->cinfo.marker_list; m; m = m->next) {
-        if (m->marker == JPEG_APP0 + 1 && m->data_length > 6 && memcmp(m->data, "Exif\0\0", 6) == 0) {
+        if (m->marker != JPEG_APP0 + 1) continue;
+        if (!d->exif && m->data_length > 6 && memcmp(m->data, "Exif\0\0", 6) == 0) {
             d->exif_length = m->data_length - 6;
             d->exif = malloc(d->exif_length);
             if (d->exif) {
@@ -77,7 +83,14 @@ static cjpeg_status read_header(cjpeg_decoder *d, cjpeg_info *info, const uint8_
                 info->exif = d->exif;
                 info->exif_length = d->exif_length;
             }
-            break;
+        } else if (!d->xmp && m->data_length > sizeof xmp_prefix && memcmp(m->data, xmp_prefix, sizeof xmp_prefix) == 0) {
+            d->xmp_length = m->data_length - sizeof xmp_prefix;
+            d->xmp = malloc(d->xmp_length);
+            if (d->xmp) {
+                memcpy(d->xmp, m->data + sizeof xmp_prefix, d->xmp_length);
+                info->xmp = d->xmp;
+                info->xmp_length = d->xmp_length;
+            }
         }
     }
     return CJPEG_OK;
@@ -220,6 +233,7 @@ void cjpeg_close(cjpeg_decoder *d) {
     if (d->file) fclose(d->file);
     free(d->scratch);
     free(d->exif);
+    free(d->xmp);
     free(d);
 }
 

@@ -97,6 +97,8 @@ final class JPEGSource: RowSource {
     let decoder: OpaquePointer
     let info: cjpeg_info
     let exif: [UInt8]?
+    /// The movie appended to the photo, when its XMP claims one and the bytes agree.
+    private(set) var motionPhoto: MotionPhoto?
     private(set) var outputWidth = 0
     private(set) var outputHeight = 0
     /// Keeps in-memory bytes alive for a decoder reading from memory.
@@ -118,6 +120,9 @@ final class JPEGSource: RowSource {
         decoder = d
         self.info = info
         exif = info.exif.map { Array(UnsafeBufferPointer(start: $0, count: info.exif_length)) }
+        if let xmp = info.xmp {
+            motionPhoto = MotionPhoto.find(xmp: UnsafeRawBufferPointer(start: xmp, count: info.xmp_length), descriptor: descriptor)
+        }
     }
 
     /// A JPEG held in memory; `path` names where it came from, for errors.
@@ -156,9 +161,14 @@ final class JPEGSource: RowSource {
 
     /// Progressive JPEG: libjpeg keeps every coefficient, up to 6 bytes per pixel.
     var header: RowSourceHeader {
-        RowSourceHeader(width: width, height: height, hasAlpha: false, exif: exif, maxShrink: 8, buffered: progressive,
-                        bufferedBytes: progressive ? width * height * 6 : 0, bitsPerSample: 8,
-                        colorSpace: info.components == 1 ? "Gray" : info.components == 4 ? "CMYK" : "RGB")
+        var media: MediaMetadata?
+        if let motionPhoto {
+            media = MediaMetadata()
+            media?.motionPhoto = motionPhoto
+        }
+        return RowSourceHeader(width: width, height: height, hasAlpha: false, exif: exif, maxShrink: 8, buffered: progressive,
+                               bufferedBytes: progressive ? width * height * 6 : 0, bitsPerSample: 8,
+                               colorSpace: info.components == 1 ? "Gray" : info.components == 4 ? "CMYK" : "RGB", media: media)
     }
 
     private func fail() -> ImagingError {

@@ -33,6 +33,8 @@ package struct MediaMetadata: Sendable, Hashable, Codable {
     package var pageHeight: Double?
     /// Font family names (kMDItemFonts).
     package var fonts: [String]?
+    /// The movie of a Motion Photo (kMDItemIsMotionPhoto and the two after it).
+    package var motionPhoto: MotionPhoto?
 
     package init() {}
 }

@@ -103,6 +103,13 @@ public enum MDItem {
     public static let audioChannelCount = "kMDItemAudioChannelCount"
     public static let audioSampleRate = "kMDItemAudioSampleRate"
     public static let fonts = "kMDItemFonts"
+    /// 1 for a photo with its movie in the same file (a Motion Photo); thumbcache's own, as are
+    /// the two below (Docs/MEDIA.md, "Motion Photos").
+    public static let isMotionPhoto = "kMDItemIsMotionPhoto"
+    /// The length of a Motion Photo's movie.
+    public static let motionPhotoVideoDurationSeconds = "kMDItemMotionPhotoVideoDurationSeconds"
+    /// The time in the movie that the still shows.
+    public static let motionPhotoPresentationSeconds = "kMDItemMotionPhotoPresentationSeconds"
     /// The words inside a file (queried through the full-text index; never stored as an attribute).
     public static let textContent = "kMDItemTextContent"
 }
@@ -205,6 +212,9 @@ enum Schema {
             a(45, MDItem.audioChannelCount, .number, .numeric, integral: true),
             a(46, MDItem.audioSampleRate, .number, .numeric),
             a(47, MDItem.fonts, .strings, text, text: true),
+            a(48, MDItem.isMotionPhoto, .number, .numeric, integral: true),
+            a(49, MDItem.motionPhotoVideoDurationSeconds, .number, .numeric),
+            a(50, MDItem.motionPhotoPresentationSeconds, .number, .numeric),
         ]
     }()
 

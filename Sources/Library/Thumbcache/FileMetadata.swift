@@ -75,6 +75,12 @@ package enum FileMetadata {
         number(MDItem.numberOfPages, m.pageCount.map(Double.init))
         number(MDItem.pageWidth, m.pageWidth)
         number(MDItem.pageHeight, m.pageHeight)
+        if let motion = m.motionPhoto {
+            a[MDItem.isMotionPhoto] = .number(1)
+            number(MDItem.motionPhotoVideoDurationSeconds, motion.videoDurationSeconds)
+            // 0 is a real time (the movie's first frame): kept, unlike the counts above.
+            if let t = motion.presentationSeconds, t.isFinite, t >= 0 { a[MDItem.motionPhotoPresentationSeconds] = .number(t) }
+        }
     }
 
     static func add(_ exif: EXIFData, to a: inout [String: AttributeValue]) {

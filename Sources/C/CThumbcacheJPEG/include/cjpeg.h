@@ -22,6 +22,8 @@ typedef struct {
     int progressive;
     const uint8_t *exif;      // APP1 "Exif\0\0" payload after the 6-byte prefix (valid until close), or NULL
     size_t exif_length;
+    const uint8_t *xmp;       // APP1 XMP packet after its "http://ns.adobe.com/xap/1.0/\0" prefix (valid until close), or NULL
+    size_t xmp_length;
 } cjpeg_info;
 
 typedef struct cjpeg_decoder cjpeg_decoder;

@@ -1,0 +1,177 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ThumbcacheSync
+
+/// A still photo with its movie appended to the same file: Google's Motion Photo (XMP
+/// `Camera:MotionPhoto` and a `Container:Directory` whose `MotionPhoto` item gives the movie's
+/// length) or its earlier form (`GCamera:MicroVideo`, `MicroVideoOffset` bytes from the end).
+/// What the XMP claims is believed only if the bytes there start an MP4 (`ftyp`), as the
+/// format's readers are told to check: a file cut after its XMP claims no movie.
+package struct MotionPhoto: Sendable, Hashable, Codable {
+    /// Where the movie starts in the file, and its length (to the file's end).
+    package var videoOffset: Int
+    package var videoLength: Int
+    /// The movie's time that the still shows, in seconds, when the XMP says.
+    package var presentationSeconds: Double?
+    /// The movie's length in seconds, from its `mvhd` box.
+    package var videoDurationSeconds: Double?
+    /// Bytes read to find and check the movie (box headers at the file's tail; never the movie).
+    package var bytesRead: Int
+
+    /// What an XMP packet claims: the movie's length from the file's end, and the presentation
+    /// time in microseconds; nil when it claims no movie.
+    static func claim(xmp: UnsafeRawBufferPointer) -> (length: Int, presentationMicroseconds: Int64?)? {
+        let text = String(decoding: xmp, as: UTF8.self)
+        if XMPText.value("MotionPhoto", in: text) == "1" {
+            // The directory's item whose semantic is MotionPhoto (the last item: the movie).
+            let length = XMPText.elements(in: text).lazy.compactMap { element -> Int? in
+                guard XMPText.value("Semantic", in: element) == "MotionPhoto" else { return nil }
+                return XMPText.value("Length", in: element).flatMap { Int($0) }
+            }.first
+            guard let length, length > 0 else { return nil }
+            return (length, XMPText.value("MotionPhotoPresentationTimestampUs", in: text).flatMap { Int64($0) })
+        }
+        if XMPText.value("MicroVideo", in: text) == "1", let offset = XMPText.value("MicroVideoOffset", in: text).flatMap({ Int($0) }),
+           offset > 0 {
+            return (offset, XMPText.value("MicroVideoPresentationTimestampUs", in: text).flatMap { Int64($0) })
+        }
+        return nil
+    }
+
+    /// The movie an XMP packet claims in the file on `descriptor`, checked against the bytes;
+    /// nil when the XMP claims none or the bytes are not one.
+    package static func find(xmp: UnsafeRawBufferPointer, descriptor: Int32) -> MotionPhoto? {
+        guard let claim = claim(xmp: xmp) else { return nil }
+        var st = stat()
+        guard fstat(descriptor, &st) == 0, case let size = Int(st.st_size), claim.length < size else { return nil }
+        var reader = TailReader(descriptor: descriptor, end: size)
+        let start = size - claim.length
+        guard let first = reader.box(at: start), first.type == "ftyp" else { return nil }
+        var found = MotionPhoto(videoOffset: start, videoLength: claim.length, bytesRead: 0)
+        if let us = claim.presentationMicroseconds, us >= 0 { found.presentationSeconds = Double(us) / 1e6 }
+        found.videoDurationSeconds = reader.duration(from: start)
+        found.bytesRead = reader.bytesRead
+        return found
+    }
+}
+
+/// Reads MP4 box headers at the end of a file with `pread`, counting the bytes.
+private struct TailReader {
+    let descriptor: Int32
+    let end: Int
+    private(set) var bytesRead = 0
+
+    init(descriptor: Int32, end: Int) {
+        self.descriptor = descriptor
+        self.end = end
+    }
+
+    mutating func read(_ count: Int, at offset: Int) -> [UInt8]? {
+        guard offset >= 0, count > 0, offset + count <= end else { return nil }
+        var bytes = [UInt8](repeating: 0, count: count)
+        guard case .success(let n) = retryingInterrupts({ bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) } }),
+              n == count else { return nil }
+        bytesRead += n
+        return bytes
+    }
+
+    /// The box at `offset`: its type, where its contents start and where it ends.
+    mutating func box(at offset: Int, within limit: Int? = nil) -> (type: String, contents: Int, end: Int)? {
+        let limit = limit ?? end
+        guard let head = read(8, at: offset) else { return nil }
+        var size = Int(be32(head, 0))
+        let type = String(decoding: head[4..<8], as: UTF8.self)
+        var contents = offset + 8
+        if size == 1 {
+            guard let large = read(8, at: offset + 8) else { return nil }
+            size = Int(clamping: UInt64(be32(large, 0)) << 32 | UInt64(be32(large, 4)))
+            contents += 8
+        } else if size == 0 {
+            size = limit - offset  // to the end
+        }
+        guard size >= contents - offset, offset + size <= limit else { return nil }
+        return (type, contents, offset + size)
+    }
+
+    /// The movie's duration from `moov`/`mvhd`, reading only box headers on the way.
+    mutating func duration(from start: Int) -> Double? {
+        var offset = start
+        while let box = box(at: offset) {
+            if box.type == "moov" {
+                var inner = box.contents
+                while let child = self.box(at: inner, within: box.end) {
+                    if child.type == "mvhd" { return mvhd(at: child.contents) }
+                    inner = child.end
+                }
+                return nil
+            }
+            offset = box.end
+        }
+        return nil
+    }
+
+    private mutating func mvhd(at offset: Int) -> Double? {
+        guard let version = read(1, at: offset)?.first else { return nil }
+        // Version 1: 64-bit creation and modification times and duration.
+        let (at, wide) = version == 1 ? (offset + 20, true) : (offset + 12, false)
+        guard let b = read(wide ? 12 : 8, at: at) else { return nil }
+        let timescale = be32(b, 0)
+        let duration = wide ? UInt64(be32(b, 4)) << 32 | UInt64(be32(b, 8)) : UInt64(be32(b, 4))
+        guard timescale > 0, duration != UInt64.max, duration != UInt64(UInt32.max) else { return nil }
+        return Double(duration) / Double(timescale)
+    }
+
+    private func be32(_ b: [UInt8], _ i: Int) -> UInt32 {
+        UInt32(b[i]) << 24 | UInt32(b[i + 1]) << 16 | UInt32(b[i + 2]) << 8 | UInt32(b[i + 3])
+    }
+}
+
+/// Just enough of XMP's RDF/XML to read a few properties by local name, whatever their
+/// prefix, written as attributes (`Camera:MotionPhoto="1"`) or as elements
+/// (`<Camera:MotionPhoto>1</Camera:MotionPhoto>`).
+enum XMPText {
+    /// The value of the first property named `local` (with any prefix) in `text`.
+    static func value(_ local: String, in text: String) -> String? {
+        let utf8 = Array(text.utf8)
+        let name = Array((":" + local).utf8)
+        var i = 0
+        while let at = find(name, in: utf8, from: i) {
+            i = at + name.count
+            guard i < utf8.count else { return nil }
+            var j = i
+            while j < utf8.count, utf8[j] == 0x20 || utf8[j] == 0x0A || utf8[j] == 0x0D || utf8[j] == 0x09 { j += 1 }
+            if j < utf8.count, utf8[j] == 0x3D {  // ="value" or ='value'
+                j += 1
+                while j < utf8.count, utf8[j] == 0x20 { j += 1 }
+                guard j < utf8.count, utf8[j] == 0x22 || utf8[j] == 0x27 else { continue }
+                let quote = utf8[j]
+                guard let close = utf8[(j + 1)...].firstIndex(of: quote) else { return nil }
+                return String(decoding: utf8[(j + 1)..<close], as: UTF8.self)
+            }
+            if i < utf8.count, utf8[i] == 0x3E, at > 0, utf8[..<at].last(where: { $0 == 0x3C || $0 == 0x2F || $0 == 0x20 }) != 0x2F {
+                // <prefix:Local>value</…
+                guard let close = utf8[(i + 1)...].firstIndex(of: 0x3C) else { return nil }
+                let inner = utf8[(i + 1)..<close]
+                guard let first = inner.firstIndex(where: { $0 > 0x20 }), let last = inner.lastIndex(where: { $0 > 0x20 }) else { return "" }
+                return String(decoding: utf8[first...last], as: UTF8.self)
+            }
+        }
+        return nil
+    }
+
+    /// Each start tag of `text` with its attributes (`<… … …>`), in order.
+    static func elements(in text: String) -> [String] {
+        text.split(separator: "<").map { String($0.prefix { $0 != ">" }) }
+    }
+
+    private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
+        guard needle.count <= haystack.count else { return nil }
+        var i = start
+        while i + needle.count <= haystack.count {
+            if haystack[i] == needle[0], haystack[i..<(i + needle.count)].elementsEqual(needle) { return i }
+            i += 1
+        }
+        return nil
+    }
+}
