@@ -401,6 +401,47 @@ struct ServeTests {
         #expect(try open.get("/search?q=beach", headers: open.bearer.merging(["Host": "nas.local"]) { $1 }).status == 200)
     }
 
+    /// The original file, whole or by ranges (RFC 9110): what a video player seeking in it asks.
+    @Test func originalsAreServedWholeOrByRanges() throws {
+        let f = try Fixture()
+        let bytes = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) }
+        let path = f.root + "/trip/clip.bin"
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        try Data("<script>alert(1)</script>".utf8).write(to: URL(fileURLWithPath: f.root + "/page.html"))
+        let server = try Server(f)
+        let target = "/files?path=\(Self.q(path))"
+        let whole = try server.get(target)
+        #expect(whole.status == 200 && whole.body == bytes && whole.header("accept-ranges") == "bytes")
+        #expect(whole.header("content-length") == "300000" && whole.header("etag") != nil && whole.header("last-modified") != nil)
+        let n = bytes.count
+        for (range, first, last) in [("bytes=0-9", 0, 9), ("bytes=150000-150099", 150_000, 150_099), ("bytes=\(n - 10)-", n - 10, n - 1),
+                                     ("bytes=-1000", n - 1000, n - 1), ("bytes=299990-400000", 299_990, n - 1), ("bytes=-999999", 0, n - 1)] {
+            let part = try server.get(target, headers: ["Range": range])
+            #expect(part.status == 206, "\(range): \(part.status)")
+            #expect(part.header("content-range") == "bytes \(first)-\(last)/\(n)", "\(range)")
+            #expect(part.body == Array(bytes[first...last]), "\(range)")
+        }
+        for range in ["bytes=\(n)-", "bytes=400000-400010", "bytes=-0"] {
+            let refused = try server.get(target, headers: ["Range": range])
+            #expect(refused.status == 416 && refused.header("content-range") == "bytes */\(n)" && refused.body.isEmpty, "\(range)")
+        }
+        // Not a single range we answer: the whole file, as the RFC allows.
+        for range in ["bytes=0-9,20-29", "items=0-9", "bytes=9-0", "bytes=abc"] {
+            #expect(try server.get(target, headers: ["Range": range]).status == 200, "\(range)")
+        }
+        // A range of another version of the file is not mixed in: If-Range with an old tag gets it whole.
+        let stale = try server.get(target, headers: ["Range": "bytes=0-9", "If-Range": "\"0-0-0\""])
+        #expect(stale.status == 200 && stale.body.count == n)
+        let fresh = try server.get(target, headers: ["Range": "bytes=0-9", "If-Range": whole.header("etag") ?? ""])
+        #expect(fresh.status == 206 && fresh.body.count == 10)
+        let head = try server.send("HEAD", target)
+        #expect(head.status == 200 && head.body.isEmpty && head.header("content-length") == "300000")
+        // A page among the files runs nothing in the server's origin.
+        let html = try server.get("/files?path=\(Self.q(f.root + "/page.html"))")
+        #expect(html.status == 200 && html.header("content-security-policy") == "sandbox" && html.header("x-content-type-options") == "nosniff")
+        #expect(try server.get("/files?path=\(Self.q(f.root + "/sunset.jpg"))").header("content-type") == "image/jpeg")
+    }
+
     @Test func escapeAttemptsAreRefused() throws {
         let f = try Fixture()
         let server = try Server(f)
@@ -421,6 +462,12 @@ struct ServeTests {
             ("GET", "/info?path=~root/.bashrc", [:]),
             ("GET", "/info?path=\(r)/notes.txt%00/../../../etc/passwd", [:]),
             ("GET", "/info?path=\(f.sibling)/neighbour.png", [:]),
+            ("GET", "/files?path=/etc/passwd", [:]),
+            ("GET", "/files?path=\(r)/../outside/secret-plans.png", [:]),
+            ("GET", "/files?path=\(r)/escape/secret-plans.png", [:]),
+            ("GET", "/files?path=\(r)/link.png", ["Range": "bytes=0-10"]),
+            ("GET", "/files?path=\(f.sibling)/neighbour.png", [:]),
+            ("GET", "/files?path=\(r)/trip", [:]),
             ("GET", "/thumbnail?path=/etc/passwd", [:]),
             ("GET", "/thumbnail?path=\(r)/escape/secret-plans.png", [:]),
             ("GET", "/thumbnail?path=\(r)/link.png", [:]),

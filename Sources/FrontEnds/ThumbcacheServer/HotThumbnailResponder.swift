@@ -152,14 +152,18 @@ enum HTTPDate {
         let second = time(nil)
         return last.withLock { cached in
             if cached.second == second { return cached.text }
-            var t = tm()
-            var s = second
-            gmtime_r(&s, &t)
-            func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
-            let text = "\(days[Int(t.tm_wday)]), \(two(t.tm_mday)) \(months[Int(t.tm_mon)]) \(1900 + t.tm_year) "
-                + "\(two(t.tm_hour)):\(two(t.tm_min)):\(two(t.tm_sec)) GMT"
-            cached = (second, text)
-            return text
+            cached = (second, text(second))
+            return cached.text
         }
+    }
+
+    /// `second` (since 1970) as IMF-fixdate (a `Last-Modified`).
+    static func text(_ second: Int) -> String {
+        var t = tm()
+        var s = time_t(second)
+        gmtime_r(&s, &t)
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(days[Int(t.tm_wday)]), \(two(t.tm_mday)) \(months[Int(t.tm_mon)]) \(1900 + t.tm_year) "
+            + "\(two(t.tm_hour)):\(two(t.tm_min)):\(two(t.tm_sec)) GMT"
     }
 }

@@ -121,7 +121,8 @@ struct RequestGuard<Context: RequestContext>: RouterMiddleware {
             response = failure(ServeError(.internalServerError, "internal error"), api: api)
         }
         response.headers[.xContentTypeOptions] = RequestGuardHeaders.noSniff
-        if response.headers[.contentType]?.hasPrefix("text/html") == true {
+        // The page's own policy; a served file's page keeps the stricter one it came with (sandbox).
+        if response.headers[.contentType]?.hasPrefix("text/html") == true, response.headers[.contentSecurityPolicy] == nil {
             response.headers[.contentSecurityPolicy] =
                 "default-src 'none'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
             response.headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"

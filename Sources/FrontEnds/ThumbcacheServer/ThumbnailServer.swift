@@ -96,6 +96,9 @@ package final class ThumbnailServer: Sendable {
         router.put("/tags") { request, _ in try await api.editTag(request, add: true) }
         router.delete("/tags") { request, _ in try await api.editTag(request, add: false) }
 
+        let originals = OriginalEndpoint(files: files)
+        router.get("/files") { request, _ in try await originals.original(request) }
+
         let pages = PageEndpoints(files: files, renderer: renderer)
         router.get("/") { request, _ in try await pages.recents(request) }
         router.get("/browse") { request, _ in try await pages.browse(request) }
