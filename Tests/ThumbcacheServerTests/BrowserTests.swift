@@ -28,7 +28,8 @@ struct BrowserTests {
             let capabilities: [String: Any] = ["capabilities": ["alwaysMatch": ["browserName": "chrome", "goog:chromeOptions": [
                 "binary": "/usr/bin/chromium",
                 "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1100,800",
-                         "--force-device-scale-factor=1", "--user-data-dir=\(profile.path)", "--no-first-run"],
+                         "--force-device-scale-factor=1", "--user-data-dir=\(profile.path)", "--no-first-run",
+                         "--autoplay-policy=no-user-gesture-required"],
             ]]]]
             let reply = try command("POST", "/session", capabilities)
             session = (reply["value"] as? [String: Any])?["sessionId"] as? String ?? ""
@@ -97,6 +98,43 @@ struct BrowserTests {
         let dir = build + "/test-artifacts"
         try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         return dir
+    }
+
+    /// The item page's viewer: a video plays from the original, seeking by ranges (its
+    /// `currentTime` advances, and a seek lands), and a Motion Photo's movie plays from the photo.
+    /// Screenshots in `.build/test-artifacts/serve-video.png` and `serve-motion.png`.
+    @Test func chromiumPlaysAVideoAndAMotionPhotosMovie() throws {
+        let f = try ServeTests.Fixture()
+        let video = f.root + "/clip.webm"
+        try FixtureTools.run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=10", "-t", "6",
+                                        "-c:v", "libvpx-vp9", "-deadline", "realtime", "-b:v", "200k", video])
+        let mp4 = try MotionPhotoFixture.movie(in: f.dir, seconds: 4)
+        let photo = f.root + "/PXL_motion.jpg"
+        try Data(MotionPhotoFixture.jpeg(xmp: MotionPhotoFixture.motionPhotoXMP(videoLength: mp4.count, presentationUs: 0), trailer: mp4))
+            .write(to: URL(fileURLWithPath: photo))
+        try #require(try ChildProcess.run("thumbcache", ["warm", f.root, "--cache", f.cache]).status == .exited(0))
+        let server = try ServeTests.Server(f)
+        let browser = try Browser()
+        let base = "http://127.0.0.1:\(server.port)"
+        let query = { (path: String) in path.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? path }
+
+        try browser.go(base + "/item?path=" + query(video))
+        #expect(try browser.until("return !!document.querySelector('video.viewer')"))
+        _ = try browser.run("const v = document.querySelector('video.viewer'); v.muted = true; v.play(); return true")
+        let played = try browser.until("return document.querySelector('video.viewer').currentTime > 1")
+        let state = try browser.run("const v = document.querySelector('video.viewer'); return [v.currentTime, v.readyState, v.error && v.error.message]")
+        #expect(played, "the video did not play: \(String(describing: state))")
+        _ = try browser.run("document.querySelector('video.viewer').currentTime = 4.5; return true")
+        #expect(try browser.until("return document.querySelector('video.viewer').currentTime >= 4.5"), "the seek did not land")
+        try browser.screenshot()?.write(to: URL(fileURLWithPath: Self.artifacts + "/serve-video.png"))
+
+        try browser.go(base + "/item?path=" + query(photo))
+        #expect(try browser.until("return !!document.querySelector('video.motion')"))
+        _ = try browser.run("const v = document.querySelector('video.motion'); v.play(); return true")
+        let moved = try browser.until("return document.querySelector('video.motion').currentTime > 0.5")
+        let motion = try browser.run("const v = document.querySelector('video.motion'); return [v.currentTime, v.readyState, v.error && v.error.message]")
+        #expect(moved, "the Motion Photo's movie did not play: \(String(describing: motion))")
+        try browser.screenshot()?.write(to: URL(fileURLWithPath: Self.artifacts + "/serve-motion.png"))
     }
 
     @Test func chromiumSearchesSeesEveryThumbnailAndTagsAFile() throws {

@@ -5,7 +5,7 @@ import ThumbcacheImaging
 import ThumbcacheSync
 import ThumbcacheTestSupport
 @testable import Thumbcache
-import ThumbcacheServer
+@testable import ThumbcacheServer
 
 /// `thumbcache serve` as a child process on loopback, asked by a raw HTTP client: every endpoint,
 /// the caching headers, the token and origin rules, tags through the extended attribute, and
@@ -440,6 +440,31 @@ struct ServeTests {
         let html = try server.get("/files?path=\(Self.q(f.root + "/page.html"))")
         #expect(html.status == 200 && html.header("content-security-policy") == "sandbox" && html.header("x-content-type-options") == "nosniff")
         #expect(try server.get("/files?path=\(Self.q(f.root + "/sunset.jpg"))").header("content-type") == "image/jpeg")
+    }
+
+    /// The item page opens with a look at the file (Quick Look's): a Motion Photo's still and its
+    /// movie, the movie answered by ranges from the photo's file; an image a browser shows, itself.
+    @Test func theItemPageShowsTheFileAndAMotionPhotosMovie() throws {
+        let f = try Fixture()
+        let mp4 = try MotionPhotoFixture.movie(in: f.dir)
+        let photo = f.root + "/PXL_motion.jpg"
+        try Data(MotionPhotoFixture.jpeg(xmp: MotionPhotoFixture.motionPhotoXMP(videoLength: mp4.count, presentationUs: 500_000), trailer: mp4))
+            .write(to: URL(fileURLWithPath: photo))
+        try #require(try ChildProcess.run("thumbcache", ["warm", f.root, "--cache", f.cache]).status == .exited(0))
+        let server = try Server(f)
+        let page = try server.get("/item?path=\(Self.q(photo))").text
+        let movieURL = "/files?path=\(URLText.query(photo))&amp;part=motion"
+        #expect(page.contains("<video class=\"viewer motion\"") && page.contains(movieURL), "\(page)")
+        let movie = try server.get("/files?path=\(Self.q(photo))&part=motion")
+        #expect(movie.status == 200 && movie.header("content-type") == "video/mp4" && movie.body == mp4)
+        let tail = try server.get("/files?path=\(Self.q(photo))&part=motion", headers: ["Range": "bytes=-100"])
+        #expect(tail.status == 206 && tail.header("content-range") == "bytes \(mp4.count - 100)-\(mp4.count - 1)/\(mp4.count)")
+        #expect(tail.body == Array(mp4.suffix(100)))
+        #expect(try server.get("/files?path=\(Self.q(f.root + "/sunset.jpg"))&part=motion").status == 404)
+        #expect(try server.get("/files?path=\(Self.q(photo))&part=other").status == 400)
+        let sunset = try server.get("/item?path=\(Self.q(f.root + "/sunset.jpg"))").text
+        #expect(sunset.contains("<img class=\"viewer\" src=\"/files?path=\(URLText.query(f.root + "/sunset.jpg"))\""), "\(sunset)")
+        #expect(try server.get("/").header("content-security-policy")?.contains("media-src 'self'") == true)
     }
 
     @Test func escapeAttemptsAreRefused() throws {

@@ -5,8 +5,8 @@ import Hummingbird
 import Thumbcache
 import ThumbcacheSync
 
-/// `GET /files?path=…`: a served file's own bytes, for the viewer (a video plays from it and
-/// seeks by asking ranges). Confined to the served folders by the same check as every path, opened
+/// `GET /files?path=…[&part=motion]`: a served file's own bytes (or a Motion Photo's movie), for
+/// the viewer (a video plays from it and seeks by asking ranges). Confined to the served folders by the same check as every path, opened
 /// once (`O_NOFOLLOW` on its real path, so a link swapped in meanwhile is not followed) and read
 /// from that descriptor while the body streams. Sent as a sandboxed document: an HTML or SVG
 /// file opened from here runs no script in the page's origin.
@@ -19,10 +19,22 @@ struct OriginalEndpoint: Sendable {
         let fields = try FormFields(request.uri.query?[...])
         let path = try files.roots.resolve(fields["path"] ?? "")
         let file = try OpenFile(path)
-        let size = file.size
-        let etag = "\"\(String(file.inode, radix: 16))-\(String(size, radix: 16))-\(String(file.modifiedNanoseconds, radix: 16))\""
+        // `part=motion`: a Motion Photo's movie, as a file of its own (found by the sandboxed
+        // decoders, which read the photo's XMP).
+        var (start, size, type) = (0, file.size, files.generator.factory.types.mimeType(of: files.generator.factory.types.type(ofFileAt: path)))
+        if let part = fields["part"] {
+            guard part == "motion" else { throw ServeError.badRequest("part must be motion") }
+            let decoding = files.generator.decoding
+            let info = try? await blocking { try decoding.info(ofFileAt: path, format: nil) }
+            guard let movie = info?.media?.motionPhoto, movie.videoOffset + movie.videoLength == file.size else {
+                throw ServeError.notFound("no movie in \(path)")
+            }
+            (start, size, type) = (movie.videoOffset, movie.videoLength, "video/mp4")
+        }
+        let etag = "\"\(String(file.inode, radix: 16))-\(String(file.size, radix: 16))-\(String(file.modifiedNanoseconds, radix: 16))"
+            + (start > 0 ? "-\(String(start, radix: 16))\"" : "\"")
         var headers: HTTPFields = [
-            .contentType: files.generator.factory.types.mimeType(of: files.generator.factory.types.type(ofFileAt: path)) ?? "application/octet-stream",
+            .contentType: type ?? "application/octet-stream",
             .acceptRanges: "bytes", .eTag: etag, .lastModified: HTTPDate.text(Int(file.modifiedNanoseconds / 1_000_000_000)),
             .cacheControl: "private, no-cache", .contentSecurityPolicy: "sandbox",
         ]
@@ -34,10 +46,10 @@ struct OriginalEndpoint: Sendable {
             headers[.contentRange] = "bytes */\(size)"
             return Response(status: .rangeNotSatisfiable, headers: headers)
         case .whole:
-            return Response(status: .ok, headers: headers, body: file.body(0..<size))
+            return Response(status: .ok, headers: headers, body: file.body(start..<(start + size)))
         case .part(let range):
             headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(size)"
-            return Response(status: .partialContent, headers: headers, body: file.body(range.lowerBound..<(range.upperBound + 1)))
+            return Response(status: .partialContent, headers: headers, body: file.body((start + range.lowerBound)..<(start + range.upperBound + 1)))
         }
     }
 }

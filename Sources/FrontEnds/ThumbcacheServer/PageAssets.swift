@@ -28,8 +28,10 @@ enum PageAssets {
         .meta, .count, .crumbs, .empty, .more { color: var(--muted); font-size: 12px; }
         .crumbs { margin-bottom: 12px; font-size: 14px; } .crumbs a { color: var(--accent); }
         .item { display: flex; flex-wrap: wrap; gap: 24px; align-items: flex-start; }
-        .item figure { margin: 0; background: var(--card); border-radius: 12px; padding: 12px; }
+        .item figure { margin: 0; background: var(--card); border-radius: 12px; padding: 12px; max-width: 100%; }
         .item img { width: 256px; height: 256px; object-fit: contain; }
+        .item .viewer { display: block; width: auto; height: auto; max-width: min(100%, 1024px); max-height: 75vh; }
+        .item video.motion { margin-top: 8px; }
         .tags, .taglist { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: 8px; }
         .tag { background: var(--card); border: 1px solid var(--line); border-radius: 999px; padding: 2px 10px; }
         .taglist a { color: var(--fg); text-decoration: none; }

@@ -60,6 +60,37 @@ struct PageRenderer: Sendable {
             + "height=\"\(size)\" loading=\"lazy\" decoding=\"async\" alt=\"\(Self.escape(alt))\">"
     }
 
+    /// Image types every browser shows: the original is shown itself rather than a thumbnail.
+    static let browserImages: Set<String> = ["public.jpeg", "public.png", "com.compuserve.gif", "org.webmproject.webp", "public.avif"]
+
+    /// The look at a file the item page opens with, as Quick Look's: a movie or a recording that
+    /// plays from the original (seeking by ranges), a Motion Photo's still with its movie, an
+    /// image a browser shows at its own size, else the large thumbnail.
+    func viewer(_ path: String, content: ContentHash?, attributes: [String: AttributeValue]) -> String {
+        let original = "/files?path=\(URLText.query(path))"
+        let types = attributes[MDItem.contentTypeTree]?.stringValues ?? []
+        let name = (path as NSString).lastPathComponent
+        let poster = content.map { ThumbnailEndpoints.url($0, size: 1024) } ?? ThumbnailEndpoints.url(path: path, size: 1024)
+        let open = "<p><a href=\"\(Self.escape(original))\">Open the original</a></p>"
+        if types.contains("public.movie") {
+            return "<video class=\"viewer\" controls preload=\"metadata\" poster=\"\(Self.escape(poster))\" src=\"\(Self.escape(original))\" "
+                + "aria-label=\"\(Self.escape(name))\"></video>" + open
+        }
+        if types.contains("public.audio") {
+            return image(content, path: path, size: 256, alt: name)
+                + "<audio class=\"viewer\" controls preload=\"metadata\" src=\"\(Self.escape(original))\" aria-label=\"\(Self.escape(name))\"></audio>" + open
+        }
+        if case .number(1) = attributes[MDItem.isMotionPhoto] {
+            return "<img class=\"viewer\" src=\"\(Self.escape(original))\" alt=\"\(Self.escape(name))\">"
+                + "<video class=\"viewer motion\" controls muted loop preload=\"metadata\" src=\"\(Self.escape(original + "&part=motion"))\" "
+                + "aria-label=\"The movie of \(Self.escape(name))\"></video>" + open
+        }
+        if let own = attributes[MDItem.contentType]?.stringValues?.first, Self.browserImages.contains(own) {
+            return "<img class=\"viewer\" src=\"\(Self.escape(original))\" alt=\"\(Self.escape(name))\">" + open
+        }
+        return "<img class=\"viewer\" src=\"\(Self.escape(poster))\" alt=\"\(Self.escape(name))\">" + open
+    }
+
     /// One file: its picture, attributes and tags (forms that work without JavaScript).
     func item(_ path: String, content: ContentHash?, attributes: [String: AttributeValue], tags: [String]) -> String {
         let rows = attributes.sorted { $0.key < $1.key }.map { name, value in
@@ -74,7 +105,7 @@ struct PageRenderer: Sendable {
         }.joined()
         let parent = (path as NSString).deletingLastPathComponent
         return """
-            <div class="item"><figure>\(image(content, path: path, size: 256, alt: (path as NSString).lastPathComponent))</figure>
+            <div class="item"><figure>\(viewer(path, content: content, attributes: attributes))</figure>
             <section aria-labelledby="tags-h"><h2 id="tags-h">Tags</h2><ul class="tags" id="tags">\(tagItems)</ul>
             <form method="post" action="/item/tags" class="tag-edit" id="add-tag"><input type="hidden" name="path" value="\(Self.escape(path))">\
             <input type="hidden" name="action" value="add"><label for="new-tag">Add a tag</label> \

@@ -124,7 +124,7 @@ struct RequestGuard<Context: RequestContext>: RouterMiddleware {
         // The page's own policy; a served file's page keeps the stricter one it came with (sandbox).
         if response.headers[.contentType]?.hasPrefix("text/html") == true, response.headers[.contentSecurityPolicy] == nil {
             response.headers[.contentSecurityPolicy] =
-                "default-src 'none'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+                "default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'self'; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
             response.headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
             if issuesCookie, request.method == .get, policy.credential(request.head) == nil {
                 response.headers[.setCookie] = policy.cookieHeader()

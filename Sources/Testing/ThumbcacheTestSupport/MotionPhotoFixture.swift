@@ -1,0 +1,49 @@
+import Foundation
+import ThumbcacheImaging
+
+/// Motion Photos as phones write them: a JPEG whose APP1 XMP packet describes the MP4 appended
+/// after it (MotionPhotoTests, ServeTests).
+package enum MotionPhotoFixture {
+    /// An MP4 of `seconds` of ffmpeg's test pattern (H.264), as a phone's clip.
+    package static func movie(in dir: TemporaryDirectory, seconds: Int = 2) throws -> [UInt8] {
+        let path = dir.appending("motion-\(UUID().uuidString).mp4")
+        try FixtureTools.run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=10", "-t", "\(seconds)",
+                                        "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", path])
+        return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    /// A JPEG of `picture` with `xmp` in its APP1 segment, then `trailer`.
+    package static func jpeg(xmp: String, trailer: [UInt8]) throws -> [UInt8] {
+        let plain = try ImageEncoder.jpeg(TestPictures.source())
+        let payload = Array("http://ns.adobe.com/xap/1.0/\0".utf8) + Array(xmp.utf8)
+        let length = payload.count + 2
+        let segment: [UInt8] = [0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + payload
+        return Array(plain[0..<2]) + segment + Array(plain[2...]) + trailer
+    }
+
+    /// Google's Motion Photo 1.0: attributes on the description, the directory as items.
+    package static func motionPhotoXMP(videoLength: Int, presentationUs: Int) -> String {
+        """
+        <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+        <rdf:Description rdf:about="" xmlns:Camera="http://ns.google.com/photos/1.0/camera/"
+          xmlns:Container="http://ns.google.com/photos/1.0/container/" xmlns:Item="http://ns.google.com/photos/1.0/container/item/"
+          Camera:MotionPhoto="1" Camera:MotionPhotoVersion="1" Camera:MotionPhotoPresentationTimestampUs="\(presentationUs)">
+        <Container:Directory><rdf:Seq>
+        <rdf:li rdf:parseType="Resource"><Container:Item Item:Mime="image/jpeg" Item:Semantic="Primary" Item:Length="0" Item:Padding="0"/></rdf:li>
+        <rdf:li rdf:parseType="Resource"><Container:Item Item:Mime="video/mp4" Item:Semantic="MotionPhoto" Item:Length="\(videoLength)"/></rdf:li>
+        </rdf:Seq></Container:Directory></rdf:Description></rdf:RDF></x:xmpmeta>
+        """
+    }
+
+    /// The earlier form, its values written as elements.
+    package static func microVideoXMP(offset: Int) -> String {
+        """
+        <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+        <rdf:Description rdf:about="" xmlns:GCamera="http://ns.google.com/photos/1.0/camera/">
+        <GCamera:MicroVideo>1</GCamera:MicroVideo><GCamera:MicroVideoVersion>1</GCamera:MicroVideoVersion>
+        <GCamera:MicroVideoOffset> \(offset) </GCamera:MicroVideoOffset>
+        <GCamera:MicroVideoPresentationTimestampUs>250000</GCamera:MicroVideoPresentationTimestampUs>
+        </rdf:Description></rdf:RDF></x:xmpmeta>
+        """
+    }
+}
