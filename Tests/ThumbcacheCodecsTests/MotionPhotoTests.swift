@@ -4,9 +4,10 @@ import ThumbcacheImaging
 import ThumbcacheTestSupport
 import ThumbcacheWorker
 
-/// Motion Photos (a JPEG with its movie appended) made as the format's writers make them: an
-/// XMP packet after the JPEG's start, an MP4 (by ffmpeg) after its end. Through the real worker
-/// and the real CLI.
+/// Moving photos. Motion Photos (a JPEG with its movie appended) made as the format's writers
+/// make them: an XMP packet after the JPEG's start, an MP4 (by ffmpeg) after its end. Live
+/// Photos: a still and a movie sharing Apple's content identifier. Through the real worker and
+/// the real CLI.
 @Suite(.serialized)
 struct MotionPhotoTests {
     @Test func theMovieIsFoundFromTheTailAndCheckedAndIndexed() throws {
@@ -44,5 +45,48 @@ struct MotionPhotoTests {
         let info = try ChildProcess.run("thumbcache", ["info", motion, "--cache", cache]).stdout.joined(separator: "\n")
         #expect(info.contains("kMDItemMotionPhotoPresentationSeconds") && info.contains("= 1.5"), "\(info)")
         #expect(info.contains("kMDItemMotionPhotoVideoDurationSeconds"), "\(info)")
+    }
+
+    /// An iPhone's MakerNote ("Apple iOS", big-endian, offsets from its own start) holding the
+    /// content identifier (tag 0x0011), inside an EXIF block.
+    static func exifWithAppleIdentifier(_ id: String) -> [UInt8] {
+        func u16(_ v: Int) -> [UInt8] { [UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        func u32(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        let text = Array(id.utf8) + [0]
+        var note = Array("Apple iOS\0".utf8) + [0, 1] + Array("MM".utf8)
+        note += u16(1) + u16(0x0011) + u16(2) + u32(text.count) + u32(32) + u32(0) + text
+        var tiff = Array("MM".utf8) + [0, 42] + u32(8)
+        tiff += u16(1) + u16(0x8769) + u16(4) + u32(1) + u32(26) + u32(0)  // IFD0 → the EXIF IFD at 26
+        tiff += u16(1) + u16(0x927C) + u16(7) + u32(note.count) + u32(44) + u32(0)  // its MakerNote at 44
+        return tiff + note
+    }
+
+    @Test func aLivePhotosStillAndMovieShareTheirIdentifier() throws {
+        let dir = TemporaryDirectory()
+        let id = "4C6F7665-2D4C-4976-6550-686F746F7321"
+        let tree = dir.appending("tree")
+        try FileManager.default.createDirectory(atPath: tree, withIntermediateDirectories: true)
+        let still = try dir.write("tree/IMG_0042.JPG", ImageEncoder.jpeg(TestPictures.source(), options: ImageEncoder.JPEGOptions(), exif: Self.exifWithAppleIdentifier(id)))
+        // The fixtures are what exiftool reads as the pair's identifier: Apple's MakerNote tag
+        // 0x0011 (12.57 calls it MediaGroupUUID) and QuickTime's Keys ContentIdentifier, which
+        // ffmpeg writes as an mdta key (this exiftool cannot write it).
+        let read = try FixtureTools.run("exiftool", ["-s3", "-Apple:MediaGroupUUID", "-Apple:ContentIdentifier", still])
+        #expect(read.trimmingCharacters(in: .whitespacesAndNewlines) == id)
+        let movie = dir.appending("tree/IMG_0042.MOV")
+        try FixtureTools.run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=10", "-t", "2",
+                                        "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+                                        "-movflags", "use_metadata_tags", "-metadata", "com.apple.quicktime.content.identifier=\(id)", movie])
+        #expect(try FixtureTools.run("exiftool", ["-s3", "-Keys:ContentIdentifier", movie]).trimmingCharacters(in: .whitespacesAndNewlines) == id)
+        let other = try dir.write("tree/IMG_0043.JPG", ImageEncoder.jpeg(TestPictures.source(), options: ImageEncoder.JPEGOptions(),
+                                                                       exif: Self.exifWithAppleIdentifier("another")))
+
+        let pool = MediaFormatTests.pool
+        #expect(try pool.info(ofFileAt: still, format: nil).exif?.contentIdentifier == id)
+        #expect(try pool.info(ofFileAt: movie, format: nil).media?.contentIdentifier == id)
+        let cache = dir.appending("cache")
+        try #require(try ChildProcess.run("thumbcache", ["warm", tree, "--cache", cache]).status == .exited(0))
+        let pair = try ChildProcess.run("thumbcache", ["search", "kMDItemLivePhotoContentIdentifier == \"\(id)\"", "--cache", cache])
+        #expect(Set(pair.stdout.filter { !$0.isEmpty }) == [still, movie], "\(pair.stdout) \(pair.stderr)")
+        #expect(!pair.stdout.contains(other))
     }
 }

@@ -100,6 +100,7 @@ final class MediaSource: RowSource {
         if let artist = tag("artist") ?? tag("album_artist") ?? tag("author") { m.authors = [artist] }
         m.album = tag("album")
         m.genre = tag("genre")
+        m.contentIdentifier = tag("com.apple.quicktime.content.identifier")
         m.recordingYear = tag("date").flatMap { Int($0.prefix(4)) }.flatMap { (1000...9999).contains($0) ? $0 : nil }
         m.trackNumber = tag("track").flatMap { Int($0.split(separator: "/").first ?? "") }.flatMap { $0 > 0 ? $0 : nil }
         if info.duration > 0, info.duration.isFinite { m.durationSeconds = info.duration }

@@ -33,6 +33,9 @@ package struct EXIFData: Sendable, Hashable, Codable {
     package var pixelHeight: Int?
     /// Where the embedded (IFD1) JPEG thumbnail lies inside the EXIF block.
     package var thumbnailRange: Range<Int>?
+    /// The Live Photo identifier an iPhone writes in its MakerNote (tag 0x0011 of "Apple iOS"),
+    /// which the movie of the pair carries too.
+    package var contentIdentifier: String?
 
     package init() {}
 
@@ -69,6 +72,7 @@ package struct EXIFData: Sendable, Hashable, Codable {
                 case 0xA434: exif.lensModel = reader.string(entry)
                 case 0xA002: exif.pixelWidth = reader.integer(entry)
                 case 0xA003: exif.pixelHeight = reader.integer(entry)
+                case 0x927C: exif.contentIdentifier = reader.appleContentIdentifier(entry)
                 default: break
                 }
             }
@@ -204,6 +208,24 @@ struct TIFFReader {
             return nil
         }
         return d + m / 60 + s / 3600
+    }
+
+    /// Tag 0x0011 of an Apple MakerNote: "Apple iOS\0", a version (2 bytes), the byte order
+    /// ("MM"), then an IFD whose offsets count from the MakerNote's start.
+    func appleContentIdentifier(_ e: Entry) -> String? {
+        let prefix = Array("Apple iOS\0".utf8)
+        guard e.type == 7, e.count >= 16, e.valueOffset >= 0, e.valueOffset <= data.count - e.count,
+              data[e.valueOffset..<(e.valueOffset + prefix.count)].elementsEqual(prefix) else { return nil }
+        let note = UnsafeRawBufferPointer(rebasing: data[e.valueOffset..<(e.valueOffset + e.count)])
+        var inner = TIFFReader(data: note)
+        guard note[12] == 0x4D || note[12] == 0x49, note[12] == note[13] else { return nil }
+        inner.bigEndian = note[12] == 0x4D
+        var found: String?
+        var visited: Set<Int> = []
+        inner.readIFD(at: 14, visited: &visited) { tag, entry in
+            if tag == 0x0011 { found = inner.string(entry) }
+        }
+        return found
     }
 
     func string(_ e: Entry) -> String? {

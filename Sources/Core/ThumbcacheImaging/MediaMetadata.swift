@@ -35,6 +35,9 @@ package struct MediaMetadata: Sendable, Hashable, Codable {
     package var fonts: [String]?
     /// The movie of a Motion Photo (kMDItemIsMotionPhoto and the two after it).
     package var motionPhoto: MotionPhoto?
+    /// A Live Photo's movie: the identifier its still carries too (QuickTime's
+    /// `com.apple.quicktime.content.identifier`; kMDItemLivePhotoContentIdentifier).
+    package var contentIdentifier: String?
 
     package init() {}
 }

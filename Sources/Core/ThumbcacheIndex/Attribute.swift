@@ -110,6 +110,9 @@ public enum MDItem {
     public static let motionPhotoVideoDurationSeconds = "kMDItemMotionPhotoVideoDurationSeconds"
     /// The time in the movie that the still shows.
     public static let motionPhotoPresentationSeconds = "kMDItemMotionPhotoPresentationSeconds"
+    /// The identifier a Live Photo's still and movie share (Apple's content identifier): both
+    /// halves of a pair have the same value.
+    public static let livePhotoContentIdentifier = "kMDItemLivePhotoContentIdentifier"
     /// The words inside a file (queried through the full-text index; never stored as an attribute).
     public static let textContent = "kMDItemTextContent"
 }
@@ -215,6 +218,7 @@ enum Schema {
             a(48, MDItem.isMotionPhoto, .number, .numeric, integral: true),
             a(49, MDItem.motionPhotoVideoDurationSeconds, .number, .numeric),
             a(50, MDItem.motionPhotoPresentationSeconds, .number, .numeric),
+            a(51, MDItem.livePhotoContentIdentifier, .string, .values),
         ]
     }()
 

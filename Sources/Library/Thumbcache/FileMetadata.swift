@@ -65,6 +65,7 @@ package enum FileMetadata {
         if let genre = text(m.genre) { a[MDItem.musicalGenre] = .string(genre) }
         if let codecs = m.codecs, !codecs.isEmpty { a[MDItem.codecs] = .strings(codecs) }
         if let fonts = m.fonts?.compactMap(text), !fonts.isEmpty { a[MDItem.fonts] = .strings(fonts) }
+        if let id = text(m.contentIdentifier) { a[MDItem.livePhotoContentIdentifier] = .string(id) }
         number(MDItem.recordingYear, m.recordingYear.map(Double.init))
         number(MDItem.audioTrackNumber, m.trackNumber.map(Double.init))
         number(MDItem.durationSeconds, m.durationSeconds)
@@ -85,6 +86,7 @@ package enum FileMetadata {
 
     static func add(_ exif: EXIFData, to a: inout [String: AttributeValue]) {
         if let make = text(exif.make) { a[MDItem.acquisitionMake] = .string(make) }
+        if let id = text(exif.contentIdentifier) { a[MDItem.livePhotoContentIdentifier] = .string(id) }
         if let model = text(exif.model) { a[MDItem.acquisitionModel] = .string(model) }
         if let lens = text(exif.lensModel) { a[MDItem.lensModel] = .string(lens) }
         if let artist = text(exif.artist) { a[MDItem.authors] = .strings([artist]) }
