@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ThumbcacheImaging
+import ThumbcacheIndex
 import ThumbcacheTestSupport
 import ThumbcacheWorker
 
@@ -84,9 +85,26 @@ struct MotionPhotoTests {
         #expect(try pool.info(ofFileAt: still, format: nil).exif?.contentIdentifier == id)
         #expect(try pool.info(ofFileAt: movie, format: nil).media?.contentIdentifier == id)
         let cache = dir.appending("cache")
-        try #require(try ChildProcess.run("thumbcache", ["warm", tree, "--cache", cache]).status == .exited(0))
-        let pair = try ChildProcess.run("thumbcache", ["search", "kMDItemLivePhotoContentIdentifier == \"\(id)\"", "--cache", cache])
-        #expect(Set(pair.stdout.filter { !$0.isEmpty }) == [still, movie], "\(pair.stdout) \(pair.stderr)")
-        #expect(!pair.stdout.contains(other))
+        func warm() throws { try #require(try ChildProcess.run("thumbcache", ["warm", tree, "--cache", cache]).status == .exited(0)) }
+        func search(_ query: String) throws -> Set<String> {
+            Set(try ChildProcess.run("thumbcache", ["search", query, "--cache", cache]).stdout.filter { !$0.isEmpty })
+        }
+        try warm()
+        // Both halves carry the identifier; a search shows the pair once, as its still.
+        #expect(try search("kMDItemLivePhotoContentIdentifier == \"\(id)\"") == [still])
+        #expect(try search("kMDItemContentTypeTree == \"public.movie\"").isEmpty, "the paired movie is hidden")
+        let index = try MetadataIndex.open(directory: cache + "/index")
+        let both = try index.search("kMDItemLivePhotoContentIdentifier == \"\(id)\"", options: SearchOptions(pairsLivePhotos: false))
+        #expect(Set(both.results.compactMap(\.path)) == [still, movie])
+        // The pair follows the still: moved, the movie stays hidden; gone, the movie is a result again.
+        let moved = dir.appending("tree/album/IMG_0042.JPG")
+        try FileManager.default.createDirectory(atPath: dir.appending("tree/album"), withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: still, toPath: moved)
+        try warm()
+        #expect(try search("kMDItemLivePhotoContentIdentifier == \"\(id)\"") == [moved])
+        try FileManager.default.removeItem(atPath: moved)
+        try warm()
+        #expect(try search("kMDItemLivePhotoContentIdentifier == \"\(id)\"") == [movie])
+        #expect(try search("kMDItemLivePhotoContentIdentifier == \"another\"") == [other])
     }
 }

@@ -124,6 +124,9 @@ struct FullTextTests {
         #expect(try Self.paths(index, #""creme brulee""#) == ["/p/Crème Brûlée.txt"])
         #expect(try Self.paths(index, #""crème brû""#) == ["/p/Crème Brûlée.txt"])
         #expect(try Self.paths(index, #""brulee creme""#).isEmpty)
+        // A list attribute (tags): each of its strings is checked.
+        _ = try index.indexFiles([MetadataIndexTests.file("/p/IMG_1.jpg", inode: 8, hash: 8, [MDItem.userTags: .strings(["beach", "summer holiday"])])])
+        #expect(try Self.paths(index, #""summer holiday""#) == ["/p/IMG_1.jpg"])
         // More words than a check holds at once (64).
         let long = (0..<70).map { "w\($0)" }.joined(separator: " ")
         _ = try index.indexFiles([MetadataIndexTests.file("/p/" + long, inode: 9, hash: 9)])

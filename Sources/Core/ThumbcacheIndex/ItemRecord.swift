@@ -167,7 +167,9 @@ struct RecordView {
         var r = RecordReader(payload)
         switch type {
         case .string: return StringValues(reader: r, remaining: 1)
-        case .strings: return StringValues(reader: r, remaining: Int(r.varint() ?? 0))
+        case .strings:
+            let count = Int(r.varint() ?? 0)  // read before the reader is handed on, past the count
+            return StringValues(reader: r, remaining: count)
         default: return StringValues(reader: r, remaining: 0)
         }
     }

@@ -12,7 +12,8 @@ extension MetadataIndex {
         do {
             return try environment.read { txn in
                 var unknown: [String] = []
-                let (set, ranking) = try run(expression, query: query, onlyIn: options.onlyIn, unknown: &unknown, txn)
+                var (set, ranking) = try run(expression, query: query, onlyIn: options.onlyIn, unknown: &unknown, txn)
+                if options.pairsLivePhotos { set = try withoutPairedMovies(set, txn) }
                 let limit = options.limit ?? Int.max
                 let order: [(UInt32, Double?)] = ranking.isActive
                     ? try ranked(set, ranking, limit: limit, txn).map { ($0.0, $0.1) }

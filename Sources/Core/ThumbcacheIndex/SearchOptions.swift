@@ -10,10 +10,13 @@ public struct SearchOptions: Sendable {
     public var parser: QueryParser
     /// Give each result of a query with words a ``SearchResult/snippet`` of its text.
     public var snippets: Bool
+    /// A Live Photo is one result, its still: the movie paired with it is left out (true by default).
+    public var pairsLivePhotos: Bool
 
     public init(onlyIn: [String] = [], limit: Int? = nil, attributes: [String]? = nil, parser: QueryParser = QueryParser(),
-                snippets: Bool = false) {
+                snippets: Bool = false, pairsLivePhotos: Bool = true) {
         self.snippets = snippets
+        self.pairsLivePhotos = pairsLivePhotos
         self.onlyIn = onlyIn
         self.limit = limit
         self.attributes = attributes
