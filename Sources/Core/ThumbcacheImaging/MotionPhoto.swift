@@ -22,19 +22,19 @@ package struct MotionPhoto: Sendable, Hashable, Codable {
     /// What an XMP packet claims: the movie's length from the file's end, and the presentation
     /// time in microseconds; nil when it claims no movie.
     static func claim(xmp: UnsafeRawBufferPointer) -> (length: Int, presentationMicroseconds: Int64?)? {
-        let text = String(decoding: xmp, as: UTF8.self)
-        if XMPText.value("MotionPhoto", in: text) == "1" {
+        let text = Array(xmp)
+        func value(_ local: String) -> String? { XMPText.value(local, in: text[...]) }
+        if value("MotionPhoto") == "1" {
             // The directory's item whose semantic is MotionPhoto (the last item: the movie).
             let length = XMPText.elements(in: text).lazy.compactMap { element -> Int? in
                 guard XMPText.value("Semantic", in: element) == "MotionPhoto" else { return nil }
                 return XMPText.value("Length", in: element).flatMap { Int($0) }
             }.first
             guard let length, length > 0 else { return nil }
-            return (length, XMPText.value("MotionPhotoPresentationTimestampUs", in: text).flatMap { Int64($0) })
+            return (length, value("MotionPhotoPresentationTimestampUs").flatMap { Int64($0) })
         }
-        if XMPText.value("MicroVideo", in: text) == "1", let offset = XMPText.value("MicroVideoOffset", in: text).flatMap({ Int($0) }),
-           offset > 0 {
-            return (offset, XMPText.value("MicroVideoPresentationTimestampUs", in: text).flatMap { Int64($0) })
+        if value("MicroVideo") == "1", let offset = value("MicroVideoOffset").flatMap({ Int($0) }), offset > 0 {
+            return (offset, value("MicroVideoPresentationTimestampUs").flatMap { Int64($0) })
         }
         return nil
     }
@@ -131,25 +131,24 @@ private struct TailReader {
 /// prefix, written as attributes (`Camera:MotionPhoto="1"`) or as elements
 /// (`<Camera:MotionPhoto>1</Camera:MotionPhoto>`).
 enum XMPText {
-    /// The value of the first property named `local` (with any prefix) in `text`.
-    static func value(_ local: String, in text: String) -> String? {
-        let utf8 = Array(text.utf8)
+    /// The value of the first property named `local` (with any prefix) in `utf8`.
+    static func value(_ local: String, in utf8: ArraySlice<UInt8>) -> String? {
         let name = Array((":" + local).utf8)
-        var i = 0
+        var i = utf8.startIndex
         while let at = find(name, in: utf8, from: i) {
             i = at + name.count
-            guard i < utf8.count else { return nil }
+            guard i < utf8.endIndex else { return nil }
             var j = i
-            while j < utf8.count, utf8[j] == 0x20 || utf8[j] == 0x0A || utf8[j] == 0x0D || utf8[j] == 0x09 { j += 1 }
-            if j < utf8.count, utf8[j] == 0x3D {  // ="value" or ='value'
+            while j < utf8.endIndex, utf8[j] == 0x20 || utf8[j] == 0x0A || utf8[j] == 0x0D || utf8[j] == 0x09 { j += 1 }
+            if j < utf8.endIndex, utf8[j] == 0x3D {  // ="value" or ='value'
                 j += 1
-                while j < utf8.count, utf8[j] == 0x20 { j += 1 }
-                guard j < utf8.count, utf8[j] == 0x22 || utf8[j] == 0x27 else { continue }
+                while j < utf8.endIndex, utf8[j] == 0x20 { j += 1 }
+                guard j < utf8.endIndex, utf8[j] == 0x22 || utf8[j] == 0x27 else { continue }
                 let quote = utf8[j]
                 guard let close = utf8[(j + 1)...].firstIndex(of: quote) else { return nil }
                 return String(decoding: utf8[(j + 1)..<close], as: UTF8.self)
             }
-            if i < utf8.count, utf8[i] == 0x3E, at > 0, utf8[..<at].last(where: { $0 == 0x3C || $0 == 0x2F || $0 == 0x20 }) != 0x2F {
+            if i < utf8.endIndex, utf8[i] == 0x3E, at > utf8.startIndex, utf8[..<at].last(where: { $0 == 0x3C || $0 == 0x2F || $0 == 0x20 }) != 0x2F {
                 // <prefix:Local>value</…
                 guard let close = utf8[(i + 1)...].firstIndex(of: 0x3C) else { return nil }
                 let inner = utf8[(i + 1)..<close]
@@ -160,15 +159,14 @@ enum XMPText {
         return nil
     }
 
-    /// Each start tag of `text` with its attributes (`<… … …>`), in order.
-    static func elements(in text: String) -> [String] {
-        text.split(separator: "<").map { String($0.prefix { $0 != ">" }) }
+    /// Each start tag of `utf8` with its attributes (`<… … …>`), in order.
+    static func elements(in utf8: [UInt8]) -> [ArraySlice<UInt8>] {
+        utf8.split(separator: 0x3C).map { $0.prefix { $0 != 0x3E } }
     }
 
-    private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
-        guard needle.count <= haystack.count else { return nil }
+    private static func find(_ needle: [UInt8], in haystack: ArraySlice<UInt8>, from start: Int) -> Int? {
         var i = start
-        while i + needle.count <= haystack.count {
+        while i + needle.count <= haystack.endIndex {
             if haystack[i] == needle[0], haystack[i..<(i + needle.count)].elementsEqual(needle) { return i }
             i += 1
         }
