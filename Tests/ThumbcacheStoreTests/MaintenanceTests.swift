@@ -94,4 +94,30 @@ struct MaintenanceTests {
         #expect(try store.thumbnailBytes() <= budget)
         #expect(try store.evict(toFit: budget).evictedThumbnails == 0)
     }
+
+    @Test func previewsAreEvictedBeforeAnyThumbnail() throws {
+        let dir = TemporaryDirectory()
+        let store = try ThumbnailStore.open(directory: dir.appending("cache"))
+        // Two old thumbnails, then two previews used since: the previews still go first.
+        let thumbnails = (0..<2).map { ThumbnailKey(content: ContentHash(high: UInt64($0), low: 0), boxWidth: 256, boxHeight: 256, variant: Self.variant) }
+        let previews = (0..<2).map {
+            ThumbnailKey(content: ContentHash(high: UInt64($0), low: 0), boxWidth: 2048, boxHeight: 2048,
+                         variant: ThumbnailVariant(kind: .preview, generatorVersion: 1, page: UInt32($0)))
+        }
+        for (i, key) in thumbnails.enumerated() {
+            try store.apply([.thumbnail(key, Self.header(createdMinute: Int64(10 + i)), data: [UInt8](repeating: 1, count: 1000))])
+        }
+        for (i, key) in previews.enumerated() {
+            try store.apply([.thumbnail(key, Self.header(createdMinute: Int64(50 + i)), data: [UInt8](repeating: 2, count: 3000)),
+                             .accessed(key, minute: UInt32(100 + i))])
+        }
+        // Room for both thumbnails and one preview: the preview used longer ago goes.
+        let one = try store.evict(toFit: 2000 + 3000 + 500)
+        #expect(one.evictedThumbnails == 1)
+        #expect(try !store.containsThumbnail(previews[0]) && store.containsThumbnail(previews[1]))
+        // Room for less than the thumbnails: the other preview goes before the older thumbnail.
+        let more = try store.evict(toFit: 1500)
+        #expect(more.evictedThumbnails == 2)
+        #expect(try !store.containsThumbnail(previews[1]) && !store.containsThumbnail(thumbnails[0]) && store.containsThumbnail(thumbnails[1]))
+    }
 }

@@ -56,6 +56,38 @@ struct ThumbnailStoreTests {
         #expect(k.bytes.withUnsafeBytes { ThumbnailKey(bytes: $0) } == k)
     }
 
+    @Test func aPreviewsKeyNamesItsPageWhereAThumbnailsHasFitAndColour() {
+        // The thumbnail kinds' fingerprints are as FORMAT.md has them since format 1.
+        #expect(ThumbnailVariant(kind: .thumbnail, fit: .fill, color: .linearLight, generatorVersion: 7).fingerprint == 0x0301_0100_0000_0007)
+        #expect(ThumbnailVariant(kind: .lowQuality, generatorVersion: 1).fingerprint == 0x0200_0000_0000_0001)
+        for page: UInt32 in [0, 1, 19, 70_000, ThumbnailVariant.pageLimit - 1] {
+            let v = ThumbnailVariant(kind: .preview, generatorVersion: 3, page: page)
+            #expect(v.fingerprint == 0x04 << 56 | UInt64(page) << 32 | 3)
+            #expect(ThumbnailVariant(fingerprint: v.fingerprint) == v)
+            let key = ThumbnailKey(content: ContentHash(high: 5, low: 6), boxWidth: 2048, boxHeight: 2048, variant: v)
+            #expect(key.bytes.withUnsafeBytes { ThumbnailKey(bytes: $0) } == key)
+        }
+        // A preview is always fitted and gamma-encoded: its key has no room to say otherwise.
+        let asked = ThumbnailVariant(kind: .preview, fit: .fill, color: .linearLight, generatorVersion: 3, page: 2)
+        #expect(asked.fit == .fit && asked.color == .gammaEncoded)
+    }
+
+    @Test func aContentsPreviewsStayOutOfItsSizeLadder() throws {
+        let dir = TemporaryDirectory()
+        let store = try ThumbnailStore.open(directory: dir.path)
+        let a = ContentHash(high: 1, low: 1)
+        let thumbnail = ThumbnailKey(content: a, boxWidth: 256, boxHeight: 256, variant: Self.variant)
+        let previews = (0..<3).map {
+            ThumbnailKey(content: a, boxWidth: 1024, boxHeight: 1024,
+                         variant: ThumbnailVariant(kind: .preview, generatorVersion: Self.variant.generatorVersion, page: UInt32($0)))
+        }
+        try store.apply([.thumbnail(thumbnail, Self.header(width: 256), data: [1])] + previews.map { .thumbnail($0, Self.header(width: 1024), data: [2]) })
+        let stored = try store.thumbnails(of: a)
+        #expect(stored.map(\.key) == [thumbnail] + previews, "one content's records, pages in order after the thumbnail")
+        #expect(stored.filter { $0.key.variant == Self.variant }.map(\.key) == [thumbnail])
+        #expect(try store.thumbnail(previews[2])?.data == [2])
+    }
+
     @Test func statCacheServesUnchangedFilesWithoutReading() throws {
         let dir = TemporaryDirectory()
         let store = try ThumbnailStore.open(directory: dir.appending("cache"))

@@ -46,6 +46,7 @@ final class ImageHandle {
         case .icon: THUMBCACHE_KIND_ICON.rawValue
         case .lowQuality: THUMBCACHE_KIND_LOW_QUALITY.rawValue
         case .thumbnail: THUMBCACHE_KIND_THUMBNAIL.rawValue
+        case .preview: THUMBCACHE_KIND_PREVIEW.rawValue
         }
         fromCache = representation.fromCache
         png = CBytes(try representation.pngData())

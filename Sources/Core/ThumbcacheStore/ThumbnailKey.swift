@@ -6,12 +6,15 @@ public enum RepresentationKind: UInt8, Sendable, Hashable, CaseIterable, CustomS
     case lowQuality = 2
     /// The full-quality thumbnail.
     case thumbnail = 3
+    /// A large look at one page of the file (a screen's size), after Quick Look's preview.
+    case preview = 4
 
     public var description: String {
         switch self {
         case .icon: "icon"
         case .lowQuality: "low-quality"
         case .thumbnail: "thumbnail"
+        case .preview: "preview"
         }
     }
 }
@@ -41,23 +44,39 @@ package struct ThumbnailVariant: Sendable, Hashable {
     package var color: ColorHandling
     /// Bumped whenever the generator's output for the same input changes.
     package var generatorVersion: UInt32
+    /// The page a preview shows, 0 the first; always 0 for the other kinds (a thumbnail is of
+    /// the first page).
+    package var page: UInt32
 
-    package init(kind: RepresentationKind = .thumbnail, fit: FitMode = .fit, color: ColorHandling = .gammaEncoded, generatorVersion: UInt32) {
+    /// The most pages a preview key can name (its page takes the 24 bits a thumbnail's fit and
+    /// colour use).
+    package static let pageLimit: UInt32 = 1 << 24
+
+    package init(kind: RepresentationKind = .thumbnail, fit: FitMode = .fit, color: ColorHandling = .gammaEncoded, generatorVersion: UInt32,
+                 page: UInt32 = 0) {
+        precondition(page == 0 || (kind == .preview && page < Self.pageLimit), "only a preview names a page, below 2^24")
         self.kind = kind
-        self.fit = fit
-        self.color = color
+        // A preview is always fitted and gamma-encoded: its key has no room for either.
+        self.fit = kind == .preview ? .fit : fit
+        self.color = kind == .preview ? .gammaEncoded : color
         self.generatorVersion = generatorVersion
+        self.page = page
     }
 
-    /// The 8-byte fingerprint stored in keys: kind, fit, colour, a reserved zero byte, then the
-    /// generator version (big-endian).
+    /// The 8-byte fingerprint stored in keys (big-endian): kind, then fit, colour and a reserved
+    /// zero byte (a preview: its page, u24), then the generator version.
     package var fingerprint: UInt64 {
-        UInt64(kind.rawValue) << 56 | UInt64(fit.rawValue) << 48 | UInt64(color.rawValue) << 40 | UInt64(generatorVersion)
+        let middle = kind == .preview ? UInt64(page) : UInt64(fit.rawValue) << 16 | UInt64(color.rawValue) << 8
+        return UInt64(kind.rawValue) << 56 | middle << 32 | UInt64(generatorVersion)
     }
 
     package init?(fingerprint f: UInt64) {
-        guard let kind = RepresentationKind(rawValue: UInt8(f >> 56)),
-            let fit = FitMode(rawValue: UInt8(truncatingIfNeeded: f >> 48)),
+        guard let kind = RepresentationKind(rawValue: UInt8(f >> 56)) else { return nil }
+        if kind == .preview {
+            self.init(kind: kind, generatorVersion: UInt32(truncatingIfNeeded: f), page: UInt32(truncatingIfNeeded: f >> 32) & 0xFF_FFFF)
+            return
+        }
+        guard let fit = FitMode(rawValue: UInt8(truncatingIfNeeded: f >> 48)),
             let color = ColorHandling(rawValue: UInt8(truncatingIfNeeded: f >> 40))
         else { return nil }
         self.init(kind: kind, fit: fit, color: color, generatorVersion: UInt32(truncatingIfNeeded: f))
@@ -112,6 +131,7 @@ package struct ThumbnailKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     package var description: String {
-        "\(content.hex)@\(boxWidth)x\(boxHeight)/\(variant.kind)/v\(variant.generatorVersion)"
+        let page = variant.kind == .preview ? "/page\(variant.page + 1)" : ""
+        return "\(content.hex)@\(boxWidth)x\(boxHeight)/\(variant.kind)\(page)/v\(variant.generatorVersion)"
     }
 }

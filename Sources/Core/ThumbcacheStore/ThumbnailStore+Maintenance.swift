@@ -81,8 +81,9 @@ extension ThumbnailStore {
         return report
     }
 
-    /// Removes least recently used thumbnails until their bytes fit `budget`. Recency is the
-    /// later of the thumbnail's creation and its last recorded access (minute granularity).
+    /// Removes least recently used thumbnails until their bytes fit `budget`: previews first (a
+    /// preview is large and made again in a moment), then the rest. Recency is the later of the
+    /// thumbnail's creation and its last recorded access (minute granularity).
     public func evict(toFit budget: Int, dryRun: Bool = false) throws(StoreError) -> MaintenanceReport {
         var report = MaintenanceReport(dryRun: dryRun)
         let (victims, bytes) = try reading("scan for eviction") { h, txn -> ([[UInt8]], Int) in
@@ -98,8 +99,14 @@ extension ThumbnailStore {
                 return true
             }
             guard total > budget else { return ([], 0) }
-            // Oldest first; ties broken by key for a stable order.
-            entries.sort { a, b in a.minute != b.minute ? a.minute < b.minute : a.key.lexicographicallyPrecedes(b.key) }
+            // Previews, then oldest first; ties broken by key for a stable order.
+            let previewByte = 24  // the fingerprint's first byte: the representation kind
+            func isPreview(_ key: [UInt8]) -> Bool { key.count > previewByte && key[previewByte] == RepresentationKind.preview.rawValue }
+            entries.sort { a, b in
+                let (pa, pb) = (isPreview(a.key), isPreview(b.key))
+                if pa != pb { return pa }
+                return a.minute != b.minute ? a.minute < b.minute : a.key.lexicographicallyPrecedes(b.key)
+            }
             var victims: [[UInt8]] = []
             var removed = 0
             for e in entries where total - removed > budget {

@@ -9,8 +9,10 @@ struct GetCommand: AsyncParsableCommand {
         discussion: """
             --kind chooses the representation: icon (the generic icon of the file's type), low \
             (a fast low-quality image: the JPEG's embedded EXIF thumbnail or a smaller cached \
-            one), full (the real thumbnail), or best (the best one available, the default). \
-            The output is PNG. When best falls back because the thumbnail cannot be made (a \
+            one), full (the real thumbnail), best (the best one available, the default), or \
+            preview (a large look at the page --page names, 1024 points unless --size says; \
+            cached too, and evicted before thumbnails). The output is PNG, or JPEG when its \
+            name ends in .jpg or .jpeg. When best falls back because the thumbnail cannot be made (a \
             corrupt file, a decoder that failed), it says why on standard error and exits 0; \
             --kind full makes that an error.
 
@@ -19,22 +21,26 @@ struct GetCommand: AsyncParsableCommand {
             cache, to make the thumbnail with its workers, which are already started; \
             --no-daemon makes it in this process.
 
-            Example:
+            Examples:
               thumbcache get ~/Pictures/cat.jpg --size 128 --scale 2 -o cat.png
+              thumbcache get manual.pdf --kind preview --page 20 -o page-20.jpg
             """
     )
 
     @Argument(help: ArgumentHelp("The file.", valueName: "file"))
     var file: String
 
-    @Option(name: .shortAndLong, help: "Thumbnail size in points (the largest side).")
-    var size: Int = Call.defaults.size
+    @Option(name: .shortAndLong, help: ArgumentHelp("Size in points (the largest side): 256, or 1024 for a preview.", valueName: "points"))
+    var size: Int?
 
     @Option(name: .long, help: "Pixels per point.")
     var scale: Double = Call.defaults.scale
 
-    @Option(name: .long, help: "icon, low, full or best.")
+    @Option(name: .long, help: "icon, low, full, best or preview.")
     var kind: Kind = Call.defaults.kind
+
+    @Option(name: .long, help: ArgumentHelp("The page a preview shows, from 1 (a document's, a comic's).", valueName: "n"))
+    var page: Int = 1
 
     @Option(name: .shortAndLong, help: ArgumentHelp("Where to write the PNG.", valueName: "path"))
     var output: String
@@ -57,11 +63,16 @@ struct GetCommand: AsyncParsableCommand {
     @OptionGroup var remoteOptions: RemoteOptions
 
     enum Kind: String, ExpressibleByArgument, CaseIterable {
-        case icon, low, full, best
+        case icon, low, full, best, preview
     }
 
+    /// The size asked, or the kind's own default.
+    private var points: Int { size ?? (kind == .preview ? Call.previewSize : Call.defaults.size) }
+
     func validate() throws {
-        guard (1...4096).contains(size) else { throw ValidationError("--size must be between 1 and 4096") }
+        guard (1...4096).contains(points) else { throw ValidationError("--size must be between 1 and 4096") }
+        guard page >= 1 else { throw ValidationError("--page counts from 1") }
+        guard page == 1 || kind == .preview else { throw ValidationError("--page is for --kind preview: a thumbnail shows the first page") }
         guard scale > 0 && scale <= 8 else { throw ValidationError("--scale must be between 0 and 8") }
         guard FileManager.default.fileExists(atPath: file) else { throw ValidationError("no such file: \(file)") }
     }
@@ -69,7 +80,7 @@ struct GetCommand: AsyncParsableCommand {
     func run() async throws {
         let (providers, contentTypes) = pluginOptions.providers(decoderOptions)
         let remote = try remoteOptions.open()
-        let call = Call(file: file, size: size, scale: scale, kind: kind, output: output, json: json)
+        let call = Call(file: file, size: points, scale: scale, kind: kind, output: output, json: json, page: page - 1)
         let generator = ThumbnailGenerator(store: try cacheOptions.open(), providers: providers, types: contentTypes,
                                            isolation: decoderOptions.isolation(workers: 1),
                                            standardThumbnails: freedesktopImport ? FreedesktopThumbnailCache() : nil, remote: remote)
@@ -79,6 +90,7 @@ struct GetCommand: AsyncParsableCommand {
     /// What one `get` asks for, however it was read; its defaults are the options'.
     struct Call {
         static let defaults = Call(file: "")
+        static let previewSize = 1024
 
         var file: String
         var size = 256
@@ -86,6 +98,8 @@ struct GetCommand: AsyncParsableCommand {
         var kind = Kind.best
         var output = ""
         var json = false
+        /// The preview's page, 0 the first.
+        var page = 0
         var cache: String?
         /// Ask the session's daemon on a miss (only a quick call does).
         var daemon = true
@@ -105,7 +119,7 @@ struct GetCommand: AsyncParsableCommand {
             case "-o", "--output": guard let value = rest.next() else { return nil }; call.output = value
             case "-s", "--size": guard let value = rest.next().flatMap({ Int($0) }), (1...4096).contains(value) else { return nil }; call.size = value
             case "--scale": guard let value = rest.next().flatMap({ Double($0) }), value > 0 && value <= 8 else { return nil }; call.scale = value
-            case "--kind": guard let value = rest.next().flatMap({ Kind(rawValue: $0) }) else { return nil }; call.kind = value
+            case "--kind": guard let value = rest.next().flatMap({ Kind(rawValue: $0) }), value != .preview else { return nil }; call.kind = value
             case "--cache": guard let value = rest.next(), !value.isEmpty else { return nil }; call.cache = value
             case "--json": call.json = true
             case "--no-daemon": call.daemon = false
@@ -137,9 +151,12 @@ struct GetCommand: AsyncParsableCommand {
             case .low: .lowQualityThumbnail
             case .full: .thumbnail
             case .best: .all
+            case .preview: .preview
             }
-        return ThumbnailRequest(fileAt: FilePaths.resolved(call.file), size: Double(call.size), scale: call.scale,
-                                representationTypes: representationTypes)
+        var request = ThumbnailRequest(fileAt: FilePaths.resolved(call.file), size: Double(call.size), scale: call.scale,
+                                       representationTypes: representationTypes)
+        request.page = call.page
+        return request
     }
 
     static func get(_ call: Call, generator: ThumbnailGenerator) async throws {
@@ -154,16 +171,25 @@ struct GetCommand: AsyncParsableCommand {
         if let reason = representation.standsInBecause {
             FileHandle.standardError.write(Data("thumbcache: \(call.file): the \(representation.kind) stands in for the thumbnail: \(reason)\n".utf8))
         }
-        try OutputFile.write(representation.pngData(), to: call.output)
+        try OutputFile.write(encoded(representation, for: call.output), to: call.output)
         if call.json {
             let info = Written(
                 path: call.output, kind: representation.kind.description, width: representation.pixelWidth,
-                height: representation.pixelHeight, scale: representation.scale, fromCache: representation.fromCache, fromDaemon: fromDaemon)
+                height: representation.pixelHeight, scale: representation.scale, fromCache: representation.fromCache, fromDaemon: fromDaemon,
+                page: representation.kind == .preview ? call.page + 1 : nil)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             print(String(decoding: try encoder.encode(info), as: UTF8.self))
         }
     }
+}
+
+/// The representation's bytes in the format `output`'s name asks: JPEG for `.jpg` or `.jpeg`
+/// (as stored when it is one: a preview), else PNG.
+func encoded(_ representation: ThumbnailRepresentation, for output: String) throws -> [UInt8] {
+    let name = output.lowercased()
+    guard name.hasSuffix(".jpg") || name.hasSuffix(".jpeg") else { return try representation.pngData() }
+    return representation.encoding == .jpeg ? representation.data : try ImageEncoder.jpeg(representation.image(), quality: 90)
 }
 
 /// What `get --json` prints.
@@ -176,4 +202,6 @@ struct Written: Encodable {
     var fromCache: Bool
     /// Made (or found) by the session's daemon.
     var fromDaemon: Bool
+    /// A preview's page, from 1.
+    var page: Int?
 }

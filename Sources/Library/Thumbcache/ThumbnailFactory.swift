@@ -66,10 +66,15 @@ package final class ThumbnailFactory: Sendable {
     package func render(path: String, type: ContentType, spec: ThumbnailSpec, decoding: (any ImageDecoding)? = nil,
                         header: DecodedHeader? = nil) throws -> RGBAImage {
         guard let provider = providers[type] else { throw GenerationError(path: path, reason: .noProvider(type)) }
+        // Only the built-in decoders draw pages; another provider's file has the one it draws.
+        guard spec.page == 0 || provider is ImageThumbnailProvider else {
+            throw ImagingError(path: path, reason: .noSuchPage(page: spec.page + 1, pages: 1))
+        }
         renders.add(1, ordering: .relaxed)
         var request = ThumbnailProviderRequest(path: path, contentType: type, maximumWidth: spec.boxWidth,
                                                maximumHeight: spec.boxHeight, scale: spec.scale, mode: spec.mode,
                                                linearLight: spec.linearLight)
+        request.page = spec.page
         request.decoding = decoding
         request.decodedHeader = header
         let image: RGBAImage
@@ -105,6 +110,20 @@ package final class ThumbnailFactory: Sendable {
                                      created: StoreClock.nowNanoseconds(), sourceContentType: sourceType.identifier)
         return (header, bytes)
     }
+
+    /// Header and bytes to store for a preview: JPEG when opaque (a PDF's page at 1024 points: 150
+    /// KB against our PNG's 405 KB, text still crisp at its quality), else PNG.
+    package func encodePreview(_ image: RGBAImage, spec: ThumbnailSpec, sourceType: ContentType) throws -> (ThumbnailHeader, [UInt8]) {
+        let jpeg = !image.hasAlpha
+        let bytes = jpeg ? try ImageEncoder.jpeg(image, quality: Self.previewQuality) : try ImageEncoder.png(image)
+        let header = ThumbnailHeader(encoding: jpeg ? .jpeg : .png, kind: .preview, hasAlpha: image.hasAlpha, pixelWidth: UInt32(image.width),
+                                     pixelHeight: UInt32(image.height), scale: Float(spec.scale),
+                                     created: StoreClock.nowNanoseconds(), sourceContentType: sourceType.identifier)
+        return (header, bytes)
+    }
+
+    /// A preview's JPEG quality: text at screen size stays crisp at it.
+    package static let previewQuality = 90
 
     /// The generic icon for `type` in `spec`'s box (drawn once per family and size, kept in memory).
     package func icon(for type: ContentType, spec: ThumbnailSpec) -> (ThumbnailHeader, [UInt8]) {

@@ -128,13 +128,14 @@ public final class ThumbnailGenerator: Sendable {
                 do {
                     let types = request.representationTypes
                     if types.contains(.icon) { continuation.yield(try await icon(for: request)) }
-                    guard !types.isDisjoint(with: [.lowQualityThumbnail, .thumbnail]) else { return continuation.finish() }
-                    // Identified once for both steps: an uncached file is hashed once, not per step.
+                    guard !types.isDisjoint(with: [.lowQualityThumbnail, .thumbnail, .preview]) else { return continuation.finish() }
+                    // Identified once for every step: an uncached file is hashed once, not per step.
                     let resolved = try await resolve(request)
                     if types.contains(.lowQualityThumbnail), let low = try await lowQuality(for: request, resolved) {
                         continuation.yield(low)
                     }
                     if types.contains(.thumbnail) { continuation.yield(try await thumbnail(for: request, resolved)) }
+                    if types.contains(.preview) { continuation.yield(try await preview(for: request, resolved)) }
                     continuation.finish()
                 } catch {
                     continuation.finish(throwing: error)
@@ -152,8 +153,15 @@ public final class ThumbnailGenerator: Sendable {
         let types = request.representationTypes
         var firstError: (any Error)?
         var resolved: Resolved?
-        if !types.isDisjoint(with: [.lowQualityThumbnail, .thumbnail]) {
+        if !types.isDisjoint(with: [.lowQualityThumbnail, .thumbnail, .preview]) {
             do { resolved = try await resolve(request) } catch is CancellationError { throw CancellationError() } catch {
+                firstError = error
+            }
+        }
+        if types.contains(.preview), let resolved {
+            do { return try await preview(for: request, resolved) } catch is CancellationError { throw CancellationError() } catch {
+                // A page the file does not have is the caller's mistake: no thumbnail of page 1 stands in.
+                if let error = error as? ImagingError, case .noSuchPage = error.reason { throw error }
                 firstError = error
             }
         }
@@ -248,32 +256,41 @@ public final class ThumbnailGenerator: Sendable {
         return ThumbnailRepresentation(kind: .icon, header: header, data: bytes, box: spec, fromCache: true)
     }
 
-    /// What the cache knows of a request's file: its identity and the stored thumbnail, if any.
+    /// What the cache knows of a request's file: its identity and the stored representation of
+    /// ``kind``, if any.
     struct Resolved: Sendable {
         var identity: FileIdentity
         var cached: ThumbnailRecord?
+        /// What ``cached`` is: the thumbnail, or the preview when only a preview was asked for.
+        var kind = RepresentationKind.thumbnail
     }
 
-    /// Identifies the request's file and looks up its thumbnail in one hop to a GCD thread; a
-    /// cache hit is one `stat` and one read transaction (stat cache and thumbnail together).
+    /// Identifies the request's file and looks up its thumbnail (or its preview, when that is all
+    /// it asks) in one hop to a GCD thread; a cache hit is one `stat` and one read transaction
+    /// (stat cache and record together).
     func resolve(_ request: ThumbnailRequest) async throws -> Resolved {
         try checkCancelled(request)
-        let spec = request.spec
+        // No key can name such a page (and no file has one).
+        guard request.page >= 0, request.page < Int(ThumbnailVariant.pageLimit) else {
+            throw ImagingError(path: request.path, reason: .noSuchPage(page: request.page + 1, pages: 1))
+        }
+        let kind: RepresentationKind = request.representationTypes.isDisjoint(with: [.lowQualityThumbnail, .thumbnail]) ? .preview : .thumbnail
+        let spec = kind == .preview ? request.previewSpec : request.spec
         let store = factory.store
         return try await blocking { [self] in
             let snapshot = try FileSnapshot.of(path: request.path)
             if let (content, record) = try store.withCachedThumbnail(
                 path: request.path, snapshot: snapshot, boxWidth: UInt32(spec.boxWidth), boxHeight: UInt32(spec.boxHeight),
-                variant: spec.variant(.thumbnail), { ($0, $1.copy()) })
+                variant: spec.variant(kind), { ($0, $1.copy()) })
             {
                 return Resolved(identity: FileIdentity(path: request.path, snapshot: snapshot, content: content, fromCache: true),
-                                cached: record)
+                                cached: record, kind: kind)
             }
             // A miss: the same snapshot, not a second stat (a non-regular file fails here).
             let identity = try store.identify(fileAt: request.path, snapshot: snapshot, hasher: store.hasher())
             if !identity.fromCache { hashes.add(1, ordering: .relaxed) }
             // Another path may have had the same bytes thumbnailed.
-            return Resolved(identity: identity, cached: try store.thumbnail(spec.key(for: identity.content)))
+            return Resolved(identity: identity, cached: try store.thumbnail(spec.key(for: identity.content, kind: kind)), kind: kind)
         }
     }
 
@@ -308,7 +325,7 @@ public final class ThumbnailGenerator: Sendable {
         let spec = request.spec
         let id = resolved.identity
         let key = spec.key(for: id.content)
-        if let cached = resolved.cached {
+        if resolved.kind == .thumbnail, let cached = resolved.cached {
             recordAccess(key)
             if !id.fromCache { try await writer.submit([.file(path: request.path, snapshot: id.snapshot, content: id.content)]) }
             return ThumbnailRepresentation(kind: .thumbnail, header: cached.header, data: cached.data, box: spec, fromCache: true)
@@ -316,6 +333,58 @@ public final class ThumbnailGenerator: Sendable {
         let representation = try await inFlight.run(key) { [self] in try await generate(request, id: id, key: key) }
         try checkCancelled(request)
         return representation
+    }
+
+    func preview(for request: ThumbnailRequest, _ resolved: Resolved) async throws -> ThumbnailRepresentation {
+        try checkCancelled(request)
+        let spec = request.previewSpec
+        let id = resolved.identity
+        let key = spec.key(for: id.content, kind: .preview)
+        let store = factory.store
+        let cached = resolved.kind == .preview ? resolved.cached : try await blocking { try store.thumbnail(key) }
+        if let cached {
+            recordAccess(key)
+            if !id.fromCache { try await writer.submit([.file(path: request.path, snapshot: id.snapshot, content: id.content)]) }
+            return ThumbnailRepresentation(kind: .preview, header: cached.header, data: cached.data, box: spec, fromCache: true)
+        }
+        let representation = try await inFlight.run(key) { [self] in try await generatePreview(request, id: id, key: key) }
+        try checkCancelled(request)
+        return representation
+    }
+
+    /// Makes, stores and returns the preview under `key`: the page drawn at the box's size by the
+    /// file's provider, never from the remote tier (previews are made where they are looked at).
+    private func generatePreview(_ request: ThumbnailRequest, id: FileIdentity, key: ThumbnailKey) async throws -> ThumbnailRepresentation {
+        let spec = request.previewSpec
+        let type = request.contentType ?? factory.types.type(ofFileAt: request.path)
+        if request.contentType == nil, let named = factory.brokenPromise(path: request.path, type: type) {
+            throw GenerationError(path: request.path, reason: .notWhatItsNameSays(named: named, content: type))
+        }
+        guard factory.provider(for: type) != nil else { throw GenerationError(path: request.path, reason: .noProvider(type)) }
+        let factory = self.factory, decoding = self.decoding
+        let failureVersion = factory.failureVersion(for: type)
+        if let record = try await blocking({ try factory.store.failure(content: id.content, generatorVersion: failureVersion) }) {
+            throw GenerationError(path: request.path, reason: .failedBefore(record))
+        }
+        let fileEntry = StoreWrite.file(path: request.path, snapshot: id.snapshot, content: id.content)
+        let (header, bytes): (ThumbnailHeader, [UInt8])
+        do {
+            (header, bytes) = try await blocking {
+                let image = try factory.render(path: request.path, type: type, spec: spec, decoding: decoding)
+                return try factory.encodePreview(image, spec: spec, sourceType: type)
+            }
+        } catch {
+            // Bad bytes are remembered as a thumbnail's failure is, so neither is tried again.
+            if ThumbnailPipeline.isContentFault(error) {
+                let record = FailureRecord(kind: ThumbnailPipeline.kind(error), reason: ThumbnailPipeline.reason(error),
+                                           created: StoreClock.nowNanoseconds())
+                try? await writer.submit([fileEntry, .failure(content: id.content, generatorVersion: failureVersion, record)])
+            }
+            throw error
+        }
+        try await writer.submit([fileEntry, .thumbnail(key, header, data: bytes)])
+        budget?.added(bytes.count)
+        return ThumbnailRepresentation(kind: .preview, header: header, data: bytes, box: spec, fromCache: false)
     }
 
     /// Makes, stores and returns the thumbnail under `key` (one caller at a time per key).

@@ -33,6 +33,9 @@ public struct ThumbnailProviderRequest: Sendable {
     public var mode: ResizeMode
     /// Resample in linear light.
     public var linearLight: Bool
+    /// The page to draw, 0 the first (a preview of a later page). A provider without pages is
+    /// asked only for the first.
+    public var page = 0
     /// Where the built-in decoders run for this request (set by the generator or the warmer).
     package var decoding: (any ImageDecoding)?
     /// Where the built-in provider leaves the header it decoded, for the index.
@@ -115,8 +118,9 @@ public struct ImageThumbnailProvider: ThumbnailProvider {
     }
 
     public func provideThumbnail(for request: ThumbnailProviderRequest) throws -> ThumbnailReply {
-        let options = ThumbnailOptions(maxWidth: request.maximumWidth, maxHeight: request.maximumHeight, mode: request.mode,
+        var options = ThumbnailOptions(maxWidth: request.maximumWidth, maxHeight: request.maximumHeight, mode: request.mode,
                                        linearLight: request.linearLight)
+        options.page = request.page
         // The content type came from the file's first bytes already: no need to read them again.
         let format = decoders.format(ofType: request.contentType.identifier)
             ?? FormatCatalogue.declaration(ofType: request.contentType)?.format

@@ -14,6 +14,10 @@ public struct ThumbnailRequest: Sendable, Hashable, Identifiable {
         public static let lowQualityThumbnail = RepresentationTypes(rawValue: 2)
         /// The real thumbnail.
         public static let thumbnail = RepresentationTypes(rawValue: 4)
+        /// A large look at the page ``ThumbnailRequest/page`` names, at the request's size (a
+        /// screen's, as a rule): made on demand, cached, and evicted before any thumbnail.
+        public static let preview = RepresentationTypes(rawValue: 8)
+        /// Every kind of thumbnail: icon, low quality, thumbnail (not the preview).
         public static let all: RepresentationTypes = [.icon, .lowQualityThumbnail, .thumbnail]
     }
 
@@ -33,6 +37,9 @@ public struct ThumbnailRequest: Sendable, Hashable, Identifiable {
     /// Use this type instead of detecting it from the file.
     public var contentType: ContentType?
     public var mode: ResizeMode
+    /// The page a preview shows, 0 the first: a document's or a comic's page. Thumbnails are
+    /// always of the first page.
+    public var page: Int
 
     public init(fileAt path: some FileLocation, size: Double, scale: Double = 1, representationTypes: RepresentationTypes = .all) {
         self.init(fileAt: path, width: size, height: size, scale: scale, representationTypes: representationTypes)
@@ -49,11 +56,19 @@ public struct ThumbnailRequest: Sendable, Hashable, Identifiable {
         minimumDimension = 0
         contentType = nil
         mode = .fit
+        page = 0
     }
 
-    /// The pixel box and variant this request resolves to.
+    /// The pixel box and variant this request's thumbnails resolve to.
     package var spec: ThumbnailSpec {
         ThumbnailSpec(boxWidth: Int((width * scale).rounded()), boxHeight: Int((height * scale).rounded()), scale: scale, mode: mode)
+    }
+
+    /// The pixel box and page of this request's preview: always fitted, in gamma-encoded values.
+    package var previewSpec: ThumbnailSpec {
+        var spec = ThumbnailSpec(boxWidth: Int((width * scale).rounded()), boxHeight: Int((height * scale).rounded()), scale: scale)
+        spec.page = page
+        return spec
     }
 }
 

@@ -13,6 +13,8 @@ public struct ThumbnailSpec: Sendable, Hashable {
     public var scale: Double
     public var mode: ResizeMode
     public var linearLight: Bool
+    /// The page a preview shows, 0 the first; only a preview's key names it.
+    package var page = 0
 
     public init(boxWidth: Int, boxHeight: Int, scale: Double = 1, mode: ResizeMode = .fit, linearLight: Bool = false) {
         self.boxWidth = max(1, boxWidth)
@@ -30,7 +32,7 @@ public struct ThumbnailSpec: Sendable, Hashable {
 
     package func variant(_ kind: RepresentationKind) -> ThumbnailVariant {
         ThumbnailVariant(kind: kind, fit: mode == .fill ? .fill : .fit, color: linearLight ? .linearLight : .gammaEncoded,
-                         generatorVersion: thumbnailGeneratorVersion)
+                         generatorVersion: thumbnailGeneratorVersion, page: kind == .preview ? UInt32(page) : 0)
     }
 
     package func key(for content: ContentHash, kind: RepresentationKind = .thumbnail) -> ThumbnailKey {

@@ -67,7 +67,9 @@ typedef enum thumbcache_kind {
     /* The real thumbnail. */
     THUMBCACHE_KIND_THUMBNAIL = 4,
     /* The best one available: the thumbnail, else the low-quality one, else the icon. */
-    THUMBCACHE_KIND_BEST = 7
+    THUMBCACHE_KIND_BEST = 7,
+    /* A large look at one page (thumbcache_get_preview); not part of THUMBCACHE_KIND_BEST. */
+    THUMBCACHE_KIND_PREVIEW = 8
 } thumbcache_kind;
 
 /* What thumbcache_warm did. */
