@@ -81,6 +81,9 @@ struct BindingTests {
             failure(lambda: thumbcache.Cache("/proc/no/cache/here"))
             fallback = cache.get(broken)
             print("fallback", fallback.kind, fallback.stands_in_because is not None)
+            preview = cache.preview(photo, size=300)
+            print("preview", preview.kind, preview.width, preview.height, preview.png[:4] == b"\\x89PNG")
+            failure(lambda: cache.preview(photo, page=2))
             seen = []
             def work():
                 thumb = cache.get(photo, size=64, scale=2)
@@ -109,15 +112,18 @@ struct BindingTests {
         let ended = failures.wait()
         #expect(ended.termination == .exited(0), "\(ended.stderr)")
         let lines = failures.output
-        #expect(lines.count == 8, "\(lines)")
-        guard lines.count == 8 else { return }
+        #expect(lines.count == 10, "\(lines)")
+        guard lines.count == 10 else { return }
         #expect(lines[0].hasPrefix("THUMBCACHE_ERROR_DECODE \(files.broken): "), "\(lines[0])")
         #expect(lines[1] == "THUMBCACHE_ERROR_UNREADABLE \(dir.appending("cache"))/no such file.png: No such file or directory", "\(lines[1])")
         #expect(lines[2].hasPrefix("THUMBCACHE_ERROR_QUERY "), "\(lines[2])")
         #expect(lines[3].hasPrefix("THUMBCACHE_ERROR_CACHE ") && lines[3].contains("/proc/no/cache/here"), "\(lines[3])")
         #expect(lines[4] == "fallback icon True", "\(lines[4])")
-        #expect(lines[5] == "threads 8 [(128, 86, 44032, 255)]", "\(lines[5])")
-        #expect(lines[6] == "own messages 160 True", "\(lines[6])")
+        // The stored JPEG comes to Python as PNG bytes too.
+        #expect(lines[5] == "preview preview 300 200 True", "\(lines[5])")
+        #expect(lines[6] == "THUMBCACHE_ERROR_UNSUPPORTED \(files.photo): no page 2: the file has 1 page", "\(lines[6])")
+        #expect(lines[7] == "threads 8 [(128, 86, 44032, 255)]", "\(lines[7])")
+        #expect(lines[8] == "own messages 160 True", "\(lines[8])")
         // Without the library, the import says what to install.
         let missing = try ChildProcess(program: "/usr/bin/python3", arguments: ["-c", "import thumbcache"],
                                        environment: environment.merging(["THUMBCACHE_LIBRARY": dir.appending("nowhere.so")]) { $1 })
@@ -125,7 +131,7 @@ struct BindingTests {
         #expect(noLibrary.termination == .exited(1) && noLibrary.stderr.contains("ImportError: thumbcache: cannot load")
                 && noLibrary.stderr.contains("libthumbcache1"), "\(noLibrary.stderr)")
         let version = try ChildProcess.run("thumbcache", ["--version"])
-        #expect(lines[7] == "version " + (version.stdout.first ?? "?"))
+        #expect(lines[9] == "version " + (version.stdout.first ?? "?"))
     }
 }
 

@@ -45,10 +45,32 @@ public func thumbcacheGet(_ cache: OpaquePointer?, path: UnsafePointer<CChar>?, 
     guard scale > 0 && scale <= 8 else { return Status.fail(THUMBCACHE_ERROR_ARGUMENT, "\(file): scale \(scale) is not above 0 and at most 8") }
     let types = ThumbnailRequest.RepresentationTypes(rawValue: Int(kinds)).intersection(.all)
     guard !types.isEmpty else { return Status.fail(THUMBCACHE_ERROR_ARGUMENT, "\(file): kinds \(kinds) asks for no representation") }
-    // The generator gives a missing file its type's icon; C is told instead, as `thumbcache get` says.
+    return represent(ThumbnailRequest(fileAt: FilePaths.resolved(file), size: Double(size), scale: scale, representationTypes: types),
+                     of: file, by: handle, into: image)
+}
+
+@_cdecl("thumbcache_get_preview")
+public func thumbcacheGetPreview(_ cache: OpaquePointer?, path: UnsafePointer<CChar>?, page: UInt32, size: UInt32, scale: Double,
+                                 image: UnsafeMutablePointer<OpaquePointer?>?) -> thumbcache_status {
+    guard let image else { return Status.fail(THUMBCACHE_ERROR_ARGUMENT, "thumbcache_get_preview: image is NULL") }
+    image.pointee = nil
+    guard let handle = handle(cache), let path, path.pointee != 0 else {
+        return Status.fail(THUMBCACHE_ERROR_ARGUMENT, "thumbcache_get_preview: the cache or the path is NULL or empty")
+    }
+    let file = String(cString: path)
+    guard (1...4096).contains(size) else { return Status.fail(THUMBCACHE_ERROR_ARGUMENT, "\(file): size \(size) is not between 1 and 4096") }
+    guard scale > 0 && scale <= 8 else { return Status.fail(THUMBCACHE_ERROR_ARGUMENT, "\(file): scale \(scale) is not above 0 and at most 8") }
+    var request = ThumbnailRequest(fileAt: FilePaths.resolved(file), size: Double(size), scale: scale, representationTypes: .preview)
+    request.page = Int(page)
+    return represent(request, of: file, by: handle, into: image)
+}
+
+/// Answers `request` for the file C named `file` into `image`: a missing file is reported, not
+/// given its type's icon (as `thumbcache get` says too).
+private func represent(_ request: ThumbnailRequest, of file: String, by handle: CacheHandle,
+                       into image: UnsafeMutablePointer<OpaquePointer?>) -> thumbcache_status {
     var status = stat()
     guard stat(file, &status) == 0 else { return Status.fail(THUMBCACHE_ERROR_UNREADABLE, "\(file): \(String(cString: strerror(errno)))") }
-    let request = ThumbnailRequest(fileAt: FilePaths.resolved(file), size: Double(size), scale: scale, representationTypes: types)
     let generator = handle.generator
     do {
         let representation = try waitFor { try await generator.bestRepresentation(for: request) }

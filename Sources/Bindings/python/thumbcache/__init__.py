@@ -21,7 +21,7 @@ import os
 __all__ = ["Cache", "Thumbnail", "Result", "WarmSummary", "ThumbcacheError", "version"]
 
 KINDS = {"icon": 1, "low": 2, "thumbnail": 4, "best": 7}
-_KIND_NAMES = {1: "icon", 2: "low", 4: "thumbnail"}
+_KIND_NAMES = {1: "icon", 2: "low", 4: "thumbnail", 8: "preview"}
 _SNIPPETS = 1
 _ERROR_OTHER = 7
 
@@ -61,6 +61,7 @@ def _load():
         "thumbcache_open": ([c_char_p, ctypes.POINTER(p)], ctypes.c_int),
         "thumbcache_close": ([p], None),
         "thumbcache_get": ([p, c_char_p, ctypes.c_uint32, ctypes.c_double, ctypes.c_uint, ctypes.POINTER(p)], ctypes.c_int),
+        "thumbcache_get_preview": ([p, c_char_p, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_double, ctypes.POINTER(p)], ctypes.c_int),
         "thumbcache_image_width": ([p], ctypes.c_uint32),
         "thumbcache_image_height": ([p], ctypes.c_uint32),
         "thumbcache_image_kind": ([p], ctypes.c_int),
@@ -108,7 +109,7 @@ def _text(value):
 
 
 class Thumbnail:
-    """One representation of a file: `kind` is "thumbnail", "low" (a fast stand-in) or "icon"."""
+    """One representation of a file: `kind` is "thumbnail", "low" (a fast stand-in), "icon" or "preview"."""
 
     def __init__(self, handle):
         self._handle = handle
@@ -173,6 +174,15 @@ class Cache:
             mask |= KINDS[name]
         image = ctypes.c_void_p()
         _check(_lib.thumbcache_get(self._open(), _path(path), size, scale, mask, ctypes.byref(image)))
+        return Thumbnail(image)
+
+    def preview(self, path, page=1, size=1024, scale=1.0):
+        """A large look at page `page` (from 1) of the file, fitting `size` points at `scale`, from
+        the cache or made now; ThumbcacheError (status UNSUPPORTED) when the file has no such page."""
+        if page < 1:
+            raise ValueError("page counts from 1, got %r" % page)
+        image = ctypes.c_void_p()
+        _check(_lib.thumbcache_get_preview(self._open(), _path(path), page - 1, size, scale, ctypes.byref(image)))
         return Thumbnail(image)
 
     def warm(self, path):

@@ -107,10 +107,17 @@ void thumbcache_close(thumbcache *cache);
 thumbcache_status thumbcache_get(thumbcache *cache, const char *path, uint32_t size, double scale, unsigned kinds,
                                  thumbcache_image **image);
 
+/* A preview: page `page` (from 0: a document's or a comic's page) of the file, fitting a square of
+ * `size` points (1 to 4096) at `scale`, from the cache or made now and stored (previews are evicted
+ * before thumbnails). THUMBCACHE_ERROR_UNSUPPORTED, with the message naming how many pages the
+ * file has, when it has no such page. Free the image with thumbcache_image_free. */
+thumbcache_status thumbcache_get_preview(thumbcache *cache, const char *path, uint32_t page, uint32_t size, double scale,
+                                         thumbcache_image **image);
+
 /* Size in pixels. */
 uint32_t thumbcache_image_width(const thumbcache_image *image);
 uint32_t thumbcache_image_height(const thumbcache_image *image);
-/* Which representation it is: one of THUMBCACHE_KIND_ICON, _LOW_QUALITY or _THUMBNAIL. */
+/* Which representation it is: one of THUMBCACHE_KIND_ICON, _LOW_QUALITY, _THUMBNAIL or _PREVIEW. */
 thumbcache_kind thumbcache_image_kind(const thumbcache_image *image);
 /* 1 if it came from the cache without decoding anything, else 0. */
 int thumbcache_image_from_cache(const thumbcache_image *image);
