@@ -65,6 +65,14 @@ struct BrowserTests {
             try command("POST", "/session/\(session)/execute/sync", ["script": script, "args": []])["value"]
         }
 
+        /// Presses and releases `key` (a WebDriver key code such as "\u{E014}", the right arrow) on
+        /// whatever has the focus, as a person would.
+        func press(_ key: String) throws {
+            try command("POST", "/session/\(session)/actions", ["actions": [[
+                "type": "key", "id": "keyboard", "actions": [["type": "keyDown", "value": key], ["type": "keyUp", "value": key]],
+            ]]])
+        }
+
         func screenshot() throws -> Data? {
             (try command("GET", "/session/\(session)/screenshot")["value"] as? String).flatMap { Data(base64Encoded: $0) }
         }
@@ -135,6 +143,45 @@ struct BrowserTests {
         let motion = try browser.run("const v = document.querySelector('video.motion'); return [v.currentTime, v.readyState, v.error && v.error.message]")
         #expect(moved, "the Motion Photo's movie did not play: \(String(describing: motion))")
         try browser.screenshot()?.write(to: URL(fileURLWithPath: Self.artifacts + "/serve-motion.png"))
+    }
+
+    /// The item page of a PDF pages with the arrow keys: the preview of each page loads in place
+    /// (a different picture), the counter and the address follow, and the last page stops there.
+    @Test func chromiumPagesThroughAPDFWithTheArrowKeys() throws {
+        let f = try ServeTests.Fixture()
+        let pdf = f.root + "/manual.pdf"
+        try Data(PDFFixture.document(pageTexts: ["One", "Second page", "Third and last"])).write(to: URL(fileURLWithPath: pdf))
+        try #require(try ChildProcess.run("thumbcache", ["warm", f.root, "--cache", f.cache]).status == .exited(0))
+        let server = try ServeTests.Server(f)
+        let browser = try Browser()
+        let base = "http://127.0.0.1:\(server.port)"
+        try browser.go(base + "/item?path=" + (pdf.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? pdf))
+        let loaded = "const i = document.getElementById('preview'); return i.complete && i.naturalWidth > 0"
+        #expect(try browser.until(loaded), "page 1's preview did not load")
+        // A pixel that differs between the pages: each page's text and boxes sit elsewhere.
+        let fingerprint = """
+            const i = document.getElementById('preview'); const c = document.createElement('canvas');
+            c.width = 64; c.height = 64; const g = c.getContext('2d'); g.drawImage(i, 0, 0, 64, 64);
+            return Array.from(g.getImageData(0, 0, 64, 64).data).join(',')
+            """
+        var seen = [try browser.run(fingerprint) as? String ?? ""]
+        try browser.screenshot()?.write(to: URL(fileURLWithPath: Self.artifacts + "/serve-pdf-page1.png"))
+        for page in 2...3 {
+            try browser.press("\u{E014}")  // the right arrow
+            #expect(try browser.until("return document.querySelector('.page-number').textContent === 'Page \(page) of 3'"), "page \(page)")
+            #expect(try browser.until("return new URLSearchParams(location.search).get('page') === '\(page)' && document.getElementById('preview').src.includes('page=\(page)')"))
+            #expect(try browser.until(loaded), "page \(page)'s preview did not load")
+            seen.append(try browser.run(fingerprint) as? String ?? "")
+        }
+        try browser.screenshot()?.write(to: URL(fileURLWithPath: Self.artifacts + "/serve-pdf-page3.png"))
+        #expect(Set(seen).count == 3 && !seen.contains(""), "three different pages were shown")
+        // Past the last page nothing happens; the left arrow goes back.
+        try browser.press("\u{E014}")
+        #expect(try browser.run("return document.querySelector('.page-number').textContent") as? String == "Page 3 of 3")
+        try browser.press("\u{E012}")  // the left arrow
+        #expect(try browser.until("return document.querySelector('.page-number').textContent === 'Page 2 of 3'"))
+        #expect(try browser.until(loaded))
+        #expect(try browser.run(fingerprint) as? String == seen[1], "back to page 2's picture")
     }
 
     @Test func chromiumSearchesSeesEveryThumbnailAndTagsAFile() throws {

@@ -467,6 +467,49 @@ struct ServeTests {
         #expect(try server.get("/").header("content-security-policy")?.contains("media-src 'self'") == true)
     }
 
+    /// Previews by immutable URLs that name the content and the page, made on demand from a
+    /// served file with that content; the item page shows page N with links to its neighbours.
+    @Test func previewsOfAnyPageAreImmutableAndTheItemPageLinksThePages() throws {
+        let f = try Fixture()
+        let pdf = f.root + "/manual.pdf"
+        try Data(PDFFixture.document(pageTexts: ["One", "Second page", "Third and last"])).write(to: URL(fileURLWithPath: pdf))
+        try #require(try ChildProcess.run("thumbcache", ["warm", f.root, "--cache", f.cache]).status == .exited(0))
+        let server = try Server(f)
+        // The redirect names the content and the page.
+        let moved = try server.get("/preview?path=\(Self.q(pdf))&page=2")
+        let location = try #require(moved.header("location"))
+        #expect(moved.status == 302 && location.hasPrefix("/previews/") && location.hasSuffix("?page=2"), "\(location)")
+        let second = try server.get(location)
+        #expect(second.status == 200 && second.header("content-type") == "image/jpeg", "\(second.status) \(second.text)")
+        #expect(second.header("cache-control") == ThumbnailEndpoints.immutable)
+        let image = try ImageDecoder.jpeg(second.body)
+        #expect(max(image.width, image.height) == PreviewEndpoints.defaultSize)
+        let first = try server.get(location.replacingOccurrences(of: "page=2", with: "page=1"))
+        #expect(first.status == 200 && first.body != second.body, "each page its own picture")
+        let etag = try #require(second.header("etag"))
+        #expect(try server.get(location, headers: ["If-None-Match": etag]).status == 304)
+        // Smaller on request; a page past the end and a content nobody serves are not found.
+        let small = try server.get(location + "&size=300")
+        let smaller = try ImageDecoder.jpeg(small.body)
+        #expect(small.status == 200 && max(smaller.width, smaller.height) == 300)
+        let past = try server.get(location.replacingOccurrences(of: "page=2", with: "page=9"))
+        #expect(past.status == 404 && past.text.contains("no page 9: the file has 3 pages"), "\(past.text)")
+        #expect(try server.get(location + "&size=9000").status == 400)
+        let secret = try ContentHasher().hash(fileAt: f.secret).0
+        #expect(try server.get(PreviewEndpoints.url(secret)).status == 404, "a file outside the served folders has no preview here")
+        // The item page: page 2 of 3, links either side that work without JavaScript.
+        let page = try server.get("/item?path=\(Self.q(pdf))&page=2").text
+        let hash = location.dropFirst("/previews/".count).prefix(32)
+        #expect(page.contains("<img class=\"viewer\" id=\"preview\" src=\"/previews/\(hash)?page=2\""), "\(page)")
+        #expect(page.contains("Page 2 of 3") && page.contains("rel=\"prev\" href=\"/item?path=\(URLText.query(pdf))&amp;page=1\"")
+                && page.contains("rel=\"next\" href=\"/item?path=\(URLText.query(pdf))&amp;page=3\""), "\(page)")
+        let last = try server.get("/item?path=\(Self.q(pdf))&page=3").text
+        #expect(last.contains("rel=\"prev\"") && !last.contains("rel=\"next\""))
+        // A file of one page has no pager; its preview still shows.
+        let note = try server.get("/item?path=\(Self.q(f.root + "/notes.txt"))").text
+        #expect(note.contains("id=\"preview\"") && !note.contains("class=\"pager\""), "\(note)")
+    }
+
     @Test func escapeAttemptsAreRefused() throws {
         let f = try Fixture()
         let server = try Server(f)

@@ -32,6 +32,8 @@ enum PageAssets {
         .item img { width: 256px; height: 256px; object-fit: contain; }
         .item .viewer { display: block; width: auto; height: auto; max-width: min(100%, 1024px); max-height: 75vh; }
         .item video.motion { margin-top: 8px; }
+        .pager { display: flex; gap: 16px; align-items: center; justify-content: center; margin-top: 8px; font-size: 14px; }
+        .pager a { color: var(--accent); } .pager [aria-disabled] { color: var(--muted); }
         .tags, .taglist { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: 8px; }
         .tag { background: var(--card); border: 1px solid var(--line); border-radius: 999px; padding: 2px 10px; }
         .taglist a { color: var(--fg); text-decoration: none; }
@@ -58,6 +60,40 @@ enum PageAssets {
           const next = tiles[i + step];
           if (next) { e.preventDefault(); next.focus(); }
         });
+        // On an item's pages, the left and right arrows turn the page in place: the preview, the
+        // links and the address follow (the links alone do it without JavaScript).
+        document.addEventListener("keydown", (e) => {
+          const pager = document.querySelector(".pager");
+          const typing = e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement;
+          if (!pager || typing || !["ArrowLeft", "ArrowRight"].includes(e.key)) return;
+          const link = pager.querySelector(e.key === "ArrowLeft" ? "a[rel=prev]" : "a[rel=next]");
+          if (!link) return;
+          e.preventDefault();
+          turnTo(Number(link.dataset.page), pager, link);
+        });
+        function turnTo(page, pager, link) {
+          const pages = Number(pager.dataset.pages);
+          const preview = document.getElementById("preview");
+          preview.src = link.dataset.preview;
+          preview.alt = preview.alt.replace(/page \\d+$/, "page " + page);
+          history.replaceState(null, "", link.href);
+          pager.querySelector(".page-number").textContent = "Page " + page + " of " + pages;
+          const template = link.dataset.preview.replace(/page=\\d+/, "page=");
+          const item = link.href.replace(/page=\\d+$/, "page=");
+          for (const [rel, to, label] of [["prev", page - 1, "‹ Previous"], ["next", page + 1, "Next ›"]]) {
+            const old = pager.querySelector("[rel=" + rel + "], .page-link:" + (rel === "prev" ? "first-child" : "last-child"));
+            let next;
+            if (to >= 1 && to <= pages) {
+              next = document.createElement("a");
+              next.rel = rel; next.href = item + to; next.dataset.preview = template + to; next.dataset.page = to;
+            } else {
+              next = document.createElement("span");
+              next.setAttribute("aria-disabled", "true");
+            }
+            next.className = "page-link"; next.textContent = label;
+            old.replaceWith(next);
+          }
+        }
         // Tags change in place through PUT and DELETE /tags; without JavaScript the forms post.
         document.addEventListener("submit", async (e) => {
           const form = e.target;

@@ -68,8 +68,9 @@ struct PageEndpoints: Sendable {
     func item(_ request: Request) async throws -> Response {
         let fields = try FormFields(request.uri.query?[...])
         let path = try files.roots.resolve(fields["path"] ?? "")
+        let page = try fields.integer("page", default: 1, in: 1...Int(ThumbnailVariant.pageLimit))
         let found = try files.item(path: path)
-        let body = renderer.item(path, content: found?.content, attributes: found?.attributes ?? [:], tags: FileTags.read(path: path))
+        let body = renderer.item(path, content: found?.content, attributes: found?.attributes ?? [:], tags: FileTags.read(path: path), page: page)
         return Self.html(renderer.page((path as NSString).lastPathComponent, section: .item, body: body))
     }
 

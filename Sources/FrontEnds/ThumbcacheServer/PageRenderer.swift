@@ -65,15 +65,18 @@ struct PageRenderer: Sendable {
 
     /// The look at a file the item page opens with, as Quick Look's: a movie or a recording that
     /// plays from the original (seeking by ranges), a Motion Photo's still with its movie, an
-    /// image a browser shows at its own size, else the large thumbnail.
-    func viewer(_ path: String, content: ContentHash?, attributes: [String: AttributeValue]) -> String {
+    /// image a browser shows at its own size, else the preview of page `page` (from 1), with
+    /// links to the pages either side when the file has more than one (arrow keys follow them).
+    func viewer(_ path: String, content: ContentHash?, attributes: [String: AttributeValue], page: Int = 1) -> String {
         let original = "/files?path=\(URLText.query(path))"
         let types = attributes[MDItem.contentTypeTree]?.stringValues ?? []
         let name = (path as NSString).lastPathComponent
-        let poster = content.map { ThumbnailEndpoints.url($0, size: 1024) } ?? ThumbnailEndpoints.url(path: path, size: 1024)
+        func preview(_ page: Int) -> String {
+            content.map { PreviewEndpoints.url($0, page: page) } ?? PreviewEndpoints.url(path: path, page: page)
+        }
         let open = "<p><a href=\"\(Self.escape(original))\">Open the original</a></p>"
         if types.contains("public.movie") {
-            return "<video class=\"viewer\" controls preload=\"metadata\" poster=\"\(Self.escape(poster))\" src=\"\(Self.escape(original))\" "
+            return "<video class=\"viewer\" controls preload=\"metadata\" poster=\"\(Self.escape(preview(1)))\" src=\"\(Self.escape(original))\" "
                 + "aria-label=\"\(Self.escape(name))\"></video>" + open
         }
         if types.contains("public.audio") {
@@ -88,11 +91,22 @@ struct PageRenderer: Sendable {
         if let own = attributes[MDItem.contentType]?.stringValues?.first, Self.browserImages.contains(own) {
             return "<img class=\"viewer\" src=\"\(Self.escape(original))\" alt=\"\(Self.escape(name))\">" + open
         }
-        return "<img class=\"viewer\" src=\"\(Self.escape(poster))\" alt=\"\(Self.escape(name))\">" + open
+        let pages: Int = if case .number(let n) = attributes[MDItem.numberOfPages], n >= 1 { Int(n) } else { 1 }
+        let shown = min(max(1, page), pages)
+        let picture = "<img class=\"viewer\" id=\"preview\" src=\"\(Self.escape(preview(shown)))\" alt=\"\(Self.escape(name)), page \(shown)\">"
+        guard pages > 1 else { return picture + open }
+        // Plain links, so paging works without JavaScript; page.js follows them with the arrow keys.
+        func link(_ to: Int, _ rel: String, _ label: String) -> String {
+            guard (1...pages).contains(to) else { return "<span class=\"page-link\" aria-disabled=\"true\">\(label)</span>" }
+            return "<a class=\"page-link\" rel=\"\(rel)\" href=\"/item?path=\(URLText.query(path))&amp;page=\(to)\" "
+                + "data-preview=\"\(Self.escape(preview(to)))\" data-page=\"\(to)\">\(label)</a>"
+        }
+        return picture + "<nav class=\"pager\" aria-label=\"Pages\" data-pages=\"\(pages)\">\(link(shown - 1, "prev", "‹ Previous")) "
+            + "<span class=\"page-number\" aria-live=\"polite\">Page \(shown) of \(pages)</span> \(link(shown + 1, "next", "Next ›"))</nav>" + open
     }
 
     /// One file: its picture, attributes and tags (forms that work without JavaScript).
-    func item(_ path: String, content: ContentHash?, attributes: [String: AttributeValue], tags: [String]) -> String {
+    func item(_ path: String, content: ContentHash?, attributes: [String: AttributeValue], tags: [String], page: Int = 1) -> String {
         let rows = attributes.sorted { $0.key < $1.key }.map { name, value in
             "<tr><th scope=\"row\">\(Self.escape(name))</th><td>\(Self.escape(AttributeFormat.text(value)))</td></tr>"
         }.joined()
@@ -105,7 +119,7 @@ struct PageRenderer: Sendable {
         }.joined()
         let parent = (path as NSString).deletingLastPathComponent
         return """
-            <div class="item"><figure>\(viewer(path, content: content, attributes: attributes))</figure>
+            <div class="item"><figure>\(viewer(path, content: content, attributes: attributes, page: page))</figure>
             <section aria-labelledby="tags-h"><h2 id="tags-h">Tags</h2><ul class="tags" id="tags">\(tagItems)</ul>
             <form method="post" action="/item/tags" class="tag-edit" id="add-tag"><input type="hidden" name="path" value="\(Self.escape(path))">\
             <input type="hidden" name="action" value="add"><label for="new-tag">Add a tag</label> \

@@ -45,6 +45,19 @@ final class ServedFiles: Sendable {
         return vouched.withLock { $0[content] }
     }
 
+    /// The content of the file at `path` (inside the roots), remembered for the URLs that name
+    /// it: the stat cache answers first, and the file is read only if it does not know it.
+    func identify(_ path: String) async throws -> ContentHash {
+        let store = self.store
+        let content: ContentHash = try await blocking {
+            let snapshot = try FileSnapshot.of(path: path)
+            guard snapshot.kind == .regular else { throw ServeError.badRequest("not a file: \(path)") }
+            return try store.identify(fileAt: path, snapshot: snapshot, hasher: store.hasher()).content
+        }
+        vouch(content, path: path)
+        return content
+    }
+
     /// Remembers that `path` (inside the roots) has `content`.
     func vouch(_ content: ContentHash, path: String) {
         vouched.withLock { map in

@@ -63,7 +63,7 @@ struct ThumbnailEndpoints: Sendable {
         }
         // Revalidation needs no bytes: the ETag is the URL's.
         if let unchanged = Self.notModified(etag, request) { return unchanged }
-        if let stored = try stored(key, etag: etag) { return try Self.respond(stored, request) }
+        if let stored = try Self.stored(key, etag: etag, files: files, hot: hot) { return try Self.respond(stored, request) }
         // Made on demand from the file that has this content now; served only if it was stored
         // under this very key (the file may have changed since the index saw it).
         let wanted = ThumbnailRequest(fileAt: path, size: Double(size), scale: scale, representationTypes: [.thumbnail, .icon])
@@ -73,7 +73,7 @@ struct ThumbnailEndpoints: Sendable {
         } catch {
             throw ServeError.notFound("no thumbnail can be made of this content")
         }
-        if let stored = try stored(key, etag: etag) { return try Self.respond(stored, request) }
+        if let stored = try Self.stored(key, etag: etag, files: files, hot: hot) { return try Self.respond(stored, request) }
         guard made.kind == .icon else { throw ServeError.notFound("the file with this content has changed") }
         return Response(status: .ok, headers: [.contentType: "image/png", .cacheControl: Self.provisional],
                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: try made.pngData())))
@@ -83,19 +83,12 @@ struct ThumbnailEndpoints: Sendable {
         let fields = try FormFields(request.uri.query?[...])
         let path = try files.roots.resolve(fields["path"] ?? "")
         let (size, scale) = try Self.sizeAndScale(fields)
-        let store = files.store
-        // The stat cache answers first; the file is read only if it does not know it.
-        let content: ContentHash = try await blocking {
-            let snapshot = try FileSnapshot.of(path: path)
-            guard snapshot.kind == .regular else { throw ServeError.badRequest("not a file: \(path)") }
-            return try store.identify(fileAt: path, snapshot: snapshot, hasher: store.hasher()).content
-        }
-        files.vouch(content, path: path)
+        let content = try await files.identify(path)
         return Response(status: .found, headers: [.location: Self.url(content, size: size, scale: scale), .cacheControl: "no-cache"])
     }
 
-    /// The stored thumbnail for `key`, kept in memory from now on.
-    private func stored(_ key: ThumbnailKey, etag: String) throws -> HotThumbnails.Entry? {
+    /// The stored thumbnail (or preview) for `key`, kept in memory from now on.
+    static func stored(_ key: ThumbnailKey, etag: String, files: ServedFiles, hot: HotThumbnails) throws -> HotThumbnails.Entry? {
         let found = try files.store.withThumbnail(key) { view -> (String, ByteBuffer) in
             switch view.header.encoding {
             case .rgba8: ("image/png", ByteBuffer(bytes: try ImageEncoder.png(view.copy().image())))
@@ -109,7 +102,7 @@ struct ThumbnailEndpoints: Sendable {
         return entry
     }
 
-    private static func respond(_ entry: HotThumbnails.Entry, _ request: Request) throws -> Response {
+    static func respond(_ entry: HotThumbnails.Entry, _ request: Request) throws -> Response {
         if let unchanged = notModified(entry.etag, request) { return unchanged }
         guard let body = entry.body() else { throw ServeError(.internalServerError, "a held thumbnail could not be read back") }
         return Response(status: .ok, headers: HTTPFields(entry.headers, splitCookie: false), body: ResponseBody(byteBuffer: body))
@@ -119,7 +112,7 @@ struct ThumbnailEndpoints: Sendable {
     static func notModifiedFields(_ etag: String) -> HTTPFields { [.eTag: etag, .cacheControl: immutable] }
 
     /// `304` if the request's `If-None-Match` names `etag`.
-    private static func notModified(_ etag: String, _ request: Request) -> Response? {
+    static func notModified(_ etag: String, _ request: Request) -> Response? {
         guard let tags = request.headers[.ifNoneMatch], matches(tags, etag) else { return nil }
         return Response(status: .notModified, headers: notModifiedFields(etag))
     }

@@ -88,6 +88,9 @@ package final class ThumbnailServer: Sendable {
         let thumbnails = ThumbnailEndpoints(files: files, hot: hot, redirect: configuration.remoteRedirect)
         router.get("/thumbnails/:hash") { request, context in try await thumbnails.thumbnail(context.parameters.require("hash")[...], request) }
         router.get("/thumbnail") { request, _ in try await thumbnails.redirect(request) }
+        let previews = PreviewEndpoints(files: files, hot: hot)
+        router.get("/previews/:hash") { request, context in try await previews.preview(context.parameters.require("hash")[...], request) }
+        router.get("/preview") { request, _ in try await previews.redirect(request) }
 
         let api = QueryEndpoints(files: files, thumbnailSize: configuration.tileSize)
         router.get("/search") { request, _ in try await api.search(request) }
