@@ -134,6 +134,29 @@ struct DocumentFormatTests {
         #expect(try ImageFormatTests.expectMatches(two, Self.picture, minimum: 40).media?.authors == ["A", "B"])
     }
 
+    /// A comic's page N is its Nth picture in natural order (a preview's page), and it says how
+    /// many it has.
+    @Test func aComicsPagesAreItsPicturesInNaturalOrder() throws {
+        let dir = TemporaryDirectory()
+        let pictures = [TestPictures.source(width: 200, height: 100), testPhoto(width: 120, height: 160), TestPictures.graphic(width: 90, height: 60, transparent: false)]
+        let cbz = try Self.zip(dir, "issue.cbz", [Entry(name: "p10.png", bytes: ImageEncoder.png(pictures[2])), Entry(name: "p1.png", bytes: ImageEncoder.png(pictures[0])),
+                                                  Entry(name: "p2.png", bytes: ImageEncoder.png(pictures[1]))])
+        for (page, picture) in pictures.enumerated() {
+            var options = ImageFormatTests.box
+            options.page = page
+            let made = try ImageFormatTests.pool.thumbnail(ofFileAt: cbz, options: options, format: nil)
+            let reference = Thumbnailer.resize(picture, options: ImageFormatTests.box)
+            #expect(made.info.media?.pageCount == 3)
+            #expect((made.image.width, made.image.height) == (reference.width, reference.height) && TestPictures.premultipliedPSNR(made.image, reference) >= 40,
+                    "page \(page + 1)")
+        }
+        var past = ImageFormatTests.box
+        past.page = 3
+        #expect(throws: ImagingError(path: cbz, reason: .noSuchPage(page: 4, pages: 3))) {
+            try ImageFormatTests.pool.thumbnail(ofFileAt: cbz, options: past, format: nil)
+        }
+    }
+
     @Test func aComicShowsItsFirstPageInNaturalOrder() throws {
         let dir = TemporaryDirectory()
         let other = try ImageEncoder.png(TestPictures.source(width: 200, height: 100))

@@ -3,8 +3,8 @@ import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
 /// A document or comic that is an archive, through libarchive from the worker's mapping: the
-/// picture it carries (an office suite's stored thumbnail, an e-book's cover, a comic's first
-/// page) decoded in place by the PNG/JPEG path, and its title and authors. Entries are read by
+/// picture it carries (an office suite's stored thumbnail, an e-book's cover, a comic's page,
+/// the first unless another is asked) decoded in place by the PNG/JPEG path, and its title and authors. Entries are read by
 /// name into memory under caps, never onto a disk: a zip bomb stops at the cap, a `../` name is
 /// just a name. Without a picture the header is 0 × 0 (the type's icon, like audio without a cover).
 final class ArchiveSource: RowSource {
@@ -19,7 +19,10 @@ final class ArchiveSource: RowSource {
     private var picture: (bytes: UnsafeMutableRawBufferPointer, source: any RowSource)?
     let header: RowSourceHeader
 
-    init(descriptor: Int32, name: String, format: ImageFormat) throws(ImagingError) {
+    /// The comic formats: their pages are their pictures, in natural order of their names.
+    static let comics: Set<ImageFormat> = [.comicZIP, .comicRAR, .comic7Zip, .comicTar]
+
+    init(descriptor: Int32, name: String, format: ImageFormat, page: Int = 0) throws(ImagingError) {
         path = name
         file = try MappedFile(descriptor: descriptor, name: name)
         var media = MediaMetadata()
@@ -36,7 +39,10 @@ final class ArchiveSource: RowSource {
             media.title = core?.text("title")
             media.authors = core?.text("creator").map { [$0] }
         case .comicZIP, .comicRAR, .comic7Zip, .comicTar:
-            entry = try Self.firstPage(Self.list(file.bytes, name: name))
+            let pages = try Self.pages(Self.list(file.bytes, name: name))
+            media.pageCount = pages.count
+            guard page < max(1, pages.count) else { throw ImagingError(path: name, reason: .noSuchPage(page: page + 1, pages: pages.count)) }
+            entry = pages.isEmpty ? nil : pages[page]
         default:  // OpenDocument
             entry = "Thumbnails/thumbnail.png"
             let meta = try Self.xml(file.bytes, "meta.xml", name: name)
@@ -110,14 +116,14 @@ final class ArchiveSource: RowSource {
 
     // MARK: Comics
 
-    /// The image that comes first in natural order (`page2` before `page10`), among names that
-    /// are plain relative paths: no `..`, no hidden or `__MACOSX` parts (`./` is fine).
-    static func firstPage(_ names: [String]) -> String? {
+    /// The images in natural order (`page2` before `page10`), among names that are plain relative
+    /// paths: no `..`, no hidden or `__MACOSX` parts (`./` is fine).
+    static func pages(_ names: [String]) -> [String] {
         names.filter { n in
             let parts = n.split(separator: "/").filter { $0 != "." }
             guard !n.hasPrefix("/"), !parts.contains(where: { $0.hasPrefix(".") || $0 == "__MACOSX" }) else { return false }
             return ["jpg", "jpeg", "png"].contains(n.split(separator: ".").last?.lowercased() ?? "")
-        }.min { naturalOrder($0, $1) }
+        }.sorted { naturalOrder($0, $1) }
     }
 
     /// Names compared with runs of ASCII digits as numbers (of any length), letters without case.

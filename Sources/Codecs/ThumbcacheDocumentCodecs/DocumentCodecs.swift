@@ -10,9 +10,11 @@ extension ImageDecoders {
     /// One libarchive registration per archive-borne document format; the words of each but the
     /// comics, which have pictures only.
     static let archives = FormatCatalogue.archiveDocuments.map { signature in
-        let registration = ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in
-            try ArchiveSource(descriptor: fd, name: name, format: signature.format)
+        let registration = ImageDecoderRegistration(signature) { (fd, name, settings) throws(ImagingError) in
+            try ArchiveSource(descriptor: fd, name: name, format: signature.format, page: settings.page)
         }
+        // A comic's pages are its pictures; another document carries one picture only.
+        guard !ArchiveSource.comics.contains(signature.format) else { return registration.drawingPages() }
         guard FormatCatalogue.withWords.contains(signature.format) else { return registration }
         return registration.extractingText { (fd, name, limit) throws(ImagingError) in
             try DocumentText.words(descriptor: fd, name: name, format: signature.format, limit: limit)
