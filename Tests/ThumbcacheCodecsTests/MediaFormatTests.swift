@@ -162,6 +162,36 @@ struct MediaFormatTests {
         #expect(media.title == "Morning Tune" && media.codecs == ["MP3"])
     }
 
+    /// A video's pages past the first are its key frames a tenth of the duration apart: red for
+    /// the first half, blue for the second; a recording has one page, its cover.
+    @Test func aVideosLaterPagesAreKeyFramesThroughIt() throws {
+        let dir = TemporaryDirectory()
+        let video = dir.appending("halves.mp4")
+        try FixtureTools.run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=red:s=160x120:d=5:r=10", "-f", "lavfi",
+                                        "-i", "color=c=blue:s=160x120:d=5:r=10", "-filter_complex", "[0][1]concat=n=2:v=1",
+                                        "-g", "10", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", video])
+        func centre(_ page: Int) throws -> (red: UInt8, blue: UInt8) {
+            var options = Self.box
+            options.page = page
+            let image = try Self.pool.thumbnail(ofFileAt: video, options: options, format: nil).image
+            let i = (image.height / 2 * image.width + image.width / 2) * 4
+            return (image.pixels[i], image.pixels[i + 2])
+        }
+        for page in [1, 2, 3] { #expect(try centre(page).red > 200 && centre(page).blue < 60, "page \(page + 1) is in the red half") }
+        for page in [6, 8, 9] { #expect(try centre(page).blue > 200 && centre(page).red < 60, "page \(page + 1) is in the blue half") }
+        var past = Self.box
+        past.page = 10
+        #expect(throws: ImagingError(path: video, reason: .noSuchPage(page: 11, pages: 10))) {
+            try Self.pool.thumbnail(ofFileAt: video, options: past, format: nil)
+        }
+        let song = try Self.song(dir, "song.mp3", cover: ImageEncoder.png(TestPictures.source(width: 64, height: 64)), ["-c:a", "libmp3lame"])
+        var second = Self.box
+        second.page = 1
+        #expect(throws: ImagingError(path: song, reason: .noSuchPage(page: 2, pages: 1))) {
+            try Self.pool.thumbnail(ofFileAt: song, options: second, format: nil)
+        }
+    }
+
     // MARK: PDF
 
     /// A PDF written here (``PDFFixture/document(pages:width:height:cropBox:title:author:text:pageTexts:)``).

@@ -357,6 +357,23 @@ int cvideo_decode(cvideo *v, char *message, size_t message_size) {
     return -1;
 }
 
+int cvideo_decode_at(cvideo *v, double fraction, char *message, size_t message_size) {
+    if (v->stream < 0) return say(message, message_size, "no video stream", 0), -1;
+    if (!v->decoder && open_decoder(v, message, message_size) != 0) return -1;
+    AVStream *st = v->format->streams[v->stream];
+    double duration = v->format->duration != AV_NOPTS_VALUE && v->format->duration > 0 ? v->format->duration / (double)AV_TIME_BASE : 0;
+    if (duration <= 0 || !(fraction >= 0 && fraction <= 1)) return say(message, message_size, "no duration to seek in", 0), -1;
+    int64_t start = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
+    int64_t target = start + av_rescale_q((int64_t)(fraction * duration * AV_TIME_BASE), AV_TIME_BASE_Q, st->time_base);
+    if (av_seek_frame(v->format, v->stream, target, AVSEEK_FLAG_BACKWARD) < 0) avformat_seek_file(v->format, -1, INT64_MIN, 0, 0, 0);
+    avcodec_flush_buffers(v->decoder);
+    int64_t pts = AV_NOPTS_VALUE;
+    int rc = decode_key_frame(v, &pts);
+    if (rc <= 0) return say(message, message_size, "no key frame could be decoded there", rc), -1;
+    keep(v);
+    return 0;
+}
+
 static void set_colours(cvideo *v, const AVFrame *f) {
     int full = f->color_range == AVCOL_RANGE_JPEG || f->format == AV_PIX_FMT_YUVJ420P || f->format == AV_PIX_FMT_YUVJ422P ||
                f->format == AV_PIX_FMT_YUVJ444P;

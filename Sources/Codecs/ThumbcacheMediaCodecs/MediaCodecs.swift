@@ -5,6 +5,8 @@ extension ImageDecoders {
     /// `thumbcache-worker-media` runs; FFmpeg as Debian builds it is GPL-licensed, and its
     /// libraries are most of a worker's start (Docs/PERFORMANCE.md), so only this worker loads them.
     package static let media = ImageDecoders((FormatCatalogue.movies + FormatCatalogue.audio).map { signature in
-        ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in try MediaSource(descriptor: fd, name: name) }
+        ImageDecoderRegistration(signature) { (fd, name, settings) throws(ImagingError) in
+            try MediaSource(descriptor: fd, name: name, page: settings.page)
+        }.drawingPages()
     })
 }

@@ -8,6 +8,8 @@ import ThumbcacheImaging
 /// A video or an audio file through FFmpeg (Docs/MEDIA.md). A video gives one representative
 /// frame: key frames only, at 10–60 % of the duration, nearly black or flat frames passed over,
 /// turned by the stream's rotation, converted a band of rows at a time for our own downscaler.
+/// That frame is its first page; pages 2 to ``keyFramePages`` are the key frames at 10, 20 … 90 %
+/// of the duration (a preview's few key frames, as KDE's sequence index asks).
 /// An audio file gives its embedded cover through the PNG/JPEG path, read in place; one without a
 /// cover has nothing to show (its header is 0 × 0) but still its tags for the index.
 final class MediaSource: RowSource {
@@ -19,14 +21,25 @@ final class MediaSource: RowSource {
 
     /// Rows converted per call: the frame stays in FFmpeg's planes, RGBA exists for a band only.
     static let band = 16
+    /// A video's pages: the representative frame, then nine key frames a tenth of the duration apart.
+    static let keyFramePages = 10
+    /// The page to draw, 0 the representative frame.
+    private let page: Int
 
-    init(descriptor: Int32, name: String) throws(ImagingError) {
+    init(descriptor: Int32, name: String, page: Int = 0) throws(ImagingError) {
         path = name
+        self.page = page
         var info = cvideo_info()
         let v = try opened(name) { cvideo_open(descriptor, &info, $0, $1) }
         video = v
         let media = Self.metadata(v, info)
         stored = (Int(info.display_width), Int(info.height))
+        // Only a video with a known duration has pages past the first; a recording has its cover.
+        let pages = info.has_video != 0 && info.duration > 0 && info.duration.isFinite ? Self.keyFramePages : 1
+        guard page < pages else {
+            cvideo_close(v)
+            throw ImagingError(path: name, reason: .noSuchPage(page: page + 1, pages: pages))
+        }
         if info.has_video != 0 {
             cover = nil
             // The decoded frame is held whole (FFmpeg's planes): about 1.5 bytes a pixel in 4:2:0.
@@ -56,7 +69,9 @@ final class MediaSource: RowSource {
     func start(shrink: Int, fast: Bool) throws(ImagingError) -> (width: Int, height: Int) {
         if let cover { return try cover.start(shrink: shrink, fast: fast) }
         var message = [CChar](repeating: 0, count: 256)
-        guard cvideo_decode(video, &message, message.count) == 0 else { throw ImagingError(path: path, reason: .corrupt(cText(message))) }
+        let status = page == 0 ? cvideo_decode(video, &message, message.count)
+            : cvideo_decode_at(video, Double(page) / Double(Self.keyFramePages), &message, message.count)
+        guard status == 0 else { throw ImagingError(path: path, reason: .corrupt(cText(message))) }
         return stored
     }
 

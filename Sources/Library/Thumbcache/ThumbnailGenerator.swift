@@ -374,8 +374,9 @@ public final class ThumbnailGenerator: Sendable {
                 return try factory.encodePreview(image, spec: spec, sourceType: type)
             }
         } catch {
-            // Bad bytes are remembered as a thumbnail's failure is, so neither is tried again.
-            if ThumbnailPipeline.isContentFault(error) {
+            // Bad bytes are remembered as a thumbnail's failure is, so neither is tried again; a
+            // later page's (a video's key frame near a damaged end) says nothing of the first.
+            if spec.page == 0, ThumbnailPipeline.isContentFault(error) {
                 let record = FailureRecord(kind: ThumbnailPipeline.kind(error), reason: ThumbnailPipeline.reason(error),
                                            created: StoreClock.nowNanoseconds())
                 try? await writer.submit([fileEntry, .failure(content: id.content, generatorVersion: failureVersion, record)])

@@ -40,6 +40,10 @@ const char *cvideo_tag(cvideo *video, const char *key);
 /// only, nearly black or uniform frames skipped). 0, or -1 with a message.
 int cvideo_decode(cvideo *video, char *message, size_t message_size);
 
+/// Decodes the key frame at or before `fraction` (0 to 1) of the duration, whatever it shows: a
+/// preview's later page. 0, or -1 with a message (no duration known, nothing decodable there).
+int cvideo_decode_at(cvideo *video, double fraction, char *message, size_t message_size);
+
 /// Converts rows [y, y + count) of the decoded frame to RGBA at display_width × height
 /// (`stride` bytes apart). 0, or -1 with a message.
 int cvideo_rows(cvideo *video, int y, int count, uint8_t *rgba, size_t stride, char *message, size_t message_size);
