@@ -258,6 +258,8 @@ struct DaemonTests {
     struct Written: Decodable {
         var fromCache: Bool
         var fromDaemon: Bool
+        var kind: String
+        var page: Int?
     }
 
     /// A process made for one file asks the running daemon (whose workers are already up) over its
@@ -285,6 +287,13 @@ struct DaemonTests {
         #expect(failed == .exited(1) && message.contains(broken), "\(failed) \(message)")
         let here = try Self.get(dir, pictures[1], extra: ["--no-daemon"])
         #expect(!here.fromDaemon && !here.fromCache)
+        // A preview is asked the same way; a page the file does not have is declined, then refused here.
+        let preview = try Self.get(dir, pictures[1], extra: ["--kind", "preview", "--page", "1"])
+        #expect(preview.fromDaemon && preview.kind == "preview" && preview.page == 1)
+        let past = try ChildProcess(program: "thumbcache", arguments: ["get", pictures[1], "-o", dir.appending("page-2.png"), "--kind", "preview",
+                                                                      "--page", "2", "--cache", dir.appending("cache")], environment: environment)
+        let (refused, why) = past.wait(timeout: 60)
+        #expect(refused == .exited(1) && why.contains("no page 2: the file has 1 page"), "\(refused) \(why)")
         let socket = try Self.sessionSocket(dir)
         #expect(FileManager.default.fileExists(atPath: socket))
         let log = service.stopDaemon()

@@ -92,7 +92,9 @@ package enum SessionSocket {
 
     /// What is asked: a `ThumbnailRequest`'s box and representations, and the file's path.
     package struct Request: Sendable, Equatable {
-        static let magic: [UInt8] = Array("TCQ1".utf8)
+        /// Version 2 added the page (a preview's); a daemon of version 1 declines it, and the asker
+        /// makes the picture itself.
+        static let magic: [UInt8] = Array("TCQ2".utf8)
         static let longestPath = 4096
 
         package var path: String
@@ -102,15 +104,17 @@ package enum SessionSocket {
         package var minimumDimension: Double
         package var representationTypes: Int
         package var fill: Bool
+        package var page: Int
 
         package init(_ request: ThumbnailRequest) {
             self.init(path: request.path, width: request.width, height: request.height, scale: request.scale,
-                      minimumDimension: request.minimumDimension, representationTypes: request.representationTypes.rawValue, fill: request.mode == .fill)
+                      minimumDimension: request.minimumDimension, representationTypes: request.representationTypes.rawValue, fill: request.mode == .fill,
+                      page: request.page)
         }
 
-        init(path: String, width: Double, height: Double, scale: Double, minimumDimension: Double, representationTypes: Int, fill: Bool) {
+        init(path: String, width: Double, height: Double, scale: Double, minimumDimension: Double, representationTypes: Int, fill: Bool, page: Int) {
             (self.path, self.width, self.height, self.scale) = (path, width, height, scale)
-            (self.minimumDimension, self.representationTypes, self.fill) = (minimumDimension, representationTypes, fill)
+            (self.minimumDimension, self.representationTypes, self.fill, self.page) = (minimumDimension, representationTypes, fill, page)
         }
 
         package var thumbnailRequest: ThumbnailRequest {
@@ -118,6 +122,7 @@ package enum SessionSocket {
                                            representationTypes: .init(rawValue: representationTypes))
             request.minimumDimension = minimumDimension
             request.mode = fill ? .fill : .fit
+            request.page = page
             return request
         }
 
@@ -126,6 +131,7 @@ package enum SessionSocket {
             var body = WireWriter()
             for value in [width, height, scale, minimumDimension] { body.double(value) }
             body.int(representationTypes)
+            body.int(page)
             body.bool(fill)
             body.string(path)
             var out = WireWriter()
@@ -145,9 +151,10 @@ package enum SessionSocket {
         static func decode(_ bytes: ArraySlice<UInt8>) -> Request? {
             var reader = WireReader(bytes.dropFirst(8), longestRun: longestPath)
             guard let width = reader.double(), let height = reader.double(), let scale = reader.double(), let minimum = reader.double(),
-                  let types = reader.int(), let fill = reader.bool(), let path = reader.string(), reader.atEnd
+                  let types = reader.int(), let page = reader.int(), let fill = reader.bool(), let path = reader.string(), reader.atEnd
             else { return nil }
-            return Request(path: path, width: width, height: height, scale: scale, minimumDimension: minimum, representationTypes: types, fill: fill)
+            return Request(path: path, width: width, height: height, scale: scale, minimumDimension: minimum, representationTypes: types, fill: fill,
+                           page: page)
         }
     }
 

@@ -105,21 +105,23 @@ struct GetCommand: AsyncParsableCommand {
         var daemon = true
     }
 
-    /// A `get` with only these options (`-o`, `-s`, `--scale`, `--kind`, `--json`, `--cache`, each
+    /// A `get` with only these options (`-o`, `-s`, `--scale`, `--kind`, `--page`, `--json`, `--cache`, each
     /// valid) read without ArgumentParser, whose reflection is the largest part of a cache hit's
     /// start (Docs/PERFORMANCE.md); nil for anything else, which takes the usual way and its
     /// errors. A remote in the environment takes the usual way too.
     static func quickCall(_ arguments: [String]) -> Call? {
         guard arguments.count >= 4, arguments[1] == "get", getenv("THUMBCACHE_REMOTE") == nil else { return nil }
         var call = Call(file: "")
+        var sized = false
         var files: [String] = []
         var rest = arguments[2...].makeIterator()
         while let argument = rest.next() {
             switch argument {
             case "-o", "--output": guard let value = rest.next() else { return nil }; call.output = value
-            case "-s", "--size": guard let value = rest.next().flatMap({ Int($0) }), (1...4096).contains(value) else { return nil }; call.size = value
+            case "-s", "--size": guard let value = rest.next().flatMap({ Int($0) }), (1...4096).contains(value) else { return nil }; call.size = value; sized = true
             case "--scale": guard let value = rest.next().flatMap({ Double($0) }), value > 0 && value <= 8 else { return nil }; call.scale = value
-            case "--kind": guard let value = rest.next().flatMap({ Kind(rawValue: $0) }), value != .preview else { return nil }; call.kind = value
+            case "--kind": guard let value = rest.next().flatMap({ Kind(rawValue: $0) }) else { return nil }; call.kind = value
+            case "--page": guard let value = rest.next().flatMap({ Int($0) }), value >= 1 else { return nil }; call.page = value - 1
             case "--cache": guard let value = rest.next(), !value.isEmpty else { return nil }; call.cache = value
             case "--json": call.json = true
             case "--no-daemon": call.daemon = false
@@ -129,6 +131,9 @@ struct GetCommand: AsyncParsableCommand {
             }
         }
         guard files.count == 1, !call.output.isEmpty, !call.output.hasPrefix("-"), FileManager.default.fileExists(atPath: files[0]) else { return nil }
+        // A page is a preview's (ArgumentParser's way says so otherwise), and a preview has its own size.
+        guard call.page == 0 || call.kind == .preview else { return nil }
+        if call.kind == .preview, !sized { call.size = Call.previewSize }
         call.file = files[0]
         return call
     }

@@ -15,7 +15,7 @@ enum OneFile {
                                standardThumbnails: FreedesktopThumbnailCache?, askingDaemon: Bool = false,
                                providers: (inout ContentTypeRegistry) -> [any ThumbnailProvider],
                                deliver: (ThumbnailRepresentation, _ fromDaemon: Bool) throws -> Void) async throws {
-        if request.representationTypes.contains(.thumbnail), let hit = try CacheHit.thumbnail(for: request, in: store) {
+        if let hit = try CacheHit.thumbnail(for: request, in: store) {
             return try deliver(hit, false)
         }
         if askingDaemon, let answer = SessionSocket.ask(request, storeDirectory: store.directory) { return try deliver(answer, true) }

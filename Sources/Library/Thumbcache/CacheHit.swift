@@ -4,16 +4,23 @@ import ThumbcacheStore
 /// read shared-mime-info's database), no plug-ins, no workers. A process started for one file
 /// (the plug-in's call, a `get`) tries this first, since a cache hit needs none of them.
 package enum CacheHit {
-    /// The stored thumbnail of `request`'s file for its box, or nil (not stored, the file changed
-    /// or cannot be read: the generator's way says why); a hit is recorded for eviction.
+    /// The stored thumbnail of `request`'s file for its box (its preview, when that is what it
+    /// asks), or nil (not stored, the file changed or cannot be read: the generator's way says
+    /// why); a hit is recorded for eviction.
     package static func thumbnail(for request: ThumbnailRequest, in store: ThumbnailStore) throws -> ThumbnailRepresentation? {
-        let spec = request.spec
+        let kind: RepresentationKind
+        switch request.representationTypes {
+        case let types where types.contains(.thumbnail): kind = .thumbnail
+        case .preview where (0..<Int(ThumbnailVariant.pageLimit)).contains(request.page): kind = .preview
+        default: return nil
+        }
+        let spec = kind == .preview ? request.previewSpec : request.spec
         guard let snapshot = try? FileSnapshot.of(path: request.path),
               let (key, record) = try store.withCachedThumbnail(
                   path: request.path, snapshot: snapshot, boxWidth: UInt32(spec.boxWidth), boxHeight: UInt32(spec.boxHeight),
-                  variant: spec.variant(.thumbnail), { (spec.key(for: $0), $1.copy()) })
+                  variant: spec.variant(kind), { (spec.key(for: $0, kind: kind), $1.copy()) })
         else { return nil }
         try store.apply([.accessed(key, minute: currentMinute())])
-        return ThumbnailRepresentation(kind: .thumbnail, header: record.header, data: record.data, box: spec, fromCache: true)
+        return ThumbnailRepresentation(kind: kind, header: record.header, data: record.data, box: spec, fromCache: true)
     }
 }
