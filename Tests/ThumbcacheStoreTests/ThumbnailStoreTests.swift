@@ -201,6 +201,8 @@ struct ThumbnailStoreTests {
         let s = try store.statistics()
         #expect(s.thumbnails == 2)
         #expect(s.thumbnailsByKind == ["thumbnail": 1, "icon": 1])
+        #expect(s.thumbnailBytesByKind["thumbnail"]! > 1000 && s.thumbnailBytesByKind["icon"]! < 100)
+        #expect(s.thumbnailBytesByKind.values.reduce(0, +) == s.thumbnailBytes)
         #expect(s.files == 1)
         #expect(s.thumbnailBytes > 1001)
         #expect(s.fileSize > 0 && s.usedBytes <= s.fileSize && s.mapSize >= s.usedBytes)

@@ -21,7 +21,9 @@ struct StatsCommand: ParsableCommand {
             print(String(decoding: try encoder.encode(s), as: UTF8.self))
             return
         }
-        let kinds = s.thumbnailsByKind.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        let kinds = s.thumbnailsByKind.sorted { $0.key < $1.key }.map {
+            "\($0.key) \($0.value)" + (s.thumbnailsByKind.count > 1 ? " \(bytes(s.thumbnailBytesByKind[$0.key] ?? 0))" : "")
+        }.joined(separator: ", ")
         print("""
             cache:          \(s.directory) (format \(s.formatVersion))
             files known:    \(s.files)
