@@ -48,26 +48,12 @@ struct MotionPhotoTests {
         #expect(info.contains("kMDItemMotionPhotoVideoDurationSeconds"), "\(info)")
     }
 
-    /// An iPhone's MakerNote ("Apple iOS", big-endian, offsets from its own start) holding the
-    /// content identifier (tag 0x0011), inside an EXIF block.
-    static func exifWithAppleIdentifier(_ id: String) -> [UInt8] {
-        func u16(_ v: Int) -> [UInt8] { [UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
-        func u32(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
-        let text = Array(id.utf8) + [0]
-        var note = Array("Apple iOS\0".utf8) + [0, 1] + Array("MM".utf8)
-        note += u16(1) + u16(0x0011) + u16(2) + u32(text.count) + u32(32) + u32(0) + text
-        var tiff = Array("MM".utf8) + [0, 42] + u32(8)
-        tiff += u16(1) + u16(0x8769) + u16(4) + u32(1) + u32(26) + u32(0)  // IFD0 → the EXIF IFD at 26
-        tiff += u16(1) + u16(0x927C) + u16(7) + u32(note.count) + u32(44) + u32(0)  // its MakerNote at 44
-        return tiff + note
-    }
-
     @Test func aLivePhotosStillAndMovieShareTheirIdentifier() throws {
         let dir = TemporaryDirectory()
         let id = "4C6F7665-2D4C-4976-6550-686F746F7321"
         let tree = dir.appending("tree")
         try FileManager.default.createDirectory(atPath: tree, withIntermediateDirectories: true)
-        let still = try dir.write("tree/IMG_0042.JPG", ImageEncoder.jpeg(TestPictures.source(), options: ImageEncoder.JPEGOptions(), exif: Self.exifWithAppleIdentifier(id)))
+        let still = try dir.write("tree/IMG_0042.JPG", ImageEncoder.jpeg(TestPictures.source(), options: ImageEncoder.JPEGOptions(), exif: MotionPhotoFixture.exifWithAppleIdentifier(id)))
         // The fixtures are what exiftool reads as the pair's identifier: Apple's MakerNote tag
         // 0x0011 (12.57 calls it MediaGroupUUID) and QuickTime's Keys ContentIdentifier, which
         // ffmpeg writes as an mdta key (this exiftool cannot write it).
@@ -79,7 +65,7 @@ struct MotionPhotoTests {
                                         "-movflags", "use_metadata_tags", "-metadata", "com.apple.quicktime.content.identifier=\(id)", movie])
         #expect(try FixtureTools.run("exiftool", ["-s3", "-Keys:ContentIdentifier", movie]).trimmingCharacters(in: .whitespacesAndNewlines) == id)
         let other = try dir.write("tree/IMG_0043.JPG", ImageEncoder.jpeg(TestPictures.source(), options: ImageEncoder.JPEGOptions(),
-                                                                       exif: Self.exifWithAppleIdentifier("another")))
+                                                                       exif: MotionPhotoFixture.exifWithAppleIdentifier("another")))
 
         let pool = MediaFormatTests.pool
         #expect(try pool.info(ofFileAt: still, format: nil).exif?.contentIdentifier == id)

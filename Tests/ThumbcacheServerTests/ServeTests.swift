@@ -443,7 +443,8 @@ struct ServeTests {
     }
 
     /// The item page opens with a look at the file (Quick Look's): a Motion Photo's still and its
-    /// movie, the movie answered by ranges from the photo's file; an image a browser shows, itself.
+    /// movie, the movie answered by ranges from the photo's file; a Live Photo's still and the movie
+    /// paired with it; an image a browser shows, itself.
     @Test func theItemPageShowsTheFileAndAMotionPhotosMovie() throws {
         let f = try Fixture()
         let mp4 = try MotionPhotoFixture.movie(in: f.dir)
@@ -462,6 +463,20 @@ struct ServeTests {
         #expect(tail.body == Array(mp4.suffix(100)))
         #expect(try server.get("/files?path=\(Self.q(f.root + "/sunset.jpg"))&part=motion").status == 404)
         #expect(try server.get("/files?path=\(Self.q(photo))&part=other").status == 400)
+        // A Live Photo's still plays the movie it is paired with; the movie's own page plays it too.
+        let id = "4C6F7665-2D4C-4976-6550-686F746F7321"
+        let still = f.root + "/IMG_0042.JPG"
+        try Data(ImageEncoder.jpeg(TestPictures.source(), options: ImageEncoder.JPEGOptions(), exif: MotionPhotoFixture.exifWithAppleIdentifier(id)))
+            .write(to: URL(fileURLWithPath: still))
+        let live = f.root + "/trip/IMG_0042.MOV"
+        try FixtureTools.run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=10", "-t", "1", "-c:v", "libx264",
+                                        "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-movflags", "use_metadata_tags",
+                                        "-metadata", "com.apple.quicktime.content.identifier=\(id)", live])
+        try #require(try ChildProcess.run("thumbcache", ["warm", f.root, "--cache", f.cache]).status == .exited(0))
+        let stillPage = try server.get("/item?path=\(Self.q(still))").text
+        #expect(stillPage.contains("<video class=\"viewer motion\"") && stillPage.contains("src=\"/files?path=\(URLText.query(live))\""), "\(stillPage)")
+        let moviePage = try server.get("/item?path=\(Self.q(live))").text
+        #expect(moviePage.contains("<video class=\"viewer\" controls") && !moviePage.contains("viewer motion"), "\(moviePage)")
         let sunset = try server.get("/item?path=\(Self.q(f.root + "/sunset.jpg"))").text
         #expect(sunset.contains("<img class=\"viewer\" src=\"/files?path=\(URLText.query(f.root + "/sunset.jpg"))\""), "\(sunset)")
         #expect(try server.get("/").header("content-security-policy")?.contains("media-src 'self'") == true)

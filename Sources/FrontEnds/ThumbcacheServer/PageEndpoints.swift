@@ -70,7 +70,10 @@ struct PageEndpoints: Sendable {
         let path = try files.roots.resolve(fields["path"] ?? "")
         let page = try fields.integer("page", default: 1, in: 1...Int(ThumbnailVariant.pageLimit))
         let found = try files.item(path: path)
-        let body = renderer.item(path, content: found?.content, attributes: found?.attributes ?? [:], tags: FileTags.read(path: path), page: page)
+        let attributes = found?.attributes ?? [:]
+        let movie = try attributes[MDItem.livePhotoContentIdentifier]?.stringValues?.first.flatMap { try files.livePhotoMovie(identifier: $0) }
+        let body = renderer.item(path, content: found?.content, attributes: attributes, tags: FileTags.read(path: path), page: page,
+                                 livePhotoMovie: movie == path ? nil : movie)
         return Self.html(renderer.page((path as NSString).lastPathComponent, section: .item, body: body))
     }
 

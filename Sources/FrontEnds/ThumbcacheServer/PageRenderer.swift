@@ -64,10 +64,11 @@ struct PageRenderer: Sendable {
     static let browserImages: Set<String> = ["public.jpeg", "public.png", "com.compuserve.gif", "org.webmproject.webp", "public.avif"]
 
     /// The look at a file the item page opens with, as Quick Look's: a movie or a recording that
-    /// plays from the original (seeking by ranges), a Motion Photo's still with its movie, an
-    /// image a browser shows at its own size, else the preview of page `page` (from 1), with
-    /// links to the pages either side when the file has more than one (arrow keys follow them).
-    func viewer(_ path: String, content: ContentHash?, attributes: [String: AttributeValue], page: Int = 1) -> String {
+    /// plays from the original (seeking by ranges), a Motion Photo's still with its movie (a Live
+    /// Photo's with the movie file paired with it), an image a browser shows at its own size, else
+    /// the preview of page `page` (from 1), with links to the pages either side when the file has
+    /// more than one (arrow keys follow them).
+    func viewer(_ path: String, content: ContentHash?, attributes: [String: AttributeValue], page: Int = 1, livePhotoMovie: String? = nil) -> String {
         let original = "/files?path=\(URLText.query(path))"
         let types = attributes[MDItem.contentTypeTree]?.stringValues ?? []
         let name = (path as NSString).lastPathComponent
@@ -83,9 +84,12 @@ struct PageRenderer: Sendable {
             return image(content, path: path, size: 256, alt: name)
                 + "<audio class=\"viewer\" controls preload=\"metadata\" src=\"\(Self.escape(original))\" aria-label=\"\(Self.escape(name))\"></audio>" + open
         }
-        if case .number(1) = attributes[MDItem.isMotionPhoto] {
-            return "<img class=\"viewer\" src=\"\(Self.escape(original))\" alt=\"\(Self.escape(name))\">"
-                + "<video class=\"viewer motion\" controls muted loop preload=\"metadata\" src=\"\(Self.escape(original + "&part=motion"))\" "
+        let motion: String? = if case .number(1) = attributes[MDItem.isMotionPhoto] { original + "&part=motion" }
+            else { livePhotoMovie.map { "/files?path=\(URLText.query($0))" } }
+        if let motion {
+            let still = attributes[MDItem.contentType]?.stringValues?.first.map(Self.browserImages.contains) == true ? original : preview(1)
+            return "<img class=\"viewer\" src=\"\(Self.escape(still))\" alt=\"\(Self.escape(name))\">"
+                + "<video class=\"viewer motion\" controls muted loop preload=\"metadata\" src=\"\(Self.escape(motion))\" "
                 + "aria-label=\"The movie of \(Self.escape(name))\"></video>" + open
         }
         if let own = attributes[MDItem.contentType]?.stringValues?.first, Self.browserImages.contains(own) {
@@ -106,7 +110,8 @@ struct PageRenderer: Sendable {
     }
 
     /// One file: its picture, attributes and tags (forms that work without JavaScript).
-    func item(_ path: String, content: ContentHash?, attributes: [String: AttributeValue], tags: [String], page: Int = 1) -> String {
+    func item(_ path: String, content: ContentHash?, attributes: [String: AttributeValue], tags: [String], page: Int = 1,
+              livePhotoMovie: String? = nil) -> String {
         let rows = attributes.sorted { $0.key < $1.key }.map { name, value in
             "<tr><th scope=\"row\">\(Self.escape(name))</th><td>\(Self.escape(AttributeFormat.text(value)))</td></tr>"
         }.joined()
@@ -119,7 +124,7 @@ struct PageRenderer: Sendable {
         }.joined()
         let parent = (path as NSString).deletingLastPathComponent
         return """
-            <div class="item"><figure>\(viewer(path, content: content, attributes: attributes, page: page))</figure>
+            <div class="item"><figure>\(viewer(path, content: content, attributes: attributes, page: page, livePhotoMovie: livePhotoMovie))</figure>
             <section aria-labelledby="tags-h"><h2 id="tags-h">Tags</h2><ul class="tags" id="tags">\(tagItems)</ul>
             <form method="post" action="/item/tags" class="tag-edit" id="add-tag"><input type="hidden" name="path" value="\(Self.escape(path))">\
             <input type="hidden" name="action" value="add"><label for="new-tag">Add a tag</label> \

@@ -117,6 +117,19 @@ final class ServedFiles: Sendable {
         try tagSearch(tag, limit: limit, attributes: Self.tileAttributes)
     }
 
+    /// The movie of the Live Photo whose still carries `identifier`: a served movie with the same
+    /// content identifier, or nil.
+    func livePhotoMovie(identifier: String) throws -> String? {
+        // An identifier is a UUID: one with a wildcard's characters pairs with nothing (as search's pairing says).
+        guard !identifier.contains(where: { "*?\\".contains($0) }) else { return nil }
+        let expression = QueryExpression.and([
+            .comparison(attribute: MDItem.livePhotoContentIdentifier, op: .equal, value: .string(identifier, []), position: 0),
+            .comparison(attribute: MDItem.contentTypeTree, op: .equal, value: .string("public.movie", []), position: 0),
+        ])
+        let options = SearchOptions(onlyIn: roots.paths, limit: 1, attributes: [], pairsLivePhotos: false)
+        return inRoots(try index.search(expression, options: options)).results.first?.path
+    }
+
     /// Every indexed attribute of the file at `path` (a resolved path inside the roots).
     func item(path: String) throws -> SearchResult? { try index.item(path: path) }
 

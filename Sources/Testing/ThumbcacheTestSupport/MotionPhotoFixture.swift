@@ -46,4 +46,18 @@ package enum MotionPhotoFixture {
         </rdf:Description></rdf:RDF></x:xmpmeta>
         """
     }
+
+    /// An iPhone's MakerNote ("Apple iOS", big-endian, offsets from its own start) holding the
+    /// content identifier (tag 0x0011), inside an EXIF block.
+    package static func exifWithAppleIdentifier(_ id: String) -> [UInt8] {
+        func u16(_ v: Int) -> [UInt8] { [UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        func u32(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        let text = Array(id.utf8) + [0]
+        var note = Array("Apple iOS\0".utf8) + [0, 1] + Array("MM".utf8)
+        note += u16(1) + u16(0x0011) + u16(2) + u32(text.count) + u32(32) + u32(0) + text
+        var tiff = Array("MM".utf8) + [0, 42] + u32(8)
+        tiff += u16(1) + u16(0x8769) + u16(4) + u32(1) + u32(26) + u32(0)  // IFD0 → the EXIF IFD at 26
+        tiff += u16(1) + u16(0x927C) + u16(7) + u32(note.count) + u32(44) + u32(0)  // its MakerNote at 44
+        return tiff + note
+    }
 }
