@@ -28,6 +28,27 @@ struct TextAndFontTests {
         #expect(Self.registry.type(of: Array(text.utf8), name: name).identifier == expected)
     }
 
+    /// A text's page N (a preview's) is the page its lines from 40 × N on make: the same pixels as
+    /// the first page of a text that starts there; past its last line, an error counting its pages.
+    @Test func aTextsLaterPagesAreItsLaterLines() throws {
+        let dir = TemporaryDirectory()
+        let lines = (1...100).map { "line \($0): " + String(repeating: "abc ", count: $0 % 12) }
+        let whole = try dir.write("long.txt", Array((lines.joined(separator: "\n") + "\n").utf8))
+        func page(_ path: String, _ n: Int) throws -> RGBAImage {
+            var options = Self.box
+            options.page = n
+            return try Self.pool.thumbnail(ofFileAt: path, options: options, format: .text).image
+        }
+        let first = try page(whole, 0)
+        for n in 1...2 {
+            let rest = try dir.write("from-\(n).txt", Array((lines[(40 * n)...].joined(separator: "\n") + "\n").utf8))
+            let later = try page(whole, n)
+            #expect(later.pixels == (try page(rest, 0)).pixels, "page \(n + 1) shows the lines from \(40 * n + 1) on")
+            #expect(later.pixels != first.pixels)
+        }
+        #expect(throws: ImagingError(path: whole, reason: .noSuchPage(page: 4, pages: 3))) { try page(whole, 3) }
+    }
+
     @Test func sourceCodeConformsToPlainTextAndText() {
         let tree = Self.registry.tree(of: "public.python-script").map(\.identifier)
         #expect(tree.starts(with: ["public.python-script", "public.script", "public.source-code", "public.plain-text", "public.text"]))

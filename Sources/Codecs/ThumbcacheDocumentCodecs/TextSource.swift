@@ -7,17 +7,19 @@ import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
 extension ImageDecoderRegistration {
-    /// Text of every kind through FreeType: the first lines on a page; its words, HTML's without markup.
-    package static let text = ImageDecoderRegistration(.plainText) { (fd, name) throws(ImagingError) in
-        try TextSource(descriptor: fd, name: name)
-    }.extractingText { (fd, name, limit) throws(ImagingError) in
+    /// Text of every kind through FreeType: the first lines on a page (a later page: the lines
+    /// after it); its words, HTML's without markup.
+    package static let text = ImageDecoderRegistration(.plainText) { (fd, name, settings) throws(ImagingError) in
+        try TextSource(descriptor: fd, name: name, page: settings.page)
+    }.drawingPages().extractingText { (fd, name, limit) throws(ImagingError) in
         try TextExtraction.words(descriptor: fd, name: name, limit: limit)
     }
 }
 
 /// A text file as QuickLook draws one: a white page (Letter's shape) with its first lines in a
 /// monospaced font (DejaVu Sans Mono, FreeType), tabs expanded and long lines clipped. Only the
-/// first 64 KiB are read, by `pread`: a 2 GB log costs what a short note does.
+/// first 64 KiB are read, by `pread`: a 2 GB log costs what a short note does. Page N (a
+/// preview's) starts ``linesPerPage`` × N lines in, read from at most the first ``pagedReadLimit`` bytes.
 final class TextSource: DrawnSource {
     /// The page's grid: columns across; as many lines as the page's height fits (about 44).
     static let columns = 64
@@ -25,18 +27,30 @@ final class TextSource: DrawnSource {
     static let tabWidth = 8
     /// Bytes read from the file's start.
     static let readLimit = 64 << 10
+    /// A later page begins this many lines after the one before: a little under the 44 a page
+    /// holds at any size, so a page's last lines open the next and none is skipped.
+    static let linesPerPage = 40
+    /// The most a later page reads: past it, a text's pages are not counted.
+    static let pagedReadLimit = 8 << 20
 
     private let path: String
     private let lines: TextLines
     let header: RowSourceHeader
     var output = RGBABuffer()
 
-    init(descriptor: Int32, name: String) throws(ImagingError) {
+    init(descriptor: Int32, name: String, page: Int = 0) throws(ImagingError) {
         path = name
         let reader = try ByteReader(descriptor: descriptor, name: name)
-        let bytes = try reader.bytes(at: 0, count: min(reader.size, Self.readLimit), what: "text")
-        guard let lines = bytes.withUnsafeBytes({ TextLines($0, maxLines: Self.maxLines, columns: Self.columns, tabWidth: Self.tabWidth) })
+        let limit = page == 0 ? Self.readLimit : min(Self.pagedReadLimit, Self.readLimit * (page + 1))
+        let bytes = try reader.bytes(at: 0, count: min(reader.size, limit), what: "text")
+        let skip = page * Self.linesPerPage
+        guard let lines = bytes.withUnsafeBytes({ TextLines($0, maxLines: Self.maxLines, columns: Self.columns, tabWidth: Self.tabWidth, skip: skip) })
         else { throw ImagingError(path: name, reason: .corrupt("binary data, not text")) }
+        guard page == 0 || lines.seen > skip else {
+            // Counted in what was read: the whole text unless it is longer than the paged limit.
+            let pages = max(1, (lines.seen + Self.linesPerPage - 1) / Self.linesPerPage)
+            throw ImagingError(path: name, reason: .noSuchPage(page: page + 1, pages: pages))
+        }
         self.lines = lines
         // Letter at 100 per inch: the page's shape, drawn at whatever size the box asks.
         header = RowSourceHeader(width: 850, height: 1100, hasAlpha: false, bitsPerSample: 8, colorSpace: "RGB")
@@ -68,19 +82,24 @@ final class TextSource: DrawnSource {
     private static let pageFace = Mutex<FontFace?>(nil)
 }
 
-/// The first lines of a text, as Unicode scalars laid end to end, in the encoding
-/// ``Charset/forEachScalar(_:_:)`` tells. Nil for bytes that are not text.
+/// The first lines of a text (after `skip` of them), as Unicode scalars laid end to end, in the
+/// encoding ``Charset/forEachScalar(_:_:)`` tells. Nil for bytes that are not text.
 struct TextLines {
     var scalars: [UInt32] = []
     var lengths: [Int32] = []
+    /// Lines met, the skipped ones too.
+    private(set) var seen = 0
 
-    init?(_ bytes: UnsafeRawBufferPointer, maxLines: Int, columns: Int, tabWidth: Int) {
+    init?(_ bytes: UnsafeRawBufferPointer, maxLines: Int, columns: Int, tabWidth: Int, skip: Int = 0) {
         var line: [UInt32] = []
         var column = 0
         var previous: UInt32 = 0
         func endLine() {
-            scalars += line
-            lengths.append(Int32(line.count))
+            if seen >= skip {
+                scalars += line
+                lengths.append(Int32(line.count))
+            }
+            seen += 1
             line.removeAll(keepingCapacity: true)
             column = 0
         }
@@ -98,14 +117,14 @@ struct TextLines {
             case 0x09:
                 let next = (column / tabWidth + 1) * tabWidth
                 while column < next { put(0x20) }
-            case 0xFEFF where lengths.isEmpty && line.isEmpty: break  // a byte-order mark
+            case 0xFEFF where seen == 0 && line.isEmpty: break  // a byte-order mark
             case 0..<0x20, 0x7F, 0x80..<0xA0: break  // control characters draw nothing
             default: put(c)
             }
             return lengths.count < maxLines
         }
         guard Charset.forEachScalar(bytes, take) else { return nil }
-        if !line.isEmpty || lengths.isEmpty { endLine() }
+        if !line.isEmpty || seen == 0 { endLine() }
     }
 }
 
