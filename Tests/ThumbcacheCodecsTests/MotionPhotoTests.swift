@@ -48,6 +48,28 @@ struct MotionPhotoTests {
         #expect(info.contains("kMDItemMotionPhotoVideoDurationSeconds"), "\(info)")
     }
 
+    /// A HEIC and an AVIF Motion Photo: the XMP is an item of the HEIF, the movie an `mpvd` box
+    /// after its boxes. The HEIC goes the direct HEIF path, the AVIF with alpha libheif's.
+    @Test func heifMotionPhotosAreFoundThroughTheirXMPItem() throws {
+        let dir = TemporaryDirectory()
+        let mp4 = try MotionPhotoFixture.movie(in: dir)
+        let xmp = MotionPhotoFixture.motionPhotoXMP(videoLength: mp4.count, presentationUs: 750_000)
+        let heic = try MotionPhotoFixture.heif(dir, "PXL_motion.heic", picture: TestPictures.source(), xmp: xmp, movie: mp4)
+        let avif = try MotionPhotoFixture.heif(dir, "PXL_alpha.avif", picture: TestPictures.source(alpha: true), avif: true, xmp: xmp, movie: mp4)
+        let cut = try MotionPhotoFixture.heif(dir, "PXL_cut.heic", picture: TestPictures.source(), xmp: xmp, movie: Array(mp4.prefix(mp4.count / 2)))
+        let pool = MediaFormatTests.pool
+        for path in [heic, avif] {
+            let found = try #require(try pool.info(ofFileAt: path, format: nil).media?.motionPhoto, "\(path)")
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+            #expect(found.videoOffset == size - mp4.count && found.videoLength == mp4.count && found.presentationSeconds == 0.75, "\(path)")
+            #expect(abs((found.videoDurationSeconds ?? 0) - 2) < 0.05 && found.bytesRead < 256, "\(path): \(found)")
+            // The still decodes as before: the box after the HEIF's is passed over.
+            let image = try pool.thumbnail(ofFileAt: path, options: MediaFormatTests.box, format: nil).image
+            #expect(image.width == MediaFormatTests.box.maxWidth, "\(path)")
+        }
+        #expect(try pool.info(ofFileAt: cut, format: nil).media?.motionPhoto == nil, "a movie cut short is not claimed")
+    }
+
     @Test func aLivePhotosStillAndMovieShareTheirIdentifier() throws {
         let dir = TemporaryDirectory()
         let id = "4C6F7665-2D4C-4976-6550-686F746F7321"

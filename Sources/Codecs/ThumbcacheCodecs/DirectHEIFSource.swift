@@ -83,7 +83,21 @@ final class DirectHEIFSource: RowSource {
             maxShrink: 2, buffered: true,
             // One tile's planes in the codec library, and for a grid a band of converted rows a tile high.
             bufferedBytes: primary.tileWidth * primary.tileHeight * 3 / 2 + (primary.columns > 1 ? primary.width * primary.tileHeight * 4 : 0),
-            orientation: orientation, bitsPerSample: primary.bits, colorSpace: "RGB", frameCount: container.topLevelImageCount)
+            orientation: orientation, bitsPerSample: primary.bits, colorSpace: "RGB", frameCount: container.topLevelImageCount,
+            media: Self.motionPhoto(container, file.bytes))
+    }
+
+    /// What the XMP packet says of a movie appended to the file (a Motion Photo), checked against
+    /// the bytes at the file's end.
+    static func motionPhoto(_ container: HEIFContainer, _ bytes: UnsafeRawBufferPointer) -> MediaMetadata? {
+        guard let id = container.xmpItem(describing: container.primary), let extents = try? container.extents(of: id),
+              extents.reduce(0, { $0 + $1.count }) <= 1 << 20
+        else { return nil }
+        let xmp = extents.flatMap { bytes[$0] }
+        guard let found = xmp.withUnsafeBytes({ MotionPhoto.find(xmp: $0, mapped: bytes) }) else { return nil }
+        var media = MediaMetadata()
+        media.motionPhoto = found
+        return media
     }
 
     /// `item` as a picture this decoder handles — `hvc1` or `av01`, or a `grid` of either, at 8

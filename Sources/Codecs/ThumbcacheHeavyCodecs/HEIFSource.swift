@@ -52,7 +52,26 @@ final class HEIFSource: RowSource {
             // libheif decodes the whole image: its 4:2:0 planes are held while rows are made.
             buffered: true, bufferedBytes: width * height * 3 / 2,
             orientation: .up, bitsPerSample: Int(heif_image_handle_get_luma_bits_per_pixel(handle)),
-            colorSpace: "RGB", frameCount: frames)
+            colorSpace: "RGB", frameCount: frames, media: Self.motionPhoto(of: handle, in: file.bytes))
+    }
+
+    /// What the primary image's XMP packet says of a movie appended to the file (a Motion Photo),
+    /// checked against the bytes at the file's end.
+    static func motionPhoto(of handle: OpaquePointer, in file: UnsafeRawBufferPointer) -> MediaMetadata? {
+        var ids = [heif_item_id](repeating: 0, count: 8)
+        let count = Int(heif_image_handle_get_list_of_metadata_block_IDs(handle, "mime", &ids, Int32(ids.count)))
+        for id in ids.prefix(count) {
+            guard let type = heif_image_handle_get_metadata_content_type(handle, id), String(cString: type) == "application/rdf+xml" else { continue }
+            let size = heif_image_handle_get_metadata_size(handle, id)
+            guard size > 0, size <= 1 << 20 else { continue }
+            var xmp = [UInt8](repeating: 0, count: size)
+            guard heif_image_handle_get_metadata(handle, id, &xmp).code == heif_error_Ok,
+                  let found = xmp.withUnsafeBytes({ MotionPhoto.find(xmp: $0, mapped: file) }) else { continue }
+            var media = MediaMetadata()
+            media.motionPhoto = found
+            return media
+        }
+        return nil
     }
 
     deinit {

@@ -26,6 +26,8 @@ package struct HEIFContainer: Sendable {
         package let type: FourCC
         /// `infe`'s flag 1: not meant to be shown on its own (a tile, an alpha plane).
         package let hidden: Bool
+        /// A `mime` item's content type (`application/rdf+xml`: XMP); nil for other items.
+        package var contentType: String? = nil
     }
 
     /// The properties thumbcache acts on; anything else is kept by its type only.
@@ -121,7 +123,11 @@ package struct HEIFContainer: Sendable {
                     guard v >= 2 else { continue }  // versions 0 and 1 name no item type
                     let id = try e.id(wide: v != 2)
                     try e.skip(2)  // protection index
-                    items[id] = Item(id: id, type: FourCC(rawValue: try e.u32()), hidden: flags & 1 != 0)
+                    let type = FourCC(rawValue: try e.u32())
+                    var item = Item(id: id, type: type, hidden: flags & 1 != 0)
+                    // A mime item's name, then its content type, each ended by a zero byte.
+                    if type == "mime", e.cString() != nil { item.contentType = e.cString() }
+                    items[id] = item
                 }
             case "iref":
                 let version = try r.u8(); try r.skip(3)
@@ -174,6 +180,13 @@ package struct HEIFContainer: Sendable {
     }
 
     /// The items that refer to `item` by `type` (`thmb`: its thumbnails, `cdsc`: its metadata, `auxl`: its auxiliary images).
+    /// The XMP packet's item (a `mime` item of `application/rdf+xml`): the one describing `item`
+    /// when one says so (`cdsc`), else any.
+    package func xmpItem(describing item: ItemID) -> ItemID? {
+        func isXMP(_ id: ItemID) -> Bool { items[id]?.type == "mime" && items[id]?.contentType == "application/rdf+xml" }
+        return items(referring: "cdsc", to: item).first(where: isXMP) ?? items.keys.sorted().first(where: isXMP)
+    }
+
     package func items(referring type: FourCC, to item: ItemID) -> [ItemID] {
         references.filter { $0.type == type && $0.to.contains(item) }.map(\.from)
     }
@@ -337,6 +350,13 @@ private struct Reader {
         guard size >= header, size <= end - start else { throw HEIFContainer.Malformed("box \(type) at \(start) overruns its parent") }
         position = start + size
         return Box(type: type, payload: start + header..<start + size)
+    }
+
+    /// A string ended by a zero byte, inside the range; nil when none ends there.
+    mutating func cString() -> String? {
+        guard let zero = bytes[position..<end].firstIndex(of: 0) else { return nil }
+        defer { position = zero + 1 }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[position..<zero]), as: UTF8.self)
     }
 
     mutating func skip(_ n: Int) throws(HEIFContainer.Malformed) {

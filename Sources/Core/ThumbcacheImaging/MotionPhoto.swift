@@ -42,11 +42,27 @@ package struct MotionPhoto: Sendable, Hashable, Codable {
     /// The movie an XMP packet claims in the file on `descriptor`, checked against the bytes;
     /// nil when the XMP claims none or the bytes are not one.
     package static func find(xmp: UnsafeRawBufferPointer, descriptor: Int32) -> MotionPhoto? {
-        guard let claim = claim(xmp: xmp) else { return nil }
         var st = stat()
-        guard fstat(descriptor, &st) == 0, case let size = Int(st.st_size), claim.length < size else { return nil }
-        var reader = TailReader(descriptor: descriptor, end: size)
-        let start = size - claim.length
+        guard fstat(descriptor, &st) == 0 else { return nil }
+        return find(xmp: xmp, in: TailReader(end: Int(st.st_size)) { buffer, offset in
+            guard case .success(let n) = retryingInterrupts({ pread(descriptor, buffer.baseAddress, buffer.count, off_t(offset)) }) else { return 0 }
+            return n
+        })
+    }
+
+    /// The same for a file already mapped (a HEIF's, which its decoder maps whole): only the box
+    /// headers it reads are touched.
+    package static func find(xmp: UnsafeRawBufferPointer, mapped file: UnsafeRawBufferPointer) -> MotionPhoto? {
+        find(xmp: xmp, in: TailReader(end: file.count) { buffer, offset in
+            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: file[offset..<offset + buffer.count]))
+            return buffer.count
+        })
+    }
+
+    private static func find(xmp: UnsafeRawBufferPointer, in reader: TailReader) -> MotionPhoto? {
+        guard let claim = claim(xmp: xmp), claim.length < reader.end else { return nil }
+        var reader = reader
+        let start = reader.end - claim.length
         guard let first = reader.box(at: start), first.type == "ftyp" else { return nil }
         var found = MotionPhoto(videoOffset: start, videoLength: claim.length, bytesRead: 0)
         if let us = claim.presentationMicroseconds, us >= 0 { found.presentationSeconds = Double(us) / 1e6 }
@@ -56,22 +72,23 @@ package struct MotionPhoto: Sendable, Hashable, Codable {
     }
 }
 
-/// Reads MP4 box headers at the end of a file with `pread`, counting the bytes.
+/// Reads MP4 box headers at the end of a file (by `pread`, or from a mapping), counting the bytes.
 private struct TailReader {
-    let descriptor: Int32
     let end: Int
+    /// Fills the buffer from the file at the offset (within `end`); how many bytes came.
+    let fill: (UnsafeMutableRawBufferPointer, Int) -> Int
     private(set) var bytesRead = 0
 
-    init(descriptor: Int32, end: Int) {
-        self.descriptor = descriptor
+    init(end: Int, fill: @escaping (UnsafeMutableRawBufferPointer, Int) -> Int) {
         self.end = end
+        self.fill = fill
     }
 
     mutating func read(_ count: Int, at offset: Int) -> [UInt8]? {
         guard offset >= 0, count > 0, offset + count <= end else { return nil }
         var bytes = [UInt8](repeating: 0, count: count)
-        guard case .success(let n) = retryingInterrupts({ bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) } }),
-              n == count else { return nil }
+        let n = bytes.withUnsafeMutableBytes { fill($0, offset) }
+        guard n == count else { return nil }
         bytesRead += n
         return bytes
     }

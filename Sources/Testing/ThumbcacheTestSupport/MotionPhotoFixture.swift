@@ -21,6 +21,19 @@ package enum MotionPhotoFixture {
         return Array(plain[0..<2]) + segment + Array(plain[2...]) + trailer
     }
 
+    /// A HEIC (or, with `avif`, an AVIF) Motion Photo as Pixels write one: heif-enc's still of
+    /// `picture`, `xmp` put in as its XMP item by exiftool, then the movie in a top-level `mpvd`
+    /// box that HEIF readers pass over.
+    package static func heif(_ dir: TemporaryDirectory, _ name: String, picture: RGBAImage, avif: Bool = false, xmp: String,
+                             movie: [UInt8]) throws -> String {
+        let still = try FixtureTools.fixture(dir, name + ".still", from: picture, "heif-enc") { avif ? ["--avif", "-q", "90", "-o", $1, $0] : ["-q", "90", "-o", $1, $0] }
+        let packet = try dir.write(name + ".xmp", Array(xmp.utf8))
+        try FixtureTools.run("exiftool", ["-q", "-overwrite_original", "-xmp<=" + packet, still])
+        let length = UInt32(8 + movie.count)
+        let box = [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)] + Array("mpvd".utf8)
+        return try dir.write(name, Array(try Data(contentsOf: URL(fileURLWithPath: still))) + box + movie)
+    }
+
     /// Google's Motion Photo 1.0: attributes on the description, the directory as items.
     package static func motionPhotoXMP(videoLength: Int, presentationUs: Int) -> String {
         """
