@@ -70,6 +70,24 @@ struct MotionPhotoTests {
         #expect(try pool.info(ofFileAt: cut, format: nil).media?.motionPhoto == nil, "a movie cut short is not claimed")
     }
 
+    /// A Samsung phone's JPEG without Google's XMP: the movie is the trailer's `MotionPhoto_Data`
+    /// record, found from the file's tail alone; a trailer without one, or a record that does not
+    /// hold an MP4, claims nothing.
+    @Test func aSamsungTrailersMovieIsFoundFromTheTail() throws {
+        let dir = TemporaryDirectory()
+        let mp4 = try MotionPhotoFixture.movie(in: dir)
+        let still = try ImageEncoder.jpeg(TestPictures.source())
+        let samsung = try dir.write("20251124_101010.jpg", MotionPhotoFixture.samsung(still: still, movie: mp4))
+        let found = try #require(try MediaFormatTests.pool.info(ofFileAt: samsung, format: nil).media?.motionPhoto)
+        #expect(found.videoOffset == still.count + 8 + "MotionPhoto_Data".utf8.count && found.videoLength == mp4.count)
+        #expect(abs((found.videoDurationSeconds ?? 0) - 2) < 0.05 && found.presentationSeconds == nil)
+        #expect(found.bytesRead < 256, "read \(found.bytesRead) bytes of the file's tail")
+        let fake = try dir.write("fake.jpg", MotionPhotoFixture.samsung(still: still, movie: Array(repeating: 7, count: 4000)))
+        #expect(try MediaFormatTests.pool.info(ofFileAt: fake, format: nil).media?.motionPhoto == nil, "a record that holds no MP4")
+        let cut = try dir.write("cut.jpg", Array(MotionPhotoFixture.samsung(still: still, movie: mp4).dropLast(3)))
+        #expect(try MediaFormatTests.pool.info(ofFileAt: cut, format: nil).media?.motionPhoto == nil, "no footer, no movie")
+    }
+
     @Test func aLivePhotosStillAndMovieShareTheirIdentifier() throws {
         let dir = TemporaryDirectory()
         let id = "4C6F7665-2D4C-4976-6550-686F746F7321"

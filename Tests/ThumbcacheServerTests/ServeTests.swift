@@ -462,6 +462,11 @@ struct ServeTests {
         #expect(tail.status == 206 && tail.header("content-range") == "bytes \(mp4.count - 100)-\(mp4.count - 1)/\(mp4.count)")
         #expect(tail.body == Array(mp4.suffix(100)))
         #expect(try server.get("/files?path=\(Self.q(f.root + "/sunset.jpg"))&part=motion").status == 404)
+        // A Samsung trailer's movie lies inside the file, before the trailer's directory.
+        let samsung = f.root + "/20251124_101010.jpg"
+        try Data(MotionPhotoFixture.samsung(still: ImageEncoder.jpeg(TestPictures.source()), movie: mp4)).write(to: URL(fileURLWithPath: samsung))
+        let inside = try server.get("/files?path=\(Self.q(samsung))&part=motion")
+        #expect(inside.status == 200 && inside.header("content-type") == "video/mp4" && inside.body == mp4)
         #expect(try server.get("/files?path=\(Self.q(photo))&part=other").status == 400)
         // A Live Photo's still plays the movie it is paired with; the movie's own page plays it too.
         let id = "4C6F7665-2D4C-4976-6550-686F746F7321"

@@ -87,14 +87,16 @@ final class DirectHEIFSource: RowSource {
             media: Self.motionPhoto(container, file.bytes))
     }
 
-    /// What the XMP packet says of a movie appended to the file (a Motion Photo), checked against
-    /// the bytes at the file's end.
+    /// What the XMP packet (or a Samsung trailer) says of a movie appended to the file (a Motion
+    /// Photo), checked against the bytes at the file's end.
     static func motionPhoto(_ container: HEIFContainer, _ bytes: UnsafeRawBufferPointer) -> MediaMetadata? {
-        guard let id = container.xmpItem(describing: container.primary), let extents = try? container.extents(of: id),
-              extents.reduce(0, { $0 + $1.count }) <= 1 << 20
-        else { return nil }
-        let xmp = extents.flatMap { bytes[$0] }
-        guard let found = xmp.withUnsafeBytes({ MotionPhoto.find(xmp: $0, mapped: bytes) }) else { return nil }
+        var xmp: [UInt8]?
+        if let id = container.xmpItem(describing: container.primary), let extents = try? container.extents(of: id),
+           extents.reduce(0, { $0 + $1.count }) <= 1 << 20 {
+            xmp = extents.flatMap { bytes[$0] }
+        }
+        let found = if let xmp { xmp.withUnsafeBytes { MotionPhoto.find(xmp: $0, mapped: bytes) } } else { MotionPhoto.find(xmp: nil, mapped: bytes) }
+        guard let found else { return nil }
         var media = MediaMetadata()
         media.motionPhoto = found
         return media

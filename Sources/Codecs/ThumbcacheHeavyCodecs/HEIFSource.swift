@@ -55,8 +55,8 @@ final class HEIFSource: RowSource {
             colorSpace: "RGB", frameCount: frames, media: Self.motionPhoto(of: handle, in: file.bytes))
     }
 
-    /// What the primary image's XMP packet says of a movie appended to the file (a Motion Photo),
-    /// checked against the bytes at the file's end.
+    /// What the primary image's XMP packet (or a Samsung trailer) says of a movie appended to the
+    /// file (a Motion Photo), checked against the bytes at the file's end.
     static func motionPhoto(of handle: OpaquePointer, in file: UnsafeRawBufferPointer) -> MediaMetadata? {
         var ids = [heif_item_id](repeating: 0, count: 8)
         let count = Int(heif_image_handle_get_list_of_metadata_block_IDs(handle, "mime", &ids, Int32(ids.count)))
@@ -71,7 +71,11 @@ final class HEIFSource: RowSource {
             media.motionPhoto = found
             return media
         }
-        return nil
+        // No XMP claims one: a Samsung trailer may.
+        guard let found = MotionPhoto.find(xmp: nil, mapped: file) else { return nil }
+        var media = MediaMetadata()
+        media.motionPhoto = found
+        return media
     }
 
     deinit {

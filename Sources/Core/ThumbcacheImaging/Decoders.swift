@@ -120,9 +120,8 @@ final class JPEGSource: RowSource {
         decoder = d
         self.info = info
         exif = info.exif.map { Array(UnsafeBufferPointer(start: $0, count: info.exif_length)) }
-        if let xmp = info.xmp {
-            motionPhoto = MotionPhoto.find(xmp: UnsafeRawBufferPointer(start: xmp, count: info.xmp_length), descriptor: descriptor)
-        }
+        // The XMP's claim, else a Samsung trailer's: a read of the file's last 8 bytes for most JPEGs.
+        motionPhoto = MotionPhoto.find(xmp: info.xmp.map { UnsafeRawBufferPointer(start: $0, count: info.xmp_length) }, descriptor: descriptor)
     }
 
     /// A JPEG held in memory; `path` names where it came from, for errors.

@@ -7,7 +7,9 @@ import ThumbcacheSync
 /// `Camera:MotionPhoto` and a `Container:Directory` whose `MotionPhoto` item gives the movie's
 /// length) or its earlier form (`GCamera:MicroVideo`, `MicroVideoOffset` bytes from the end).
 /// What the XMP claims is believed only if the bytes there start an MP4 (`ftyp`), as the
-/// format's readers are told to check: a file cut after its XMP claims no movie.
+/// format's readers are told to check: a file cut after its XMP claims no movie. Without XMP, a
+/// Samsung phone's trailer (SEF: records, their directory `SEFH` and the footer `SEFT` at the
+/// file's end) may hold the movie as its `MotionPhoto_Data` record, read from the tail alone.
 package struct MotionPhoto: Sendable, Hashable, Codable {
     /// Where the movie starts in the file, and its length (to the file's end).
     package var videoOffset: Int
@@ -39,9 +41,9 @@ package struct MotionPhoto: Sendable, Hashable, Codable {
         return nil
     }
 
-    /// The movie an XMP packet claims in the file on `descriptor`, checked against the bytes;
-    /// nil when the XMP claims none or the bytes are not one.
-    package static func find(xmp: UnsafeRawBufferPointer, descriptor: Int32) -> MotionPhoto? {
+    /// The movie the XMP packet (if any) claims in the file on `descriptor`, else one a Samsung
+    /// trailer holds, checked against the bytes; nil when there is none.
+    package static func find(xmp: UnsafeRawBufferPointer?, descriptor: Int32) -> MotionPhoto? {
         var st = stat()
         guard fstat(descriptor, &st) == 0 else { return nil }
         return find(xmp: xmp, in: TailReader(end: Int(st.st_size)) { buffer, offset in
@@ -50,25 +52,71 @@ package struct MotionPhoto: Sendable, Hashable, Codable {
         })
     }
 
-    /// The same for a file already mapped (a HEIF's, which its decoder maps whole): only the box
+    /// The same for a file already mapped (a HEIF's, which its decoder maps whole): only the
     /// headers it reads are touched.
-    package static func find(xmp: UnsafeRawBufferPointer, mapped file: UnsafeRawBufferPointer) -> MotionPhoto? {
+    package static func find(xmp: UnsafeRawBufferPointer?, mapped file: UnsafeRawBufferPointer) -> MotionPhoto? {
         find(xmp: xmp, in: TailReader(end: file.count) { buffer, offset in
             buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: file[offset..<offset + buffer.count]))
             return buffer.count
         })
     }
 
-    private static func find(xmp: UnsafeRawBufferPointer, in reader: TailReader) -> MotionPhoto? {
-        guard let claim = claim(xmp: xmp), claim.length < reader.end else { return nil }
+    private static func find(xmp: UnsafeRawBufferPointer?, in reader: TailReader) -> MotionPhoto? {
         var reader = reader
-        let start = reader.end - claim.length
-        guard let first = reader.box(at: start), first.type == "ftyp" else { return nil }
-        var found = MotionPhoto(videoOffset: start, videoLength: claim.length, bytesRead: 0)
-        if let us = claim.presentationMicroseconds, us >= 0 { found.presentationSeconds = Double(us) / 1e6 }
-        found.videoDurationSeconds = reader.duration(from: start)
+        if let xmp, let claim = claim(xmp: xmp) {
+            guard claim.length < reader.end else { return nil }
+            var found = MotionPhoto(videoOffset: reader.end - claim.length, videoLength: claim.length, bytesRead: 0)
+            if let us = claim.presentationMicroseconds, us >= 0 { found.presentationSeconds = Double(us) / 1e6 }
+            return checked(found, &reader)
+        }
+        guard let (start, length) = samsungMovie(&reader) else { return nil }
+        return checked(MotionPhoto(videoOffset: start, videoLength: length, bytesRead: 0), &reader)
+    }
+
+    /// `found` if its bytes start an MP4, with the movie's duration and the bytes read.
+    private static func checked(_ found: MotionPhoto, _ reader: inout TailReader) -> MotionPhoto? {
+        var found = found
+        let end = found.videoOffset + found.videoLength
+        guard let first = reader.box(at: found.videoOffset, within: end), first.type == "ftyp" else { return nil }
+        found.videoDurationSeconds = reader.duration(from: found.videoOffset, to: end)
         found.bytesRead = reader.bytesRead
         return found
+    }
+
+    /// The record type of a Samsung trailer's movie, and its name.
+    static let samsungMovieType: UInt16 = 0x0A30
+    static let samsungMovieName = Array("MotionPhoto_Data".utf8)
+
+    /// Where a Samsung trailer's `MotionPhoto_Data` record keeps its movie: the footer (the
+    /// directory's length, little-endian, then `SEFT`) gives the directory (`SEFH`, a version, a
+    /// count, then per record: 2 bytes, its type, its distance back from the directory, its
+    /// length); the record starts with 2 bytes, its type, its name's length and its name.
+    private static func samsungMovie(_ reader: inout TailReader) -> (start: Int, length: Int)? {
+        guard let footer = reader.read(8, at: reader.end - 8), footer[4..<8].elementsEqual("SEFT".utf8) else { return nil }
+        let size = Int(le32(footer, 0))
+        let directory = reader.end - 8 - size
+        guard size >= 12, size <= 1 << 16, directory > 0, let head = reader.read(12, at: directory), head[0..<4].elementsEqual("SEFH".utf8) else {
+            return nil
+        }
+        let count = Int(le32(head, 8))
+        guard count > 0, 12 + count * 12 <= size, let entries = reader.read(count * 12, at: directory + 12) else { return nil }
+        for i in 0..<count {
+            let e = i * 12
+            guard UInt16(entries[e + 2]) | UInt16(entries[e + 3]) << 8 == samsungMovieType else { continue }
+            let (back, length) = (Int(le32(entries, e + 4)), Int(le32(entries, e + 8)))
+            let record = directory - back
+            let headerLength = 8 + samsungMovieName.count
+            guard back > 0, record >= 0, length > headerLength, record + length <= directory,
+                  let header = reader.read(headerLength, at: record), Int(le32(header, 4)) == samsungMovieName.count,
+                  header[8...].elementsEqual(samsungMovieName)
+            else { return nil }
+            return (record + headerLength, length - headerLength)
+        }
+        return nil
+    }
+
+    private static func le32(_ b: [UInt8], _ i: Int) -> UInt32 {
+        UInt32(b[i]) | UInt32(b[i + 1]) << 8 | UInt32(b[i + 2]) << 16 | UInt32(b[i + 3]) << 24
     }
 }
 
@@ -112,9 +160,9 @@ private struct TailReader {
     }
 
     /// The movie's duration from `moov`/`mvhd`, reading only box headers on the way.
-    mutating func duration(from start: Int) -> Double? {
+    mutating func duration(from start: Int, to end: Int) -> Double? {
         var offset = start
-        while let box = box(at: offset) {
+        while let box = box(at: offset, within: end) {
             if box.type == "moov" {
                 var inner = box.contents
                 while let child = self.box(at: inner, within: box.end) {

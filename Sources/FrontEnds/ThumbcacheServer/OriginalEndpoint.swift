@@ -26,7 +26,8 @@ struct OriginalEndpoint: Sendable {
             guard part == "motion" else { throw ServeError.badRequest("part must be motion") }
             let decoding = files.generator.decoding
             let info = try? await blocking { try decoding.info(ofFileAt: path, format: nil) }
-            guard let movie = info?.media?.motionPhoto, movie.videoOffset + movie.videoLength == file.size else {
+            // At the file's end, or inside it before a Samsung trailer's directory.
+            guard let movie = info?.media?.motionPhoto, movie.videoOffset > 0, movie.videoOffset + movie.videoLength <= file.size else {
                 throw ServeError.notFound("no movie in \(path)")
             }
             (start, size, type) = (movie.videoOffset, movie.videoLength, "video/mp4")

@@ -34,6 +34,25 @@ package enum MotionPhotoFixture {
         return try dir.write(name, Array(try Data(contentsOf: URL(fileURLWithPath: still))) + box + movie)
     }
 
+    /// `still` with a Samsung phone's trailer: the movie as a `MotionPhoto_Data` record and a
+    /// version record, their directory (`SEFH`) and the footer (its length, `SEFT`).
+    package static func samsung(still: [UInt8], movie: [UInt8]) -> [UInt8] {
+        func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
+        func le32(_ v: Int) -> [UInt8] { le16(v & 0xFFFF) + le16(v >> 16) }
+        func record(_ type: Int, _ name: String, _ payload: [UInt8]) -> [UInt8] { [0, 0] + le16(type) + le32(name.utf8.count) + Array(name.utf8) + payload }
+        let records = [(0x0A30, record(0x0A30, "MotionPhoto_Data", movie)), (0x0A31, record(0x0A31, "MotionPhoto_Version", Array("mpv2".utf8)))]
+        var out = still
+        var starts: [Int] = []
+        for (_, bytes) in records {
+            starts.append(out.count)
+            out += bytes
+        }
+        let directory = out.count
+        var head = Array("SEFH".utf8) + le32(106) + le32(records.count)
+        for (i, (type, bytes)) in records.enumerated() { head += [0, 0] + le16(type) + le32(directory - starts[i]) + le32(bytes.count) }
+        return out + head + le32(head.count) + Array("SEFT".utf8)
+    }
+
     /// Google's Motion Photo 1.0: attributes on the description, the directory as items.
     package static func motionPhotoXMP(videoLength: Int, presentationUs: Int) -> String {
         """
