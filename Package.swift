@@ -200,13 +200,13 @@ let package = Package(
         ),
         .testTarget(name: "ThumbcacheImagingTests", dependencies: ["ThumbcacheImaging", "ThumbcacheTestSupport", "CThumbcacheTestPNG", "CThumbcachePNG"]),
         // The library's generation, warming, watching and freedesktop cache, through the real CLI and workers.
-        .testTarget(name: "ThumbcacheTests", dependencies: ["Thumbcache", "ThumbcacheIndex", "ThumbcacheImaging", "ThumbcacheStore", "ThumbcacheSync",
+        .testTarget(name: "ThumbcacheTests", dependencies: ["Thumbcache", "ThumbcacheIndex", "ThumbcacheImaging", "ThumbcacheLMDB", "ThumbcacheStore", "ThumbcacheSync",
                                                             "ThumbcacheTestSupport", "CThumbcacheFileInfo"] + programs),
         // The format catalogue against each worker's decoders; every format through the real worker
         // (fixtures made by Debian's encoders), hostile files, fuzz regressions.
         .testTarget(
             name: "ThumbcacheCodecsTests",
-            dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheIndex", "ThumbcacheWorker", "ThumbcacheCodecs", "ThumbcacheHeavyCodecs",
+            dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheIndex", "ThumbcacheStore", "ThumbcacheWorker", "ThumbcacheCodecs", "ThumbcacheHeavyCodecs",
                            "ThumbcacheVectorCodecs", "ThumbcacheDocumentCodecs", "ThumbcacheMediaCodecs", "ThumbcacheTestSupport",
                            "CThumbcacheQOI"] + programs,
             exclude: ["FuzzRegressions"]  // inputs FuzzRegressionTests reads from the source tree

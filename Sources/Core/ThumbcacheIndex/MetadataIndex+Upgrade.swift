@@ -25,7 +25,7 @@ extension MetadataIndex {
     }
 
     /// Every posting list made again from the item records.
-    private func rebuildPostings(_ txn: borrowing Transaction) throws {
+    func rebuildPostings(_ txn: borrowing Transaction) throws {
         try catalog.reload(txn, meta: meta)
         try txn.removeAll(postings)
         var start: [UInt8] = []

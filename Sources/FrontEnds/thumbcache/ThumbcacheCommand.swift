@@ -63,7 +63,7 @@ struct ThumbcacheCommand: AsyncParsableCommand {
               thumbcache serve ~/Pictures           browse, search and tag them in a web browser
             """,
         version: thumbcacheVersion,
-        subcommands: [WarmCommand.self, GetCommand.self, SearchCommand.self, InfoCommand.self, TextCommand.self, StatsCommand.self, CompactCommand.self, ThumbnailCommand.self,
+        subcommands: [WarmCommand.self, GetCommand.self, SearchCommand.self, InfoCommand.self, TextCommand.self, StatsCommand.self, CompactCommand.self, CheckCommand.self, ThumbnailCommand.self,
                       FreedesktopCommand.self, DaemonCommand.self, WatchCommand.self, ServeCommand.self]
     )
 }

@@ -23,8 +23,8 @@ public final class ThumbnailGenerator: Sendable {
     /// Where the built-in decoders run (a pool of workers, started on first use).
     package let decoding: any ImageDecoding
     public var store: ThumbnailStore { factory.store }
-    private let writer: GroupCommitWriter
-    private let inFlight = InFlight()
+    let writer: GroupCommitWriter
+    let inFlight = InFlight()
     private let requests = Mutex(RequestStates())
     private let hashes = Atomic<Int>(0)
     /// Cache hits not yet written: recorded off the hit path, committed in batches.
@@ -95,7 +95,7 @@ public final class ThumbnailGenerator: Sendable {
     }
 
     /// Notes a cache hit for least-recently-used eviction, without taking the write lock.
-    private func recordAccess(_ key: ThumbnailKey) {
+    func recordAccess(_ key: ThumbnailKey) {
         let full = pendingAccesses.withLock { p -> Bool in
             p[key] = currentMinute()
             return p.count >= Self.accessBatch
@@ -243,7 +243,7 @@ public final class ThumbnailGenerator: Sendable {
 
     // MARK: Steps
 
-    private func checkCancelled(_ request: ThumbnailRequest) throws {
+    func checkCancelled(_ request: ThumbnailRequest) throws {
         try Task.checkCancellation()
         if requests.withLock({ $0.cancelled.contains(request.id) }) { throw CancellationError() }
     }
@@ -335,59 +335,6 @@ public final class ThumbnailGenerator: Sendable {
         return representation
     }
 
-    func preview(for request: ThumbnailRequest, _ resolved: Resolved) async throws -> ThumbnailRepresentation {
-        try checkCancelled(request)
-        let spec = request.previewSpec
-        let id = resolved.identity
-        let key = spec.key(for: id.content, kind: .preview)
-        let store = factory.store
-        let cached = resolved.kind == .preview ? resolved.cached : try await blocking { try store.thumbnail(key) }
-        if let cached {
-            recordAccess(key)
-            if !id.fromCache { try await writer.submit([.file(path: request.path, snapshot: id.snapshot, content: id.content)]) }
-            return ThumbnailRepresentation(kind: .preview, header: cached.header, data: cached.data, box: spec, fromCache: true)
-        }
-        let representation = try await inFlight.run(key) { [self] in try await generatePreview(request, id: id, key: key) }
-        try checkCancelled(request)
-        return representation
-    }
-
-    /// Makes, stores and returns the preview under `key`: the page drawn at the box's size by the
-    /// file's provider, never from the remote tier (previews are made where they are looked at).
-    private func generatePreview(_ request: ThumbnailRequest, id: FileIdentity, key: ThumbnailKey) async throws -> ThumbnailRepresentation {
-        let spec = request.previewSpec
-        let type = request.contentType ?? factory.types.type(ofFileAt: request.path)
-        if request.contentType == nil, let named = factory.brokenPromise(path: request.path, type: type) {
-            throw GenerationError(path: request.path, reason: .notWhatItsNameSays(named: named, content: type))
-        }
-        guard factory.provider(for: type) != nil else { throw GenerationError(path: request.path, reason: .noProvider(type)) }
-        let factory = self.factory, decoding = self.decoding
-        let failureVersion = factory.failureVersion(for: type)
-        if let record = try await blocking({ try factory.store.failure(content: id.content, generatorVersion: failureVersion) }) {
-            throw GenerationError(path: request.path, reason: .failedBefore(record))
-        }
-        let fileEntry = StoreWrite.file(path: request.path, snapshot: id.snapshot, content: id.content)
-        let (header, bytes): (ThumbnailHeader, [UInt8])
-        do {
-            (header, bytes) = try await blocking {
-                let image = try factory.render(path: request.path, type: type, spec: spec, decoding: decoding)
-                return try factory.encodePreview(image, spec: spec, sourceType: type)
-            }
-        } catch {
-            // Bad bytes are remembered as a thumbnail's failure is, so neither is tried again; a
-            // later page's (a video's key frame near a damaged end) says nothing of the first.
-            if spec.page == 0, ThumbnailPipeline.isContentFault(error) {
-                let record = FailureRecord(kind: ThumbnailPipeline.kind(error), reason: ThumbnailPipeline.reason(error),
-                                           created: StoreClock.nowNanoseconds())
-                try? await writer.submit([fileEntry, .failure(content: id.content, generatorVersion: failureVersion, record)])
-            }
-            throw error
-        }
-        try await writer.submit([fileEntry, .thumbnail(key, header, data: bytes)])
-        budget?.added(bytes.count)
-        return ThumbnailRepresentation(kind: .preview, header: header, data: bytes, box: spec, fromCache: false)
-    }
-
     /// Makes, stores and returns the thumbnail under `key` (one caller at a time per key).
     private func generate(_ request: ThumbnailRequest, id: FileIdentity, key: ThumbnailKey) async throws -> ThumbnailRepresentation {
         let spec = request.spec
@@ -419,43 +366,6 @@ public final class ThumbnailGenerator: Sendable {
         if !made.uploads.isEmpty { uploader?.nudge() }
         budget?.added(thumbnail.data.count)
         return ThumbnailRepresentation(kind: .thumbnail, header: thumbnail.header, data: thumbnail.data, box: spec, fromCache: false)
-    }
-}
-
-/// Which requests are running and which are cancelled. A cancellation is dropped when its
-/// request ends; those of requests not running are kept up to a bound, oldest (lowest id) first out.
-package struct RequestStates {
-    package static let maxIdleCancellations = 256
-    private(set) var running: [UInt64: Int] = [:]
-    private(set) var cancelled: Set<UInt64> = []
-
-    mutating func begin(_ id: UInt64) { running[id, default: 0] += 1 }
-
-    mutating func end(_ id: UInt64) {
-        guard let n = running[id] else { return }
-        if n > 1 { running[id] = n - 1; return }
-        running[id] = nil
-        cancelled.remove(id)
-    }
-
-    mutating func cancel(_ id: UInt64) {
-        cancelled.insert(id)
-        let idle = cancelled.filter { running[$0] == nil }
-        if idle.count > Self.maxIdleCancellations, let oldest = idle.min() { cancelled.remove(oldest) }
-    }
-}
-
-/// Identical generations in flight share one task.
-private actor InFlight {
-    private var tasks: [ThumbnailKey: Task<ThumbnailRepresentation, any Error>] = [:]
-
-    func run(_ key: ThumbnailKey, _ make: @escaping @Sendable () async throws -> ThumbnailRepresentation) async throws -> ThumbnailRepresentation {
-        if let running = tasks[key] { return try await running.value }
-        let task = Task { try await make() }
-        tasks[key] = task
-        let result = await task.result
-        tasks[key] = nil
-        return try result.get()
     }
 }
 

@@ -1,0 +1,125 @@
+import ThumbcacheLMDB
+
+extension ThumbnailStore {
+    /// Reads every record and checks the format's invariants (Docs/OPERATIONS.md, "Checking a
+    /// cache"): each decodes; a long path's key is its path's hash; a thumbnail's header agrees
+    /// with its key and its bytes are the image it says; access stamps and queued uploads name a
+    /// stored thumbnail. Thumbnails no stat entry reaches are garbage, counted, not violations.
+    /// One read transaction: writers go on meanwhile.
+    public func check() throws(StoreError) -> IntegrityReport {
+        try reading("check") { h, txn in
+            var report = IntegrityReport()
+            var live: Set<ContentHash> = []
+            try txn.forEach(h.files) { key, value in
+                report.read(Name.files)
+                let printable = key.first == 0 ? "(long path) " + hexText(key.dropFirst()) : String(decoding: key, as: UTF8.self)
+                func bad(_ problem: String) {
+                    report.found(IntegrityFinding(database: Name.files, record: printable, problem: problem, repair: "entry removed (the file is read again)", key: Array(key)))
+                }
+                guard let (entry, trailing) = StatEntry.decode(value) else { bad("the entry does not decode"); return true }
+                if key.first == 0 {
+                    guard key.count == 17, !trailing.isEmpty, ContentHash.of(trailing).bytes.elementsEqual(key.dropFirst()) else {
+                        bad("a long path's key is not its path's hash")
+                        return true
+                    }
+                } else if key.isEmpty || !trailing.isEmpty {
+                    bad("a short path's entry carries a path of its own")
+                    return true
+                }
+                live.insert(entry.content)
+                return true
+            }
+            try txn.forEach(h.thumbnails) { key, value in
+                report.read(Name.thumbnails)
+                let thumbnailKey = ThumbnailKey(bytes: key)
+                func bad(_ problem: String) {
+                    report.found(IntegrityFinding(database: Name.thumbnails, record: thumbnailKey?.description ?? hexText(key), problem: problem,
+                                                  repair: "thumbnail removed (made again when asked)", key: Array(key)))
+                }
+                guard let thumbnailKey else { bad("the key does not decode"); return true }
+                guard let (header, image) = ThumbnailHeader.decode(value) else { bad("the record does not decode"); return true }
+                if let problem = Self.disagreement(thumbnailKey, header, image) { bad(problem); return true }
+                if !live.contains(thumbnailKey.content) { report.garbage["thumbnails no file has", default: 0] += 1 }
+                return true
+            }
+            try txn.forEach(h.access) { key, value in
+                report.read(Name.access)
+                let stored = try txn.get(h.thumbnails, key: key) != nil
+                if value.count != 4 || !stored {
+                    report.found(IntegrityFinding(database: Name.access, record: ThumbnailKey(bytes: key)?.description ?? hexText(key),
+                                                  problem: value.count != 4 ? "the stamp is not 4 bytes" : "a stamp of a thumbnail not stored",
+                                                  repair: "stamp removed", key: Array(key)))
+                }
+                return true
+            }
+            try txn.forEach(h.failures) { key, value in
+                report.read(Name.failures)
+                guard key.count == 20, value.first == 1 || FailureRecord.decode(value) != nil else {
+                    report.found(IntegrityFinding(database: Name.failures, record: hexText(key), problem: "the failure record does not decode",
+                                                  repair: "record removed (the bytes are tried again)", key: Array(key)))
+                    return true
+                }
+                if value.first == 1 { report.garbage["failure records of format 1", default: 0] += 1 }
+                if let content = ContentHash(bytes: key), !live.contains(content) { report.garbage["failure records no file has", default: 0] += 1 }
+                return true
+            }
+            try txn.forEach(h.uploads) { key, value in
+                report.read(Name.uploads)
+                let thumbnailKey = ThumbnailKey(bytes: key)
+                if thumbnailKey == nil || !(value.isEmpty || value.first == UInt8(ascii: "{")) {
+                    report.found(IntegrityFinding(database: Name.uploads, record: thumbnailKey?.description ?? hexText(key),
+                                                  problem: "the queued upload does not decode", repair: "upload dropped", key: Array(key)))
+                } else if try txn.get(h.thumbnails, key: key) == nil {
+                    // The uploader drops these itself when it comes to them.
+                    report.garbage["queued uploads of thumbnails gone", default: 0] += 1
+                }
+                return true
+            }
+            return report
+        }
+    }
+
+    /// Why a thumbnail's header and image disagree with its key, or nil.
+    static func disagreement(_ key: ThumbnailKey, _ header: ThumbnailHeader, _ image: UnsafeRawBufferPointer) -> String? {
+        if header.kind != key.variant.kind { return "the record says \(header.kind), its key \(key.variant.kind)" }
+        guard header.pixelWidth >= 1, header.pixelHeight >= 1, header.pixelWidth <= key.boxWidth, header.pixelHeight <= key.boxHeight else {
+            return "\(header.pixelWidth)×\(header.pixelHeight) pixels do not fit the key's \(key.boxWidth)×\(key.boxHeight) box"
+        }
+        switch header.encoding {
+        case .png where !image.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]): return "the PNG it says does not start as one"
+        case .jpeg where !image.starts(with: [0xFF, 0xD8, 0xFF]): return "the JPEG it says does not start as one"
+        case .rgba8 where image.count != Int(header.pixelWidth) * Int(header.pixelHeight) * 4:
+            return "\(image.count) bytes for \(header.pixelWidth)×\(header.pixelHeight) RGBA pixels"
+        default: return nil
+        }
+    }
+
+    /// Removes what `report`'s violations name (nothing else), in one write transaction; how many
+    /// records went.
+    public func repair(_ report: IntegrityReport) throws(StoreError) -> Int {
+        let byDatabase = Dictionary(grouping: report.findings, by: \.database)
+        return try writing("repair") { h, txn in
+            var removed = 0
+            for (name, findings) in byDatabase {
+                let database: Database
+                switch name {
+                case Name.files: database = h.files
+                case Name.thumbnails: database = h.thumbnails
+                case Name.access: database = h.access
+                case Name.failures: database = h.failures
+                case Name.uploads: database = h.uploads
+                default: continue
+                }
+                for finding in findings where try txn.delete(database, key: finding.key) {
+                    removed += 1
+                    // A thumbnail's stamp and queued upload go with it.
+                    if name == Name.thumbnails {
+                        _ = try txn.delete(h.access, key: finding.key)
+                        _ = try txn.delete(h.uploads, key: finding.key)
+                    }
+                }
+            }
+            return removed
+        }
+    }
+}

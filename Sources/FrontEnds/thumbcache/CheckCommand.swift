@@ -1,0 +1,107 @@
+import ArgumentParser
+import Foundation
+import Thumbcache
+
+struct CheckCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Verify that the cache and its search index are consistent; --repair fixes what is not.",
+        discussion: """
+            Reads every record of the cache (the stat cache, thumbnails, access stamps, failure \
+            records, queued uploads) and of the search index (items, their keys and content \
+            hashes, every posting list, the documents of words) and checks the format's \
+            invariants: each record decodes, each key names what it should, a thumbnail is the \
+            image its header says, nothing points at a record that is not there. Each \
+            violation is listed with the record it affects and what a repair does; the exit \
+            status is 1 when there is any. What is merely garbage (thumbnails no file has any \
+            more) is counted, not a violation: `thumbcache compact --gc` removes it.
+
+            --repair removes the records at fault (a thumbnail or an entry is made again when \
+            it is next needed) and, when an item or a list was wrong, makes every posting list \
+            again from the item records; nothing else is touched. Then it checks again.
+
+            The check is one read transaction per database file: other processes go on using \
+            the cache meanwhile. Run it daily, or after a crash, a full disk or a bad shutdown.
+
+            Examples:
+              thumbcache check
+              thumbcache check --json
+              thumbcache check --repair
+            """
+    )
+
+    @OptionGroup var cacheOptions: CacheOptions
+
+    @Flag(name: .long, help: "Remove or remake what is inconsistent, then check again.")
+    var repair = false
+
+    @Flag(name: .long, help: "Print the report as JSON.")
+    var json = false
+
+    /// What `--json` prints.
+    struct Report: Encodable {
+        var directory: String
+        var seconds: Double
+        var recordsPerSecond: Double
+        var store: IntegrityReport
+        var index: IntegrityReport?
+        var violations: Int
+        var repaired: Int
+    }
+
+    func run() throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: cacheOptions.directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw CommandFailure("no cache at \(cacheOptions.directory): nothing to check")
+        }
+        let store = try cacheOptions.open()
+        let hasIndex = FileManager.default.fileExists(atPath: cacheOptions.indexDirectory)
+        let index = hasIndex ? try cacheOptions.openIndex() : nil
+        let started = Date()
+        var (storeReport, indexReport) = (try store.check(), try index?.check())
+        let seconds = Date().timeIntervalSince(started)
+        let records = storeReport.recordsChecked + (indexReport?.recordsChecked ?? 0)
+        var repaired = 0
+        if repair, storeReport.violations + (indexReport?.violations ?? 0) > 0 {
+            repaired += try store.repair(storeReport)
+            if let index, let found = indexReport { repaired += try index.repair(found) }
+            storeReport = try store.check()
+            indexReport = try index?.check()
+            storeReport.repaired = repaired
+        }
+        let violations = storeReport.violations + (indexReport?.violations ?? 0)
+        let report = Report(directory: store.directory, seconds: seconds, recordsPerSecond: seconds > 0 ? Double(records) / seconds : 0,
+                            store: storeReport, index: indexReport, violations: violations, repaired: repaired)
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        } else {
+            print(Self.text(report))
+        }
+        if violations > 0 { throw ExitCode(1) }
+    }
+
+    static func text(_ r: Report) -> String {
+        func counts(_ checked: [String: Int]) -> String { checked.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") }
+        let records = r.store.recordsChecked + (r.index?.recordsChecked ?? 0)
+        var lines = [String(format: "Checked %@ in %.2f s: %d records (%.0f records/s)", r.directory, r.seconds, records, r.recordsPerSecond)]
+        lines.append("  cache: " + counts(r.store.checked))
+        lines.append(r.index.map { "  index: " + counts($0.checked) } ?? "  index: none")
+        let garbage = r.store.garbage.merging(r.index?.garbage ?? [:], uniquingKeysWith: +)
+        if !garbage.isEmpty {
+            lines.append("  garbage (`thumbcache compact --gc` removes it): " + garbage.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
+        }
+        if r.repaired > 0 { lines.append("  repaired: \(r.repaired) records removed or lists made again") }
+        let findings = r.store.findings + (r.index?.findings ?? [])
+        if r.violations == 0 {
+            lines.append("  no violations")
+        } else {
+            lines.append("  violations: \(r.violations)")
+            for f in findings { lines.append("    \(f.database) \(f.record): \(f.problem) (repair: \(f.repair))") }
+            if findings.count < r.violations { lines.append("    … and \(r.violations - findings.count) more") }
+            if r.repaired == 0 { lines.append("  `thumbcache check --repair` removes them") }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
