@@ -43,4 +43,41 @@ struct FullDiskTests {
         #expect(search.contains("the file system holding it is full"), "\(search)")
         #expect(search.contains(cache + "/index"))
     }
+
+    /// `watch` on a cache whose file system fills: it says so once, keeps going, and once there
+    /// is room again warms the trees again, so what changed meanwhile is not lost (the soak found
+    /// files changed during a full disk missing from the index for good).
+    @Test func watchCatchesUpOnceTheDiskHasRoomAgain() throws {
+        let dir = TemporaryDirectory()
+        let tree = dir.appending("tree"), cache = dir.appending("cache")
+        for path in [tree, cache] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+        try dir.write("tree/first.png", ImageEncoder.png(testPhoto(width: 64, height: 48)))
+        let late = try ImageEncoder.png(testPhoto(width: 90, height: 60))
+        let latePath = dir.appending("late.png")
+        try Data(late).write(to: URL(fileURLWithPath: latePath))
+        let tool = ChildProcess.productsDirectory + "/thumbcache"
+        let script = """
+            mount -t tmpfs -o size=4m tmpfs '\(cache)' || exit 99
+            '\(tool)' watch '\(tree)' --cache '\(cache)' > '\(dir.appending("watch.out"))' 2> '\(dir.appending("watch.err"))' &
+            watcher=$!
+            for i in $(seq 100); do grep -q . '\(dir.appending("watch.out"))' 2>/dev/null && break; sleep 0.1; done
+            dd if=/dev/zero of='\(cache)/filler' bs=64k 2>/dev/null
+            cp '\(latePath)' '\(tree)/late.png'
+            sleep 3
+            rm '\(cache)/filler'
+            for i in $(seq 200); do grep -q 'caught up' '\(dir.appending("watch.err"))' && break; sleep 0.1; done
+            echo "found:"
+            '\(tool)' search 'kMDItemFSName == "late.png"' --cache '\(cache)' 2>&1
+            kill $watcher; wait $watcher
+            exit 0
+            """
+        let child = try ChildProcess(program: "/usr/bin/unshare", arguments: ["--user", "--map-root-user", "--mount", "sh", "-c", script])
+        let (end, stderr) = child.wait()
+        let out = child.output.joined(separator: "\n")
+        try #require(end == .exited(0), "the private tmpfs could not be set up: \(stderr) \(out)")
+        let said = (try? String(contentsOfFile: dir.appending("watch.err"), encoding: .utf8)) ?? ""
+        #expect(said.components(separatedBy: "could not write the cache at \(cache)").count == 2, "said once: \(said)")
+        #expect(said.contains("the cache takes writes again: caught up"), "\(said)")
+        #expect(out.components(separatedBy: "found:").last?.contains(tree + "/late.png") == true, "\(out) \(said)")
+    }
 }

@@ -21,9 +21,13 @@ package final class LiveUpdater: Sendable {
         package var rescanInterval: Double
         /// Warm the trees once before watching them.
         package var initialWarm: Bool
+        /// After a batch the cache or index could not take (a full file system), the trees are
+        /// warmed again this long after, then twice as long after each failure, up to a minute.
+        package var retryDelay: Double
 
         package init(warm: Warmer.Options = .init(), quiet: Double = 0.15, maxDelay: Double = 1, maxWatches: Int? = nil,
-                    rescanInterval: Double = 60, initialWarm: Bool = true) {
+                    rescanInterval: Double = 60, initialWarm: Bool = true, retryDelay: Double = 5) {
+            self.retryDelay = retryDelay
             self.warm = warm
             self.quiet = quiet
             self.maxDelay = maxDelay
@@ -84,11 +88,29 @@ package final class LiveUpdater: Sendable {
         let excluded = Set(options.warm.cacheDirectories(warmer.store))
         for root in roots { watcher.add(tree: root, excluding: excluded) }
         var told = false
-        func finish(_ batch: inout Batch, since start: UInt64) {
+        // A batch the cache or the index could not take: when the trees are warmed again (which
+        // catches up whatever was lost: new, changed, moved and removed files alike), and the
+        // delay after that.
+        var retry: (at: UInt64, delay: Double)?
+        /// `wholeTrees`: the batch warmed the roots, so it caught up whatever a failed write lost.
+        func finish(_ batch: inout Batch, since start: UInt64, wholeTrees: Bool = false) {
             batch.unwatched = watcher.unwatched.count
             if !told, let message = watcher.limitMessage {
                 batch.message = message
                 told = true
+            }
+            if let summary = batch.warm, summary.couldNotWrite {
+                let reason = (summary.cacheWriteFailures + (summary.index?.errors ?? [])).first ?? "a write failed"
+                let delay = retry.map { min(60, $0.delay * 2) } ?? options.retryDelay
+                // Said once per episode, not at every retry.
+                if retry == nil {
+                    batch.message = "could not write the cache at \(warmer.store.directory): \(reason); changes are kept and the "
+                        + "trees warmed again every \(Int(delay)) s or more until it can (free some space there)"
+                }
+                retry = (MonotonicClock.nanoseconds() + UInt64(delay * 1e9), delay)
+            } else if wholeTrees, retry != nil {
+                batch.message = "the cache takes writes again: caught up"
+                retry = nil
             }
             batch.seconds = Double(MonotonicClock.nanoseconds() - start) / 1e9
             report(batch)
@@ -100,11 +122,25 @@ package final class LiveUpdater: Sendable {
             finish(&batch, since: start)
         }
         while true {
+            // The trees again when a write failed: due even while events keep coming.
+            if let due = retry?.at, MonotonicClock.nanoseconds() >= due {
+                let start = MonotonicClock.nanoseconds()
+                var batch = Batch(rescanned: true)
+                batch.warm = await warmer.warm(roots, options: options.warm)
+                finish(&batch, since: start, wholeTrees: true)
+                continue
+            }
             // Unwatched directories: looked at again on a timer, the watched ones never.
-            let timeout = watcher.unwatched.isEmpty ? -1 : Int32(options.rescanInterval * 1000)
+            var timeout = watcher.unwatched.isEmpty ? -1 : Int32(options.rescanInterval * 1000)
+            if let retry {
+                let left = Int32(clamping: (Int64(retry.at) - Int64(MonotonicClock.nanoseconds())) / 1_000_000)
+                timeout = max(0, timeout < 0 ? left : min(timeout, left))
+            }
             switch wait(watcher.descriptor, timeout: timeout) {
             case .stop: return
             case .timeout:
+                // A retry that came due is taken at the loop's top.
+                if let due = retry?.at, MonotonicClock.nanoseconds() >= due { continue }
                 let start = MonotonicClock.nanoseconds()
                 var batch = Batch(rescanned: true)
                 batch.warm = await warmer.warm(watcher.unwatched, options: options.warm)
@@ -121,7 +157,7 @@ package final class LiveUpdater: Sendable {
             }
             let start = MonotonicClock.nanoseconds()
             var batch = await apply(watcher.take())
-            finish(&batch, since: start)
+            finish(&batch, since: start, wholeTrees: batch.rescanned)
         }
     }
 
