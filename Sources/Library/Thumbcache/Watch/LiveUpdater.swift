@@ -101,13 +101,19 @@ package final class LiveUpdater: Sendable {
             }
             if let summary = batch.warm, summary.couldNotWrite {
                 let reason = (summary.cacheWriteFailures + (summary.index?.errors ?? [])).first ?? "a write failed"
-                let delay = retry.map { min(60, $0.delay * 2) } ?? options.retryDelay
-                // Said once per episode, not at every retry.
-                if retry == nil {
+                if let pending = retry {
+                    // A failed retry waits twice as long; a batch of events failing meanwhile
+                    // leaves the retry where it is.
+                    if wholeTrees {
+                        let delay = min(60, pending.delay * 2)
+                        retry = (MonotonicClock.nanoseconds() + UInt64(delay * 1e9), delay)
+                    }
+                } else {
+                    // Said once per episode, not at every retry.
                     batch.message = "could not write the cache at \(warmer.store.directory): \(reason); changes are kept and the "
-                        + "trees warmed again every \(Int(delay)) s or more until it can (free some space there)"
+                        + "trees warmed again every \(Int(options.retryDelay)) s or more until it can (free some space there)"
+                    retry = (MonotonicClock.nanoseconds() + UInt64(options.retryDelay * 1e9), options.retryDelay)
                 }
-                retry = (MonotonicClock.nanoseconds() + UInt64(delay * 1e9), delay)
             } else if wholeTrees, retry != nil {
                 batch.message = "the cache takes writes again: caught up"
                 retry = nil

@@ -1,0 +1,34 @@
+import Foundation
+import Testing
+import ThumbcacheTestSupport
+
+/// `Tools/soak` itself, briefly: the live services under churn and faults, then the comparison
+/// with a fresh warm, which must find nothing; and a change made behind the services' backs,
+/// which it must find (so a clean result means something). Docs/OPERATIONS.md, "The soak".
+@Suite(.serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon")))
+struct SoakTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    static func soak(_ arguments: [String]) throws -> (status: ChildProcess.Termination, report: [String: Any], stderr: String) {
+        let run = try ChildProcess.run("/usr/bin/python3", [root + "/Tools/soak", "--thumbcache", ChildProcess.productsDirectory + "/thumbcache", "--json"] + arguments)
+        let report = (try? JSONSerialization.jsonObject(with: Data(run.stdout.joined(separator: "\n").utf8))) as? [String: Any] ?? [:]
+        return (run.status, report, run.stderr)
+    }
+
+    @Test func aShortSoakWithFaultsEndsAsAFreshWarmWould() throws {
+        let run = try Self.soak(["--seconds", "40", "--faults", "worker,daemon,bus", "--seed", "7"])
+        let differences = run.report["differences"] as? [String] ?? ["no report: \(run.stderr.suffix(2000))"]
+        #expect(run.status == .exited(0) && differences.isEmpty, "\(differences)")
+        #expect((run.report["faults"] as? [String])?.count ?? 0 >= 1, "\(run.report["faults"] ?? "none")")
+        let churn = run.report["churn"] as? [String: Int] ?? [:]
+        #expect(churn["created", default: 0] > 10 && churn["deleted", default: 0] > 0 && churn["moved", default: 0] > 0, "\(churn)")
+        #expect((run.report["requests"] as? [String: Int])?["http"] ?? 0 > 20)
+    }
+
+    @Test func aChangeNobodyWatchedIsFound() throws {
+        let run = try Self.soak(["--seconds", "8", "--no-faults", "--sabotage"])
+        let differences = run.report["differences"] as? [String] ?? []
+        #expect(run.status == .exited(1), "\(run.report)")
+        #expect(differences.contains { $0.hasPrefix("index: ") } && differences.contains { $0.hasPrefix("thumbnail: ") }, "\(differences)")
+    }
+}
