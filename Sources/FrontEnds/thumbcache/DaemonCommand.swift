@@ -106,7 +106,8 @@ struct DaemonCommand: ParsableCommand {
             Task.detached {
                 try? await updater.run { batch in
                     let line = "watch: \(batch.files) files, \(batch.directories) directories, \(batch.moved) moved, \(batch.removed) removed, "
-                        + "\(batch.warm?.generated ?? 0) thumbnails made" + (batch.message.map { "; " + $0 } ?? "")
+                        + (batch.rescanned ? "rescanned, " : "") + "\(batch.warm?.generated ?? 0) thumbnails made"
+                        + (batch.warm?.couldNotWrite == true ? ", writes failed" : "") + (batch.message.map { "; " + $0 } ?? "")
                     FileHandle.standardError.write(Data("thumbcache daemon: \(line)\n".utf8))
                 }
             }

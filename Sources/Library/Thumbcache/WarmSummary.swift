@@ -47,6 +47,9 @@ public struct WarmSummary: Sendable, Codable, Hashable {
     /// Why the cache's records could not be written (a full file system, an I/O error), each
     /// reason once; the files concerned are among ``failures`` too.
     public var cacheWriteFailures: [String] = []
+    /// Of ``failed``, the files that failed for a reason of the moment (their decoder's worker
+    /// killed from outside): nothing is remembered against them, and a later warm makes them.
+    public var transientFailures: Int = 0
 
     public var failed: Int { failures.values.reduce(0) { $0 + $1.count } }
 

@@ -277,7 +277,10 @@ public final class Warmer: Sendable {
         // An audio file without a cover: its record keeps it from being opened again; the icon stands in.
         if made.hasNoPicture { return .notSupported }
         if let record = made.failedBefore { return .failed(path, record.reason + " (recorded earlier; --retry-failed tries again)") }
-        if let failure = made.failure { return .failed(path, ThumbnailPipeline.reason(failure)) }
+        if let failure = made.failure {
+            let transient = (failure as? WorkerFailure).map { if case .killed = $0.reason { true } else { false } } ?? false
+            return .failed(path, ThumbnailPipeline.reason(failure), transient: transient)
+        }
         return made.fetched == missing.count ? .fetched : .generated
     }
 
@@ -288,7 +291,9 @@ public final class Warmer: Sendable {
         case alreadyCached
         case sameContentAsAnother
         case notSupported
-        case failed(String, String)
+        /// `transient`: for a reason of the moment (its worker killed from outside), so a later
+        /// warm makes it.
+        case failed(String, String, transient: Bool = false)
     }
 }
 
@@ -303,6 +308,7 @@ final class Tally: Sendable {
         var contents: Set<ContentHash> = []
         var failures: [String: [String]] = [:]
         var failed = 0
+        var transient = 0
         var found = 0
         var outsideShard = 0
         var walkComplete = false
@@ -335,8 +341,9 @@ final class Tally: Sendable {
             case .alreadyCached: s.alreadyCached += 1
             case .sameContentAsAnother: s.duplicates += 1
             case .notSupported: s.notSupported += 1
-            case .failed(let path, let reason):
+            case .failed(let path, let reason, let transient):
                 s.failed += 1
+                if transient { s.transient += 1 }
                 s.failures[reason, default: []].append(path)
             }
             return WarmProgress(files: s.files, failed: s.failed, found: s.found, walkComplete: s.walkComplete,
@@ -373,7 +380,7 @@ final class Tally: Sendable {
             WarmSummary(seen: s.files, outsideShard: s.outsideShard, generated: s.generated, fetched: s.fetched, alreadyCached: s.alreadyCached,
                         sameContentAsAnother: s.duplicates,
                         notSupported: s.notSupported, failures: s.failures.mapValues { $0.sorted() },
-                        elapsedSeconds: Double(elapsed) / 1e9, cacheWriteFailures: s.unwritten)
+                        elapsedSeconds: Double(elapsed) / 1e9, cacheWriteFailures: s.unwritten, transientFailures: s.transient)
         }
     }
 }

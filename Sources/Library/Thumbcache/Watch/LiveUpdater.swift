@@ -91,7 +91,7 @@ package final class LiveUpdater: Sendable {
         // A batch the cache or the index could not take: when the trees are warmed again (which
         // catches up whatever was lost: new, changed, moved and removed files alike), and the
         // delay after that.
-        var retry: (at: UInt64, delay: Double)?
+        var retry: (at: UInt64, delay: Double, said: Bool)?
         /// `wholeTrees`: the batch warmed the roots, so it caught up whatever a failed write lost.
         func finish(_ batch: inout Batch, since start: UInt64, wholeTrees: Bool = false) {
             batch.unwatched = watcher.unwatched.count
@@ -106,16 +106,21 @@ package final class LiveUpdater: Sendable {
                     // leaves the retry where it is.
                     if wholeTrees {
                         let delay = min(60, pending.delay * 2)
-                        retry = (MonotonicClock.nanoseconds() + UInt64(delay * 1e9), delay)
+                        retry = (MonotonicClock.nanoseconds() + UInt64(delay * 1e9), delay, true)
                     }
+                    if !pending.said { retry?.said = true }
                 } else {
                     // Said once per episode, not at every retry.
                     batch.message = "could not write the cache at \(warmer.store.directory): \(reason); changes are kept and the "
                         + "trees warmed again every \(Int(options.retryDelay)) s or more until it can (free some space there)"
-                    retry = (MonotonicClock.nanoseconds() + UInt64(options.retryDelay * 1e9), options.retryDelay)
+                    retry = (MonotonicClock.nanoseconds() + UInt64(options.retryDelay * 1e9), options.retryDelay, true)
                 }
-            } else if wholeTrees, retry != nil {
-                batch.message = "the cache takes writes again: caught up"
+            } else if let summary = batch.warm, summary.transientFailures > 0, retry == nil || wholeTrees {
+                // A worker killed from outside: its files are made by a warm of the trees a little later.
+                let delay = retry.map { min(60, $0.delay * 2) } ?? options.retryDelay
+                retry = (MonotonicClock.nanoseconds() + UInt64(delay * 1e9), delay, retry?.said ?? false)
+            } else if wholeTrees, let pending = retry {
+                if pending.said { batch.message = "the cache takes writes again: caught up" }
                 retry = nil
             }
             batch.seconds = Double(MonotonicClock.nanoseconds() - start) / 1e9
@@ -145,7 +150,8 @@ package final class LiveUpdater: Sendable {
             switch wait(watcher.descriptor, timeout: timeout) {
             case .stop: return
             case .timeout:
-                // A retry that came due is taken at the loop's top.
+                // A retry is taken at the loop's top (poll may wake a little before it is due).
+                if retry != nil && watcher.unwatched.isEmpty { continue }
                 if let due = retry?.at, MonotonicClock.nanoseconds() >= due { continue }
                 let start = MonotonicClock.nanoseconds()
                 var batch = Batch(rescanned: true)
