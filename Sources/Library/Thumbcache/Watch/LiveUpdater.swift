@@ -88,10 +88,7 @@ package final class LiveUpdater: Sendable {
         let excluded = Set(options.warm.cacheDirectories(warmer.store))
         for root in roots { watcher.add(tree: root, excluding: excluded) }
         var told = false
-        // A batch the cache or the index could not take: when the trees are warmed again (which
-        // catches up whatever was lost: new, changed, moved and removed files alike), and the
-        // delay after that.
-        var retry: (at: UInt64, delay: Double, said: Bool)?
+        var retry = RetrySchedule(firstDelay: options.retryDelay)
         /// `wholeTrees`: the batch warmed the roots, so it caught up whatever a failed write lost.
         func finish(_ batch: inout Batch, since start: UInt64, wholeTrees: Bool = false) {
             batch.unwatched = watcher.unwatched.count
@@ -99,29 +96,8 @@ package final class LiveUpdater: Sendable {
                 batch.message = message
                 told = true
             }
-            if let summary = batch.warm, summary.couldNotWrite {
-                let reason = (summary.cacheWriteFailures + (summary.index?.errors ?? [])).first ?? "a write failed"
-                if let pending = retry {
-                    // A failed retry waits twice as long; a batch of events failing meanwhile
-                    // leaves the retry where it is.
-                    if wholeTrees {
-                        let delay = min(60, pending.delay * 2)
-                        retry = (MonotonicClock.nanoseconds() + UInt64(delay * 1e9), delay, true)
-                    }
-                    if !pending.said { retry?.said = true }
-                } else {
-                    // Said once per episode, not at every retry.
-                    batch.message = "could not write the cache at \(warmer.store.directory): \(reason); changes are kept and the "
-                        + "trees warmed again every \(Int(options.retryDelay)) s or more until it can (free some space there)"
-                    retry = (MonotonicClock.nanoseconds() + UInt64(options.retryDelay * 1e9), options.retryDelay, true)
-                }
-            } else if let summary = batch.warm, summary.transientFailures > 0, retry == nil || wholeTrees {
-                // A worker killed from outside: its files are made by a warm of the trees a little later.
-                let delay = retry.map { min(60, $0.delay * 2) } ?? options.retryDelay
-                retry = (MonotonicClock.nanoseconds() + UInt64(delay * 1e9), delay, retry?.said ?? false)
-            } else if wholeTrees, let pending = retry {
-                if pending.said { batch.message = "the cache takes writes again: caught up" }
-                retry = nil
+            if let summary = batch.warm, let message = retry.note(summary, wholeTrees: wholeTrees, store: warmer.store.directory) {
+                batch.message = message
             }
             batch.seconds = Double(MonotonicClock.nanoseconds() - start) / 1e9
             report(batch)
@@ -134,7 +110,7 @@ package final class LiveUpdater: Sendable {
         }
         while true {
             // The trees again when a write failed: due even while events keep coming.
-            if let due = retry?.at, MonotonicClock.nanoseconds() >= due {
+            if let due = retry.due, MonotonicClock.nanoseconds() >= due {
                 let start = MonotonicClock.nanoseconds()
                 var batch = Batch(rescanned: true)
                 batch.warm = await warmer.warm(roots, options: options.warm)
@@ -143,8 +119,8 @@ package final class LiveUpdater: Sendable {
             }
             // Unwatched directories: looked at again on a timer, the watched ones never.
             var timeout = watcher.unwatched.isEmpty ? -1 : Int32(options.rescanInterval * 1000)
-            if let retry {
-                let left = Int32(clamping: (Int64(retry.at) - Int64(MonotonicClock.nanoseconds())) / 1_000_000)
+            if let due = retry.due {
+                let left = Int32(clamping: (Int64(due) - Int64(MonotonicClock.nanoseconds())) / 1_000_000)
                 timeout = max(0, timeout < 0 ? left : min(timeout, left))
             }
             switch wait(watcher.descriptor, timeout: timeout) {
@@ -152,7 +128,7 @@ package final class LiveUpdater: Sendable {
             case .timeout:
                 // A retry is taken at the loop's top (poll may wake a little before it is due).
                 if retry != nil && watcher.unwatched.isEmpty { continue }
-                if let due = retry?.at, MonotonicClock.nanoseconds() >= due { continue }
+                if let due = retry.due, MonotonicClock.nanoseconds() >= due { continue }
                 let start = MonotonicClock.nanoseconds()
                 var batch = Batch(rescanned: true)
                 batch.warm = await warmer.warm(watcher.unwatched, options: options.warm)
@@ -232,3 +208,46 @@ package final class LiveUpdater: Sendable {
         return out
     }
 }
+
+/// When `watch` warms its trees again after a batch it could not finish: a write the cache or
+/// the index refused (a full disk), said once per episode, retried after 5 s, then twice as
+/// long after each failed retry, up to a minute; or a file whose worker was killed from outside.
+struct RetrySchedule {
+    let firstDelay: Double
+    private var pending: (at: UInt64, delay: Double, said: Bool)?
+
+    init(firstDelay: Double) { self.firstDelay = firstDelay }
+
+    /// When the trees are to be warmed again (monotonic nanoseconds), if they are.
+    var due: UInt64? { pending?.at }
+
+    /// Takes a batch's outcome (`wholeTrees`: it warmed the roots) and returns what to tell the
+    /// user, if anything.
+    mutating func note(_ summary: WarmSummary, wholeTrees: Bool, store: String) -> String? {
+        let now = MonotonicClock.nanoseconds()
+        func at(_ delay: Double) -> UInt64 { now + UInt64(delay * 1e9) }
+        if summary.couldNotWrite {
+            let reason = (summary.cacheWriteFailures + (summary.index?.errors ?? [])).first ?? "a write failed"
+            // Said once per episode, not at every retry.
+            let message = pending?.said == true ? nil : "could not write the cache at \(store): \(reason); changes are kept and the "
+                + "trees warmed again every \(Int(firstDelay)) s or more until it can (free some space there)"
+            if let current = pending {
+                // A failed retry waits twice as long; a batch of events failing meanwhile leaves it.
+                if wholeTrees { pending = (at(min(60, current.delay * 2)), min(60, current.delay * 2), true) }
+                pending?.said = true
+            } else {
+                pending = (at(firstDelay), firstDelay, true)
+            }
+            return message
+        }
+        if summary.transientFailures > 0, pending == nil || wholeTrees {
+            let delay = pending.map { min(60, $0.delay * 2) } ?? firstDelay
+            pending = (at(delay), delay, pending?.said ?? false)
+            return nil
+        }
+        guard wholeTrees, let current = pending else { return nil }
+        pending = nil
+        return current.said ? "the cache takes writes again: caught up" : nil
+    }
+}
+
