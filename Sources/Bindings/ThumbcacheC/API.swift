@@ -35,34 +35,46 @@ public func thumbcacheClose(_ cache: OpaquePointer?) {
 @_cdecl("thumbcache_get")
 public func thumbcacheGet(_ cache: OpaquePointer?, path: UnsafePointer<CChar>?, size: UInt32, scale: Double, kinds: UInt32,
                           image: UnsafeMutablePointer<OpaquePointer?>?) -> thumbcache_status {
-    guard let image else { return Status.fail(THUMBCACHE_ERROR_ARGUMENT, "thumbcache_get: image is NULL") }
-    image.pointee = nil
-    guard let handle = handle(cache), let path, path.pointee != 0 else {
-        return Status.fail(THUMBCACHE_ERROR_ARGUMENT, "thumbcache_get: the cache or the path is NULL or empty")
+    answer("thumbcache_get", cache, path, size: size, scale: scale, into: image) { file throws(ArgumentRefusal) in
+        let types = ThumbnailRequest.RepresentationTypes(rawValue: Int(kinds)).intersection(.all)
+        guard !types.isEmpty else { throw ArgumentRefusal(message: "\(file): kinds \(kinds) asks for no representation") }
+        return ThumbnailRequest(fileAt: FilePaths.resolved(file), size: Double(size), scale: scale, representationTypes: types)
     }
-    let file = String(cString: path)
-    guard (1...4096).contains(size) else { return Status.fail(THUMBCACHE_ERROR_ARGUMENT, "\(file): size \(size) is not between 1 and 4096") }
-    guard scale > 0 && scale <= 8 else { return Status.fail(THUMBCACHE_ERROR_ARGUMENT, "\(file): scale \(scale) is not above 0 and at most 8") }
-    let types = ThumbnailRequest.RepresentationTypes(rawValue: Int(kinds)).intersection(.all)
-    guard !types.isEmpty else { return Status.fail(THUMBCACHE_ERROR_ARGUMENT, "\(file): kinds \(kinds) asks for no representation") }
-    return represent(ThumbnailRequest(fileAt: FilePaths.resolved(file), size: Double(size), scale: scale, representationTypes: types),
-                     of: file, by: handle, into: image)
 }
 
 @_cdecl("thumbcache_get_preview")
 public func thumbcacheGetPreview(_ cache: OpaquePointer?, path: UnsafePointer<CChar>?, page: UInt32, size: UInt32, scale: Double,
                                  image: UnsafeMutablePointer<OpaquePointer?>?) -> thumbcache_status {
-    guard let image else { return Status.fail(THUMBCACHE_ERROR_ARGUMENT, "thumbcache_get_preview: image is NULL") }
+    answer("thumbcache_get_preview", cache, path, size: size, scale: scale, into: image) { file throws(ArgumentRefusal) in
+        var request = ThumbnailRequest(fileAt: FilePaths.resolved(file), size: Double(size), scale: scale, representationTypes: .preview)
+        request.page = Int(page)
+        return request
+    }
+}
+
+/// An argument C passed that a request cannot be made of.
+private struct ArgumentRefusal: Error {
+    let message: String
+}
+
+/// What both get functions check first (the image pointer, the cache, the path, the size and the
+/// scale), then the request `make` builds for the file, answered into `image`.
+private func answer(_ function: String, _ cache: OpaquePointer?, _ path: UnsafePointer<CChar>?, size: UInt32, scale: Double,
+                    into image: UnsafeMutablePointer<OpaquePointer?>?,
+                    _ make: (String) throws(ArgumentRefusal) -> ThumbnailRequest) -> thumbcache_status {
+    guard let image else { return Status.fail(THUMBCACHE_ERROR_ARGUMENT, "\(function): image is NULL") }
     image.pointee = nil
     guard let handle = handle(cache), let path, path.pointee != 0 else {
-        return Status.fail(THUMBCACHE_ERROR_ARGUMENT, "thumbcache_get_preview: the cache or the path is NULL or empty")
+        return Status.fail(THUMBCACHE_ERROR_ARGUMENT, "\(function): the cache or the path is NULL or empty")
     }
     let file = String(cString: path)
     guard (1...4096).contains(size) else { return Status.fail(THUMBCACHE_ERROR_ARGUMENT, "\(file): size \(size) is not between 1 and 4096") }
     guard scale > 0 && scale <= 8 else { return Status.fail(THUMBCACHE_ERROR_ARGUMENT, "\(file): scale \(scale) is not above 0 and at most 8") }
-    var request = ThumbnailRequest(fileAt: FilePaths.resolved(file), size: Double(size), scale: scale, representationTypes: .preview)
-    request.page = Int(page)
-    return represent(request, of: file, by: handle, into: image)
+    do {
+        return represent(try make(file), of: file, by: handle, into: image)
+    } catch {
+        return Status.fail(THUMBCACHE_ERROR_ARGUMENT, error.message)
+    }
 }
 
 /// Answers `request` for the file C named `file` into `image`: a missing file is reported, not
