@@ -16,7 +16,7 @@ extension MetadataIndex {
                 try txn.forEach(items) { key, value in
                     report.read("items")
                     let number = key.count == 4 ? Postings.readBE(key, at: 0) : nil
-                    guard let number, ItemRecord(value) != nil, Int(number) < universe else {
+                    guard let number, let record = ItemRecord(value), Int(number) < universe else {
                         report.found(IntegrityFinding(database: "items", record: number.map { "item \($0)" } ?? hexText(key),
                                                       problem: number.map { Int($0) >= universe ? "numbered past the index's next item" : "the record does not decode" }
                                                           ?? "the key is not an item number",
@@ -24,14 +24,8 @@ extension MetadataIndex {
                         return true
                     }
                     stored[Int(number) / 64] |= 1 << (UInt64(number) % 64)
-                    return true
-                }
-                // Each item's key names it (a second pass: the set of stored items is known now).
-                try txn.forEach(items) { key, value in
-                    guard key.count == 4, let record = ItemRecord(value), isStored(Postings.readBE(key, at: 0)) else { return true }
-                    let number = Postings.readBE(key, at: 0)
-                    let idKey = Self.idKey(record.kind == .file ? .file : .app, record.identifier)
-                    if try txn.get(ids, key: idKey).flatMap(Self.itemNumber) != number {
+                    // Its identifier's key names it.
+                    if try txn.get(ids, key: Self.idKey(of: record)).flatMap(Self.itemNumber) != number {
                         report.found(IntegrityFinding(database: "items", record: "item \(number) (\(record.identifier))",
                                                       problem: "its identifier's key does not name it", repair: "item removed, lists made again",
                                                       key: Array(key)))
@@ -80,7 +74,7 @@ extension MetadataIndex {
             report.read("ids")
             let number = Self.itemNumber(value)
             let record = try number.flatMap { n in isStored(n) ? try self.record(n, txn) : nil }
-            let own = record.map { Self.idKey($0.kind == .file ? .file : .app, $0.identifier) }
+            let own = record.map(Self.idKey(of:))
             if value.count != 4 || own.map({ !key.elementsEqual($0) }) ?? true {
                 report.found(IntegrityFinding(database: "ids", record: String(decoding: key.dropFirst(), as: UTF8.self),
                                               problem: record == nil ? "names an item not stored" : "names an item of another identifier",
@@ -115,7 +109,7 @@ extension MetadataIndex {
                     case "items":
                         // Its key goes with it, when the key names it.
                         if finding.key.count == 4, let record = try txn.get(items, key: finding.key).flatMap({ ItemRecord($0) }) {
-                            let idKey = Self.idKey(record.kind == .file ? .file : .app, record.identifier)
+                            let idKey = Self.idKey(of: record)
                             let number = finding.key.withUnsafeBytes { Postings.readBE($0, at: 0) }
                             if try txn.get(ids, key: idKey).flatMap(Self.itemNumber) == number { _ = try txn.delete(ids, key: idKey) }
                         }

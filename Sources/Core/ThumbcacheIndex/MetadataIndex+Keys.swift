@@ -38,6 +38,11 @@ extension MetadataIndex {
         return key
     }
 
+    /// The `ids` key that names `record`'s item.
+    static func idKey(of record: ItemRecord) -> [UInt8] {
+        idKey(record.kind == .file ? .file : .app, record.identifier)
+    }
+
     static func itemNumberBytes(_ itemNumber: UInt32) -> [UInt8] {
         var out: [UInt8] = []
         Postings.appendBE(&out, itemNumber)

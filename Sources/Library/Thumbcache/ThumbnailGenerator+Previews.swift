@@ -11,24 +11,16 @@ extension ThumbnailGenerator {
         let key = spec.key(for: id.content, kind: .preview)
         let store = factory.store
         let cached = resolved.kind == .preview ? resolved.cached : try await blocking { try store.thumbnail(key) }
-        if let cached {
-            recordAccess(key)
-            if !id.fromCache { try await writer.submit([.file(path: request.path, snapshot: id.snapshot, content: id.content)]) }
-            return ThumbnailRepresentation(kind: .preview, header: cached.header, data: cached.data, box: spec, fromCache: true)
+        return try await served(request, id: id, key: key, box: spec, cached: cached) { [self] in
+            try await generatePreview(request, id: id, key: key)
         }
-        let representation = try await inFlight.run(key) { [self] in try await generatePreview(request, id: id, key: key) }
-        try checkCancelled(request)
-        return representation
     }
 
     /// Makes, stores and returns the preview under `key`: the page drawn at the box's size by the
     /// file's provider, never from the remote tier (previews are made where they are looked at).
     private func generatePreview(_ request: ThumbnailRequest, id: FileIdentity, key: ThumbnailKey) async throws -> ThumbnailRepresentation {
         let spec = request.previewSpec
-        let type = request.contentType ?? factory.types.type(ofFileAt: request.path)
-        if request.contentType == nil, let named = factory.brokenPromise(path: request.path, type: type) {
-            throw GenerationError(path: request.path, reason: .notWhatItsNameSays(named: named, content: type))
-        }
+        let type = try contentType(of: request)
         guard factory.provider(for: type) != nil else { throw GenerationError(path: request.path, reason: .noProvider(type)) }
         let factory = self.factory, decoding = self.decoding
         let failureVersion = factory.failureVersion(for: type)

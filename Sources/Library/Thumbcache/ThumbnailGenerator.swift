@@ -325,14 +325,34 @@ public final class ThumbnailGenerator: Sendable {
         let spec = request.spec
         let id = resolved.identity
         let key = spec.key(for: id.content)
-        if resolved.kind == .thumbnail, let cached = resolved.cached {
+        return try await served(request, id: id, key: key, box: spec, cached: resolved.kind == .thumbnail ? resolved.cached : nil) { [self] in
+            try await generate(request, id: id, key: key)
+        }
+    }
+
+    /// `cached` under `key` when there is one (its use recorded for eviction, and the file's
+    /// stat entry written if it was read now), else what `make` makes: one maker per key at a time.
+    func served(_ request: ThumbnailRequest, id: FileIdentity, key: ThumbnailKey, box: ThumbnailSpec, cached: ThumbnailRecord?,
+                make: @escaping @Sendable () async throws -> ThumbnailRepresentation) async throws -> ThumbnailRepresentation {
+        if let cached {
             recordAccess(key)
             if !id.fromCache { try await writer.submit([.file(path: request.path, snapshot: id.snapshot, content: id.content)]) }
-            return ThumbnailRepresentation(kind: .thumbnail, header: cached.header, data: cached.data, box: spec, fromCache: true)
+            return ThumbnailRepresentation(kind: key.variant.kind, header: cached.header, data: cached.data, box: box, fromCache: true)
         }
-        let representation = try await inFlight.run(key) { [self] in try await generate(request, id: id, key: key) }
+        let representation = try await inFlight.run(key, make)
         try checkCancelled(request)
         return representation
+    }
+
+    /// The request's content type, detected from the file when not given; a file whose name
+    /// promises another type than its bytes (`photo.jpg` holding an HTML page) is an error.
+    func contentType(of request: ThumbnailRequest) throws -> ContentType {
+        if let given = request.contentType { return given }
+        let type = factory.types.type(ofFileAt: request.path)
+        if let named = factory.brokenPromise(path: request.path, type: type) {
+            throw GenerationError(path: request.path, reason: .notWhatItsNameSays(named: named, content: type))
+        }
+        return type
     }
 
     /// Makes, stores and returns the thumbnail under `key` (one caller at a time per key).
@@ -341,10 +361,7 @@ public final class ThumbnailGenerator: Sendable {
         // The header the decode reads travels with an upload, for other machines' indexes.
         let pipeline = ThumbnailPipeline(factory: factory, decoding: decoding, header: remote == nil ? nil : DecodedHeader(),
                                          standardThumbnails: standardThumbnails, remote: remote)
-        let type = request.contentType ?? factory.types.type(ofFileAt: request.path)
-        if request.contentType == nil, let named = factory.brokenPromise(path: request.path, type: type) {
-            throw GenerationError(path: request.path, reason: .notWhatItsNameSays(named: named, content: type))
-        }
+        let type = try contentType(of: request)
         switch pipeline.plan(type: type, specs: [spec]) {
         case .failure(.noProvider(let type)): throw GenerationError(path: request.path, reason: .noProvider(type))
         case .failure(.belowMinimumDimension(let minimum)): throw GenerationError(path: request.path, reason: .belowMinimumDimension(minimum))
