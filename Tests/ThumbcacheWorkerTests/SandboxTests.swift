@@ -102,16 +102,9 @@ struct SandboxTests {
         }
         // The worker first reads slow.png's header for the index (quick), then sleeps 2 s in its
         // decoder: kill it once a thread of it is in that sleep (clock_nanosleep or nanosleep).
-        func asleep(_ pid: pid_t) -> Bool {
-            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-            return tasks.contains { task in
-                let call = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/syscall", encoding: .utf8))?.split(separator: " ").first
-                return call == "230" || call == "35"
-            }
-        }
         let sleeping = Date().addingTimeInterval(10)
-        while !workers.contains(where: asleep) && Date() < sleeping { usleep(2_000) }
-        #expect(workers.contains(where: asleep), "the decoder never went to sleep")
+        while !workers.contains(where: Self.asleep) && Date() < sleeping { usleep(2_000) }
+        #expect(workers.contains(where: Self.asleep), "the decoder never went to sleep")
         for worker in workers { kill(worker, SIGKILL) }
         let (end, stderr) = child.wait()
         #expect(end == .exited(0), "\(stderr)")
@@ -133,6 +126,62 @@ struct SandboxTests {
     }
 
     /// The process ids whose parent is `pid`.
+    /// A worker killed from outside while the index reads its file's header too: the item is
+    /// indexed without its pixel size, provisionally, and the next warm fills it in (an item
+    /// stayed without one for good: the soak found it).
+    @Test func anItemIndexedWhileItsWorkerWasKilledIsCompletedByTheNextWarm() throws {
+        let dir = TemporaryDirectory()
+        let slow = try dir.write("slow.png", Self.hostile("sleepopen", "1500"))
+        let cache = dir.appending("cache")
+        let child = try ChildProcess(program: "thumbcache", arguments: ["warm", "--json", "--jobs", "1", "--cache", cache, slow],
+                                     environment: Self.testWorker)
+        // Every worker found asleep is killed: the thumbnail's decode, then the header read.
+        var kills = 0
+        let deadline = Date().addingTimeInterval(30)
+        while Self.running(child.processIdentifier), Date() < deadline {
+            for worker in Self.children(of: child.processIdentifier) where Self.asleep(worker) {
+                kill(worker, SIGKILL)
+                kills += 1
+            }
+            usleep(2_000)
+        }
+        let (end, stderr) = child.wait()
+        #expect(end == .exited(0), "\(stderr)")
+        #expect(kills >= 2, "the header was not read in a worker of its own: \(kills) kills")
+        #expect(try Self.pixelWidth(of: slow, cache: cache) == nil)
+
+        let second = try Self.warm(["--cache", cache, slow])
+        #expect(second.generated == 1, "\(second.failures)")
+        #expect(try Self.pixelWidth(of: slow, cache: cache) == 16)
+    }
+
+    /// The indexed pixel width of `path`, nil when the item has none.
+    static func pixelWidth(of path: String, cache: String) throws -> Int? {
+        let child = try ChildProcess(program: "thumbcache", arguments: ["search", "kMDItemFSSize >= 0", "--json", "--cache", cache,
+                                                                        "--attr", "kMDItemPixelWidth"])
+        let (end, stderr) = child.wait()
+        #expect(end == .exited(0), "\(stderr)")
+        let answer = try JSONSerialization.jsonObject(with: Data(child.output.joined(separator: "\n").utf8)) as? [String: Any]
+        let results = answer?["results"] as? [[String: Any]] ?? []
+        #expect(results.count == 1, "\(results)")
+        return (results.first?["attributes"] as? [String: Any])?["kMDItemPixelWidth"] as? Int
+    }
+
+    /// Whether `pid` runs still (exists and is no zombie).
+    static func running(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(after: close)...].split(separator: " ").first != "Z"
+    }
+
+    /// Whether a thread of `pid` is asleep (clock_nanosleep or nanosleep).
+    static func asleep(_ pid: pid_t) -> Bool {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.contains { task in
+            let call = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/syscall", encoding: .utf8))?.split(separator: " ").first
+            return call == "230" || call == "35"
+        }
+    }
+
     static func children(of pid: pid_t) -> [pid_t] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.compactMap { name -> pid_t? in

@@ -14,6 +14,16 @@ package struct IndexedFileState: Sendable, Hashable {
         self.inode = inode
         self.device = device
     }
+
+    /// This state, marked as known only in part: no real stat has this change time, so the next
+    /// warm finds the file changed and indexes it again.
+    package var provisional: IndexedFileState {
+        IndexedFileState(size: size, modificationTime: modificationTime, changeTime: Self.provisionalChangeTime, inode: inode, device: device)
+    }
+
+    package var isProvisional: Bool { changeTime == Self.provisionalChangeTime }
+
+    static let provisionalChangeTime = Int64.min
 }
 
 /// One item as stored under its number in the `items` database.

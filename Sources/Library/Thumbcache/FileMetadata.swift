@@ -15,7 +15,7 @@ package enum FileMetadata {
 
     package static func item(path: String, snapshot: FileSnapshot, content: ContentHash?, type: ContentType,
                             types: ContentTypeRegistry, imageFormat: ImageFormat?, decoding: any ImageDecoding,
-                            decoded: ImageInfo? = nil) -> FileItem {
+                            decoded: ImageInfo? = nil, provisional: Bool = false) -> FileItem {
         var a: [String: AttributeValue] = [:]
         a[MDItem.fsSize] = .number(Double(snapshot.size))
         a[MDItem.contentType] = .string(type.identifier)
@@ -25,7 +25,8 @@ package enum FileMetadata {
         if cfi_birthtime(path, &born) == 0 { a[MDItem.contentCreationDate] = .date(Double(born) / 1e9) }
         // Text has nothing to index but its type: no worker is asked.
         let kind = imageFormat.flatMap { FormatCatalogue.declaration(of: $0)?.kind }
-        if let imageFormat, kind != .text, let info = decoded ?? (try? decoding.info(ofFileAt: path, format: imageFormat)) {
+        var provisional = provisional
+        if let imageFormat, kind != .text, let info = decoded ?? header(path, imageFormat, decoding, provisional: &provisional) {
             // Pixels only for what is a picture: an image, a video's frame as displayed (not an
             // audio file's cover, a page's points or a font's sample).
             if info.pixelWidth > 0, info.pixelHeight > 0, kind == nil || kind == .image || kind == .movie {
@@ -45,7 +46,19 @@ package enum FileMetadata {
             if !list.isEmpty { a[MDItem.userTags] = .strings(list) }
         }
         if let comment = extendedAttribute(path, commentAttribute), !comment.isEmpty { a[MDItem.comment] = .string(comment) }
-        return FileItem(path: path, state: IndexedFileState(snapshot), contentHash: content?.bytes, attributes: a)
+        let state = IndexedFileState(snapshot)
+        return FileItem(path: path, state: provisional ? state.provisional : state, contentHash: content?.bytes, attributes: a)
+    }
+
+    /// The file's header read by its decoder; nil when it cannot be, and `provisional` set when
+    /// that was for a reason of the moment (its worker killed), so the next warm reads it again.
+    private static func header(_ path: String, _ format: ImageFormat, _ decoding: any ImageDecoding, provisional: inout Bool) -> ImageInfo? {
+        do {
+            return try decoding.info(ofFileAt: path, format: format)
+        } catch {
+            if WorkerFailure.wasKilled(error) { provisional = true }
+            return nil
+        }
     }
 
     /// `s` without surrounding whitespace and NULs (fixed-size fields pad with them); nil if nothing is left.

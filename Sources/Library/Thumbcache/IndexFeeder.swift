@@ -17,12 +17,16 @@ final class IndexFeeder: Sendable {
         var id: FileIdentity
         var type: ContentType
         var decoded: ImageInfo?
+        var provisional: Bool
     }
     private let candidates = Mutex<[Candidate]>([])
     /// Indexed files this warm saw: the end of the warm need not look at them again.
     private let seen = Mutex(ItemBitmap())
     private let pending = Mutex<[FileItem]>([])
     private let counts = Mutex(IndexSummary())
+    private let provisional = Atomic<Int>(0)
+    /// Items indexed provisionally (their worker killed from outside): a later warm should run.
+    var provisionalItems: Int { provisional.load(ordering: .relaxed) }
     static let batchSize = 256
     /// Texts waiting to be indexed, and the contents whose words are being read in this warm.
     private let texts = Mutex<(batch: [(content: [UInt8], text: [UInt8])], bytes: Int, reading: Set<ContentHash>)>(([], 0, []))
@@ -37,10 +41,13 @@ final class IndexFeeder: Sendable {
     }
 
     /// Queues the file; it is indexed unless the index has it in the same state.
-    /// - Parameter decoded: the image header a decode of this file already read, if any.
-    func submit(path: String, id: FileIdentity, type: ContentType, decoded: ImageInfo? = nil) {
+    /// - Parameters:
+    ///   - decoded: the image header a decode of this file already read, if any.
+    ///   - provisional: its decode failed for a reason of the moment; what is indexed of it is
+    ///     read again by the next warm.
+    func submit(path: String, id: FileIdentity, type: ContentType, decoded: ImageInfo? = nil, provisional: Bool = false) {
         let batch = candidates.withLock { list -> [Candidate]? in
-            list.append(Candidate(path: path, id: id, type: type, decoded: decoded))
+            list.append(Candidate(path: path, id: id, type: type, decoded: decoded, provisional: provisional))
             guard list.count >= Self.batchSize else { return nil }
             defer { list = [] }
             return list
@@ -59,9 +66,11 @@ final class IndexFeeder: Sendable {
                 unchanged += 1
                 continue
             }
-            items.append(FileMetadata.item(path: c.path, snapshot: c.id.snapshot, content: c.id.content, type: c.type, types: types,
-                                           imageFormat: FormatCatalogue.declaration(ofType: c.type)?.format, decoding: decoding,
-                                           decoded: c.decoded))
+            let item = FileMetadata.item(path: c.path, snapshot: c.id.snapshot, content: c.id.content, type: c.type, types: types,
+                                         imageFormat: FormatCatalogue.declaration(ofType: c.type)?.format, decoding: decoding,
+                                         decoded: c.decoded, provisional: c.provisional)
+            if item.state.isProvisional { provisional.add(1, ordering: .relaxed) }
+            items.append(item)
         }
         if unchanged > 0 { counts.withLock { $0.unchanged += unchanged } }
         guard !items.isEmpty else { return }

@@ -170,6 +170,7 @@ public final class Warmer: Sendable {
         if let exporting { summary.freedesktop = await exporting.finish() }
         // A share saw only its files: the others are not gone.
         summary.index = feeder?.finish(roots: options.shard == nil ? roots : [])
+        summary.transientFailures += feeder?.provisionalItems ?? 0
         summary.elapsedSeconds = Double(MonotonicClock.nanoseconds() - start) / 1e9
         return summary
     }
@@ -235,8 +236,11 @@ public final class Warmer: Sendable {
         let header = DecodedHeader(wordsLimit: wordsFormat == nil ? nil : options.textLimit)
         let outcome = makeThumbnails(path, id: id, type: type, factory: factory, decoding: decoding, header: header, options: options,
                                      tally: tally, writes: &writes, prefetched: prefetched)
-        feeder?.submit(path: path, id: id, type: type, decoded: header.info)
-        if let feeder, let wordsFormat {
+        // A worker killed from outside: what the index learns now is kept provisional, and the
+        // words not recorded as none, so the warm that makes the thumbnail indexes them too.
+        let transient = if case .failed(_, _, transient: true) = outcome { true } else { false }
+        feeder?.submit(path: path, id: id, type: type, decoded: header.info, provisional: transient && header.info == nil)
+        if let feeder, let wordsFormat, !transient {
             // Not decoded here (cached already, or it failed) or not read along: asked on their own.
             let words = header.words ?? (try? decoding.text(ofFileAt: path, format: wordsFormat, limit: options.textLimit).text) ?? ""
             feeder.addWords(content: id.content, words)
@@ -278,8 +282,7 @@ public final class Warmer: Sendable {
         if made.hasNoPicture { return .notSupported }
         if let record = made.failedBefore { return .failed(path, record.reason + " (recorded earlier; --retry-failed tries again)") }
         if let failure = made.failure {
-            let transient = (failure as? WorkerFailure).map { if case .killed = $0.reason { true } else { false } } ?? false
-            return .failed(path, ThumbnailPipeline.reason(failure), transient: transient)
+            return .failed(path, ThumbnailPipeline.reason(failure), transient: WorkerFailure.wasKilled(failure))
         }
         return made.fetched == missing.count ? .fetched : .generated
     }

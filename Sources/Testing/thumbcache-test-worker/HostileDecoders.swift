@@ -7,14 +7,18 @@ import ThumbcacheImaging
 /// `TCHOSTILE:<action>:<argument>\n`; the content sniffer sees a PNG, so the parent sends it to
 /// a worker, whose registry picks the hostile decoder by its longer magic.
 enum HostileDecoders {
-    static let actions = ["segv", "spin", "alloc", "create", "connect", "exec", "signal", "sleep", "elsewhere"]
+    static let actions = ["segv", "spin", "alloc", "create", "connect", "exec", "signal", "sleep", "sleepopen", "elsewhere"]
 
     static var registrations: [ImageDecoderRegistration] {
         actions.map { action in
             ImageDecoderRegistration(
                 format: ImageFormat(rawValue: "hostile-" + action), typeIdentifier: "public.png",
                 magic: [Magic([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]).and("TCHOSTILE:\(action):", at: 8)]
-            ) { (fd, name) throws(ImagingError) in HostileSource(action: action, argument: argument(fd), name: name) }
+            ) { (fd, name) throws(ImagingError) in
+                // Sleeps before the header too, so a header read for the index can be caught asleep.
+                if action == "sleepopen" { usleep(UInt32((Int(argument(fd)) ?? 1000) * 1000)) }
+                return HostileSource(action: action, argument: argument(fd), name: name)
+            }
         }
     }
 

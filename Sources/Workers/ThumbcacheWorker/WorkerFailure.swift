@@ -50,6 +50,13 @@ public struct WorkerFailure: Error, Sendable, CustomStringConvertible {
         default: true
         }
     }
+
+    /// Whether `error` is a worker killed from outside: a failure of the moment, which the next
+    /// attempt does not repeat.
+    package static func wasKilled(_ error: any Error) -> Bool {
+        guard let failure = error as? WorkerFailure, case .killed = failure.reason else { return false }
+        return true
+    }
 }
 
 #if canImport(Glibc)
