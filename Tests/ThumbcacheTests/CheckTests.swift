@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import Thumbcache
 import ThumbcacheImaging
 import ThumbcacheLMDB
 import ThumbcacheTestSupport
@@ -11,14 +12,17 @@ import ThumbcacheTestSupport
 /// each reported with what it affects and exit status 1; `--repair` removes exactly those and
 /// leaves the rest working.
 struct CheckTests {
+    /// `thumbcache check` of `cache` and of the standard thumbnails in `cache`'s sibling `thumbnails`
+    /// (never the user's own).
     static func check(_ cache: String, _ extra: [String] = []) throws -> (status: ChildProcess.Termination, json: [String: Any]) {
-        let run = try ChildProcess.run("thumbcache", ["check", "--cache", cache, "--json"] + extra)
+        let standard = (cache as NSString).deletingLastPathComponent + "/thumbnails"
+        let run = try ChildProcess.run("thumbcache", ["check", "--cache", cache, "--json", "--freedesktop-dir", standard] + extra)
         let json = (try? JSONSerialization.jsonObject(with: Data(run.stdout.joined(separator: "\n").utf8))) as? [String: Any] ?? [:]
         return (run.status, json)
     }
 
     static func problems(_ json: [String: Any]) -> [String] {
-        (["store", "index"] as [String]).flatMap { part in
+        (["store", "index", "freedesktop"] as [String]).flatMap { part in
             ((json[part] as? [String: Any])?["findings"] as? [[String: Any]] ?? []).map { "\($0["database"] ?? "?"): \($0["problem"] ?? "?")" }
         }
     }
@@ -82,6 +86,60 @@ struct CheckTests {
         try #require(try ChildProcess.run("thumbcache", ["warm", tree, "--cache", cache]).status == .exited(0))
         #expect(try store.thumbnail(stored.key) != nil)
         #expect(try Self.check(cache).status == .exited(0))
+    }
+
+    /// The standard thumbnails thumbcache wrote: a cut one, a misnamed one and a dead writer's
+    /// temporary file are violations a repair removes; a stale one is garbage; another program's
+    /// broken one is not thumbcache's to judge.
+    @Test func standardThumbnailsThumbcacheWroteAreChecked() throws {
+        let dir = TemporaryDirectory()
+        let tree = dir.appending("tree")
+        try FileManager.default.createDirectory(atPath: tree, withIntermediateDirectories: true)
+        for i in 0..<4 { try dir.write("tree/photo\(i).png", ImageEncoder.png(testPhoto(width: 300 + i, height: 200))) }
+        let (cache, standard) = (dir.appending("cache"), dir.appending("thumbnails"))
+        try #require(try ChildProcess.run("thumbcache", ["warm", tree, "--cache", cache, "--freedesktop", "--freedesktop-dir", standard]).status
+            == .exited(0))
+        let clean = try Self.check(cache)
+        #expect(clean.status == .exited(0), "\(clean.json)")
+        let checked = ((clean.json["freedesktop"] as? [String: Any])?["checked"] as? [String: Int]) ?? [:]
+        #expect(checked["normal"] == 4 && checked["large"] == 4, "\(clean.json)")
+
+        func thumbnail(_ i: Int, _ size: String = "large") -> String {
+            standard + "/" + size + "/" + MD5.hex(Array(FileURI.of(path: tree + "/photo\(i).png").utf8)) + ".png"
+        }
+        let cut = try #require(FileManager.default.contents(atPath: thumbnail(0)))
+        try cut.prefix(cut.count - 20).write(to: URL(fileURLWithPath: thumbnail(0)))
+        let misnamed = standard + "/large/" + String(repeating: "0", count: 32) + ".png"
+        try FileManager.default.moveItem(atPath: thumbnail(1), toPath: misnamed)
+        let temporary = standard + "/normal/.thumbcache-\(try Self.deadProcess())-12345.png"
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: temporary))
+        try dir.write("tree/photo2.png", ImageEncoder.png(testPhoto(width: 90, height: 90)))  // its thumbnails now stale
+        var theirs = try ImageEncoder.png(testPhoto(width: 64, height: 64), text: [("Thumb::URI", "file:///elsewhere.png"), ("Thumb::MTime", "1"),
+                                                                                   ("Software", "GNOME::ThumbnailFactory")])
+        theirs.removeLast(10)
+        let other = standard + "/normal/" + MD5.hex(Array("file:///elsewhere.png".utf8)) + ".png"
+        try Data(theirs).write(to: URL(fileURLWithPath: other))
+
+        let broken = try Self.check(cache)
+        let found = Self.problems(broken.json)
+        #expect(broken.status == .exited(1), "\(broken.json)")
+        #expect(found.contains { $0.hasPrefix("large: not a whole PNG") }, "\(found)")
+        #expect(found.contains { $0.hasPrefix("large: named for another URI") }, "\(found)")
+        #expect(found.contains { $0.hasPrefix("normal: a temporary file of writer") }, "\(found)")
+        #expect(found.count == 3, "\(found)")
+        #expect(((broken.json["freedesktop"] as? [String: Any])?["garbage"] as? [String: Int])?["stale freedesktop thumbnails"] == 2)
+
+        let repaired = try Self.check(cache, ["--repair"])
+        #expect(repaired.status == .exited(0) && repaired.json["repaired"] as? Int == 3, "\(repaired.json)")
+        for gone in [thumbnail(0), misnamed, temporary] { #expect(!FileManager.default.fileExists(atPath: gone), "\(gone)") }
+        for kept in [thumbnail(2), thumbnail(3), thumbnail(0, "normal"), other] { #expect(FileManager.default.fileExists(atPath: kept), "\(kept)") }
+    }
+
+    /// The id of a process that has ended (a child started and waited for).
+    static func deadProcess() throws -> pid_t {
+        let child = try ChildProcess(program: "/bin/true", arguments: [])
+        _ = child.wait()
+        return child.processIdentifier
     }
 
     @Test func aMissingCacheIsAnErrorNotANewCache() throws {

@@ -16,6 +16,12 @@ struct CheckCommand: ParsableCommand {
             status is 1 when there is any. What is merely garbage (thumbnails no file has any \
             more) is counted, not a violation: `thumbcache compact --gc` removes it.
 
+            The standard thumbnails thumbcache wrote ($XDG_CACHE_HOME/thumbnails, whose PNGs \
+            name thumbcache as their Software) are checked too: each a whole PNG with every \
+            CRC right, named for the URI it carries, within its folder's size; a temporary file \
+            of a writer that died is a violation. One whose file changed or went is stale, \
+            which the standard allows: `thumbcache freedesktop clean` removes those.
+
             --repair removes the records at fault (a thumbnail or an entry is made again when \
             it is next needed) and, when an item or a list was wrong, makes every posting list \
             again from the item records; nothing else is touched. Then it checks again.
@@ -38,6 +44,12 @@ struct CheckCommand: ParsableCommand {
     @Flag(name: .long, help: "Print the report as JSON.")
     var json = false
 
+    @Option(name: .long, help: ArgumentHelp("The standard thumbnail cache (default: $XDG_CACHE_HOME/thumbnails).", valueName: "dir"))
+    var freedesktopDir: String?
+
+    @Flag(name: .long, help: "Leave the standard thumbnail cache out.")
+    var noFreedesktop = false
+
     /// What `--json` prints.
     struct Report: Encodable {
         var directory: String
@@ -45,6 +57,7 @@ struct CheckCommand: ParsableCommand {
         var recordsPerSecond: Double
         var store: IntegrityReport
         var index: IntegrityReport?
+        var freedesktop: IntegrityReport?
         var violations: Int
         var repaired: Int
     }
@@ -57,21 +70,26 @@ struct CheckCommand: ParsableCommand {
         let store = try cacheOptions.open()
         let hasIndex = FileManager.default.fileExists(atPath: cacheOptions.indexDirectory)
         let index = hasIndex ? try cacheOptions.openIndex() : nil
+        let standardDirectory = freedesktopDir ?? FreedesktopThumbnailCache.defaultDirectory
+        let standard = !noFreedesktop && FileManager.default.fileExists(atPath: standardDirectory)
+            ? FreedesktopThumbnailCache(directory: standardDirectory) : nil
         let started = Date()
-        var (storeReport, indexReport) = (try store.check(), try index?.check())
+        var (storeReport, indexReport, standardReport) = (try store.check(), try index?.check(), standard?.check())
         let seconds = Date().timeIntervalSince(started)
-        let records = storeReport.recordsChecked + (indexReport?.recordsChecked ?? 0)
+        let records = storeReport.recordsChecked + (indexReport?.recordsChecked ?? 0) + (standardReport?.recordsChecked ?? 0)
         var repaired = 0
-        if repair, storeReport.violations + (indexReport?.violations ?? 0) > 0 {
+        if repair, storeReport.violations + (indexReport?.violations ?? 0) + (standardReport?.violations ?? 0) > 0 {
             repaired += try store.repair(storeReport)
             if let index, let found = indexReport { repaired += try index.repair(found) }
+            if let standard, let found = standardReport { repaired += standard.repair(found) }
             storeReport = try store.check()
             indexReport = try index?.check()
+            standardReport = standard?.check()
             storeReport.repaired = repaired
         }
-        let violations = storeReport.violations + (indexReport?.violations ?? 0)
+        let violations = storeReport.violations + (indexReport?.violations ?? 0) + (standardReport?.violations ?? 0)
         let report = Report(directory: store.directory, seconds: seconds, recordsPerSecond: seconds > 0 ? Double(records) / seconds : 0,
-                            store: storeReport, index: indexReport, violations: violations, repaired: repaired)
+                            store: storeReport, index: indexReport, freedesktop: standardReport, violations: violations, repaired: repaired)
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -84,16 +102,20 @@ struct CheckCommand: ParsableCommand {
 
     static func text(_ r: Report) -> String {
         func counts(_ checked: [String: Int]) -> String { checked.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") }
-        let records = r.store.recordsChecked + (r.index?.recordsChecked ?? 0)
+        let records = r.store.recordsChecked + (r.index?.recordsChecked ?? 0) + (r.freedesktop?.recordsChecked ?? 0)
         var lines = [String(format: "Checked %@ in %.2f s: %d records (%.0f records/s)", r.directory, r.seconds, records, r.recordsPerSecond)]
         lines.append("  cache: " + counts(r.store.checked))
         lines.append(r.index.map { "  index: " + counts($0.checked) } ?? "  index: none")
+        if let standard = r.freedesktop { lines.append("  standard thumbnails thumbcache wrote: " + (standard.checked.isEmpty ? "none" : counts(standard.checked))) }
         let garbage = r.store.garbage.merging(r.index?.garbage ?? [:], uniquingKeysWith: +)
         if !garbage.isEmpty {
             lines.append("  garbage (`thumbcache compact --gc` removes it): " + garbage.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
         }
+        if let stale = r.freedesktop?.garbage.values.reduce(0, +), stale > 0 {
+            lines.append("  stale standard thumbnails (`thumbcache freedesktop clean` removes them): \(stale)")
+        }
         if r.repaired > 0 { lines.append("  repaired: \(r.repaired) records removed or lists made again") }
-        let findings = r.store.findings + (r.index?.findings ?? [])
+        let findings = r.store.findings + (r.index?.findings ?? []) + (r.freedesktop?.findings ?? [])
         if r.violations == 0 {
             lines.append("  no violations")
         } else {
