@@ -80,4 +80,36 @@ struct FullDiskTests {
         #expect(said.contains("the cache takes writes again: caught up"), "\(said)")
         #expect(out.components(separatedBy: "found:").last?.contains(tree + "/late.png") == true, "\(out) \(said)")
     }
+    /// A deletion alone during a full disk: the index and the stat cache could not drop the
+    /// file, and no warm was failing to say so, so nothing caught up (the soak found a deleted
+    /// file still indexed). Now a refused move or removal is a failed write like a warm's.
+    @Test func aRemovalTheCacheRefusedIsCaughtUp() throws {
+        let dir = TemporaryDirectory()
+        let tree = dir.appending("tree"), cache = dir.appending("cache")
+        for path in [tree, cache] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+        for i in 0..<40 { try dir.write("tree/photo\(i).png", ImageEncoder.png(testPhoto(width: 64 + i, height: 48))) }
+        let tool = ChildProcess.productsDirectory + "/thumbcache"
+        let script = """
+            mount -t tmpfs -o size=4m tmpfs '\(cache)' || exit 99
+            '\(tool)' watch '\(tree)' --cache '\(cache)' > '\(dir.appending("watch.out"))' 2> '\(dir.appending("watch.err"))' &
+            watcher=$!
+            for i in $(seq 100); do grep -q . '\(dir.appending("watch.out"))' 2>/dev/null && break; sleep 0.1; done
+            dd if=/dev/zero of='\(cache)/filler' bs=4k 2>/dev/null
+            rm '\(tree)'/photo1*.png
+            sleep 3
+            rm '\(cache)/filler'
+            for i in $(seq 200); do grep -q 'caught up' '\(dir.appending("watch.err"))' && break; sleep 0.1; done
+            echo "found:"
+            '\(tool)' search 'kMDItemFSName == "photo1*"' --cache '\(cache)' 2>&1
+            kill $watcher; wait $watcher
+            exit 0
+            """
+        let child = try ChildProcess(program: "/usr/bin/unshare", arguments: ["--user", "--map-root-user", "--mount", "sh", "-c", script])
+        let (end, stderr) = child.wait()
+        let out = child.output.joined(separator: "\n")
+        try #require(end == .exited(0), "the private tmpfs could not be set up: \(stderr) \(out)")
+        let said = (try? String(contentsOfFile: dir.appending("watch.err"), encoding: .utf8)) ?? ""
+        let found = out.components(separatedBy: "found:").last?.split(separator: "\n").filter { $0.hasPrefix("/") } ?? []
+        #expect(found.isEmpty, "still indexed: \(found) \(said)")
+    }
 }

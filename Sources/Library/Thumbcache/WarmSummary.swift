@@ -48,7 +48,8 @@ public struct WarmSummary: Sendable, Codable, Hashable {
     /// reason once; the files concerned are among ``failures`` too.
     public var cacheWriteFailures: [String] = []
     /// Of ``failed``, the files that failed for a reason of the moment (their decoder's worker
-    /// killed from outside): nothing is remembered against them, and a later warm makes them.
+    /// killed from outside), and index items read only in part for that reason: nothing is
+    /// remembered against them, and a later warm makes them.
     public var transientFailures: Int = 0
 
     public var failed: Int { failures.values.reduce(0) { $0 + $1.count } }

@@ -26,8 +26,9 @@ package struct StandardCacheOperations: Sendable {
     }
 
     /// Each file moved from `from[i]` to `to[i]` (URIs); returns how many thumbnails followed.
+    /// `failed` hears why the stat cache or the index could not be written (a full disk).
     @discardableResult
-    package func move(from: [String], to: [String], keepOriginal: Bool = false) -> Int {
+    package func move(from: [String], to: [String], keepOriginal: Bool = false, failed: (String) -> Void = { _ in }) -> Int {
         var moved = 0
         var storeWrites: [StoreWrite] = []
         var items: [FileItem] = []
@@ -54,22 +55,38 @@ package struct StandardCacheOperations: Sendable {
                 }
             }
         }
-        if !storeWrites.isEmpty { try? store.apply(storeWrites) }
-        if !items.isEmpty { _ = try? index?.indexFiles(items) }
+        do {
+            if !storeWrites.isEmpty { try store.apply(storeWrites) }
+        } catch {
+            failed(error.description)
+        }
+        do {
+            if !items.isEmpty { _ = try index?.indexFiles(items) }
+        } catch {
+            failed(error.description)
+        }
         return moved
     }
 
-    /// The thumbnails, stat entries and index entries of `uris`, removed.
+    /// The thumbnails, stat entries and index entries of `uris`, removed; `failed` as for a move.
     @discardableResult
-    package func delete(_ uris: [String]) -> Int {
+    package func delete(_ uris: [String], failed: (String) -> Void = { _ in }) -> Int {
         var removed = 0
         for uri in uris {
             let name = FreedesktopThumbnailCache.name(forURI: uri)
             for folder in cache.thumbnailFolders where unlink(folder + "/" + name) == 0 { removed += 1 }
         }
         let paths = uris.compactMap(FileURI.path(of:))
-        try? store.apply(paths.map { .removeFile(path: $0) })
-        _ = try? index?.removeFiles(paths: paths)
+        do {
+            try store.apply(paths.map { .removeFile(path: $0) })
+        } catch {
+            failed(error.description)
+        }
+        do {
+            _ = try index?.removeFiles(paths: paths)
+        } catch {
+            failed(error.description)
+        }
         return removed
     }
 

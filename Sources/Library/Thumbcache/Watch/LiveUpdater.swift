@@ -127,7 +127,7 @@ package final class LiveUpdater: Sendable {
             case .stop: return
             case .timeout:
                 // A retry is taken at the loop's top (poll may wake a little before it is due).
-                if retry != nil && watcher.unwatched.isEmpty { continue }
+                if retry.due != nil && watcher.unwatched.isEmpty { continue }
                 if let due = retry.due, MonotonicClock.nanoseconds() >= due { continue }
                 let start = MonotonicClock.nanoseconds()
                 var batch = Batch(rescanned: true)
@@ -189,15 +189,32 @@ package final class LiveUpdater: Sendable {
                 if isDirectory { removedDirectories.append(path) } else { removedFiles.append(path) }
             }
         }
-        if !moves.isEmpty { operations.move(from: moves.map { FileURI.of(path: $0.0) }, to: moves.map { FileURI.of(path: $0.1) }) }
-        if !removedFiles.isEmpty { operations.delete(removedFiles.map { FileURI.of(path: $0) }) }
-        if !removedDirectories.isEmpty { _ = try? options.warm.index?.removeMissingFiles(under: removedDirectories) }
+        // A move or removal the cache or index refused (a full disk) is a failed write like a
+        // warm's: the retry's warm of the trees settles it (a deleted file stayed indexed).
+        var refused: [String] = []
+        if !moves.isEmpty {
+            operations.move(from: moves.map { FileURI.of(path: $0.0) }, to: moves.map { FileURI.of(path: $0.1) }) { refused.append($0) }
+        }
+        if !removedFiles.isEmpty { operations.delete(removedFiles.map { FileURI.of(path: $0) }) { refused.append($0) } }
+        if !removedDirectories.isEmpty {
+            do {
+                _ = try options.warm.index?.removeMissingFiles(under: removedDirectories)
+            } catch {
+                refused.append(error.description)
+            }
+        }
         // Files moved or created then changed in the same batch: warming what exists now settles them.
         if batch.rescanned {
             batch.warm = await warmer.warm(roots, options: options.warm)
         } else {
             let existing = Array(Set(warm + moves.map(\.1))).filter { FileManager.default.fileExists(atPath: $0) }.sorted()
             if !existing.isEmpty { batch.warm = await warmer.warm(existing, options: options.warm) }
+        }
+        if !refused.isEmpty {
+            var summary = batch.warm ?? WarmSummary(seen: 0, generated: 0, alreadyCached: 0, sameContentAsAnother: 0, notSupported: 0,
+                                                    failures: [:], elapsedSeconds: 0)
+            summary.cacheWriteFailures += refused.filter { !summary.cacheWriteFailures.contains($0) }
+            batch.warm = summary
         }
         return batch
     }
