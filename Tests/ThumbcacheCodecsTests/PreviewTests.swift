@@ -3,6 +3,7 @@ import Testing
 import ThumbcacheImaging
 import ThumbcacheTestSupport
 @testable import Thumbcache
+@testable import ThumbcacheDocumentCodecs
 @testable import ThumbcacheStore
 
 /// Previews through a generator with the real sandboxed workers: one file of each worker family,
@@ -110,5 +111,50 @@ struct PreviewTests {
         #expect(past.status == .exited(1) && past.stderr.contains("no page 7: the file has 3 pages"), "\(past.stderr)")
         let thumbnailPage = try ChildProcess.run("thumbcache", ["get", "--cache", cache, path, "--page", "2", "-o", png])
         #expect(thumbnailPage.status == .exited(64) && thumbnailPage.stderr.contains("--page is for --kind preview"), "\(thumbnailPage.stderr)")
+    }
+    /// An e-book's page 1 is its cover; the pages after it are its words wrapped into lines and
+    /// drawn as a text's pages are: page N+1 is, pixel for pixel, page N of a text file holding
+    /// those lines. Past the end, the error counts the cover in.
+    @Test func anEBooksPagesAfterItsCoverAreItsWords() async throws {
+        let dir = TemporaryDirectory()
+        let sentence = "Call me Ishmael, for the sea was calling and the whale was somewhere beyond the grey horizon. "
+        let chapter = { (n: Int) in
+            DocumentFormatTests.xml("<html><body><h1>Chapter \(n)</h1>"
+                + (1...14).map { "<p>\(String(repeating: sentence, count: $0 % 4 + 1))</p>" }.joined() + "</body></html>")
+        }
+        let book = try DocumentFormatTests.epub(dir, "book.epub", opf: """
+            <package xmlns="http://www.idpf.org/2007/opf" version="3.0"><manifest>\
+            <item id="c" href="front.jpg" media-type="image/jpeg" properties="cover-image"/>\
+            <item id="one" href="one.xhtml" media-type="application/xhtml+xml"/><item id="two" href="two.xhtml" media-type="application/xhtml+xml"/>\
+            </manifest><spine><itemref idref="one"/><itemref idref="two"/></spine></package>
+            """, files: [DocumentFormatTests.Entry(name: "OEBPS/front.jpg", bytes: try DocumentFormatTests.jpeg),
+                         DocumentFormatTests.Entry(name: "OEBPS/one.xhtml", bytes: chapter(1)),
+                         DocumentFormatTests.Entry(name: "OEBPS/two.xhtml", bytes: chapter(2))])
+        let fd = open(book, O_RDONLY)
+        defer { close(fd) }
+        let words = try DocumentText.words(descriptor: fd, name: book, format: .epub, limit: 1 << 20)
+        let lines = DocumentPages.wrapped(words, columns: TextSource.columns)
+        #expect(lines.split(separator: "\n", omittingEmptySubsequences: false).allSatisfy { $0.unicodeScalars.count <= TextSource.columns })
+        #expect(lines.replacingOccurrences(of: "\n", with: " ").split(separator: " ") == words.replacingOccurrences(of: "\n", with: " ").split(separator: " "),
+                "wrapping keeps every word in order")
+        let text = try dir.write("book.txt", Array(lines.utf8))
+        let textPages = (lines.split(separator: "\n", omittingEmptySubsequences: false).count + TextSource.linesPerPage - 1) / TextSource.linesPerPage
+        try #require(textPages >= 3, "the book is long enough for a few pages: \(textPages)")
+
+        let generator = ThumbnailGenerator(store: try ThumbnailStore.open(directory: dir.appending("cache")))
+        let cover = try await generator.bestRepresentation(for: Self.request(book, side: 600))
+        #expect(TestPictures.premultipliedPSNR(try cover.image(), Thumbnailer.resize(DocumentFormatTests.picture,
+                                                                                      options: ThumbnailOptions(maxWidth: 600, maxHeight: 600))) >= 30)
+        for page in 1...2 {
+            let ours = try await generator.bestRepresentation(for: Self.request(book, side: 600, page: page))
+            let reference = try await generator.bestRepresentation(for: Self.request(text, side: 600, page: page - 1))
+            #expect(try ours.image().pixels == reference.image().pixels, "page \(page + 1)")
+        }
+        let past = textPages + 1
+        await #expect {
+            _ = try await generator.bestRepresentation(for: Self.request(book, side: 600, page: past + 2))
+        } throws: { error in
+            "\(error)".contains("no page \(past + 3): the file has \(past) pages")
+        }
     }
 }

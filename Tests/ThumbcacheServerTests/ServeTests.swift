@@ -530,6 +530,34 @@ struct ServeTests {
         #expect(note.contains("id=\"preview\"") && !note.contains("class=\"pager\""), "\(note)")
     }
 
+    /// An e-book's pages after its cover are its words: not counted, so the pager offers the next
+    /// page until its preview is not found.
+    @Test func anEBooksPagesAreOfferedUntilThereIsNone() throws {
+        let f = try Fixture()
+        let book = f.root + "/book.epub"
+        _ = try FixtureTools.run("/usr/bin/python3", ["-c", """
+            import sys, zipfile
+            z = zipfile.ZipFile(sys.argv[1], "w")
+            z.writestr(zipfile.ZipInfo("mimetype"), "application/epub+zip")
+            z.writestr("META-INF/container.xml", '<container><rootfiles><rootfile full-path="content.opf"/></rootfiles></container>')
+            z.writestr("content.opf", '<package><manifest><item id="a" href="a.xhtml" media-type="application/xhtml+xml"/></manifest>'
+                       '<spine><itemref idref="a"/></spine></package>')
+            z.writestr("a.xhtml", "<html><body>" + "".join(f"<p>Paragraph {i} of a short book.</p>" for i in range(50)) + "</body></html>")
+            z.close()
+            """, book])
+        try #require(try ChildProcess.run("thumbcache", ["warm", f.root, "--cache", f.cache]).status == .exited(0))
+        let server = try Server(f)
+        let page = try server.get("/item?path=\(Self.q(book))&page=2").text
+        #expect(page.contains("<span class=\"page-number\" aria-live=\"polite\">Page 2</span>") && !page.contains("data-pages"), "\(page)")
+        #expect(page.contains("rel=\"next\" href=\"/item?path=\(URLText.query(book))&amp;page=3\""), "\(page)")
+        let second = try server.get("/preview?path=\(Self.q(book))&page=2")
+        let location = try #require(second.header("location"))
+        #expect(try server.get(location).status == 200)
+        // 50 paragraphs and blank lines between: 100 lines, three text pages after the cover.
+        let past = try server.get(location.replacingOccurrences(of: "page=2", with: "page=6"))
+        #expect(past.status == 404 && past.text.contains("no page 6: the file has 4 pages"), "\(past.text)")
+    }
+
     @Test func escapeAttemptsAreRefused() throws {
         let f = try Fixture()
         let server = try Server(f)

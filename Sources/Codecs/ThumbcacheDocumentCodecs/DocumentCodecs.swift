@@ -13,10 +13,14 @@ extension ImageDecoders {
         let registration = ImageDecoderRegistration(signature) { (fd, name, settings) throws(ImagingError) in
             try ArchiveSource(descriptor: fd, name: name, format: signature.format, page: settings.page)
         }
-        // A comic's pages are its pictures; another document carries one picture only.
+        // A comic's pages are its pictures; another document carries one picture, its first
+        // page, and its words laid out as text make the pages after it.
         guard !ArchiveSource.comics.contains(signature.format) else { return registration.drawingPages() }
         guard FormatCatalogue.withWords.contains(signature.format) else { return registration }
-        return registration.extractingText { (fd, name, limit) throws(ImagingError) in
+        return ImageDecoderRegistration(signature) { (fd, name, settings) throws(ImagingError) -> any RowSource in
+            guard settings.page > 0 else { return try ArchiveSource(descriptor: fd, name: name, format: signature.format) }
+            return try DocumentPages.page(settings.page, descriptor: fd, name: name, format: signature.format)
+        }.drawingPages().extractingText { (fd, name, limit) throws(ImagingError) in
             try DocumentText.words(descriptor: fd, name: name, format: signature.format, limit: limit)
         }
     }

@@ -38,11 +38,15 @@ final class TextSource: DrawnSource {
     let header: RowSourceHeader
     var output = RGBABuffer()
 
-    init(descriptor: Int32, name: String, page: Int = 0) throws(ImagingError) {
-        path = name
+    convenience init(descriptor: Int32, name: String, page: Int = 0) throws(ImagingError) {
         let reader = try ByteReader(descriptor: descriptor, name: name)
         let limit = page == 0 ? Self.readLimit : min(Self.pagedReadLimit, Self.readLimit * (page + 1))
-        let bytes = try reader.bytes(at: 0, count: min(reader.size, limit), what: "text")
+        try self.init(text: try reader.bytes(at: 0, count: min(reader.size, limit), what: "text"), name: name, page: page)
+    }
+
+    /// Page `page` of `bytes`, a text in any encoding ``Charset`` tells.
+    init(text bytes: [UInt8], name: String, page: Int) throws(ImagingError) {
+        path = name
         let skip = page * Self.linesPerPage
         guard let lines = bytes.withUnsafeBytes({ TextLines($0, maxLines: Self.maxLines, columns: Self.columns, tabWidth: Self.tabWidth, skip: skip) })
         else { throw ImagingError(path: name, reason: .corrupt("binary data, not text")) }

@@ -71,13 +71,15 @@ enum PageAssets {
           e.preventDefault();
           turnTo(Number(link.dataset.page), pager, link);
         });
+        // A pager without data-pages (an office file's or e-book's words) goes on until a page's
+        // preview is not found.
         function turnTo(page, pager, link) {
-          const pages = Number(pager.dataset.pages);
+          const pages = pager.dataset.pages ? Number(pager.dataset.pages) : Infinity;
           const preview = document.getElementById("preview");
           preview.src = link.dataset.preview;
           preview.alt = preview.alt.replace(/page \\d+$/, "page " + page);
           history.replaceState(null, "", link.href);
-          pager.querySelector(".page-number").textContent = "Page " + page + " of " + pages;
+          pager.querySelector(".page-number").textContent = "Page " + page + (pages === Infinity ? "" : " of " + pages);
           const template = link.dataset.preview.replace(/page=\\d+/, "page=");
           const item = link.href.replace(/page=\\d+$/, "page=");
           for (const [rel, to, label] of [["prev", page - 1, "‹ Previous"], ["next", page + 1, "Next ›"]]) {
@@ -94,6 +96,14 @@ enum PageAssets {
             old.replaceWith(next);
           }
         }
+        document.getElementById("preview")?.addEventListener("error", () => {
+          const pager = document.querySelector(".pager");
+          if (!pager || pager.dataset.pages) return;
+          pager.querySelector(".page-number").textContent = "No more pages";
+          pager.querySelector("a[rel=next]")?.replaceWith(Object.assign(document.createElement("span"),
+            { className: "page-link", textContent: "Next ›" }));
+          pager.querySelector("span.page-link:last-child")?.setAttribute("aria-disabled", "true");
+        });
         // Tags change in place through PUT and DELETE /tags; without JavaScript the forms post.
         document.addEventListener("submit", async (e) => {
           const form = e.target;

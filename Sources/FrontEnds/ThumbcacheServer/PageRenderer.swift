@@ -95,7 +95,10 @@ struct PageRenderer: Sendable {
         if let own = attributes[MDItem.contentType]?.stringValues?.first, Self.browserImages.contains(own) {
             return "<img class=\"viewer\" src=\"\(Self.escape(original))\" alt=\"\(Self.escape(name))\">" + open
         }
-        let pages: Int = if case .number(let n) = attributes[MDItem.numberOfPages], n >= 1 { Int(n) } else { 1 }
+        let counted: Int? = if case .number(let n) = attributes[MDItem.numberOfPages], n >= 1 { Int(n) } else { nil }
+        // An office file's or e-book's pages after the first are its words: not counted, so the
+        // next page is offered until its preview is not found.
+        let pages = counted ?? (types.contains(where: ThumbnailGenerator.pagedByWords.contains) ? Int.max : 1)
         let shown = min(max(1, page), pages)
         let picture = "<img class=\"viewer\" id=\"preview\" src=\"\(Self.escape(preview(shown)))\" alt=\"\(Self.escape(name)), page \(shown)\">"
         guard pages > 1 else { return picture + open }
@@ -105,8 +108,10 @@ struct PageRenderer: Sendable {
             return "<a class=\"page-link\" rel=\"\(rel)\" href=\"/item?path=\(URLText.query(path))&amp;page=\(to)\" "
                 + "data-preview=\"\(Self.escape(preview(to)))\" data-page=\"\(to)\">\(label)</a>"
         }
-        return picture + "<nav class=\"pager\" aria-label=\"Pages\" data-pages=\"\(pages)\">\(link(shown - 1, "prev", "‹ Previous")) "
-            + "<span class=\"page-number\" aria-live=\"polite\">Page \(shown) of \(pages)</span> \(link(shown + 1, "next", "Next ›"))</nav>" + open
+        let count = counted.map { " of \($0)" } ?? ""
+        return picture + "<nav class=\"pager\" aria-label=\"Pages\"\(counted.map { " data-pages=\"\($0)\"" } ?? "")>"
+            + "\(link(shown - 1, "prev", "‹ Previous")) <span class=\"page-number\" aria-live=\"polite\">Page \(shown)\(count)</span> "
+            + "\(link(shown + 1, "next", "Next ›"))</nav>" + open
     }
 
     /// One file: its picture, attributes and tags (forms that work without JavaScript).

@@ -4,6 +4,11 @@ import ThumbcacheStore
 /// Previews (Quick Look's large look at one page, Docs/MEDIA.md): looked up, else made by the
 /// file's provider at the box's size and stored like a thumbnail.
 extension ThumbnailGenerator {
+    /// Types whose pages after the first are their words (office files, e-books): how many there
+    /// are is known only by laying them out, so a pager offers the next page until there is none.
+    package static let pagedByWords: Set<String> = Set(FormatCatalogue.archiveDocuments
+        .filter { FormatCatalogue.withWords.contains($0.format) }.map(\.typeIdentifier))
+
     func preview(for request: ThumbnailRequest, _ resolved: Resolved) async throws -> ThumbnailRepresentation {
         try checkCancelled(request)
         let spec = request.previewSpec
@@ -24,7 +29,9 @@ extension ThumbnailGenerator {
         guard factory.provider(for: type) != nil else { throw GenerationError(path: request.path, reason: .noProvider(type)) }
         let factory = self.factory, decoding = self.decoding
         let failureVersion = factory.failureVersion(for: type)
-        if let record = try await blocking({ try factory.store.failure(content: id.content, generatorVersion: failureVersion) }) {
+        // A recorded failure is of the first page (the thumbnail's): an office file without a
+        // stored picture still has the pages of its words.
+        if spec.page == 0, let record = try await blocking({ try factory.store.failure(content: id.content, generatorVersion: failureVersion) }) {
             throw GenerationError(path: request.path, reason: .failedBefore(record))
         }
         let fileEntry = StoreWrite.file(path: request.path, snapshot: id.snapshot, content: id.content)
