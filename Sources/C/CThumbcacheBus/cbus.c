@@ -244,7 +244,15 @@ cbus *cbus_open(const char *address, const cbus_handlers *handlers, void *contex
     if (r >= 0) r = sd_bus_request_name(b->bus, CACHE_INTERFACE, flags);
     if (r < 0) {
         if (r == -EEXIST) {
-            snprintf(message, message_size, "another thumbnailer (tumblerd?) owns " THUMBNAILER_INTERFACE " on this bus; stop it or use --replace");
+            if (replace) {
+                // A service started on demand from a D-Bus service file (tumblerd's, as a rule)
+                // that does not let its name be taken: --replace cannot help.
+                snprintf(message, message_size, "another thumbnailer (tumblerd?) owns " THUMBNAILER_INTERFACE
+                         " on this bus and does not let it be replaced; stop it, and keep the bus from starting it again "
+                         "(for tumbler: systemctl --user mask --now tumblerd)");
+            } else {
+                snprintf(message, message_size, "another thumbnailer (tumblerd?) owns " THUMBNAILER_INTERFACE " on this bus; stop it or use --replace");
+            }
         } else {
             set_message(message, message_size, "cannot take the bus names", r);
         }
