@@ -263,20 +263,23 @@ struct SandboxTests {
         #expect(picture.words == nil && picture.image.width == 64)
     }
 
-    /// The image worker hands a HEIF it cannot decode directly (alpha) to the heavy worker, which
-    /// has libheif, and JPEG XL goes there from the start; a file handed on again, or to a family
-    /// the image worker may not hand on to, is not followed.
+    /// The image worker hands a HEIF it cannot decode directly (its colour stated as YCgCo, whose
+    /// conversion is libheif's) to the heavy worker, which has libheif, and JPEG XL goes there from
+    /// the start; a file handed on again, or to a family the image worker may not hand on to, is not followed.
     @Test func aFileHandedOnGoesToTheFamilyNamedOnce() throws {
         let dir = TemporaryDirectory()
         let clear = TestPictures.source(width: 96, height: 64, alpha: true)
-        let alpha = try FixtureTools.fixture(dir, "alpha.heic", from: clear, "heif-enc") { ["-q", "95", "-o", $1, $0] }
+        let ycgco = dir.appending("ycgco.heic")
+        let tool = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Tools/make-heic-grid").path
+        try FixtureTools.run("/usr/bin/python3", [tool, try dir.write("source.png", ImageEncoder.png(clear)), ycgco, "--tile", "64", "--matrix", "8"])
         #expect(WorkerFamily(rawValue: ImageDecoderRegistration.libheifFamily) == .heavy)
         let pool = WorkerPool(.init(workers: 1))
         let box = ThumbnailOptions(maxWidth: 64, maxHeight: 64)
-        let made = try pool.thumbnail(ofFileAt: alpha, options: box, format: nil)
-        #expect(made.image.hasAlpha && made.info.format == .heif)
+        let made = try pool.thumbnail(ofFileAt: ycgco, options: box, format: nil)
+        #expect(made.info.format == .heif && made.image.width == 64)
         #expect(pool.familiesStarted == [.images, .heavy] && pool.workersStarted == 2)
-        #expect(try pool.info(ofFileAt: alpha, format: nil).pixelWidth == 96)
+        #expect(try pool.info(ofFileAt: ycgco, format: nil).pixelWidth == 96)
         let jxl = try FixtureTools.fixture(dir, "photo.jxl", from: clear, "cjxl") { [$0, $1, "--quiet"] }
         let fresh = WorkerPool(.init(workers: 1))
         #expect(try fresh.thumbnail(ofFileAt: jxl, options: box, format: nil).info.format == .jpegXL)

@@ -12,8 +12,7 @@ package typealias HEIFFallback = @Sendable (_ file: MappedFile, _ name: String) 
 /// container reader (``HEIFContainer``).
 ///
 /// Against libheif 1.15 (`HEIFSource` in the heavy worker, still used for everything else:
-/// alpha, cropping, overlays) this holds one tile's planes instead of the whole picture twice
-/// over, and on a shrinking decode it skips the in-loop filters (HEVC's deblocking and SAO, AV1's
+/// cropping, overlays) this holds one tile's planes instead of the whole picture twice over, and on a shrinking decode it skips the in-loop filters (HEVC's deblocking and SAO, AV1's
 /// deblocking, CDEF and loop restoration), whose effect a thumbnail averages away. Transforms (irot, imir) become the
 /// source's orientation, applied to the small result.
 final class DirectHEIFSource: RowSource {
@@ -23,6 +22,11 @@ final class DirectHEIFSource: RowSource {
     private let file: MappedFile
     private let container: HEIFContainer
     private let primary: Picture
+    /// The alpha plane (an auxiliary image of the primary's size), decoded before the colour and
+    /// kept at the output's size, 8 bits: a quarter of the picture's samples when shrinking.
+    private let alpha: Picture?
+    /// The colour was multiplied by the alpha (a `prem` reference): divided out again.
+    private let premultiplied: Bool
     /// Embedded thumbnails decodable the same way and turned the same way, smallest first.
     private let thumbnails: [Picture]
     let header: RowSourceHeader
@@ -62,27 +66,36 @@ final class DirectHEIFSource: RowSource {
 
     private init?(file: MappedFile, container: HEIFContainer, name: String, threads: Int) {
         guard let primary = Self.picture(container.primary, in: container, file.bytes) else { return nil }
-        // An alpha plane is libheif's to join to the colour.
+        // An alpha plane of the same size is decoded here; any other is libheif's to join to the colour.
+        var alpha: Picture?, premultiplied = false
         for id in container.items(referring: "auxl", to: container.primary) {
             for p in container.properties(of: id) {
-                if case .auxiliary(let urn) = p.property, urn.hasSuffix(":auxid:1") || urn.hasSuffix(":alpha") { return nil }
+                guard case .auxiliary(let urn) = p.property, urn.hasSuffix(":auxid:1") || urn.hasSuffix(":alpha") else { continue }
+                guard alpha == nil, let plane = Self.picture(id, in: container, file.bytes), plane.codec == primary.codec,
+                      plane.width == primary.width, plane.height == primary.height, plane.transforms.isEmpty else { return nil }
+                alpha = plane
+                premultiplied = container.items(referring: "prem", to: id).contains(container.primary)
             }
         }
+        (self.alpha, self.premultiplied) = (alpha, premultiplied)
         guard let orientation = Self.orientation(primary.transforms) else { return nil }
         path = name
         self.threads = threads
         self.file = file
         self.container = container
         self.primary = primary
-        thumbnails = container.items(referring: "thmb", to: container.primary)
+        // An embedded thumbnail has no alpha of its own.
+        thumbnails = alpha != nil ? [] : container.items(referring: "thmb", to: container.primary)
             .compactMap { Self.picture($0, in: container, file.bytes) }
             .filter { Self.orientation($0.transforms) == orientation }
             .sorted { $0.width * $0.height < $1.width * $1.height }
         header = RowSourceHeader(
-            width: primary.width, height: primary.height, hasAlpha: false, exif: Self.exif(container, file.bytes),
+            width: primary.width, height: primary.height, hasAlpha: alpha != nil, exif: Self.exif(container, file.bytes),
             maxShrink: 2, buffered: true,
-            // One tile's planes in the codec library, and for a grid a band of converted rows a tile high.
-            bufferedBytes: primary.tileWidth * primary.tileHeight * 3 / 2 + (primary.columns > 1 ? primary.width * primary.tileHeight * 4 : 0),
+            // One tile's planes in the codec library, and for a grid a band of converted rows a
+            // tile high; the alpha plane at full size at most.
+            bufferedBytes: primary.tileWidth * primary.tileHeight * 3 / 2 + (primary.columns > 1 ? primary.width * primary.tileHeight * 4 : 0)
+                + (alpha != nil ? primary.width * primary.height : 0),
             orientation: orientation, bitsPerSample: primary.bits, colorSpace: "RGB", frameCount: container.topLevelImageCount,
             media: Self.motionPhoto(container, file.bytes))
     }
@@ -207,6 +220,37 @@ final class DirectHEIFSource: RowSource {
 
     func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
         guard let picture = chosen else { return }
+        guard let alpha else { return try readColour(picture, sink) }
+        // The alpha plane first, kept at the output's size; then each colour row takes its alpha.
+        let outWidth = (picture.width + shrink - 1) / shrink
+        let plane = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: outWidth * ((picture.height + shrink - 1) / shrink))
+        defer { plane.deallocate() }
+        var y = 0
+        try readColour(alpha) { row in
+            for x in 0..<outWidth { plane[y * outWidth + x] = row[x * 4] }
+            y += 1
+        }
+        let merged = UnsafeMutablePointer<UInt8>.allocate(capacity: outWidth * 4)
+        defer { merged.deallocate() }
+        y = 0
+        let premultiplied = premultiplied
+        try readColour(picture) { row in
+            merged.update(from: row, count: outWidth * 4)
+            for x in 0..<outWidth {
+                let a = plane[y * outWidth + x]
+                merged[x * 4 + 3] = a
+                // Averaged 2×2 when shrinking, premultiplied colour and alpha alike: still a pair to divide.
+                if premultiplied && a < 255 {
+                    for c in 0..<3 { merged[x * 4 + c] = a == 0 ? 0 : UInt8(min(255, (Int(merged[x * 4 + c]) * 255 + Int(a) / 2) / Int(a))) }
+                }
+            }
+            y += 1
+            sink(merged)
+        }
+    }
+
+    /// `picture`'s rows, opaque RGBA (an alpha plane's grey in its colour channels).
+    private func readColour(_ picture: Picture, _ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
         if picture.tiles.count == 1, picture.codec == .hevc, fast { return try stream(picture, sink) }
         let s = shrink
         let outWidth = (picture.width + s - 1) / s
