@@ -10,7 +10,7 @@ struct HotThumbnailsTests {
     @Test func heldFilesAreReadBackAndClosedWhenEvicted() throws {
         let before = ServeTests.heldFiles(getpid())
         do {
-            let hot = HotThumbnails(budget: 8 * 20_000)
+            let hot = HotThumbnails(budget: 8 * (20_000 + HotThumbnails.Entry.overhead))
             var bodies: [ThumbnailKey: ByteBuffer] = [:]
             for i in 0..<20 {
                 let bytes = (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i) }
@@ -51,6 +51,21 @@ struct HotThumbnailsTests {
         }
         #expect(AccessPolicy.hostName("LocalHost:8421") == "localhost" && AccessPolicy.hostName("[::1]:80") == "[::1]")
         #expect(AccessPolicy.hostName("127.0.0.1") == "127.0.0.1" && AccessPolicy.hostName("LOCALHOST") == "localhost")
+    }
+
+    /// The budget bounds memory: a buffer counts with its whole storage, and every entry with its
+    /// own overhead (the serve soak's 64 MB budget held 120 MB of 9 KB thumbnails before).
+    @Test func aThumbnailCostsItsBuffersStorage() {
+        var roomy = ByteBufferAllocator().buffer(capacity: 16384)
+        roomy.writeBytes([UInt8](repeating: 7, count: 9000))
+        let entry = HotThumbnails.Entry(body: roomy, contentType: "image/png", etag: "\"r\"", checked: 0)
+        #expect(entry.size == 16384 + HotThumbnails.Entry.overhead && entry.headers.first(name: "content-length") == "9000")
+        let hot = HotThumbnails(budget: 8 * entry.size)
+        for i in 0..<10 {
+            hot.insert(ThumbnailSpec(size: 256, scale: 1).key(for: ContentHash(high: UInt64(i), low: 9)), entry)
+        }
+        let kept = (0..<10).filter { hot.lookup(ThumbnailSpec(size: 256, scale: 1).key(for: ContentHash(high: UInt64($0), low: 9))) != nil }
+        #expect(kept == Array(2..<10))
     }
 
     @Test func smallThumbnailsStayBuffers() {

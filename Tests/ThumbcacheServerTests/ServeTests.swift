@@ -200,6 +200,19 @@ struct ServeTests {
         #expect(mixed[4].body == cold.body)
     }
 
+    /// `--memory-cache 0` keeps no thumbnail in memory: each is read from the store again, the
+    /// same bytes; a size that is none is refused before anything starts.
+    @Test func theMemoryCacheIsSizedOrNone() throws {
+        let f = try Fixture()
+        let server = try Server(f, arguments: ["--memory-cache", "0"])
+        let search = try server.get("/search?q=beach0")
+        let hash = try #require((search.json["results"] as? [[String: Any]])?.first?["contentHash"] as? String)
+        let first = try server.get("/thumbnails/\(hash)?size=256"), again = try server.get("/thumbnails/\(hash)?size=256")
+        #expect(first.status == 200 && again.body == first.body && !first.body.isEmpty)
+        let refused = try ChildProcess.run("thumbcache", ["serve", f.root, "--cache", f.cache, "--memory-cache", "lots"])
+        #expect(refused.status == .exited(64) && refused.stderr.contains("--memory-cache takes a size like 64M"), "\(refused.stderr)")
+    }
+
     /// A large thumbnail held in memory goes out from its in-memory file (`sendfile`): the server
     /// holds the file, and the bytes are those the router sent.
     @Test func largeThumbnailsInMemoryAreSentFromAFile() throws {

@@ -30,3 +30,18 @@ package func limitMallocArenas(_ count: Int32) {
     _ = unsafeBitCast(symbol, to: Mallopt.self)(-8, count)  // M_ARENA_MAX
     #endif
 }
+
+/// For the services that run for weeks (`serve`, `daemon`, `watch`), whose decoding happens in
+/// workers: two arenas, and freed memory above 2 MB at the top of one handed back. With glibc's
+/// default arenas (eight a core) and the decoders' 16 MB trim threshold, each of their many
+/// threads kept what it had freed: `serve`'s RssAnon grew to 66 MB in 100 s of requests for new
+/// files while its heap never held more than 20 MB (heaptrack); with this it stays at 18 MB.
+package func keepServiceMemoryFlat() {
+    #if canImport(Glibc)
+    typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
+    let mallopt = unsafeBitCast(symbol, to: Mallopt.self)
+    _ = mallopt(-8, 2)  // M_ARENA_MAX
+    _ = mallopt(-1, 2 << 20)  // M_TRIM_THRESHOLD
+    #endif
+}

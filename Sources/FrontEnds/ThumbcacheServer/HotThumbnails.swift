@@ -26,12 +26,17 @@ final class HotThumbnails: Sendable {
 
         init(body: ByteBuffer, contentType: String, etag: String, checked: UInt64) {
             payload = HeldFile.make(body).map { .file($0) } ?? .buffer(body)
-            size = body.readableBytes
+            // What it holds, not what it sends: a buffer's whole storage, and the entry with its
+            // headers and key, so that the budget bounds memory.
+            if case .buffer = payload { size = max(body.capacity, body.readableBytes) + Self.overhead } else { size = body.readableBytes + Self.overhead }
             self.etag = etag
             checkedAt = Atomic(checked)
             headers = HTTPHeaders([("Content-Type", contentType), ("Cache-Control", ThumbnailEndpoints.immutable), ("ETag", etag),
-                                   ("Content-Length", String(size)), ("X-Content-Type-Options", RequestGuardHeaders.noSniff)])
+                                   ("Content-Length", String(body.readableBytes)), ("X-Content-Type-Options", RequestGuardHeaders.noSniff)])
         }
+
+        /// An entry's own memory beside its bytes (the object, its headers and ETag, its key twice).
+        static let overhead = 512
 
         var checked: UInt64 { checkedAt.load(ordering: .relaxed) }
 

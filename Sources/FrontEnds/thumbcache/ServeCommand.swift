@@ -52,6 +52,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print where it listens as one line of JSON (url, port, token file).")
     var json = false
 
+    @Option(name: .long, help: ArgumentHelp("Memory for the thumbnails served last, kept encoded (default 64M; 0 keeps none).",
+                                            valueName: "size"))
+    var memoryCache = "64M"
+
     @OptionGroup var cacheOptions: CacheOptions
 
     @OptionGroup var decoderOptions: DecoderOptions
@@ -71,6 +75,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        guard CompactCommand.parseSize(memoryCache) != nil else {
+            throw ValidationError("--memory-cache takes a size like 64M, 512K or 0, got '\(memoryCache)'")
+        }
         if let remotePublicURL {
             guard remoteOptions.url != nil else { throw ValidationError("--remote-public-url needs --remote (or THUMBCACHE_REMOTE)") }
             guard remotePublicURL == "presigned" || remotePublicURL.hasPrefix("https://") || remotePublicURL.hasPrefix("http://") else {
@@ -101,7 +108,8 @@ struct ServeCommand: AsyncParsableCommand {
             }
             redirect = made
         }
-        let server = ThumbnailServer(configuration: .init(address: address, port: port, requireToken: requireToken, remoteRedirect: redirect),
+        let server = ThumbnailServer(configuration: .init(address: address, port: port, requireToken: requireToken,
+                                                          memoryCache: CompactCommand.parseSize(memoryCache) ?? 64 << 20, remoteRedirect: redirect),
                                      roots: served, index: index, generator: generator, token: token)
         let json = self.json, warm = self.warm
         let host = address.contains(":") ? "[\(address)]" : address

@@ -8,7 +8,11 @@ import Glibc
 @main
 struct ThumbcacheCommand: AsyncParsableCommand {
     static func main() async {
-        keepDecoderBuffersInHeap()
+        if let command = CommandLine.arguments.dropFirst().first, ["serve", "daemon", "watch"].contains(command) {
+            keepServiceMemoryFlat()
+        } else {
+            keepDecoderBuffersInHeap()
+        }
         do {
             if let call = FreedesktopCommand.Thumbnail.plugInCall(CommandLine.arguments) {
                 // The defaults of every option the call leaves out, as ArgumentParser would give them.
