@@ -9,7 +9,7 @@ extension FreedesktopThumbnailCache {
     /// standard requires. One whose file changed or went is stale: garbage, as the standard
     /// expects, which `thumbcache freedesktop clean` removes. A temporary file of a writer that
     /// no longer runs is a violation too.
-    public func check() -> IntegrityReport {
+    package func check() -> IntegrityReport {
         var report = IntegrityReport()
         for folder in thumbnailFolders {
             let database = String(folder.dropFirst(directory.count + 1))
@@ -46,7 +46,7 @@ extension FreedesktopThumbnailCache {
     }
 
     /// Removes the files `report` found at fault; returns how many went.
-    public func repair(_ report: IntegrityReport) -> Int {
+    package func repair(_ report: IntegrityReport) -> Int {
         report.findings.reduce(0) { removed, finding in
             let path = String(decoding: finding.key, as: UTF8.self)
             // Only what lies in this cache: a report is data, not a licence to unlink anywhere.
