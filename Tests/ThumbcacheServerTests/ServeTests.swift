@@ -543,10 +543,8 @@ struct ServeTests {
         #expect(note.contains("id=\"preview\"") && !note.contains("class=\"pager\""), "\(note)")
     }
 
-    /// An e-book's pages after its cover are its words: not counted, so the pager offers the next
-    /// page until its preview is not found.
-    @Test func anEBooksPagesAreOfferedUntilThereIsNone() throws {
-        let f = try Fixture()
+    /// An EPUB without a cover of 50 short paragraphs (100 lines: three text pages after page 1).
+    static func book(in f: Fixture) throws -> String {
         let book = f.root + "/book.epub"
         _ = try FixtureTools.run("/usr/bin/python3", ["-c", """
             import sys, zipfile
@@ -558,6 +556,14 @@ struct ServeTests {
             z.writestr("a.xhtml", "<html><body>" + "".join(f"<p>Paragraph {i} of a short book.</p>" for i in range(50)) + "</body></html>")
             z.close()
             """, book])
+        return book
+    }
+
+    /// An e-book's pages after its cover are its words: not counted, so the pager offers the next
+    /// page until its preview is not found.
+    @Test func anEBooksPagesAreOfferedUntilThereIsNone() throws {
+        let f = try Fixture()
+        let book = try Self.book(in: f)
         try #require(try ChildProcess.run("thumbcache", ["warm", f.root, "--cache", f.cache]).status == .exited(0))
         let server = try Server(f)
         let page = try server.get("/item?path=\(Self.q(book))&page=2").text

@@ -96,13 +96,18 @@ enum PageAssets {
             old.replaceWith(next);
           }
         }
-        document.getElementById("preview")?.addEventListener("error", () => {
+        // Past the last page of such a document: back to the last one, now counted.
+        let shown = null;
+        const preview = document.getElementById("preview");
+        preview?.addEventListener("load", () => {
+          if (/[?&]page=\\d+$/.test(location.href)) shown = { page: Number(new URLSearchParams(location.search).get("page")), src: preview.src, href: location.href };
+        });
+        preview?.addEventListener("error", () => {
           const pager = document.querySelector(".pager");
           if (!pager || pager.dataset.pages) return;
-          pager.querySelector(".page-number").textContent = "No more pages";
-          pager.querySelector("a[rel=next]")?.replaceWith(Object.assign(document.createElement("span"),
-            { className: "page-link", textContent: "Next ›" }));
-          pager.querySelector("span.page-link:last-child")?.setAttribute("aria-disabled", "true");
+          if (!shown) { pager.querySelector(".page-number").textContent = "No such page"; return; }
+          pager.dataset.pages = shown.page;
+          turnTo(shown.page, pager, { dataset: { preview: shown.src }, href: shown.href });
         });
         // Tags change in place through PUT and DELETE /tags; without JavaScript the forms post.
         document.addEventListener("submit", async (e) => {
