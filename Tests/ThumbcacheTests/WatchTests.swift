@@ -109,6 +109,24 @@ struct WatchTests {
         #expect(watch.eventually { watch.current(later) })
     }
 
+    /// An item a warm in flight wrote at a path its directory was just renamed away from (as the
+    /// soak found, a moved directory's file left at its old path): the move's batch drops it.
+    @Test func aMovedDirectoryLeavesNothingIndexedAtItsOldPlace() throws {
+        let dir = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.appending("tree/a"), withIntermediateDirectories: true)
+        let photo = try dir.write("tree/a/photo.png", Self.png(5))
+        let watch = try Watch(dir)
+        #expect(watch.current(photo))
+        // What the warm in flight would have written: an item for a path that is not there.
+        let phantom = dir.appending("tree/a/phantom.png")
+        _ = try watch.index.indexFiles([FileItem(path: phantom, state: IndexedFileState(size: 9, modificationTime: 1, changeTime: 1, inode: 1, device: 1),
+                                                 contentHash: Array(repeating: 7, count: 16), attributes: [:])])
+        #expect(watch.indexed(phantom) != nil)
+        try FileManager.default.moveItem(atPath: dir.appending("tree/a"), toPath: dir.appending("tree/b"))
+        #expect(watch.eventually { watch.indexed(dir.appending("tree/b/photo.png")) != nil && watch.indexed(phantom) == nil },
+                "\(String(describing: watch.indexed(phantom)))")
+    }
+
     /// The decoder workers a change started end after a quiet spell (`--worker-idle-exit`), and
     /// the next change starts them again: a watcher waiting for hours holds no decoder processes.
     @Test func idleWorkersExitAndComeBack() throws {

@@ -168,6 +168,7 @@ package final class LiveUpdater: Sendable {
         var moves: [(String, String)] = []
         var removedFiles: [String] = []
         var removedDirectories: [String] = []
+        var movedDirectories: [String] = []
         for change in changes {
             switch change {
             case .overflow: batch.rescanned = true
@@ -180,6 +181,7 @@ package final class LiveUpdater: Sendable {
             case .moved(let from, let to, let isDirectory):
                 batch.moved += 1
                 if isDirectory {
+                    movedDirectories.append(from)
                     moves += Self.files(under: to).map { (from + $0.dropFirst(to.count), $0) }
                 } else {
                     moves.append((from, to))
@@ -209,6 +211,18 @@ package final class LiveUpdater: Sendable {
         } else {
             let existing = Array(Set(warm + moves.map(\.1))).filter { FileManager.default.fileExists(atPath: $0) }.sorted()
             if !existing.isEmpty { batch.warm = await warmer.warm(existing, options: options.warm) }
+        }
+        // What is still indexed at a move's old place goes: an item a warm in flight wrote there
+        // as its directory was renamed, which neither the move nor the new path's warm carried
+        // (the soak found one, a moved directory's file at its old path).
+        let left = moves.map(\.0).filter { !FileManager.default.fileExists(atPath: $0) }
+        if !left.isEmpty { operations.delete(left.map { FileURI.of(path: $0) }) { refused.append($0) } }
+        if !movedDirectories.isEmpty {
+            do {
+                _ = try options.warm.index?.removeMissingFiles(under: movedDirectories)
+            } catch {
+                refused.append(error.description)
+            }
         }
         if !refused.isEmpty {
             var summary = batch.warm ?? WarmSummary(seen: 0, generated: 0, alreadyCached: 0, sameContentAsAnother: 0, notSupported: 0,
