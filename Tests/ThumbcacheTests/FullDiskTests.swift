@@ -55,31 +55,13 @@ struct FullDiskTests {
         let late = try ImageEncoder.png(testPhoto(width: 90, height: 60))
         let latePath = dir.appending("late.png")
         try Data(late).write(to: URL(fileURLWithPath: latePath))
-        let tool = ChildProcess.productsDirectory + "/thumbcache"
-        let script = """
-            mount -t tmpfs -o size=4m tmpfs '\(cache)' || exit 99
-            '\(tool)' watch '\(tree)' --cache '\(cache)' > '\(dir.appending("watch.out"))' 2> '\(dir.appending("watch.err"))' &
-            watcher=$!
-            for i in $(seq 100); do grep -q . '\(dir.appending("watch.out"))' 2>/dev/null && break; sleep 0.1; done
-            dd if=/dev/zero of='\(cache)/filler' bs=64k 2>/dev/null
-            cp '\(latePath)' '\(tree)/late.png'
-            sleep 3
-            rm '\(cache)/filler'
-            for i in $(seq 200); do grep -q 'caught up' '\(dir.appending("watch.err"))' && break; sleep 0.1; done
-            echo "found:"
-            '\(tool)' search 'kMDItemFSName == "late.png"' --cache '\(cache)' 2>&1
-            kill $watcher; wait $watcher
-            exit 0
-            """
-        let child = try ChildProcess(program: "/usr/bin/unshare", arguments: ["--user", "--map-root-user", "--mount", "sh", "-c", script])
-        let (end, stderr) = child.wait()
-        let out = child.output.joined(separator: "\n")
-        try #require(end == .exited(0), "the private tmpfs could not be set up: \(stderr) \(out)")
-        let said = (try? String(contentsOfFile: dir.appending("watch.err"), encoding: .utf8)) ?? ""
+        let (out, said) = try Self.watchThroughAFullDisk(dir, tree: tree, cache: cache, filler: "64k",
+                                                         whileFull: "cp '\(latePath)' '\(tree)/late.png'", search: "kMDItemFSName == \"late.png\"")
         #expect(said.components(separatedBy: "could not write the cache at \(cache)").count == 2, "said once: \(said)")
         #expect(said.contains("the cache takes writes again: caught up"), "\(said)")
         #expect(out.components(separatedBy: "found:").last?.contains(tree + "/late.png") == true, "\(out) \(said)")
     }
+
     /// A deletion alone during a full disk: the index and the stat cache could not drop the
     /// file, and no warm was failing to say so, so nothing caught up (the soak found a deleted
     /// file still indexed). Now a refused move or removal is a failed write like a warm's.
@@ -88,19 +70,31 @@ struct FullDiskTests {
         let tree = dir.appending("tree"), cache = dir.appending("cache")
         for path in [tree, cache] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
         for i in 0..<40 { try dir.write("tree/photo\(i).png", ImageEncoder.png(testPhoto(width: 64 + i, height: 48))) }
+        let (out, said) = try Self.watchThroughAFullDisk(dir, tree: tree, cache: cache, filler: "4k",
+                                                         whileFull: "rm '\(tree)'/photo1*.png", search: "kMDItemFSName == \"photo1*\"")
+        let found = out.components(separatedBy: "found:").last?.split(separator: "\n").filter { $0.hasPrefix("/") } ?? []
+        #expect(found.isEmpty, "still indexed: \(found) \(said)")
+    }
+
+    /// `watch` on `cache` in a private 4 MB tmpfs (a user and mount namespace): once it has
+    /// warmed, the tmpfs is filled (in blocks of `filler`), `whileFull` runs, 3 s later the filler
+    /// goes, and once it said it caught up (20 s at most) `search` runs. Returns the script's
+    /// output (the search's after "found:") and what `watch` said on stderr.
+    static func watchThroughAFullDisk(_ dir: TemporaryDirectory, tree: String, cache: String, filler: String, whileFull: String,
+                                      search: String) throws -> (out: String, said: String) {
         let tool = ChildProcess.productsDirectory + "/thumbcache"
         let script = """
             mount -t tmpfs -o size=4m tmpfs '\(cache)' || exit 99
             '\(tool)' watch '\(tree)' --cache '\(cache)' > '\(dir.appending("watch.out"))' 2> '\(dir.appending("watch.err"))' &
             watcher=$!
             for i in $(seq 100); do grep -q . '\(dir.appending("watch.out"))' 2>/dev/null && break; sleep 0.1; done
-            dd if=/dev/zero of='\(cache)/filler' bs=4k 2>/dev/null
-            rm '\(tree)'/photo1*.png
+            dd if=/dev/zero of='\(cache)/filler' bs=\(filler) 2>/dev/null
+            \(whileFull)
             sleep 3
             rm '\(cache)/filler'
             for i in $(seq 200); do grep -q 'caught up' '\(dir.appending("watch.err"))' && break; sleep 0.1; done
             echo "found:"
-            '\(tool)' search 'kMDItemFSName == "photo1*"' --cache '\(cache)' 2>&1
+            '\(tool)' search '\(search)' --cache '\(cache)' 2>&1
             kill $watcher; wait $watcher
             exit 0
             """
@@ -108,8 +102,6 @@ struct FullDiskTests {
         let (end, stderr) = child.wait()
         let out = child.output.joined(separator: "\n")
         try #require(end == .exited(0), "the private tmpfs could not be set up: \(stderr) \(out)")
-        let said = (try? String(contentsOfFile: dir.appending("watch.err"), encoding: .utf8)) ?? ""
-        let found = out.components(separatedBy: "found:").last?.split(separator: "\n").filter { $0.hasPrefix("/") } ?? []
-        #expect(found.isEmpty, "still indexed: \(found) \(said)")
+        return (out, (try? String(contentsOfFile: dir.appending("watch.err"), encoding: .utf8)) ?? "")
     }
 }

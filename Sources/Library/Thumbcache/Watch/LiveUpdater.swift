@@ -198,13 +198,15 @@ package final class LiveUpdater: Sendable {
             operations.move(from: moves.map { FileURI.of(path: $0.0) }, to: moves.map { FileURI.of(path: $0.1) }) { refused.append($0) }
         }
         if !removedFiles.isEmpty { operations.delete(removedFiles.map { FileURI.of(path: $0) }) { refused.append($0) } }
-        if !removedDirectories.isEmpty {
+        func dropMissing(under directories: [String]) {
+            guard !directories.isEmpty else { return }
             do {
-                _ = try options.warm.index?.removeMissingFiles(under: removedDirectories)
+                _ = try options.warm.index?.removeMissingFiles(under: directories)
             } catch {
                 refused.append(error.description)
             }
         }
+        dropMissing(under: removedDirectories)
         // Files moved or created then changed in the same batch: warming what exists now settles them.
         if batch.rescanned {
             batch.warm = await warmer.warm(roots, options: options.warm)
@@ -217,13 +219,7 @@ package final class LiveUpdater: Sendable {
         // (the soak found one, a moved directory's file at its old path).
         let left = moves.map(\.0).filter { !FileManager.default.fileExists(atPath: $0) }
         if !left.isEmpty { operations.delete(left.map { FileURI.of(path: $0) }) { refused.append($0) } }
-        if !movedDirectories.isEmpty {
-            do {
-                _ = try options.warm.index?.removeMissingFiles(under: movedDirectories)
-            } catch {
-                refused.append(error.description)
-            }
-        }
+        dropMissing(under: movedDirectories)
         if !refused.isEmpty {
             var summary = batch.warm ?? WarmSummary(seen: 0, generated: 0, alreadyCached: 0, sameContentAsAnother: 0, notSupported: 0,
                                                     failures: [:], elapsedSeconds: 0)
