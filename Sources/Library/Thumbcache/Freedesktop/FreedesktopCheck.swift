@@ -31,7 +31,7 @@ extension FreedesktopThumbnailCache {
                     }
                     continue
                 }
-                guard name.hasSuffix(".png"), let bytes = try? Self.contents(of: path, size: Int(s.st_size)) else { continue }
+                guard name.hasSuffix(".png"), let bytes = try? Self.contents(of: path) else { continue }
                 guard let keys = PNGText.parse(Array(bytes.prefix(PNGText.headLimit))), keys["Software"]?.hasPrefix("thumbcache ") == true
                 else { continue }
                 report.read(database)
@@ -81,7 +81,7 @@ extension FreedesktopThumbnailCache {
     }
 
     /// A thumbnail's bytes (they are small: a 1024-pixel thumbnail is at most a few MB).
-    static func contents(of path: String, size: Int) throws -> [UInt8] {
+    static func contents(of path: String) throws -> [UInt8] {
         let file = try ImageFile(path: path)
         let reader = try ByteReader(descriptor: file.descriptor, name: path)
         return try reader.bytes(at: 0, count: min(reader.size, 64 << 20), what: "thumbnail")
