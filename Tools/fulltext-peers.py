@@ -9,6 +9,9 @@ uses: positions, no stemming; BM25; compacted afterwards), times each query for 
 documents like fulltext-compare (5 warm-up runs, the median of 21), and writes DIR/fts5.json and
 DIR/xapian.json."""
 import json, os, random, re, shutil, sqlite3, statistics, sys, time
+if sys.argv[1:2] in (["-h"], ["--help"]):
+    print(__doc__)
+    sys.exit(0)
 
 WORD = re.compile(r"[a-z]{3,}")
 

@@ -10,6 +10,9 @@ Then runs each query's SQL 5 times to warm up and 41 times timed (fetching every
 as thumbcache returns every item number) and writes the p50s, counts, load time and size.
 """
 import json, os, sqlite3, sys, tempfile, time
+if sys.argv[1:2] in (["-h"], ["--help"]):
+    print(__doc__)
+    sys.exit(0)
 
 tsv, queries_path, out_path = sys.argv[1:4]
 queries = json.load(open(queries_path))
