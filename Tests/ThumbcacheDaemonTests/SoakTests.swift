@@ -29,9 +29,22 @@ struct SoakTests {
     }
 
     @Test func aChangeNobodyWatchedIsFound() throws {
-        let run = try Self.soak(["--seconds", "8", "--no-faults", "--sabotage"])
+        let work = TemporaryDirectory(prefix: "thumbcache-soak-test")
+        let run = try Self.soak(["--seconds", "8", "--no-faults", "--sabotage", "--work", work.path])
         let differences = run.report["differences"] as? [String] ?? []
         #expect(run.status == .exited(1), "\(run.report)")
         #expect(differences.contains { $0.hasPrefix("index: ") } && differences.contains { $0.hasPrefix("thumbnail: ") }, "\(differences)")
+        // Nothing it started outlives it, its private bus included.
+        #expect(Self.processes(mentioning: work.path).isEmpty)
+    }
+
+    /// The command lines of running processes that name `text`.
+    static func processes(mentioning text: String) -> [String] {
+        let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.filter { Int($0) != nil } ?? []
+        return pids.compactMap { pid in
+            guard let bytes = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return nil }
+            let line = String(decoding: bytes.map { $0 == 0 ? 32 : $0 }, as: UTF8.self)
+            return line.contains(text) ? line : nil
+        }
     }
 }

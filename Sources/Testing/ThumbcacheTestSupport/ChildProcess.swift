@@ -50,8 +50,20 @@ package final class ChildProcess: @unchecked Sendable {
             envStrings = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         }
         defer { envStrings.forEach { free($0) } }
+        // The child starts with default signal handling and nothing blocked: a test process's
+        // blocked or ignored SIGTERM would otherwise pass to its children and their children (a
+        // dbus-daemon the soak started then outlived it, deaf to SIGTERM).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var all = sigset_t(), none = sigset_t()
+        sigfillset(&all)
+        sigemptyset(&none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, nil, argv, envStrings)
+        let rc = posix_spawn(&pid, path, &actions, &attributes, argv, envStrings)
         close(out[1])
         close(err[1])
         guard rc == 0 else {
