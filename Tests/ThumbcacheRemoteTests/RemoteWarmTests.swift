@@ -170,6 +170,32 @@ struct RemoteWarmTests {
         #expect(stderr.contains("no bucket 'no-such-bucket'"), "\(stderr)")
     }
 
+    /// A `get` (a process a file, as file managers run it) asks the remote only when its cache
+    /// misses, and a remote that fails then costs a warning, not the thumbnail.
+    @Test func aGetIsNotStoppedByTheRemote() throws {
+        let fleet = try Fleet(photos: 2, side: 64, volumeServers: 1)
+        var env = ProcessInfo.processInfo.environment.merging(fleet.cluster.environment) { $1 }
+        env["AWS_SECRET_ACCESS_KEY"] = "wrong-secret-value"
+        env["THUMBCACHE_REMOTE"] = fleet.url
+        func get(_ file: String) throws -> (end: ChildProcess.Termination, stderr: String, made: Bool) {
+            let output = fleet.dir.appending("out-\((file as NSString).lastPathComponent).png")
+            let child = try ChildProcess(program: "thumbcache", arguments: ["get", file, "--cache", fleet.a.cache, "-o", output, "--kind", "full", "--upload-min-size", "0",
+                                                                            "--no-daemon"], environment: env)
+            let (end, stderr) = child.wait()
+            return (end, stderr, FileManager.default.fileExists(atPath: output))
+        }
+        // Cached already: nothing asked, nothing said.
+        let warm = try ChildProcess(program: "thumbcache", arguments: ["warm", fleet.files[0], "--cache", fleet.a.cache])
+        #expect(warm.wait().termination == .exited(0))
+        let hit = try get(fleet.files[0])
+        #expect(hit.end == .exited(0) && hit.made, "\(hit.stderr)")
+        #expect(hit.stderr.isEmpty, "\(hit.stderr)")
+        // Not cached: the remote refuses, the thumbnail is made here, and the refusal is said.
+        let miss = try get(fleet.files[1])
+        #expect(miss.end == .exited(0) && miss.made, "\(miss.stderr)")
+        #expect(miss.stderr.contains("access denied") && !miss.stderr.contains("wrong-secret-value"), "[\(miss.stderr)]")
+    }
+
     @Test func theGatewayStoppedMidWarmLeavesUploadsQueuedForTheNextRun() throws {
         let fleet = try Fleet(photos: 24, side: 700, volumeServers: 1)
         let warm = try fleet.warmProcess(fleet.a)

@@ -79,7 +79,9 @@ struct GetCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (providers, contentTypes) = pluginOptions.providers(decoderOptions)
-        let remote = try remoteOptions.open()
+        // One file, often one process a file: a cache hit asks the remote nothing, and a remote
+        // that fails does not keep the file from its thumbnail.
+        let remote = try remoteOptions.open(checked: false)
         let call = Call(file: file, size: points, scale: scale, kind: kind, output: output, json: json, page: page - 1)
         let generator = ThumbnailGenerator(store: try cacheOptions.open(), providers: providers, types: contentTypes,
                                            isolation: decoderOptions.isolation(workers: 1),

@@ -26,14 +26,16 @@ struct RemoteOptions: ParsableArguments {
 
     /// The remote, checked once: wrong credentials or a missing bucket stop the command here
     /// with one clear error; an unreachable one is a warning, and the command decodes locally.
-    func open() throws -> RemoteCache? {
+    /// Unchecked (`get`): nothing is asked until the local cache misses, and a remote that then
+    /// fails is a warning, the thumbnail made here.
+    func open(checked: Bool = true) throws -> RemoteCache? {
         guard let url else { return nil }
         let policy = UploadPolicy(minimumSourceBytes: Int64(CompactCommand.parseSize(uploadMinSize) ?? 32 << 10))
         do {
             let remote = try RemoteCache.open(url, uploadPolicy: policy) { message in
                 FileHandle.standardError.write(Data("thumbcache: warning: \(message)\n".utf8))
             }
-            try remote.check()
+            if checked { try remote.check() }
             return remote
         } catch {
             throw CommandFailure(error.description)

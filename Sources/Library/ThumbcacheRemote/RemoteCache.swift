@@ -80,8 +80,9 @@ public final class RemoteCache: Sendable {
     public func check() throws(RemoteError) {
         switch tier.check() {
         case .success: succeeded()
-        case .failure(let e) where e.reason.isOutage: failed(e)
-        case .failure(let e): throw e
+        case .failure(let e):
+            guard case .unreachable = e.reason else { throw e }
+            failed(e)
         }
     }
 

@@ -57,10 +57,13 @@ public struct RemoteError: Error, Sendable, Hashable, CustomStringConvertible {
             }
         }
 
-        /// The remote as a whole is not answering: stop asking for a while.
+        /// The remote as a whole will not answer this process: down, or refusing its credentials
+        /// or its bucket (which no retry of the next request mends). Stop asking for a while.
         var isOutage: Bool {
-            if case .unreachable = self { return true }
-            return false
+            switch self {
+            case .unreachable, .denied, .missing: true
+            default: false
+            }
         }
     }
 
