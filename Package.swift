@@ -131,7 +131,7 @@ let package = Package(
         // Media: video and audio through FFmpeg.
         .target(name: "ThumbcacheMediaCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "ThumbcacheSync", "CThumbcacheVideo"]),
         // Decoding in a pool of sandboxed worker processes: the protocol, the pool, the worker's loop.
-        .target(name: "ThumbcacheWorker", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CThumbcacheDescriptors"]),
+        .target(name: "ThumbcacheWorker", dependencies: ["ThumbcacheImaging", "ThumbcacheSync", "CThumbcacheDescriptors", "CThumbcacheProcess"]),
         // The worker executables' entry: confine (CThumbcacheSandbox), then serve.
         .target(name: "ThumbcacheSandbox", dependencies: ["CThumbcacheSandbox", "CThumbcacheProcess", "ThumbcacheWorker", "ThumbcacheImaging", "ThumbcacheSync"]),
         // The shared tier behind the store: thumbnails by content key in S3-compatible storage,
@@ -189,7 +189,7 @@ let package = Package(
         .executableTarget(name: "thumbcache-probe", dependencies: ["ThumbcacheStore", "ThumbcacheIndex", "ThumbcacheLMDB", "ThumbcacheTestSupport"]),
 
         // Fixtures shared by the test targets: temporary directories, child processes.
-        .target(name: "ThumbcacheTestSupport", dependencies: ["ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheSync"]),
+        .target(name: "ThumbcacheTestSupport", dependencies: ["ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheSync", "CThumbcacheProcess"]),
         // PNGs of every colour type, depth, filter and chunking, written by libpng for the PNG reader's tests.
         .target(name: "CThumbcacheTestPNG", linkerSettings: [.linkedLibrary("png16")]),
         .testTarget(name: "ThumbcacheLMDBTests", dependencies: ["ThumbcacheLMDB", "ThumbcacheTestSupport"]),

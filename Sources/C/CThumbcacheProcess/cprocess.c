@@ -1,6 +1,7 @@
 #include "cprocess.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -25,4 +26,15 @@ int tc_process_be_idle(void) {
     }
     closedir(tasks);
     return failed;
+}
+
+int tc_spawnattr_init_default_signals(posix_spawnattr_t *attributes) {
+    int rc = posix_spawnattr_init(attributes);
+    if (rc != 0) return rc;
+    sigset_t all, none;
+    sigfillset(&all);
+    sigemptyset(&none);
+    posix_spawnattr_setsigdefault(attributes, &all);
+    posix_spawnattr_setsigmask(attributes, &none);
+    return posix_spawnattr_setflags(attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 }

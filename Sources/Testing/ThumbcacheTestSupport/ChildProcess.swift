@@ -1,3 +1,4 @@
+import CThumbcacheProcess
 import Foundation
 import ThumbcacheSync
 
@@ -54,14 +55,8 @@ package final class ChildProcess: @unchecked Sendable {
         // blocked or ignored SIGTERM would otherwise pass to its children and their children (a
         // dbus-daemon the soak started then outlived it, deaf to SIGTERM).
         var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
+        tc_spawnattr_init_default_signals(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        var all = sigset_t(), none = sigset_t()
-        sigfillset(&all)
-        sigemptyset(&none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, path, &actions, &attributes, argv, envStrings)
         close(out[1])

@@ -1,3 +1,4 @@
+import CThumbcacheProcess
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -58,16 +59,10 @@ final class WorkerProcess: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, pipe[1], 2)
         posix_spawn_file_actions_adddup2(&actions, pair[1], WorkerProtocol.channelDescriptor)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
         // Default dispositions and an empty mask: the parent's ignored SIGPIPE must not carry over.
-        var all = sigset_t(), none = sigset_t()
-        sigfillset(&all)
-        sigemptyset(&none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        var attributes = posix_spawnattr_t()
+        tc_spawnattr_init_default_signals(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
 
         let arguments = [executable, "--memory", String(configuration.memoryLimit), "--cpu", String(configuration.cpuSeconds),
                          "--threads", String(configuration.decodeThreads)] + (configuration.idlePriority ? ["--idle"] : [])

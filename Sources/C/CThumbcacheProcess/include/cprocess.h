@@ -7,4 +7,10 @@
 // Returns 0, or the errno of the first call that failed.
 int tc_process_be_idle(void);
 
+// Spawn attributes under which a child starts with every signal at its default disposition and
+// none blocked: a parent's ignored SIGPIPE or blocked SIGTERM must not carry over to programs
+// that expect the defaults. Initialises `attributes`; the caller destroys it.
+#include <spawn.h>
+int tc_spawnattr_init_default_signals(posix_spawnattr_t *attributes);
+
 #endif
