@@ -36,6 +36,11 @@ struct SoakTests {
         #expect(differences.contains { $0.hasPrefix("index: ") } && differences.contains { $0.hasPrefix("thumbnail: ") }, "\(differences)")
         // Nothing it started outlives it, its private bus included.
         #expect(Self.processes(mentioning: work.path).isEmpty)
+        // The kept folder, compared again without running anything, shows the same change.
+        let again = try Self.soak(["--compare", work.path])
+        let found = again.report["differences"] as? [String] ?? []
+        #expect(again.status == .exited(1) && found.contains { $0.hasPrefix("thumbnail: ") } && found.contains { $0.hasPrefix("index: ") }, "\(again.report)")
+        #expect(again.report["samePixelsOtherBytes"] is [String])
     }
 
     /// The command lines of running processes that name `text`.
