@@ -112,24 +112,22 @@ struct PreviewTests {
         let thumbnailPage = try ChildProcess.run("thumbcache", ["get", "--cache", cache, path, "--page", "2", "-o", png])
         #expect(thumbnailPage.status == .exited(64) && thumbnailPage.stderr.contains("--page is for --kind preview"), "\(thumbnailPage.stderr)")
     }
-    /// An e-book's page 1 is its cover; the pages after it are its words wrapped into lines and
-    /// drawn as a text's pages are: page N+1 is, pixel for pixel, page N of a text file holding
-    /// those lines. Past the end, the error counts the cover in.
-    @Test func anEBooksPagesAfterItsCoverAreItsWords() async throws {
-        let dir = TemporaryDirectory()
+    /// A two-chapter EPUB, with a cover when `cover`, and a text file of its words wrapped as its
+    /// pages are; the number of text pages they make.
+    static func book(in dir: TemporaryDirectory, cover: Bool) throws -> (book: String, text: String, textPages: Int) {
         let sentence = "Call me Ishmael, for the sea was calling and the whale was somewhere beyond the grey horizon. "
         let chapter = { (n: Int) in
             DocumentFormatTests.xml("<html><body><h1>Chapter \(n)</h1>"
-                + (1...14).map { "<p>\(String(repeating: sentence, count: $0 % 4 + 1))</p>" }.joined() + "</body></html>")
+                + (1...14).map { "<p>\(String(repeating: sentence, count: ($0 + n) % 4 + 1))</p>" }.joined() + "</body></html>")
         }
-        let book = try DocumentFormatTests.epub(dir, "book.epub", opf: """
-            <package xmlns="http://www.idpf.org/2007/opf" version="3.0"><manifest>\
-            <item id="c" href="front.jpg" media-type="image/jpeg" properties="cover-image"/>\
+        let coverItem = cover ? "<item id=\"c\" href=\"front.jpg\" media-type=\"image/jpeg\" properties=\"cover-image\"/>" : ""
+        let book = try DocumentFormatTests.epub(dir, cover ? "book.epub" : "plain.epub", opf: """
+            <package xmlns="http://www.idpf.org/2007/opf" version="3.0"><manifest>\(coverItem)\
             <item id="one" href="one.xhtml" media-type="application/xhtml+xml"/><item id="two" href="two.xhtml" media-type="application/xhtml+xml"/>\
             </manifest><spine><itemref idref="one"/><itemref idref="two"/></spine></package>
-            """, files: [DocumentFormatTests.Entry(name: "OEBPS/front.jpg", bytes: try DocumentFormatTests.jpeg),
-                         DocumentFormatTests.Entry(name: "OEBPS/one.xhtml", bytes: chapter(1)),
-                         DocumentFormatTests.Entry(name: "OEBPS/two.xhtml", bytes: chapter(2))])
+            """, files: (cover ? [DocumentFormatTests.Entry(name: "OEBPS/front.jpg", bytes: try DocumentFormatTests.jpeg)] : [])
+                + [DocumentFormatTests.Entry(name: "OEBPS/one.xhtml", bytes: chapter(1)),
+                   DocumentFormatTests.Entry(name: "OEBPS/two.xhtml", bytes: chapter(2))])
         let fd = open(book, O_RDONLY)
         defer { close(fd) }
         let words = try DocumentText.words(descriptor: fd, name: book, format: .epub, limit: 1 << 20)
@@ -137,10 +135,18 @@ struct PreviewTests {
         #expect(lines.split(separator: "\n", omittingEmptySubsequences: false).allSatisfy { $0.unicodeScalars.count <= TextSource.columns })
         #expect(lines.replacingOccurrences(of: "\n", with: " ").split(separator: " ") == words.replacingOccurrences(of: "\n", with: " ").split(separator: " "),
                 "wrapping keeps every word in order")
-        let text = try dir.write("book.txt", Array(lines.utf8))
+        let text = try dir.write(cover ? "book.txt" : "plain.txt", Array(lines.utf8))
         let textPages = (lines.split(separator: "\n", omittingEmptySubsequences: false).count + TextSource.linesPerPage - 1) / TextSource.linesPerPage
         try #require(textPages >= 3, "the book is long enough for a few pages: \(textPages)")
+        return (book, text, textPages)
+    }
 
+    /// An e-book's page 1 is its cover; the pages after it are its words wrapped into lines and
+    /// drawn as a text's pages are: page N+1 is, pixel for pixel, page N of a text file holding
+    /// those lines. Past the end, the error counts the cover in.
+    @Test func anEBooksPagesAfterItsCoverAreItsWords() async throws {
+        let dir = TemporaryDirectory()
+        let (book, text, textPages) = try Self.book(in: dir, cover: true)
         let generator = ThumbnailGenerator(store: try ThumbnailStore.open(directory: dir.appending("cache")))
         let cover = try await generator.bestRepresentation(for: Self.request(book, side: 600))
         #expect(TestPictures.premultipliedPSNR(try cover.image(), Thumbnailer.resize(DocumentFormatTests.picture,
@@ -155,6 +161,33 @@ struct PreviewTests {
             _ = try await generator.bestRepresentation(for: Self.request(book, side: 600, page: past + 2))
         } throws: { error in
             "\(error)".contains("no page \(past + 3): the file has \(past) pages")
+        }
+    }
+
+    /// An e-book without a cover starts with its words: its page N is page N of the text file,
+    /// whichever page is asked first (a later page learns there is no cover by asking for it,
+    /// page 1 from the failure its thumbnail recorded), and past the end the count has no cover.
+    /// Its thumbnail is still its type's icon.
+    @Test func anEBookWithoutACoverStartsWithItsWords() async throws {
+        let dir = TemporaryDirectory()
+        let (book, text, textPages) = try Self.book(in: dir, cover: false)
+        let generator = ThumbnailGenerator(store: try ThumbnailStore.open(directory: dir.appending("cache")))
+        for page in [1, 0, 2] {
+            let ours = try await generator.bestRepresentation(for: Self.request(book, side: 600, page: page))
+            let reference = try await generator.bestRepresentation(for: Self.request(text, side: 600, page: page))
+            #expect(try ours.image().pixels == reference.image().pixels, "page \(page + 1)")
+        }
+        // A second generator on another cache: page 1 first, then the thumbnail's failure is the one recorded.
+        let other = ThumbnailGenerator(store: try ThumbnailStore.open(directory: dir.appending("cache2")))
+        let first = try await other.bestRepresentation(for: Self.request(book, side: 600))
+        let reference = try await other.bestRepresentation(for: Self.request(text, side: 600))
+        #expect(try first.image().pixels == reference.image().pixels)
+        let thumbnail = try await other.bestRepresentation(for: ThumbnailRequest(fileAt: book, size: 256))
+        #expect(thumbnail.kind == .icon, "\(thumbnail.kind)")
+        await #expect {
+            _ = try await generator.bestRepresentation(for: Self.request(book, side: 600, page: textPages + 2))
+        } throws: { error in
+            "\(error)".contains("no page \(textPages + 3): the file has \(textPages) pages")
         }
     }
 }

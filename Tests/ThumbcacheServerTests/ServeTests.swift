@@ -543,7 +543,7 @@ struct ServeTests {
         #expect(note.contains("id=\"preview\"") && !note.contains("class=\"pager\""), "\(note)")
     }
 
-    /// An EPUB without a cover of 50 short paragraphs (100 lines: three text pages after page 1).
+    /// An EPUB without a cover of 50 short paragraphs (100 lines: three text pages).
     static func book(in f: Fixture) throws -> String {
         let book = f.root + "/book.epub"
         _ = try FixtureTools.run("/usr/bin/python3", ["-c", """
@@ -559,8 +559,8 @@ struct ServeTests {
         return book
     }
 
-    /// An e-book's pages after its cover are its words: not counted, so the pager offers the next
-    /// page until its preview is not found.
+    /// An e-book's pages are its words (this one has no cover): not counted, so the pager offers
+    /// the next page until its preview is not found.
     @Test func anEBooksPagesAreOfferedUntilThereIsNone() throws {
         let f = try Fixture()
         let book = try Self.book(in: f)
@@ -572,9 +572,12 @@ struct ServeTests {
         let second = try server.get("/preview?path=\(Self.q(book))&page=2")
         let location = try #require(second.header("location"))
         #expect(try server.get(location).status == 200)
-        // 50 paragraphs and blank lines between: 100 lines, three text pages after the cover.
+        // 50 paragraphs and blank lines between: 100 lines, three text pages, and no cover before them.
         let past = try server.get(location.replacingOccurrences(of: "page=2", with: "page=6"))
-        #expect(past.status == 404 && past.text.contains("no page 6: the file has 4 pages"), "\(past.text)")
+        #expect(past.status == 404 && past.text.contains("no page 6: the file has 3 pages"), "\(past.text)")
+        let first = try server.get("/preview?path=\(Self.q(book))&page=1")
+        let firstLocation = try #require(first.header("location"))
+        #expect(try server.get(firstLocation).status == 200, "page 1 is its first page of words")
     }
 
     @Test func escapeAttemptsAreRefused() throws {

@@ -45,7 +45,7 @@ struct PreviewEndpoints: Sendable {
             hot.confirm(key)
             return try ThumbnailEndpoints.respond(held.entry, request)
         }
-        let etag = "\"\(content.hex)-p\(page)-\(spec.boxWidth)-\(thumbnailGeneratorVersion)\""
+        let etag = "\"\(content.hex)-p\(page)-\(spec.boxWidth)-\(previewGeneratorVersion)\""
         if let unchanged = ThumbnailEndpoints.notModified(etag, request) { return unchanged }
         if let stored = try ThumbnailEndpoints.stored(key, etag: etag, files: files, hot: hot) {
             return try ThumbnailEndpoints.respond(stored, request)

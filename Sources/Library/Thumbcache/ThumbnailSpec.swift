@@ -5,6 +5,10 @@ import ThumbcacheStore
 /// old thumbnails (and recorded failures) are no longer used.
 package let thumbnailGeneratorVersion: UInt32 = 1
 
+/// The generator version in a preview's key (and `serve`'s ETag for it), bumped when a page
+/// shows other pixels. 2: a document of words without a stored picture starts with its words.
+package let previewGeneratorVersion: UInt32 = 2
+
 /// One thumbnail to make: the pixel box and what else shapes the pixels.
 public struct ThumbnailSpec: Sendable, Hashable {
     public var boxWidth: Int
@@ -32,7 +36,8 @@ public struct ThumbnailSpec: Sendable, Hashable {
 
     package func variant(_ kind: RepresentationKind) -> ThumbnailVariant {
         ThumbnailVariant(kind: kind, fit: mode == .fill ? .fill : .fit, color: linearLight ? .linearLight : .gammaEncoded,
-                         generatorVersion: thumbnailGeneratorVersion, page: kind == .preview ? UInt32(page) : 0)
+                         generatorVersion: kind == .preview ? previewGeneratorVersion : thumbnailGeneratorVersion,
+                         page: kind == .preview ? UInt32(page) : 0)
     }
 
     package func key(for content: ContentHash, kind: RepresentationKind = .thumbnail) -> ThumbnailKey {
