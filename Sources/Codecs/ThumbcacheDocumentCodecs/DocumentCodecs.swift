@@ -14,12 +14,22 @@ extension ImageDecoders {
             try ArchiveSource(descriptor: fd, name: name, format: signature.format, page: settings.page)
         }
         // A comic's pages are its pictures; another document carries one picture, its first
-        // page, and its words laid out as text make the pages after it.
+        // page, and its words laid out as text make the pages after it, or all of them when it
+        // carries none (most Word files, e-books without a cover).
         guard !ArchiveSource.comics.contains(signature.format) else { return registration.drawingPages() }
         guard FormatCatalogue.withWords.contains(signature.format) else { return registration }
         return ImageDecoderRegistration(signature) { (fd, name, settings) throws(ImagingError) -> any RowSource in
-            guard settings.page > 0 else { return try ArchiveSource(descriptor: fd, name: name, format: signature.format) }
-            return try DocumentPages.page(settings.page, descriptor: fd, name: name, format: signature.format)
+            let carried = try ArchiveSource(descriptor: fd, name: name, format: signature.format)
+            let hasPicture = carried.header.width > 0
+            if settings.page == 0 && hasPicture { return carried }
+            do throws(ImagingError) {
+                return try DocumentPages.page(settings.page, descriptor: fd, name: name, format: signature.format, afterPicture: hasPicture,
+                                              media: carried.header.media)
+            } catch {
+                // Neither a picture nor words: the type's icon, as the carried source says.
+                guard settings.page == 0, case .noSuchPage = error.reason else { throw error }
+                return carried
+            }
         }.drawingPages().extractingText { (fd, name, limit) throws(ImagingError) in
             try DocumentText.words(descriptor: fd, name: name, format: signature.format, limit: limit)
         }

@@ -1,23 +1,29 @@
 import ThumbcacheImaging
 
-/// The pages of an office file or an e-book after its first (the picture it carries: a stored
-/// thumbnail, a cover): its words, as the full-text index reads them, wrapped into lines and
-/// drawn as a text's pages are. Not the document's own layout, which would take its office
-/// suite or reading system; a readable look at what it says, as Quick Look's plain views give.
+/// The pages of an office file or an e-book made of its words (after the picture it carries, a
+/// stored thumbnail or a cover, when it has one; from page 1 when it has none): its words, as the
+/// full-text index reads them, wrapped into lines and drawn as a text's pages are. Not the
+/// document's own layout, which would take its office suite or reading system; a readable look at
+/// what it says, as Quick Look's plain views give.
 enum DocumentPages {
-    /// Page `page` (from 1: page 0 is the picture) of the document on `descriptor`.
-    static func page(_ page: Int, descriptor: Int32, name: String, format: ImageFormat) throws(ImagingError) -> TextSource {
+    /// Page `page` (from 0) of the document on `descriptor`: with `afterPicture`, page 0 is the
+    /// picture and page 1 the first of words. `media` (title, authors) goes into the header, so a
+    /// document indexed through its page of words keeps them.
+    static func page(_ page: Int, descriptor: Int32, name: String, format: ImageFormat, afterPicture: Bool,
+                     media: MediaMetadata?) throws(ImagingError) -> TextSource {
+        let textPage = afterPicture ? page - 1 : page
         // Enough words for this text page and the next, at four bytes a character at most.
-        let lines = (page + 1) * TextSource.linesPerPage
+        let lines = (textPage + 2) * TextSource.linesPerPage
         let limit = min(TextSource.pagedReadLimit, lines * TextSource.columns * 4)
         let words = try DocumentText.words(descriptor: descriptor, name: name, format: format, limit: limit)
-        guard words.contains(where: { !$0.isWhitespace }) else { throw ImagingError(path: name, reason: .noSuchPage(page: page + 1, pages: 1)) }
+        let counted = afterPicture ? 1 : 0
+        guard words.contains(where: { !$0.isWhitespace }) else { throw ImagingError(path: name, reason: .noSuchPage(page: page + 1, pages: counted)) }
         do {
-            return try TextSource(text: Array(wrapped(words, columns: TextSource.columns).utf8), name: name, page: page - 1)
+            return try TextSource(text: Array(wrapped(words, columns: TextSource.columns).utf8), name: name, page: textPage, media: media ?? MediaMetadata())
         } catch {
-            // Counted with the picture as page 1.
+            // Counted with the picture, when there is one, as page 1.
             guard case .noSuchPage(_, let pages) = error.reason else { throw error }
-            throw ImagingError(path: name, reason: .noSuchPage(page: page + 1, pages: pages + 1))
+            throw ImagingError(path: name, reason: .noSuchPage(page: page + 1, pages: pages + counted))
         }
     }
 

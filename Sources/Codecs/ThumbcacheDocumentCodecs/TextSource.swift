@@ -44,8 +44,10 @@ final class TextSource: DrawnSource {
         try self.init(text: try reader.bytes(at: 0, count: min(reader.size, limit), what: "text"), name: name, page: page)
     }
 
-    /// Page `page` of `bytes`, a text in any encoding ``Charset`` tells.
-    init(text bytes: [UInt8], name: String, page: Int) throws(ImagingError) {
+    /// Page `page` of `bytes`, a text in any encoding ``Charset`` tells. With `media`, the page is
+    /// a document's words (DocumentPages): its header carries the document's title and authors
+    /// and no picture format.
+    init(text bytes: [UInt8], name: String, page: Int, media: MediaMetadata? = nil) throws(ImagingError) {
         path = name
         let skip = page * Self.linesPerPage
         guard let lines = bytes.withUnsafeBytes({ TextLines($0, maxLines: Self.maxLines, columns: Self.columns, tabWidth: Self.tabWidth, skip: skip) })
@@ -57,7 +59,8 @@ final class TextSource: DrawnSource {
         }
         self.lines = lines
         // Letter at 100 per inch: the page's shape, drawn at whatever size the box asks.
-        header = RowSourceHeader(width: 850, height: 1100, hasAlpha: false, bitsPerSample: 8, colorSpace: "RGB")
+        header = media.map { RowSourceHeader(width: 850, height: 1100, hasAlpha: false, media: $0) }
+            ?? RowSourceHeader(width: 850, height: 1100, hasAlpha: false, bitsPerSample: 8, colorSpace: "RGB")
     }
 
     func draw(width: Int, height: Int) throws(ImagingError) -> RGBABuffer {

@@ -59,8 +59,13 @@ package final class ThumbnailFactory: Sendable {
     /// The version a failure of `type`'s content is recorded under: the generator's, or for a
     /// `.thumbnailer` plug-in one of its own, so that another plug-in tries the bytes again.
     package func failureVersion(for type: ContentType) -> UInt32 {
-        (providers[type] as? ThumbnailerPluginProvider)?.failureVersion(for: type) ?? thumbnailGeneratorVersion
+        if let version = (providers[type] as? ThumbnailerPluginProvider)?.failureVersion(for: type) { return version }
+        return ThumbnailGenerator.pagedByWords.contains(type.identifier) ? Self.wordsDocumentFailureVersion : thumbnailGeneratorVersion
     }
+
+    /// The failure version of office files and e-books: 2 since one without a stored picture has
+    /// its first page of words as its thumbnail, so the "no picture" recorded before is tried again.
+    static let wordsDocumentFailureVersion: UInt32 = 2
 
     /// The full thumbnail of the file, fitted to `spec`'s box (not stored).
     package func render(path: String, type: ContentType, spec: ThumbnailSpec, decoding: (any ImageDecoding)? = nil,
