@@ -105,15 +105,19 @@ struct GetCommand: AsyncParsableCommand {
         var cache: String?
         /// Ask the session's daemon on a miss (only a quick call does).
         var daemon = true
+        /// A remote tier is configured (`THUMBCACHE_REMOTE`): a quick call answers a hit only,
+        /// and a miss takes the usual way, which asks the remote before decoding.
+        var remote = false
     }
 
     /// A `get` with only these options (`-o`, `-s`, `--scale`, `--kind`, `--page`, `--json`, `--cache`, each
     /// valid) read without ArgumentParser, whose reflection is the largest part of a cache hit's
     /// start (Docs/PERFORMANCE.md); nil for anything else, which takes the usual way and its
-    /// errors. A remote in the environment takes the usual way too.
+    /// errors. With a remote in the environment, only a hit is answered the quick way.
     static func quickCall(_ arguments: [String]) -> Call? {
-        guard arguments.count >= 4, arguments[1] == "get", getenv("THUMBCACHE_REMOTE") == nil else { return nil }
+        guard arguments.count >= 4, arguments[1] == "get" else { return nil }
         var call = Call(file: "")
+        call.remote = getenv("THUMBCACHE_REMOTE").map { $0.pointee != 0 } ?? false
         var sized = false
         var files: [String] = []
         var rest = arguments[2...].makeIterator()
@@ -140,15 +144,22 @@ struct GetCommand: AsyncParsableCommand {
         return call
     }
 
-    /// Runs a quick call with every other option at its default (and no remote): on a miss, the
-    /// daemon serving the same store, if one runs, makes the thumbnail.
-    static func run(_ call: Call) async throws {
+    /// Runs a quick call with every other option at its default: on a miss, the daemon serving
+    /// the same store, if one runs, makes the thumbnail. False when a remote is configured and it
+    /// was a miss: nothing was written, and the usual way takes the call.
+    static func run(_ call: Call) async throws -> Bool {
         let store = try ThumbnailStore.open(directory: call.cache ?? ThumbnailStore.defaultDirectory)
+        if call.remote {
+            guard let hit = try CacheHit.thumbnail(for: request(call), in: store) else { return false }
+            try finish(hit, call)
+            return true
+        }
         let isolation = DecoderOptions.sandboxed(workers: 1)
         try await OneFile.representation(request(call), store: store, isolation: isolation, standardThumbnails: FreedesktopThumbnailCache(),
                                          askingDaemon: call.daemon) {
             types in PluginOptions.providers(plugins: true, isolation: isolation, types: &types)
         } deliver: { try finish($0, call, fromDaemon: $1) }
+        return true
     }
 
     static func request(_ call: Call) -> ThumbnailRequest {

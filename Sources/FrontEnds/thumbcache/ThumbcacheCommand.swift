@@ -20,7 +20,7 @@ struct ThumbcacheCommand: AsyncParsableCommand {
                     call.input, to: call.output, size: call.size, cacheDirectory: ThumbnailStore.defaultDirectory, fullHash: false,
                     isolation: DecoderOptions.sandboxed(workers: 1))
             }
-            if let call = GetCommand.quickCall(CommandLine.arguments) { return try await GetCommand.run(call) }
+            if let call = GetCommand.quickCall(CommandLine.arguments), try await GetCommand.run(call) { return }
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
