@@ -75,7 +75,7 @@ struct DocumentFormatTests {
         #expect(Self.registry.type(ofFileAt: path).identifier == "org.oasis-open.opendocument.text")
     }
 
-    @Test func officeOpenXMLShowsItsThumbnailOrItsIcon() throws {
+    @Test func officeOpenXMLShowsItsThumbnailItsWordsOrItsIcon() throws {
         let dir = TemporaryDirectory()
         let core = Self.xml("""
             <cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" \
@@ -87,7 +87,19 @@ struct DocumentFormatTests {
         #expect(try ImageFormatTests.expectMatches(docx, Self.picture, minimum: 35).media?.authors == ["Grace Hopper"])
         // Bytes say ZIP, the name says a kind of ZIP: the name refines them.
         #expect(Self.registry.type(ofFileAt: docx).identifier == "org.openxmlformats.wordprocessingml.document")
-        // No stored thumbnail (Office writes one only when asked): the icon, the title still indexed.
+        // No stored thumbnail (Office writes one only when asked): its first page of words, a white
+        // page with dark lines on it, the title still indexed and no picture format.
+        let letter = try Self.zip(dir, "letter.docx", [Entry(name: "docProps/core.xml", bytes: core), Entry(name: "word/document.xml", bytes: Self.xml("""
+            <w:document xmlns:w="w"><w:body><w:p><w:r><w:t>Dear Ms Smith, thank you for the budget.</w:t></w:r></w:p></w:body></w:document>
+            """))])
+        let page = try Self.pool.thumbnail(ofFileAt: letter, options: Self.box, format: nil).image
+        #expect(page.height == Self.box.maxHeight && page.width < page.height, "\(page.width)×\(page.height): a page's shape")
+        let reds = stride(from: 0, to: page.pixels.count, by: 4).map { page.pixels[$0] }
+        let (white, dark) = (reds.filter { $0 > 240 }.count, reds.filter { $0 < 200 }.count)
+        #expect(white > reds.count / 2 && dark > 20, "\(white) white and \(dark) dark of \(reds.count) pixels")
+        let letterInfo = try Self.pool.info(ofFileAt: letter, format: nil)
+        #expect(letterInfo.media?.title == "Budget" && letterInfo.colorSpace == nil, "\(letterInfo)")
+        // Neither a thumbnail nor words: the icon, the title still indexed.
         let xlsx = try Self.zip(dir, "budget.xlsx", [Entry(name: "[Content_Types].xml", bytes: Self.xml("<Types/>")),
                                                      Entry(name: "docProps/core.xml", bytes: core)])
         #expect {
