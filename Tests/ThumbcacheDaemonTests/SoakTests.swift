@@ -33,7 +33,8 @@ struct SoakTests {
         let run = try Self.soak(["--seconds", "8", "--no-faults", "--sabotage", "--work", work.path])
         let differences = run.report["differences"] as? [String] ?? []
         #expect(run.status == .exited(1), "\(run.report)")
-        #expect(differences.contains { $0.hasPrefix("index: ") } && differences.contains { $0.hasPrefix("thumbnail: ") }, "\(differences)")
+        #expect(differences.contains { $0.hasPrefix("index: ") } && differences.contains { $0.hasPrefix("thumbnail: ") }
+                    && differences.contains { $0.hasPrefix("words: ") }, "\(differences)")
         // Nothing it started outlives it, its private bus included.
         #expect(Self.processes(mentioning: work.path).isEmpty)
         // The kept folder, compared again without running anything, shows the same change.
