@@ -186,4 +186,20 @@ struct PreviewTests {
             "\(error)".contains("no page \(textPages + 3): the file has \(textPages) pages")
         }
     }
+
+    /// A cover that cannot be decoded fails page 1 (and the thumbnail) only: the pages of words
+    /// after it still show.
+    @Test func aDamagedCoverFailsPageOneOnly() async throws {
+        let dir = TemporaryDirectory()
+        let book = try DocumentFormatTests.epub(dir, "damaged.epub", opf: """
+            <package xmlns="http://www.idpf.org/2007/opf" version="3.0"><manifest>\
+            <item id="c" href="front.jpg" media-type="image/jpeg" properties="cover-image"/>\
+            <item id="one" href="one.xhtml" media-type="application/xhtml+xml"/></manifest><spine><itemref idref="one"/></spine></package>
+            """, files: [DocumentFormatTests.Entry(name: "OEBPS/front.jpg", bytes: Array(try DocumentFormatTests.jpeg.prefix(40))),
+                         DocumentFormatTests.Entry(name: "OEBPS/one.xhtml", bytes: DocumentFormatTests.xml("<html><body><p>Still readable.</p></body></html>"))])
+        let generator = ThumbnailGenerator(store: try ThumbnailStore.open(directory: dir.appending("cache")))
+        await #expect(throws: (any Error).self) { _ = try await generator.bestRepresentation(for: Self.request(book, side: 600)) }
+        let second = try await generator.bestRepresentation(for: Self.request(book, side: 600, page: 1))
+        #expect(second.kind == .preview && second.pixelHeight == 600)
+    }
 }

@@ -19,15 +19,21 @@ extension ImageDecoders {
         guard !ArchiveSource.comics.contains(signature.format) else { return registration.drawingPages() }
         guard FormatCatalogue.withWords.contains(signature.format) else { return registration }
         return ImageDecoderRegistration(signature) { (fd, name, settings) throws(ImagingError) -> any RowSource in
-            let carried = try ArchiveSource(descriptor: fd, name: name, format: signature.format)
-            let hasPicture = carried.header.width > 0
-            if settings.page == 0 && hasPicture { return carried }
+            var carried: ArchiveSource?
+            do throws(ImagingError) {
+                carried = try ArchiveSource(descriptor: fd, name: name, format: signature.format)
+            } catch {
+                // A damaged picture fails page 1 only: the pages of words after it still show.
+                guard settings.page > 0 else { throw error }
+            }
+            let hasPicture = carried.map { $0.header.width > 0 } ?? true
+            if settings.page == 0, hasPicture, let carried { return carried }
             do throws(ImagingError) {
                 return try DocumentPages.page(settings.page, descriptor: fd, name: name, format: signature.format, afterPicture: hasPicture,
-                                              media: carried.header.media)
+                                              media: carried?.header.media)
             } catch {
                 // Neither a picture nor words: the type's icon, as the carried source says.
-                guard settings.page == 0, case .noSuchPage = error.reason else { throw error }
+                guard settings.page == 0, case .noSuchPage = error.reason, let carried else { throw error }
                 return carried
             }
         }.drawingPages().extractingText { (fd, name, limit) throws(ImagingError) in
