@@ -181,13 +181,20 @@ struct FullTextTests {
         // postings are rewritten without it, every other word still found.
         try FileManager.default.removeItem(atPath: copy)
         #expect(try index.removeMissingFiles(under: [dir.path], except: ItemBitmap()) == 1)
+        // The words stamp holds while no text goes (a warm's vouch for a file's words rests on it).
+        let stamp = try index.wordsStamp()
+        #expect(try stamp != 0 && index.wordsStamp() == stamp)
         #expect(try index.compactText(dryRun: true).documentsRemoved == 1)
+        #expect(try index.wordsStamp() == stamp)
         let compaction = try index.compactText()
         #expect(compaction.documentsRemoved == 1 && compaction.bytesAfter <= compaction.bytesBefore)
+        let afterRemoval = try index.wordsStamp()
+        #expect(afterRemoval != stamp, "a removed text moves the stamp on")
         #expect(try !index.hasText(content: [UInt8](repeating: 1, count: 16)))
         #expect(try Self.paths(index, "gooseberries") == [notes])
         #expect(try Self.paths(index, "buy").count == 1 && (try Self.paths(index, "elderberries")).isEmpty)
         #expect(try index.compactText().documentsRemoved == 0)
+        #expect(try index.wordsStamp() == afterRemoval)
     }
 
     @Test func phrasesAndConjunctionsAgreeWithAScanAcrossManyBlocks() throws {

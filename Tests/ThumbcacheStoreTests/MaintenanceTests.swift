@@ -45,8 +45,11 @@ struct MaintenanceTests {
         let preview = try store.collectGarbage(dryRun: true)
         #expect(preview.staleFiles == 2 && preview.orphanedThumbnails == 3 && preview.orphanedFailures == 1)
         #expect(try store.statistics().thumbnails == 4)  // nothing changed (twin shares kept's thumbnail)
+        #expect(try store.removalCount() == 0)
 
         let report = try store.collectGarbage()
+        // A warm's vouch that a file's thumbnails are stored rests on this count.
+        #expect(try store.removalCount() == 1, "one transaction removed thumbnails")
         #expect(report.staleFiles == 2 && report.orphanedThumbnails == 3 && report.orphanedFailures == 1)
         #expect(try !store.containsThumbnail(goneKey) && !store.containsThumbnail(changedKey) && !store.containsThumbnail(nobody))
         #expect(try store.containsThumbnail(keptKey))
@@ -86,13 +89,16 @@ struct MaintenanceTests {
         let preview = try store.evict(toFit: budget, dryRun: true)
         #expect(preview.evictedThumbnails == 2)
         #expect(try store.statistics().thumbnails == 5)
+        #expect(try store.removalCount() == 0)
         let report = try store.evict(toFit: budget)
+        #expect(try store.removalCount() == 1)
         #expect(report.evictedThumbnails == 2)
         #expect(try store.containsThumbnail(keys[0]))
         #expect(try !store.containsThumbnail(keys[1]) && !store.containsThumbnail(keys[2]))
         #expect(try store.containsThumbnail(keys[3]) && store.containsThumbnail(keys[4]))
         #expect(try store.thumbnailBytes() <= budget)
         #expect(try store.evict(toFit: budget).evictedThumbnails == 0)
+        #expect(try store.removalCount() == 1, "removing nothing moves nothing")
     }
 
     @Test func previewsAreEvictedBeforeAnyThumbnail() throws {

@@ -117,7 +117,11 @@ extension MetadataIndex {
                         remake = true
                     case "ids": if try txn.delete(ids, key: finding.key) { removed += 1 }
                     case "hashes": if try txn.delete(hashes, key: finding.key) { removed += 1 }
-                    case "texts": if try txn.delete(texts, key: finding.key) { removed += 1 }
+                    case "texts":
+                        if try txn.delete(texts, key: finding.key) {
+                            removed += 1
+                            try newWordsStamp(txn)
+                        }
                     case "postings": remake = true
                     default: break
                     }

@@ -11,13 +11,50 @@ package struct CachedContentType: Sendable, Hashable {
     }
 }
 
+/// What a warm found complete for a file's content, so that the next warm of the unchanged file
+/// need not look again: every thumbnail of its plan stored, and its words in the index (or none
+/// to read). Each part holds while its stamp does (Docs/FORMAT.md, "What an entry vouches for").
+package struct StatVouch: Sendable, Hashable {
+    /// The store's removal count when the thumbnails were seen stored; any removal of a
+    /// thumbnail since moves the count on, and the vouch no longer holds.
+    package var removals: UInt64
+    /// Which thumbnails were seen (a ``SpecStamp`` of the plan).
+    package var specs: UInt32
+    /// The index's words stamp when the words were seen indexed (or the type has none); 0: not seen.
+    package var words: UInt64
+
+    static let encodedSize = 20
+
+    package init(removals: UInt64, specs: UInt32, words: UInt64) {
+        self.removals = removals
+        self.specs = specs
+        self.words = words
+    }
+
+    /// A stamp of the thumbnails a plan makes of any content, built from their boxes and
+    /// variants in order (FNV-1a over the fields: a plan has a handful).
+    package struct SpecStamp {
+        private var h: UInt64 = 0xcbf2_9ce4_8422_2325
+
+        package init() {}
+
+        package mutating func add(boxWidth: UInt32, boxHeight: UInt32, variant: ThumbnailVariant) {
+            h = (h ^ (UInt64(boxWidth) << 32 | UInt64(boxHeight))) &* 0x100_0000_01b3
+            h = (h ^ variant.fingerprint) &* 0x100_0000_01b3
+        }
+
+        package var value: UInt32 { UInt32(truncatingIfNeeded: h ^ (h >> 32)) }
+    }
+}
+
 /// What the stat cache remembers of a path: the file's snapshot, its content hash and, once a
-/// warm has detected it, its content type.
+/// warm has detected it, its content type and what it found complete.
 ///
 /// Layout (little-endian): version u8 (2), flags u8, device u64, inode u64, size u64,
 /// modification time i64, change time i64, content hash (16 bytes, canonical), type length u8
 /// (0: none), then that many bytes of type identifier (UTF-8) and the registry stamp u32 if the
-/// length is not 0. Version 1 (58 bytes) is the same without the type; it is still read.
+/// length is not 0, then the vouch (removals u64, specs u32, words u64) if flag bit 1 is set.
+/// Version 1 (58 bytes) is the same without the type; it is still read.
 /// For a path too long to be a key, the path's UTF-8 bytes follow.
 package struct StatEntry: Sendable, Hashable {
     static let currentVersion: UInt8 = 2
@@ -30,19 +67,25 @@ package struct StatEntry: Sendable, Hashable {
     package var isRacy: Bool
     /// The type a warm detected for these bytes under this name, so a re-warm opens no file.
     package var type: CachedContentType?
+    /// What a warm found complete for the content (only kept with a type).
+    package var vouch: StatVouch?
 
-    package init(snapshot: FileSnapshot, content: ContentHash, isRacy: Bool, type: CachedContentType? = nil) {
+    package init(snapshot: FileSnapshot, content: ContentHash, isRacy: Bool, type: CachedContentType? = nil, vouch: StatVouch? = nil) {
         self.snapshot = snapshot
         self.content = content
         self.isRacy = isRacy
         self.type = type
+        self.vouch = vouch
     }
 
     func encoded(longPath: [UInt8]?) -> [UInt8] {
         let identifier = type.map { Array($0.identifier.utf8) }.flatMap { $0.count <= 255 ? $0 : nil } ?? []
-        var w = ByteWriter(capacity: Self.fixedSize + identifier.count + 4 + (longPath?.count ?? 0))
+        // An older reader ignores the vouch of a short path's entry (it reads no further than the
+        // type), so caches stay readable by it.
+        let vouch = identifier.isEmpty ? nil : self.vouch
+        var w = ByteWriter(capacity: Self.fixedSize + identifier.count + 4 + StatVouch.encodedSize + (longPath?.count ?? 0))
         w.u8(Self.currentVersion)
-        w.u8(isRacy ? 1 : 0)
+        w.u8((isRacy ? 1 : 0) | (vouch == nil ? 0 : 2))
         w.u64(snapshot.device)
         w.u64(snapshot.inode)
         w.u64(snapshot.size)
@@ -54,6 +97,11 @@ package struct StatEntry: Sendable, Hashable {
             w.raw(identifier)
             w.u32(type.registryStamp)
         }
+        if let vouch {
+            w.u64(vouch.removals)
+            w.u32(vouch.specs)
+            w.u64(vouch.words)
+        }
         if let longPath { w.raw(longPath) }
         return w.bytes
     }
@@ -64,15 +112,20 @@ package struct StatEntry: Sendable, Hashable {
             let size = r.u64(), let mtime = r.i64(), let ctime = r.i64(), let hash = r.hash()
         else { return nil }
         var type: CachedContentType?
+        var vouch: StatVouch?
         if version >= 2 {
             guard let length = r.u8() else { return nil }
             if length > 0 {
                 guard let identifier = r.view(Int(length)), let stamp = r.u32() else { return nil }
                 type = CachedContentType(identifier: String(decoding: identifier, as: UTF8.self), registryStamp: stamp)
             }
+            if flags & 2 != 0 {
+                guard type != nil, let removals = r.u64(), let specs = r.u32(), let words = r.u64() else { return nil }
+                vouch = StatVouch(removals: removals, specs: specs, words: words)
+            }
         }
         let snapshot = FileSnapshot(device: dev, inode: ino, size: size, modificationTime: mtime, changeTime: ctime, kind: .regular)
-        return (StatEntry(snapshot: snapshot, content: hash, isRacy: flags & 1 != 0, type: type), r.rest())
+        return (StatEntry(snapshot: snapshot, content: hash, isRacy: flags & 1 != 0, type: type, vouch: vouch), r.rest())
     }
 }
 

@@ -31,16 +31,18 @@ package enum StoreWrite: Sendable, Hashable {
     /// A stat-cache entry for a file just hashed; marked racy if its times are within
     /// two seconds of `now`, since a write in the same timestamp tick would go unseen.
     package static func file(
-        path: String, snapshot: FileSnapshot, content: ContentHash, type: CachedContentType? = nil, now: Int64 = StoreClock.nowNanoseconds()
+        path: String, snapshot: FileSnapshot, content: ContentHash, type: CachedContentType? = nil, vouch: StatVouch? = nil,
+        now: Int64 = StoreClock.nowNanoseconds()
     ) -> StoreWrite {
         let racy = max(snapshot.modificationTime, snapshot.changeTime) > now - racyWindow
-        return .file(path: path, StatEntry(snapshot: snapshot, content: content, isRacy: racy, type: type))
+        return .file(path: path, StatEntry(snapshot: snapshot, content: content, isRacy: racy, type: type, vouch: vouch))
     }
 
     /// Approximate bytes this write adds, for batching.
     var byteCount: Int {
         switch self {
-        case .file(let path, let entry): path.utf8.count + StatEntry.fixedSize + (entry.type.map { $0.identifier.utf8.count + 4 } ?? 0)
+        case .file(let path, let entry):
+            path.utf8.count + StatEntry.fixedSize + (entry.type.map { $0.identifier.utf8.count + 4 } ?? 0) + (entry.vouch == nil ? 0 : StatVouch.encodedSize)
         case .removeFile(let path): path.utf8.count
         case .thumbnail(_, let header, let data): ThumbnailKey.encodedSize + 32 + header.sourceContentType.utf8.count + data.count
         case .failure(_, _, let record): 32 + record.reason.utf8.count

@@ -116,6 +116,7 @@ extension ThumbnailStore {
                     if name == Name.thumbnails {
                         _ = try txn.delete(h.access, key: finding.key)
                         _ = try txn.delete(h.uploads, key: finding.key)
+                        try noteRemoval(h, txn)
                     }
                 }
             }

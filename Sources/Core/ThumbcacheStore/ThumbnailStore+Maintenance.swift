@@ -147,10 +147,12 @@ extension ThumbnailStore {
         while start < keys.count {
             let chunk = keys[start..<min(start + 4096, keys.count)]
             try writing("delete \(chunk.count) records") { h, txn in
+                var removed = false
                 for key in chunk {
-                    try txn.delete(h[keyPath: database], key: key)
+                    if try txn.delete(h[keyPath: database], key: key) { removed = true }
                     if let other { try txn.delete(h[keyPath: other], key: key) }
                 }
+                if removed && database == \Handles.thumbnails { try noteRemoval(h, txn) }
             }
             start += chunk.count
         }

@@ -66,9 +66,25 @@ extension ThumbnailStore {
     package func identify(fileAt path: String, snapshot: FileSnapshot, hasher: ContentHasher) throws -> FileIdentity {
         guard snapshot.kind == .regular else { throw FileError(path: path, reason: .notRegularFile(snapshot.kind)) }
         if let entry = try cachedEntry(path: path, snapshot: snapshot) {
-            return FileIdentity(path: path, snapshot: snapshot, content: entry.content, fromCache: true, cachedType: entry.type)
+            return FileIdentity(path: path, snapshot: snapshot, content: entry.content, fromCache: true, cachedType: entry.type,
+                                cachedVouch: entry.vouch)
         }
         let (hash, hashed) = try hasher.hash(fileAt: path)
         return FileIdentity(path: path, snapshot: hashed, content: hash, fromCache: false)
+    }
+
+    /// How many times thumbnails were removed from the store (eviction, collection, repair):
+    /// a ``StatVouch`` made at another count no longer holds. Read it before looking at what it
+    /// vouches for, so that a removal in between makes the vouch stale, not wrong.
+    package func removalCount() throws(StoreError) -> UInt64 {
+        try reading("read the removal count") { h, txn in
+            try txn.get(h.meta, key: Name.removalsKey).map { $0.count == 8 ? UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) : 0 } ?? 0
+        }
+    }
+
+    /// Moves the removal count on, in the transaction that removes thumbnails.
+    func noteRemoval(_ h: Handles, _ txn: borrowing Transaction) throws {
+        let count = try txn.get(h.meta, key: Name.removalsKey).map { $0.count == 8 ? UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) : 0 } ?? 0
+        try txn.put(h.meta, key: Name.removalsKey, value: withUnsafeBytes(of: (count &+ 1).littleEndian) { Array($0) })
     }
 }

@@ -77,6 +77,8 @@ public final class ThumbnailStore: Sendable {
         static let access = "access"
         static let uploads = "uploads"
         static let formatKey = Array("format".utf8)
+        /// How many transactions removed thumbnails (u64; absent: none), for ``StatVouch``.
+        static let removalsKey = Array("removals".utf8)
     }
 
     /// Opens the store in `directory`, creating it (mode 0700, files 0600) if needed.
@@ -332,12 +334,16 @@ package struct FileIdentity: Sendable, Hashable {
     package var fromCache: Bool
     /// The content type the stat cache keeps for the file, if any (only when ``fromCache``).
     package var cachedType: CachedContentType?
+    /// What the stat cache's entry vouches for (only when ``fromCache``).
+    package var cachedVouch: StatVouch?
 
-    package init(path: String, snapshot: FileSnapshot, content: ContentHash, fromCache: Bool, cachedType: CachedContentType? = nil) {
+    package init(path: String, snapshot: FileSnapshot, content: ContentHash, fromCache: Bool, cachedType: CachedContentType? = nil,
+                 cachedVouch: StatVouch? = nil) {
         self.path = path
         self.snapshot = snapshot
         self.content = content
         self.fromCache = fromCache
         self.cachedType = cachedType
+        self.cachedVouch = cachedVouch
     }
 }

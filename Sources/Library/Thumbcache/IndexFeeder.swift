@@ -16,7 +16,9 @@ final class IndexFeeder: Sendable {
         var path: String
         var id: FileIdentity
         var type: ContentType
-        var decoded: ImageInfo?
+        /// Held by reference and read only for a file the index lacks: an `ImageInfo` is
+        /// hundreds of bytes, copied with each candidate.
+        var decoded: DecodedHeader?
         var provisional: Bool
     }
     private let candidates = Mutex<[Candidate]>([])
@@ -34,18 +36,32 @@ final class IndexFeeder: Sendable {
     /// stays under 150 MB); larger batches rewrite each word's last block less often (Docs/PERFORMANCE.md).
     static let textBatchBytes = 8 << 20
 
+    /// The index's words stamp as this warm began (nil: not readable, nothing vouched).
+    let wordsStamp: UInt64?
+
     init(index: MetadataIndex, decoding: any ImageDecoding, types: ContentTypeRegistry) {
         self.index = index
         self.decoding = decoding
         self.types = types
+        wordsStamp = try? index.wordsStamp()
+    }
+
+    /// What a file's words need.
+    enum Words {
+        /// Indexed already, or the type has none: nothing to read.
+        case complete
+        /// This file's to read, in this format.
+        case read(ImageFormat)
+        /// Another file with the same bytes reads them in this warm.
+        case readElsewhere
     }
 
     /// Queues the file; it is indexed unless the index has it in the same state.
     /// - Parameters:
-    ///   - decoded: the image header a decode of this file already read, if any.
+    ///   - decoded: where a decode of this file left the image header it read, if any.
     ///   - provisional: its decode failed for a reason of the moment; what is indexed of it is
     ///     read again by the next warm.
-    func submit(path: String, id: FileIdentity, type: ContentType, decoded: ImageInfo? = nil, provisional: Bool = false) {
+    func submit(path: String, id: FileIdentity, type: ContentType, decoded: DecodedHeader? = nil, provisional: Bool = false) {
         let batch = candidates.withLock { list -> [Candidate]? in
             list.append(Candidate(path: path, id: id, type: type, decoded: decoded, provisional: provisional))
             guard list.count >= Self.batchSize else { return nil }
@@ -68,7 +84,7 @@ final class IndexFeeder: Sendable {
             }
             let item = FileMetadata.item(path: c.path, snapshot: c.id.snapshot, content: c.id.content, type: c.type, types: types,
                                          imageFormat: FormatCatalogue.declaration(ofType: c.type)?.format, decoding: decoding,
-                                         decoded: c.decoded, provisional: c.provisional)
+                                         decoded: c.decoded?.info, provisional: c.provisional)
             if item.state.isProvisional { provisional.add(1, ordering: .relaxed) }
             items.append(item)
         }
@@ -88,21 +104,24 @@ final class IndexFeeder: Sendable {
     /// nil when the type has none, or the content's are indexed already or being read. A file
     /// whose words cannot be read gets an empty text, so the same bytes are not tried again: a
     /// PDF that wedges a worker costs one timeout, once.
-    func claimWords(id: FileIdentity, type: ContentType) -> ImageFormat? {
+    func claimWords(id: FileIdentity, type: ContentType) -> Words {
+        // The stat entry saw them complete under this index's stamp: no look-up (a fifth of a
+        // re-warm of text files, PERFORMANCE.md).
+        if let stamp = wordsStamp, id.cachedVouch?.words == stamp { return .complete }
         let format: ImageFormat
         if types.conforms(type, to: .text) {
             format = .text
         } else if let declared = FormatCatalogue.declaration(ofType: type)?.format, FormatCatalogue.withWords.contains(declared) {
             format = declared
         } else {
-            return nil
+            return .complete
         }
         let content = id.content
         // The index first: on a re-warm every content has its words, and a set of them all would
         // cost more than the look-up (two files of the same new bytes still meet in the set).
-        guard (try? index.hasText(content: content.bytes)) == false else { return nil }
-        guard texts.withLock({ $0.reading.insert(content).inserted }) else { return nil }
-        return format
+        guard (try? index.hasText(content: content.bytes)) == false else { return .complete }
+        guard texts.withLock({ $0.reading.insert(content).inserted }) else { return .readElsewhere }
+        return .read(format)
     }
 
     /// Queues the words of a claimed content.

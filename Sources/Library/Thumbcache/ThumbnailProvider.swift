@@ -154,16 +154,25 @@ public struct ImageThumbnailProvider: ThumbnailProvider {
 package final class DecodedHeader: Sendable {
     /// The file's words are wanted too, at most this many bytes; nil when they are not.
     package let wordsLimit: Int?
-    private let found = Mutex<(info: ImageInfo?, words: String?)>((nil, nil))
+    /// The header boxed: an `ImageInfo` is hundreds of bytes, and most files of a re-warm make
+    /// a header that stays empty (its copies were a twentieth of such a re-warm).
+    private final class Box: Sendable {
+        let info: ImageInfo
+        init(_ info: ImageInfo) { self.info = info }
+    }
+    private let found = Mutex<(info: Box?, words: String?)>((nil, nil))
 
     package init(wordsLimit: Int? = nil) {
         self.wordsLimit = wordsLimit
     }
 
     package var info: ImageInfo? {
-        get { found.withLock { $0.info } }
-        set { found.withLock { $0.info = newValue } }
+        get { found.withLock { $0.info }?.info }
+        set { found.withLock { $0.info = newValue.map(Box.init) } }
     }
+
+    /// Whether a decode left a header: no copy of it.
+    package var hasInfo: Bool { found.withLock { $0.info != nil } }
 
     /// The words that came with a decode (a later decode of the file need not bring them again).
     package var words: String? {

@@ -28,7 +28,7 @@ extension Warmer {
     /// keeps, while the registry is the one that detected it (a re-warm of an unchanged file
     /// opens nothing), else detected now, and kept.
     static func identify(_ path: String, snapshot: FileSnapshot?, factory: ThumbnailFactory, hasher: ContentHasher) -> Identification {
-        let id: FileIdentity
+        var id: FileIdentity
         do {
             id = try snapshot.map { try factory.store.identify(fileAt: path, snapshot: $0, hasher: hasher) }
                 ?? factory.store.identify(fileAt: path, hasher: hasher)
@@ -40,10 +40,23 @@ extension Warmer {
         if let cached = id.cachedType, cached.registryStamp == factory.typeStamp {
             return .known(Identified(path: path, id: id, type: ContentType(cached.identifier), writes: []))
         }
+        id.cachedVouch = nil  // it was for the type detected before
         let type = factory.types.type(ofFileAt: path)
         return .known(Identified(path: path, id: id, type: type, writes: [
             .file(path: path, snapshot: id.snapshot, content: id.content, type: CachedContentType(identifier: type.identifier, registryStamp: factory.typeStamp)),
         ]))
+    }
+
+    /// Keeps `vouch` in the file's stat entry: in the entry its writes already make, else in one
+    /// more (the file is unchanged since its entry, so it is that entry with the vouch). Nothing
+    /// is written when the entry says it already.
+    static func vouch(_ vouch: StatVouch, for file: Identified, in writes: inout [StoreWrite]) {
+        if let i = writes.firstIndex(where: { if case .file = $0 { true } else { false } }), case .file(let path, var entry) = writes[i] {
+            entry.vouch = vouch
+            writes[i] = .file(path: path, entry)
+        } else if file.id.cachedVouch != vouch, let type = file.id.cachedType {
+            writes.append(.file(path: file.path, snapshot: file.id.snapshot, content: file.id.content, type: type, vouch: vouch))
+        }
     }
 
     /// Asks the remote tier, in one batch, for the thumbnails the cache lacks of the files

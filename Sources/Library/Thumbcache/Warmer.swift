@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import ThumbcacheImaging
 import ThumbcacheIndex
 import ThumbcacheRemote
@@ -76,7 +75,7 @@ public final class Warmer: Sendable {
     }
 
     /// Files handed from the walk to a worker at a time.
-    static let handful = 32
+    static let handful = 128
 
     /// One job per core and one more: while a job's file passes between this process and its
     /// worker (the request, the pixels back, the PNG written), the extra one keeps the core
@@ -117,7 +116,9 @@ public final class Warmer: Sendable {
         // Files travel in handfuls: one hand-off between threads per file cost more than an
         // unchanged file's whole check on a tree of a million. A worker with nothing to do takes
         // half of what another has not started.
-        let queue = SharedWork<(path: String, snapshot: FileSnapshot?)>(capacity: 65_536 / Self.handful, workers: options.jobs)
+        let queue = SharedWork<(path: String, snapshot: FileSnapshot?)>(capacity: 65_536 / Self.handful, workers: options.jobs) {
+            $0.snapshot?.size ?? 0
+        }
         let tally = Tally()
         let threads = DispatchGroup()
         let exporting = options.freedesktop.map { Exporting(FreedesktopExporter(export: $0, store: store), threads: options.jobs) }
@@ -126,6 +127,9 @@ public final class Warmer: Sendable {
                                       uploader: uploader, progress: progress)
 
         if options.retryFailed { _ = try? store.clearAllFailures() }
+        // Read before anything is looked at: a removal during the warm makes a vouch written with
+        // this count stale, never wrong.
+        let run = Run(options: options, factory: factory, decoding: decoding, tally: tally, feeder: feeder, removals: try? store.removalCount())
         // Absolute, canonical roots: the stat cache (and later the index) is keyed by path, so
         // `warm .` and `warm /home/me/Pictures` must name the same files the same way.
         let roots = roots.map { FilePaths.resolved($0.fileSystemPath) }
@@ -137,20 +141,7 @@ public final class Warmer: Sendable {
         for worker in 0..<options.jobs {
             threads.enter()
             Thread {
-                let hasher = factory.store.hasher()
-                // With a remote tier, a few files at a time: identified first, their keys asked in
-                // one batch (one round trip instead of one a file), then made.
-                let batch = options.remote == nil ? 1 : Self.lookupBatch
-                while case let files = queue.next(for: worker, upTo: batch), !files.isEmpty {
-                    let identified = files.map { Self.identify($0.path, snapshot: $0.snapshot, factory: factory, hasher: hasher) }
-                    let prefetched = options.remote.map {
-                        Self.lookUp(identified, remote: $0, factory: factory, decoding: decoding, options: options)
-                    }
-                    for (file, known) in zip(files, identified) {
-                        committer.commit(file.path, Self.process(known, factory: factory, decoding: decoding, options: options, tally: tally,
-                                                                 feeder: feeder, prefetched: prefetched))
-                    }
-                }
+                Self.work(worker, queue: queue, run: run, committer: committer)
                 threads.leave()
             }.start()
         }
@@ -207,22 +198,13 @@ public final class Warmer: Sendable {
         queue.finish()
     }
 
-    /// Everything one file needs; returns its outcome, the records to commit together and, when
-    /// exporting, what to export once they are committed.
-    static func process(_ path: String, snapshot: FileSnapshot? = nil, factory: ThumbnailFactory, decoding: any ImageDecoding,
-                        hasher: ContentHasher, options: Options, tally: Tally, feeder: IndexFeeder? = nil)
+    /// Everything an identified file needs; returns its outcome, the records to commit together
+    /// and, when exporting, what to export once they are committed. `prefetched` is what a
+    /// batched look-up of the remote tier found.
+    static func process(_ identified: Identification, _ run: Run, prefetched: [ThumbnailKey: (RemoteThumbnail, RGBAImage)]? = nil)
         -> (Outcome, [StoreWrite], FreedesktopExporter.Job?)
     {
-        process(identify(path, snapshot: snapshot, factory: factory, hasher: hasher), factory: factory, decoding: decoding, options: options,
-                tally: tally, feeder: feeder)
-    }
-
-    /// Everything an identified file needs (see above); `prefetched` is what a batched look-up
-    /// of the remote tier found.
-    static func process(_ identified: Identification, factory: ThumbnailFactory, decoding: any ImageDecoding, options: Options,
-                        tally: Tally, feeder: IndexFeeder? = nil, prefetched: [ThumbnailKey: (RemoteThumbnail, RGBAImage)]? = nil)
-        -> (Outcome, [StoreWrite], FreedesktopExporter.Job?)
-    {
+        let (factory, decoding, feeder) = (run.factory, run.decoding, run.feeder)
         let file: Identified
         switch identified {
         case .known(let known): file = known
@@ -232,21 +214,31 @@ public final class Warmer: Sendable {
         var writes = file.writes
         // The index is fed after the thumbnails, with the header their decode read and the words
         // that came along with it (no second request to a worker for either).
-        let wordsFormat = options.textLimit > 0 ? feeder?.claimWords(id: id, type: type) : nil
-        let header = DecodedHeader(wordsLimit: wordsFormat == nil ? nil : options.textLimit)
-        let outcome = makeThumbnails(path, id: id, type: type, factory: factory, decoding: decoding, header: header, options: options,
-                                     tally: tally, writes: &writes, prefetched: prefetched)
+        let words = run.options.textLimit > 0 ? feeder?.claimWords(id: id, type: type) : nil
+        let wordsFormat: ImageFormat? = if case .read(let format) = words { format } else { nil }
+        let header = DecodedHeader(wordsLimit: wordsFormat == nil ? nil : run.options.textLimit)
+        var complete: UInt32?
+        let outcome = makeThumbnails(path, id: id, type: type, run, header: header, writes: &writes, complete: &complete, prefetched: prefetched)
+        if let removals = run.removals, let complete {
+            // Words not asked about in this warm keep what the entry said of them.
+            let wordsStamp = switch words {
+            case nil: id.cachedVouch?.words ?? 0
+            case .complete?: feeder?.wordsStamp ?? 0
+            case .read?, .readElsewhere?: UInt64(0)  // indexed after this file's records commit: the next warm looks
+            }
+            vouch(StatVouch(removals: removals, specs: complete, words: wordsStamp), for: file, in: &writes)
+        }
         // A worker killed from outside: what the index learns now is kept provisional, and the
         // words not recorded as none, so the warm that makes the thumbnail indexes them too.
         let transient = if case .failed(_, _, transient: true) = outcome { true } else { false }
-        feeder?.submit(path: path, id: id, type: type, decoded: header.info, provisional: transient && header.info == nil)
+        feeder?.submit(path: path, id: id, type: type, decoded: header, provisional: transient && !header.hasInfo)
         if let feeder, let wordsFormat, !transient {
             // Not decoded here (cached already, or it failed) or not read along: asked on their own.
-            let words = header.words ?? (try? decoding.text(ofFileAt: path, format: wordsFormat, limit: options.textLimit).text) ?? ""
+            let words = header.words ?? (try? decoding.text(ofFileAt: path, format: wordsFormat, limit: run.options.textLimit).text) ?? ""
             feeder.addWords(content: id.content, words)
         }
         var export: FreedesktopExporter.Job?
-        if options.freedesktop != nil {
+        if run.options.freedesktop != nil {
             let types = factory.types
             let keys = FreedesktopKey.keys(for: header.info, isImage: types.conforms(type, to: .image), isMovie: types.conforms(type, to: .movie))
             export = FreedesktopExporter.Job(path: path, snapshot: id.snapshot, content: id.content, mimeType: types.mimeType(of: type),
@@ -255,25 +247,39 @@ public final class Warmer: Sendable {
         return (outcome, writes, export)
     }
 
-    private static func makeThumbnails(_ path: String, id: FileIdentity, type: ContentType, factory: ThumbnailFactory,
-                                       decoding: any ImageDecoding, header: DecodedHeader, options: Options, tally: Tally,
-                                       writes: inout [StoreWrite], prefetched: [ThumbnailKey: (RemoteThumbnail, RGBAImage)]?) -> Outcome {
-        let pipeline = ThumbnailPipeline(factory: factory, decoding: decoding, header: header, standardThumbnails: options.standardThumbnails,
-                                         remote: options.remote)
-        // The name promises a format we make thumbnails of, but the bytes are not one.
-        if let named = factory.brokenPromise(path: path, type: type) {
+    /// Makes what the store lacks of the file's thumbnails. `complete` is set to the stamp of its
+    /// plan's thumbnails when all of them are stored once `writes` commit (or it has none to make).
+    private static func makeThumbnails(_ path: String, id: FileIdentity, type: ContentType, _ run: Run, header: DecodedHeader,
+                                       writes: inout [StoreWrite], complete: inout UInt32?,
+                                       prefetched: [ThumbnailKey: (RemoteThumbnail, RGBAImage)]?) -> Outcome {
+        let (factory, decoding, tally, removals) = (run.factory, run.decoding, run.tally, run.removals)
+        let pipeline = ThumbnailPipeline(factory: factory, decoding: decoding, header: header, standardThumbnails: run.options.standardThumbnails,
+                                         remote: run.options.remote)
+        // The name promises a format we make thumbnails of, but the bytes are not one. (Not
+        // asked again of a file its entry vouches for: that warm asked it of the same name and type.)
+        if id.cachedVouch == nil, let named = factory.brokenPromise(path: path, type: type) {
             return .failed(path, id.snapshot.size == 0 ? "empty file" : GenerationError.Reason.notWhatItsNameSays(named: named, content: type).description)
         }
         let specs: [ThumbnailSpec]
-        switch pipeline.plan(type: type, specs: options.specs) {
+        switch pipeline.plan(type: type, specs: run.options.specs) {
         case .success(let served): specs = served
-        case .failure(.belowMinimumDimension), .failure(.noProvider): return .notSupported
+        case .failure(.belowMinimumDimension), .failure(.noProvider):
+            complete = StatVouch.SpecStamp().value
+            return .notSupported
         }
-        // The store first: on a re-warm everything is there, and claiming every content in a set
-        // cost more than the look-ups. Another path with the same bytes made (or being made) in
-        // this run: nothing more to make.
-        let missing = specs.filter { (try? factory.store.containsThumbnail($0.key(for: id.content))) != true }
-        if missing.isEmpty { return tally.claimed(id.content) ? .sameContentAsAnother : .alreadyCached }
+        var specStamp = StatVouch.SpecStamp()
+        for spec in specs { specStamp.add(boxWidth: UInt32(spec.boxWidth), boxHeight: UInt32(spec.boxHeight), variant: spec.variant(.thumbnail)) }
+        let stamp = specStamp.value
+        // The stat entry saw them all stored, and none was removed since: no look-up (random
+        // leaves of a large tree, a fifth of a re-warm). Else the store first: on a re-warm
+        // everything is there, and claiming every content in a set cost more than the look-ups.
+        // Another path with the same bytes made (or being made) in this run: nothing more to make.
+        let vouched = removals != nil && id.cachedVouch.map { $0.removals == removals && $0.specs == stamp } == true
+        let missing = vouched ? [] : specs.filter { (try? factory.store.containsThumbnail($0.key(for: id.content))) != true }
+        if missing.isEmpty {
+            complete = stamp
+            return tally.claimed(id.content) ? .sameContentAsAnother : .alreadyCached
+        }
         guard tally.claim(id.content) else { return .sameContentAsAnother }
         let made = pipeline.make(missing, path: path, content: id.content, type: type, sourceBytes: Int64(clamping: id.snapshot.size),
                                  prefetched: prefetched)
@@ -284,6 +290,7 @@ public final class Warmer: Sendable {
         if let failure = made.failure {
             return .failed(path, ThumbnailPipeline.reason(failure), transient: WorkerFailure.wasKilled(failure))
         }
+        complete = stamp  // committed with the stat entry that says so
         return made.fetched == missing.count ? .fetched : .generated
     }
 
@@ -297,93 +304,5 @@ public final class Warmer: Sendable {
         /// `transient`: for a reason of the moment (its worker killed from outside), so a later
         /// warm makes it.
         case failed(String, String, transient: Bool = false)
-    }
-}
-
-/// Thread-safe counters for a warm.
-final class Tally: Sendable {
-    private struct State {
-        var generated = 0
-        var fetched = 0
-        var alreadyCached = 0
-        var duplicates = 0
-        var notSupported = 0
-        var contents: Set<ContentHash> = []
-        var failures: [String: [String]] = [:]
-        var failed = 0
-        var transient = 0
-        var found = 0
-        var outsideShard = 0
-        var walkComplete = false
-        var unwritten: [String] = []
-        var files: Int { generated + fetched + alreadyCached + duplicates + notSupported + failed }
-    }
-    private let state = ConditionLockedState(State())
-    private let start = MonotonicClock.nanoseconds()
-
-    func found(_ count: Int = 1) { state.withLock { $0.found += count } }
-    func outsideShard() { state.withLock { $0.outsideShard += 1 } }
-    func walkFinished() { state.withLock { $0.walkComplete = true } }
-
-    /// True the first time `content` is claimed in this run.
-    func claim(_ content: ContentHash) -> Bool {
-        state.withLock { $0.contents.insert(content).inserted }
-    }
-
-    /// Whether `content` was claimed in this run (a re-warm claims none: nothing is hashed then).
-    func claimed(_ content: ContentHash) -> Bool {
-        state.withLock { !$0.contents.isEmpty && $0.contents.contains(content) }
-    }
-
-    @discardableResult
-    func record(_ outcome: Warmer.Outcome) -> WarmProgress {
-        state.withLock { s in
-            switch outcome {
-            case .generated: s.generated += 1
-            case .fetched: s.fetched += 1
-            case .alreadyCached: s.alreadyCached += 1
-            case .sameContentAsAnother: s.duplicates += 1
-            case .notSupported: s.notSupported += 1
-            case .failed(let path, let reason, let transient):
-                s.failed += 1
-                if transient { s.transient += 1 }
-                s.failures[reason, default: []].append(path)
-            }
-            return WarmProgress(files: s.files, failed: s.failed, found: s.found, walkComplete: s.walkComplete,
-                                elapsed: Int64(MonotonicClock.nanoseconds() - start))
-        }
-    }
-
-    /// Why the cache could not be written, each reason once.
-    func couldNotWrite(_ reason: String) {
-        state.withLock { s in if !s.unwritten.contains(reason) { s.unwritten.append(reason) } }
-    }
-
-    /// A file counted as `outcome` whose records then failed to commit: it is failed instead.
-    func reclassify(_ outcome: Warmer.Outcome, asFailed path: String, reason: String) {
-        state.withLock { s in
-            if !s.unwritten.contains(reason) { s.unwritten.append(reason) }
-            switch outcome {
-            case .generated: s.generated -= 1
-            case .fetched: s.fetched -= 1
-            case .alreadyCached: s.alreadyCached -= 1
-            case .sameContentAsAnother: s.duplicates -= 1
-            case .notSupported: s.notSupported -= 1
-            case .failed:
-                // Already failed (its failure record did not commit): keep the one entry it has.
-                return
-            }
-            s.failed += 1
-            s.failures[reason, default: []].append(path)
-        }
-    }
-
-    func summary(elapsed: Int64) -> WarmSummary {
-        state.withLock { s in
-            WarmSummary(seen: s.files, outsideShard: s.outsideShard, generated: s.generated, fetched: s.fetched, alreadyCached: s.alreadyCached,
-                        sameContentAsAnother: s.duplicates,
-                        notSupported: s.notSupported, failures: s.failures.mapValues { $0.sorted() },
-                        elapsedSeconds: Double(elapsed) / 1e9, cacheWriteFailures: s.unwritten, transientFailures: s.transient)
-        }
     }
 }

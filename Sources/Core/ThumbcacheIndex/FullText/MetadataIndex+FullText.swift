@@ -40,6 +40,36 @@ extension MetadataIndex {
     /// The full-text layout this code writes (Docs/FORMAT.md).
     package static let fullTextVersion: UInt8 = 2
 
+    /// A random number this index draws when it is first asked and draws again whenever a text
+    /// is removed (`compact`, a repair): a warm that saw a file's words indexed under one stamp
+    /// may take them as indexed while the stamp is the same (``StatVouch``), and another index,
+    /// or this one made again, has another stamp.
+    package func wordsStamp() throws(IndexError) -> UInt64 {
+        do {
+            if let stamp = try environment.read({ txn in try txn.get(meta, key: Self.wordsStampKey).map(Self.decodeStamp) }), stamp != 0 {
+                return stamp
+            }
+            return try environment.write { txn in
+                if let stamp = try txn.get(meta, key: Self.wordsStampKey).map(Self.decodeStamp), stamp != 0 { return stamp }
+                return try newWordsStamp(txn)
+            }
+        } catch {
+            throw IndexError.wrapping(error, path: directory)
+        }
+    }
+
+    /// Draws a new words stamp, in the transaction that removes texts.
+    @discardableResult
+    func newWordsStamp(_ txn: borrowing Transaction) throws -> UInt64 {
+        let stamp = UInt64.random(in: 1...UInt64.max)
+        try txn.put(meta, key: Self.wordsStampKey, value: withUnsafeBytes(of: stamp.littleEndian) { Array($0) })
+        return stamp
+    }
+
+    private static func decodeStamp(_ value: UnsafeRawBufferPointer) -> UInt64 {
+        value.count == 8 ? UInt64(littleEndian: value.loadUnaligned(as: UInt64.self)) : 0
+    }
+
     /// Whether the text of `content` (a content hash) is indexed already.
     package func hasText(content: [UInt8]) throws(IndexError) -> Bool {
         do {
