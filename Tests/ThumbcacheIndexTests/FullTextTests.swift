@@ -181,20 +181,28 @@ struct FullTextTests {
         // postings are rewritten without it, every other word still found.
         try FileManager.default.removeItem(atPath: copy)
         #expect(try index.removeMissingFiles(under: [dir.path], except: ItemBitmap()) == 1)
-        // The words stamp holds while no text goes (a warm's vouch for a file's words rests on it).
-        let stamp = try index.wordsStamp()
-        #expect(try stamp != 0 && index.wordsStamp() == stamp)
+        // A warm's stamp is confirmed while no text goes; a removal makes every stamp invalid, and
+        // one read before it cannot be confirmed after (a warm's vouch for words rests on them).
+        let before = try index.wordsStamps()
+        #expect(before.valid.isEmpty)
+        #expect(try index.confirmWords(11, since: before))
+        #expect(try index.wordsStamps() == .init(valid: [11], removals: before.removals))
         #expect(try index.compactText(dryRun: true).documentsRemoved == 1)
-        #expect(try index.wordsStamp() == stamp)
+        #expect(try index.wordsStamps().valid == [11])
         let compaction = try index.compactText()
         #expect(compaction.documentsRemoved == 1 && compaction.bytesAfter <= compaction.bytesBefore)
-        let afterRemoval = try index.wordsStamp()
-        #expect(afterRemoval != stamp, "a removed text moves the stamp on")
+        let afterRemoval = try index.wordsStamps()
+        #expect(afterRemoval.valid.isEmpty && afterRemoval.removals == before.removals + 1, "a removed text invalidates every stamp")
+        #expect(try !index.confirmWords(12, since: before), "a warm that began before the removal")
+        #expect(try index.confirmWords(13, since: afterRemoval))
         #expect(try !index.hasText(content: [UInt8](repeating: 1, count: 16)))
         #expect(try Self.paths(index, "gooseberries") == [notes])
         #expect(try Self.paths(index, "buy").count == 1 && (try Self.paths(index, "elderberries")).isEmpty)
         #expect(try index.compactText().documentsRemoved == 0)
-        #expect(try index.wordsStamp() == afterRemoval)
+        #expect(try index.wordsStamps().valid == [13], "removing nothing invalidates nothing")
+        // At most so many are valid at once.
+        for stamp in 0..<UInt64(MetadataIndex.maxWordsStamps) { _ = try index.confirmWords(100 + stamp, since: afterRemoval) }
+        #expect(try index.wordsStamps().valid.count == MetadataIndex.maxWordsStamps)
     }
 
     @Test func phrasesAndConjunctionsAgreeWithAScanAcrossManyBlocks() throws {

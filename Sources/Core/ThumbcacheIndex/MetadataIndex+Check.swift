@@ -120,7 +120,7 @@ extension MetadataIndex {
                     case "texts":
                         if try txn.delete(texts, key: finding.key) {
                             removed += 1
-                            try newWordsStamp(txn)
+                            try forgetWordsStamps(txn)
                         }
                     case "postings": remake = true
                     default: break

@@ -42,7 +42,8 @@ public final class MetadataIndex: Sendable {
     package static let formatVersion = 4
     static let versionKey = Array("version".utf8)
     static let nextItemKey = Array("next-item".utf8)
-    static let wordsStampKey = Array("words-stamp".utf8)
+    static let wordsStampsKey = Array("words-stamps".utf8)
+    static let wordsRemovalsKey = Array("words-removals".utf8)
     static let clientStatePrefix = Array("state:".utf8)
 
     /// Opens (creating if needed) the index in `directory`. An index of an older format is

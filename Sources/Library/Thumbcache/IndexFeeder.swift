@@ -36,18 +36,34 @@ final class IndexFeeder: Sendable {
     /// stays under 150 MB); larger batches rewrite each word's last block less often (Docs/PERFORMANCE.md).
     static let textBatchBytes = 8 << 20
 
-    /// The index's words stamp as this warm began (nil: not readable, nothing vouched).
-    let wordsStamp: UInt64?
+    /// The index's valid words stamps as this warm began (nil: unreadable, nothing vouched).
+    let stamps: MetadataIndex.WordsStamps?
+    /// This warm's stamp, for the words it reads: valid once they are all committed (``finish(roots:)``).
+    let readStamp = UInt64.random(in: 1...UInt64.max)
+    /// For words found indexed already: the newest valid stamp, else this warm's.
+    let foundStamp: UInt64
+    private let readStampUsed = Atomic<Bool>(false)
+
+    /// Which formats have words, as a stamp mixed into every vouch for words: a thumbcache that
+    /// reads the words of more formats looks at their files again.
+    static let catalogueStamp: UInt64 = {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in FormatCatalogue.withWords.map(\.rawValue).sorted().joined(separator: ",").utf8 { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return h
+    }()
 
     init(index: MetadataIndex, decoding: any ImageDecoding, types: ContentTypeRegistry) {
         self.index = index
         self.decoding = decoding
         self.types = types
-        wordsStamp = try? index.wordsStamp()
+        stamps = try? index.wordsStamps()
+        foundStamp = stamps?.valid.last ?? readStamp
     }
 
     /// What a file's words need.
     enum Words {
+        /// The file's stat entry vouches for them under a stamp still valid.
+        case vouched
         /// Indexed already, or the type has none: nothing to read.
         case complete
         /// This file's to read, in this format.
@@ -105,9 +121,9 @@ final class IndexFeeder: Sendable {
     /// whose words cannot be read gets an empty text, so the same bytes are not tried again: a
     /// PDF that wedges a worker costs one timeout, once.
     func claimWords(id: FileIdentity, type: ContentType) -> Words {
-        // The stat entry saw them complete under this index's stamp: no look-up (a fifth of a
+        // The stat entry saw them complete under a stamp still valid: no look-up (a fifth of a
         // re-warm of text files, PERFORMANCE.md).
-        if let stamp = wordsStamp, id.cachedVouch?.words == stamp { return .complete }
+        if let stamps, let vouched = id.cachedVouch?.words, vouched != 0, stamps.valid.contains(vouched ^ Self.catalogueStamp) { return .vouched }
         let format: ImageFormat
         if types.conforms(type, to: .text) {
             format = .text
@@ -122,6 +138,20 @@ final class IndexFeeder: Sendable {
         guard (try? index.hasText(content: content.bytes)) == false else { return .complete }
         guard texts.withLock({ $0.reading.insert(content).inserted }) else { return .readElsewhere }
         return .read(format)
+    }
+
+    /// What a stat entry may vouch for `words` (nil: what it says already), in ``StatVouch/words``.
+    func vouch(_ words: Words) -> UInt64? {
+        guard stamps != nil else { return 0 }
+        switch words {
+        case .vouched: return nil
+        case .complete:
+            if foundStamp == readStamp { readStampUsed.store(true, ordering: .relaxed) }
+            return foundStamp ^ Self.catalogueStamp
+        case .read, .readElsewhere:
+            readStampUsed.store(true, ordering: .relaxed)
+            return readStamp ^ Self.catalogueStamp
+        }
     }
 
     /// Queues the words of a claimed content.
@@ -184,6 +214,10 @@ final class IndexFeeder: Sendable {
     /// Writes what is pending, drops indexed files under `roots` that are gone, and says what was done.
     func finish(roots: [String]) -> IndexSummary {
         flush()
+        // Every text read is committed: what was vouched for under this warm's stamp holds.
+        if let stamps, readStampUsed.load(ordering: .relaxed), summary.errors.isEmpty {
+            _ = try? index.confirmWords(readStamp, since: stamps)
+        }
         do {
             removed(try index.removeMissingFiles(under: roots, except: seen.withLock { $0 }))
         } catch {

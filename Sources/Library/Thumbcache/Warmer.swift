@@ -221,11 +221,7 @@ public final class Warmer: Sendable {
         let outcome = makeThumbnails(path, id: id, type: type, run, header: header, writes: &writes, complete: &complete, prefetched: prefetched)
         if let removals = run.removals, let complete {
             // Words not asked about in this warm keep what the entry said of them.
-            let wordsStamp = switch words {
-            case nil: id.cachedVouch?.words ?? 0
-            case .complete?: feeder?.wordsStamp ?? 0
-            case .read?, .readElsewhere?: UInt64(0)  // indexed after this file's records commit: the next warm looks
-            }
+            let wordsStamp = words.flatMap { feeder?.vouch($0) } ?? id.cachedVouch?.words ?? 0
             vouch(StatVouch(removals: removals, specs: complete, words: wordsStamp), for: file, in: &writes)
         }
         // A worker killed from outside: what the index learns now is kept provisional, and the

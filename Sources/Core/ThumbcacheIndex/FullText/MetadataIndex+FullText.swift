@@ -40,34 +40,57 @@ extension MetadataIndex {
     /// The full-text layout this code writes (Docs/FORMAT.md).
     package static let fullTextVersion: UInt8 = 2
 
-    /// A random number this index draws when it is first asked and draws again whenever a text
-    /// is removed (`compact`, a repair): a warm that saw a file's words indexed under one stamp
-    /// may take them as indexed while the stamp is the same (``StatVouch``), and another index,
-    /// or this one made again, has another stamp.
-    package func wordsStamp() throws(IndexError) -> UInt64 {
+    /// The stamps under which a warm's vouch for a file's words holds (``StatVouch``): each one a
+    /// warm drew and confirmed once every text it read was committed, none from before the last
+    /// removal of a text; and how many removals there were.
+    package struct WordsStamps: Sendable, Equatable {
+        package var valid: [UInt64]
+        package var removals: UInt64
+    }
+
+    /// At most this many stamps are valid at once; a warm's is not confirmed beyond them (the
+    /// files it vouched for are looked at again by the next warm and vouched with an older one).
+    package static let maxWordsStamps = 32
+
+    /// The valid words stamps, oldest first. Another index, or this one made again, has none of
+    /// another's.
+    package func wordsStamps() throws(IndexError) -> WordsStamps {
         do {
-            if let stamp = try environment.read({ txn in try txn.get(meta, key: Self.wordsStampKey).map(Self.decodeStamp) }), stamp != 0 {
-                return stamp
-            }
+            return try environment.read { txn in try readWordsStamps(txn) }
+        } catch {
+            throw IndexError.wrapping(error, path: directory)
+        }
+    }
+
+    /// Makes `stamp` valid, unless a text was removed since `stamps` were read (what it vouched
+    /// for may be gone) or enough are valid already; whether it did.
+    package func confirmWords(_ stamp: UInt64, since stamps: WordsStamps) throws(IndexError) -> Bool {
+        do {
             return try environment.write { txn in
-                if let stamp = try txn.get(meta, key: Self.wordsStampKey).map(Self.decodeStamp), stamp != 0 { return stamp }
-                return try newWordsStamp(txn)
+                var now = try readWordsStamps(txn)
+                guard now.removals == stamps.removals, now.valid.count < Self.maxWordsStamps else { return false }
+                now.valid.append(stamp)
+                try txn.put(meta, key: Self.wordsStampsKey, value: now.valid.flatMap { v in withUnsafeBytes(of: v.littleEndian) { Array($0) } })
+                return true
             }
         } catch {
             throw IndexError.wrapping(error, path: directory)
         }
     }
 
-    /// Draws a new words stamp, in the transaction that removes texts.
-    @discardableResult
-    func newWordsStamp(_ txn: borrowing Transaction) throws -> UInt64 {
-        let stamp = UInt64.random(in: 1...UInt64.max)
-        try txn.put(meta, key: Self.wordsStampKey, value: withUnsafeBytes(of: stamp.littleEndian) { Array($0) })
-        return stamp
+    /// No stamp holds any more, in the transaction that removes texts.
+    func forgetWordsStamps(_ txn: borrowing Transaction) throws {
+        let removals = try readWordsStamps(txn).removals &+ 1
+        try txn.put(meta, key: Self.wordsRemovalsKey, value: withUnsafeBytes(of: removals.littleEndian) { Array($0) })
+        try txn.put(meta, key: Self.wordsStampsKey, value: [])
     }
 
-    private static func decodeStamp(_ value: UnsafeRawBufferPointer) -> UInt64 {
-        value.count == 8 ? UInt64(littleEndian: value.loadUnaligned(as: UInt64.self)) : 0
+    private func readWordsStamps(_ txn: borrowing Transaction) throws -> WordsStamps {
+        func words(_ value: UnsafeRawBufferPointer) -> [UInt64] {
+            (0..<value.count / 8).map { UInt64(littleEndian: value.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self)) }
+        }
+        return WordsStamps(valid: try txn.get(meta, key: Self.wordsStampsKey).map(words) ?? [],
+                           removals: try txn.get(meta, key: Self.wordsRemovalsKey).map(words)?.first ?? 0)
     }
 
     /// Whether the text of `content` (a content hash) is indexed already.

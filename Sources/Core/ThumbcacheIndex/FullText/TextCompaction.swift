@@ -45,7 +45,7 @@ extension MetadataIndex {
                 }
                 try rewritePostings(without: Set(dead.map(\.document)), txn)
                 if !dead.isEmpty {
-                    try newWordsStamp(txn)
+                    try forgetWordsStamps(txn)
                     let (documents, words) = try textStatistics(txn)
                     try setTextStatistics(documents: documents - UInt64(dead.count), words: words - min(words, deadWords), txn)
                 }
