@@ -47,7 +47,8 @@ package final class SeaweedCluster: @unchecked Sendable {
         func start(_ name: String, _ arguments: [String]) throws {
             let dir = directory.appending(name)
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-            processes[name] = try ChildProcess(program: weed, arguments: arguments)
+            // Its logs in its own folder, not /tmp (glog's default), so nothing is left behind.
+            processes[name] = try ChildProcess(program: weed, arguments: ["-logdir=\(dir)"] + arguments)
         }
         try start("master", ["master", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-port=\(ports["master"]!)",
                              "-mdir=\(directory.appending("master"))", "-peers=none",
@@ -58,7 +59,7 @@ package final class SeaweedCluster: @unchecked Sendable {
                                      "-dir=\(directory.appending("volume\(i)"))", "-max=8", "-master=\(master)", "-rack=r1"])
         }
         try start("filer", ["filer", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-port=\(ports["filer"]!)", "-master=\(master)",
-                            "-defaultStoreDir=\(directory.appending("filer"))"])
+                            "-defaultStoreDir=\(directory.appending("filer"))", "-localSocket=\(directory.appending("filer"))/filer.sock"])
         try startGateway(name: "s3", port: ports["s3"]!)
         try waitUntilServing()
     }
@@ -72,7 +73,7 @@ package final class SeaweedCluster: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         processes[name] = try ChildProcess(program: Self.weed!, arguments: [
             // The Iceberg and Lance catalogues would take fixed ports (8181, 9101) that a second cluster cannot share.
-            "s3", "-ip.bind=127.0.0.1", "-port=\(port)", "-port.iceberg=0", "-port.lance=0", "-localSocket=\(dir)/s3.sock", "-filer=127.0.0.1:\(ports["filer"]!)", "-config=\(directory.appending("s3.json"))",
+            "-logdir=\(dir)", "s3", "-ip.bind=127.0.0.1", "-port=\(port)", "-port.iceberg=0", "-port.lance=0", "-localSocket=\(dir)/s3.sock", "-filer=127.0.0.1:\(ports["filer"]!)", "-config=\(directory.appending("s3.json"))",
         ])
     }
 
