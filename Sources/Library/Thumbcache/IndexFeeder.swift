@@ -70,6 +70,8 @@ final class IndexFeeder: Sendable {
         case read(ImageFormat)
         /// Another file with the same bytes reads them in this warm.
         case readElsewhere
+        /// The index could not be asked: nothing read, nothing vouched for.
+        case unknown
     }
 
     /// Queues the file; it is indexed unless the index has it in the same state.
@@ -135,7 +137,11 @@ final class IndexFeeder: Sendable {
         let content = id.content
         // The index first: on a re-warm every content has its words, and a set of them all would
         // cost more than the look-up (two files of the same new bytes still meet in the set).
-        guard (try? index.hasText(content: content.bytes)) == false else { return .complete }
+        switch try? index.hasText(content: content.bytes) {
+        case true?: return .complete
+        case nil: return .unknown
+        case false?: break
+        }
         guard texts.withLock({ $0.reading.insert(content).inserted }) else { return .readElsewhere }
         return .read(format)
     }
@@ -145,6 +151,7 @@ final class IndexFeeder: Sendable {
         guard stamps != nil else { return 0 }
         switch words {
         case .vouched: return nil
+        case .unknown: return 0
         case .complete:
             if foundStamp == readStamp { readStampUsed.store(true, ordering: .relaxed) }
             return foundStamp ^ Self.catalogueStamp

@@ -115,7 +115,8 @@ public final class Warmer: Sendable {
         // progress line can show a total and an ETA; bounded, so a huge tree cannot grow it without end.
         // Files travel in handfuls: one hand-off between threads per file cost more than an
         // unchanged file's whole check on a tree of a million. A worker with nothing to do takes
-        // half of what another has not started.
+        // half of what another has not started once that one is stuck on a slow file; quick
+        // small files go several at a time (SharedWork).
         let queue = SharedWork<(path: String, snapshot: FileSnapshot?)>(capacity: 65_536 / Self.handful, workers: options.jobs) {
             $0.snapshot?.size ?? 0
         }
