@@ -77,14 +77,16 @@ extension ThumbnailStore {
     /// a ``StatVouch`` made at another count no longer holds. Read it before looking at what it
     /// vouches for, so that a removal in between makes the vouch stale, not wrong.
     package func removalCount() throws(StoreError) -> UInt64 {
-        try reading("read the removal count") { h, txn in
-            try txn.get(h.meta, key: Name.removalsKey).map { $0.count == 8 ? UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) : 0 } ?? 0
-        }
+        try reading("read the removal count") { h, txn in try Self.removalCount(h, txn) }
     }
 
     /// Moves the removal count on, in the transaction that removes thumbnails.
     func noteRemoval(_ h: Handles, _ txn: borrowing Transaction) throws {
-        let count = try txn.get(h.meta, key: Name.removalsKey).map { $0.count == 8 ? UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) : 0 } ?? 0
-        try txn.put(h.meta, key: Name.removalsKey, value: withUnsafeBytes(of: (count &+ 1).littleEndian) { Array($0) })
+        let next = try Self.removalCount(h, txn) &+ 1
+        try txn.put(h.meta, key: Name.removalsKey, value: withUnsafeBytes(of: next.littleEndian) { Array($0) })
+    }
+
+    private static func removalCount(_ h: Handles, _ txn: borrowing Transaction) throws -> UInt64 {
+        try txn.get(h.meta, key: Name.removalsKey).map { $0.count == 8 ? UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) : 0 } ?? 0
     }
 }

@@ -46,11 +46,7 @@ final class IndexFeeder: Sendable {
 
     /// Which formats have words, as a stamp mixed into every vouch for words: a thumbcache that
     /// reads the words of more formats looks at their files again.
-    static let catalogueStamp: UInt64 = {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in FormatCatalogue.withWords.map(\.rawValue).sorted().joined(separator: ",").utf8 { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return h
-    }()
+    static let catalogueStamp = ContentHash.of(Array(FormatCatalogue.withWords.map(\.rawValue).sorted().joined(separator: ",").utf8)).low
 
     init(index: MetadataIndex, decoding: any ImageDecoding, types: ContentTypeRegistry) {
         self.index = index
