@@ -20,7 +20,8 @@ package struct StatVouch: Sendable, Hashable {
     package var removals: UInt64
     /// Which thumbnails were seen (a ``SpecStamp`` of the plan).
     package var specs: UInt32
-    /// The index's words stamp when the words were seen indexed (or the type has none); 0: not seen.
+    /// A words stamp of the index the warm fed, mixed with a stamp of which formats have words:
+    /// the words hold while the index keeps that stamp valid (or the type has none); 0: not seen.
     package var words: UInt64
 
     static let encodedSize = 20
