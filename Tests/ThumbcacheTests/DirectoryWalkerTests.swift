@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import Thumbcache
 import ThumbcacheStore
@@ -57,5 +58,61 @@ struct DirectoryWalkerTests {
         #expect(mkfifo(dir.appending("pipe"), 0o600) == 0)
         try dir.write("real.png", [1])
         #expect(walk(DirectoryWalker(), [dir.path]).files == [dir.appending("real.png")])
+    }
+
+    /// The parallel walk, its runs in the order they came.
+    func walkInParallel(_ walker: DirectoryWalker, _ roots: [String], threads: Int, run: Int) -> [[DirectoryWalker.Entry]] {
+        let runs = Mutex<[[DirectoryWalker.Entry]]>([])
+        walker.walk(roots, threads: threads, run: run) { entries in runs.withLock { $0.append(entries) } }
+        return runs.withLock { $0 }
+    }
+
+    @Test(arguments: [1, 2, 4])
+    func aParallelWalkFindsWhatTheWalkFinds(threads: Int) throws {
+        let dir = TemporaryDirectory()
+        for i in 0..<6 {
+            for j in 0..<5 {
+                try FileManager.default.createDirectory(atPath: dir.appending("d\(i)/e\(j)"), withIntermediateDirectories: true)
+                for k in 0..<(i * 7 + j) { try dir.write("d\(i)/e\(j)/f\(k)", [UInt8(k)]) }
+            }
+            try dir.write("d\(i)/top", [1])
+        }
+        try FileManager.default.createDirectory(atPath: dir.appending("d2/e1/cache"), withIntermediateDirectories: true)
+        try dir.write("d2/e1/cache/data.mdb", [3])
+        // Two ways into one directory, and a loop: followed, each file still comes once.
+        #expect(symlink(dir.appending("d3"), dir.appending("d1/again")) == 0)
+        #expect(symlink(dir.appending("d3"), dir.appending("d4/again")) == 0)
+        #expect(symlink(dir.path, dir.appending("d5/loop")) == 0)
+        #expect(symlink(dir.appending("gone"), dir.appending("d0/dangling")) == 0)
+        let other = TemporaryDirectory()
+        try other.write("alone.png", [1])
+        let roots = [dir.path, other.appending("alone.png")]
+        for follow in [false, true] {
+            let walker = DirectoryWalker(followSymbolicLinks: follow, excluding: [dir.appending("d2/e1/cache")])
+            let expected = walk(walker, roots)
+            let runs = walkInParallel(walker, roots, threads: threads, run: 8)
+            var files: [String] = []
+            var failures: [FileError] = []
+            for entry in runs.joined() {
+                switch entry {
+                case .file(let path, let snapshot):
+                    files.append(path)
+                    if let snapshot { #expect(snapshot == (try? FileSnapshot.of(path: path)), "\(path)") }
+                case .failure(let error): failures.append(error)
+                }
+            }
+            #expect(files.sorted() == expected.files.sorted())
+            #expect(Set(files).count == files.count, "a file came twice")
+            #expect(failures == expected.failures)
+            #expect(runs.allSatisfy { $0.count <= 8 })
+            #expect(files.count > 300)
+        }
+    }
+
+    @Test func aParallelWalksRunsStartSmall() throws {
+        let dir = TemporaryDirectory()
+        for k in 0..<100 { try dir.write("f\(k)", [1]) }
+        let runs = walkInParallel(DirectoryWalker(), [dir.path], threads: 1, run: 16)
+        #expect(runs.map(\.count) == [1, 2, 4, 8, 16, 16, 16, 16, 16, 5])
     }
 }

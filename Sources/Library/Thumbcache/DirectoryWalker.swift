@@ -1,4 +1,5 @@
 import ThumbcacheStore
+import ThumbcacheSync
 
 #if canImport(Glibc)
 import Glibc
@@ -35,9 +36,84 @@ package struct DirectoryWalker: Sendable {
         })
     }
 
-    /// Visits every regular file under `roots` (a root may itself be a file).
+    /// Visits every regular file under `roots` (a root may itself be a file), depth first, each
+    /// directory's subdirectories in name order.
     package func walk(_ roots: [String], _ visit: (Entry) -> Void) {
         var seen = excluded
+        var stack = start(roots, seen: &seen, visit)
+        while let dir = stack.popLast() {
+            let subdirectories = read(dir, visit)
+            // Reverse so that the stack pops them in directory order.
+            for (path, id) in subdirectories.reversed() where seen.insert(id).inserted { stack.append(path) }
+        }
+    }
+
+    /// Visits every regular file under `roots` on `threads` threads that share the directories
+    /// still to read, so that the `fstatat` of each file, most of a walk's cost, runs on every
+    /// core. `visit` gets entries in runs from any of the threads (never two at once from one);
+    /// a thread's runs start at one entry and double up to `run`, so that whoever consumes them
+    /// has work at once. Returns when every run has been visited.
+    package func walk(_ roots: [String], threads: Int, run: Int, _ visit: @escaping @Sendable ([Entry]) -> Void) {
+        var seen = excluded
+        var rootEntries: [Entry] = []
+        let stack = start(roots, seen: &seen) { rootEntries.append($0) }
+        if !rootEntries.isEmpty { visit(rootEntries) }
+        let pending = ConditionLockedState(Pending(stack: stack, seen: seen))
+        let helpers = (1..<max(1, threads)).map { _ in startThread { self.drain(pending, run: run, visit) } }
+        drain(pending, run: run, visit)
+        for helper in helpers { pthread_join(helper, nil) }
+    }
+
+    /// The directories no thread has taken yet, how many threads are reading one, and every
+    /// directory ever queued.
+    private struct Pending {
+        var stack: [String]
+        var seen: Set<DirectoryID>
+        var reading = 0
+    }
+
+    /// One thread's part of a parallel walk: takes directories until none are left and no
+    /// other thread is reading one (which could still queue more).
+    private func drain(_ pending: ConditionLockedState<Pending>, run: Int, _ visit: @Sendable ([Entry]) -> Void) {
+        var entries: [Entry] = []
+        var limit = 1
+        func flush() {
+            guard !entries.isEmpty else { return }
+            visit(entries)
+            entries.removeAll(keepingCapacity: true)
+            limit = min(limit * 2, run)
+        }
+        var done: [(String, DirectoryID)]?
+        while true {
+            // Hand on what this thread holds before it may wait for another's directories.
+            let next: String? = pending.withLock(stepping: { p in
+                if let done {
+                    p.reading -= 1
+                    for (path, id) in done.reversed() where p.seen.insert(id).inserted { p.stack.append(path) }
+                }
+                done = nil
+                if let dir = p.stack.popLast() {
+                    p.reading += 1
+                    return .done(dir, wake: !p.stack.isEmpty)
+                }
+                if p.reading == 0 { return .done(nil, wake: true) }
+                return entries.isEmpty ? .wait(until: nil) : .done(nil, wake: false)
+            })
+            guard let dir = next else {
+                if entries.isEmpty { return }
+                flush()
+                continue
+            }
+            done = read(dir) { entry in
+                entries.append(entry)
+                if entries.count >= limit { flush() }
+            }
+        }
+    }
+
+    /// Classifies the roots: files and failures are visited, directories returned to be read
+    /// (the first root on top).
+    private func start(_ roots: [String], seen: inout Set<DirectoryID>, _ visit: (Entry) -> Void) -> [String] {
         var stack: [String] = []
         for root in roots.reversed() {
             switch classify(root, followLink: true) {
@@ -48,49 +124,51 @@ package struct DirectoryWalker: Sendable {
             case .failure(let error): visit(.failure(error))
             }
         }
-        while let dir = stack.popLast() {
-            guard let handle = opendir(dir) else {
-                visit(.failure(FileError(path: dir, reason: .system(operation: "opendir", .current))))
+        return stack
+    }
+
+    /// Visits the files of one directory and returns its subdirectories in name order, not yet
+    /// checked against those seen.
+    private func read(_ dir: String, _ visit: (Entry) -> Void) -> [(String, DirectoryID)] {
+        guard let handle = opendir(dir) else {
+            visit(.failure(FileError(path: dir, reason: .system(operation: "opendir", .current))))
+            return []
+        }
+        defer { closedir(handle) }
+        var subdirectories: [(String, DirectoryID)] = []
+        let prefix = dir.hasSuffix("/") ? dir : dir + "/"
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+            }
+            if name == "." || name == ".." { continue }
+            let path = prefix + name
+            let type = entry.pointee.d_type
+            if type == UInt8(DT_REG) {
+                var s = stat()
+                let seen = fstatat(dirfd(handle), name, &s, AT_SYMLINK_NOFOLLOW) == 0 && s.st_mode & S_IFMT == S_IFREG
+                visit(.file(path, seen ? FileSnapshot(s) : nil))
                 continue
             }
-            var subdirectories: [String] = []
-            let prefix = dir.hasSuffix("/") ? dir : dir + "/"
-            while let entry = readdir(handle) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+            if type == UInt8(DT_LNK) && !followSymbolicLinks {
+                // Not followed, but a link to nothing is broken either way: say so.
+                var target = stat()
+                if stat(path, &target) != 0, case let error = FileError.failure("stat", .current, path: path),
+                    error.reason == .danglingSymbolicLink
+                {
+                    visit(.failure(error))
                 }
-                if name == "." || name == ".." { continue }
-                let path = prefix + name
-                let type = entry.pointee.d_type
-                if type == UInt8(DT_REG) {
-                    var s = stat()
-                    let seen = fstatat(dirfd(handle), name, &s, AT_SYMLINK_NOFOLLOW) == 0 && s.st_mode & S_IFMT == S_IFREG
-                    visit(.file(path, seen ? FileSnapshot(s) : nil))
-                    continue
-                }
-                if type == UInt8(DT_LNK) && !followSymbolicLinks {
-                    // Not followed, but a link to nothing is broken either way: say so.
-                    var target = stat()
-                    if stat(path, &target) != 0, case let error = FileError.failure("stat", .current, path: path),
-                        error.reason == .danglingSymbolicLink
-                    {
-                        visit(.failure(error))
-                    }
-                    continue
-                }
-                if type != UInt8(DT_DIR) && type != UInt8(DT_LNK) && type != UInt8(DT_UNKNOWN) { continue }
-                switch classify(path, followLink: followSymbolicLinks) {
-                case .directory(let id):
-                    if seen.insert(id).inserted { subdirectories.append(path) }
-                case .file: visit(.file(path, nil))
-                case .skip: break
-                case .failure(let error): visit(.failure(error))
-                }
+                continue
             }
-            closedir(handle)
-            // Reverse so that the stack pops them in directory order.
-            stack.append(contentsOf: subdirectories.sorted().reversed())
+            if type != UInt8(DT_DIR) && type != UInt8(DT_LNK) && type != UInt8(DT_UNKNOWN) { continue }
+            switch classify(path, followLink: followSymbolicLinks) {
+            case .directory(let id): subdirectories.append((path, id))
+            case .file: visit(.file(path, nil))
+            case .skip: break
+            case .failure(let error): visit(.failure(error))
+            }
         }
+        return subdirectories.sorted { $0.0 < $1.0 }
     }
 
     private enum Kind {

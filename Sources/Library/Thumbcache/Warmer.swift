@@ -8,7 +8,7 @@ import ThumbcacheWorker
 
 /// Precomputes the cache for every file under some directories.
 ///
-/// One walker thread and `jobs` worker threads (their own, not Swift's cooperative pool: they
+/// One or two walker threads and `jobs` worker threads (their own, not Swift's cooperative pool: they
 /// block in system calls and on each other). A worker identifies a file (stat cache, else hash),
 /// makes its thumbnails for every requested box if the cache lacks them, and hands the file's
 /// records to one `GroupCommitWriter` as one atomic group. A file that fails is recorded (so
@@ -170,34 +170,35 @@ public final class Warmer: Sendable {
     /// Walks `roots` into `queue`, a handful of files at a time, and closes it.
     private static func walk(_ roots: [String], with walker: DirectoryWalker, into queue: SharedWork<(path: String, snapshot: FileSnapshot?)>,
                              tally: Tally, shard: WarmShard?) {
-        var handful: [(path: String, snapshot: FileSnapshot?)] = []
-        // The first handfuls are small (1, 2, 4…), so that every worker has a file at once.
-        var size = 1
-        func hand() {
+        // The walk's `fstatat` calls cost about as much as a re-warm's whole check of the files
+        // they find: one walking thread left the workers waiting on it.
+        walker.walk(roots, threads: Self.walkThreads, run: Self.handful) { entries in
+            var handful: [(path: String, snapshot: FileSnapshot?)] = []
+            handful.reserveCapacity(entries.count)
+            for entry in entries {
+                switch entry {
+                case .file(let path, let snapshot):
+                    if let shard, !shard.contains(relativePath: WarmShard.relative(path, roots: roots)) {
+                        tally.outsideShard()
+                        continue
+                    }
+                    handful.append((path, snapshot))
+                case .failure(let error): tally.record(.failed(error.path, error.reason.description))
+                }
+            }
+            guard !handful.isEmpty else { return }
             tally.found(handful.count)
             // Largest first: a long file then starts early and the rest fill the other workers
             // around it, instead of one starting last and the others waiting for it to end.
             handful.sort { ($0.snapshot?.size ?? 0) > ($1.snapshot?.size ?? 0) }
             queue.push(handful)
-            handful = []
-            size = min(size * 2, Self.handful)
         }
-        walker.walk(roots) { entry in
-            switch entry {
-            case .file(let path, let snapshot):
-                if let shard, !shard.contains(relativePath: WarmShard.relative(path, roots: roots)) {
-                    tally.outsideShard()
-                    return
-                }
-                handful.append((path, snapshot))
-                if handful.count == size { hand() }
-            case .failure(let error): tally.record(.failed(error.path, error.reason.description))
-            }
-        }
-        if !handful.isEmpty { hand() }
         tally.walkFinished()
         queue.finish()
     }
+
+    /// Threads that walk the roots: one per core, at most two.
+    static var walkThreads: Int { min(2, max(1, ProcessInfo.processInfo.activeProcessorCount)) }
 
     /// Everything an identified file needs; returns its outcome, the records to commit together
     /// and, when exporting, what to export once they are committed. `prefetched` is what a
