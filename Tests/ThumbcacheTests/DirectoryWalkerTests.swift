@@ -115,4 +115,22 @@ struct DirectoryWalkerTests {
         let runs = walkInParallel(DirectoryWalker(), [dir.path], threads: 1, run: 16)
         #expect(runs.map(\.count) == [1, 2, 4, 8, 16, 16, 16, 16, 16, 5])
     }
+
+    @Test func aParallelWalkStartsWithTheLargestRootFiles() throws {
+        let dir = TemporaryDirectory()
+        let sizes = [3, 50, 1, 900, 20, 7, 400]
+        for (i, size) in sizes.enumerated() { try dir.write("f\(i)", [UInt8](repeating: 1, count: size)) }
+        try FileManager.default.createDirectory(atPath: dir.appending("sub"), withIntermediateDirectories: true)
+        try dir.write("sub/inner", [1])
+        let roots = sizes.indices.map { dir.appending("f\($0)") } + [dir.appending("sub")]
+        let runs = walkInParallel(DirectoryWalker(), roots, threads: 2, run: 4)
+        // A long file first keeps every worker busy to the end instead of one finishing it alone.
+        #expect(runs.prefix(3).map(\.count) == [1, 2, 4])
+        let sizesSeen = runs.prefix(3).joined().map { entry -> UInt64? in
+            if case .file(_, let snapshot) = entry { snapshot?.size } else { nil }
+        }
+        #expect(sizesSeen == [900, 400, 50, 20, 7, 3, 1])
+        #expect(runs.count == 4)
+    }
 }
+

@@ -14,8 +14,8 @@ import Darwin
 /// dangling links as per-path errors instead of stopping.
 package struct DirectoryWalker: Sendable {
     package enum Entry: Sendable {
-        /// A regular file, with what `fstatat` relative to its directory said of it when the walk
-        /// saw it (nil for a root or a followed link): one path lookup less per file.
+        /// A regular file, with what `stat` said of it when the walk saw it (a link followed: of
+        /// its target), so that it need not be looked up again; nil if that failed.
         case file(String, FileSnapshot?)
         case failure(FileError)
     }
@@ -52,16 +52,48 @@ package struct DirectoryWalker: Sendable {
     /// still to read, so that the `fstatat` of each file, most of a walk's cost, runs on every
     /// core. `visit` gets entries in runs from any of the threads (never two at once from one);
     /// a thread's runs start at one entry and double up to `run`, so that whoever consumes them
-    /// has work at once. Returns when every run has been visited.
+    /// has work at once. Roots that are files come first, largest first. Returns when every run
+    /// has been visited.
     package func walk(_ roots: [String], threads: Int, run: Int, _ visit: @escaping @Sendable ([Entry]) -> Void) {
         var seen = excluded
         var rootEntries: [Entry] = []
         let stack = start(roots, seen: &seen) { rootEntries.append($0) }
-        if !rootEntries.isEmpty { visit(rootEntries) }
+        var runs = Runs(longest: run, visit)
+        for entry in rootEntries.sorted(by: { Self.size($0) > Self.size($1) }) { runs.add(entry) }
+        runs.flush()
         let pending = ConditionLockedState(Pending(stack: stack, seen: seen))
         let helpers = (1..<max(1, threads)).map { _ in startThread { self.drain(pending, run: run, visit) } }
         drain(pending, run: run, visit)
         for helper in helpers { pthread_join(helper, nil) }
+    }
+
+    private static func size(_ entry: Entry) -> Int64 {
+        if case .file(_, let snapshot?) = entry { Int64(snapshot.size) } else { -1 }
+    }
+
+    /// One thread's entries on their way to `visit`, in runs of 1, 2, 4… up to `longest`.
+    private struct Runs {
+        let longest: Int
+        let visit: @Sendable ([Entry]) -> Void
+        var entries: [Entry] = []
+        var limit = 1
+
+        init(longest: Int, _ visit: @escaping @Sendable ([Entry]) -> Void) {
+            self.longest = longest
+            self.visit = visit
+        }
+
+        mutating func add(_ entry: Entry) {
+            entries.append(entry)
+            if entries.count >= limit { flush() }
+        }
+
+        mutating func flush() {
+            guard !entries.isEmpty else { return }
+            visit(entries)
+            entries.removeAll(keepingCapacity: true)
+            limit = min(limit * 2, longest)
+        }
     }
 
     /// The directories no thread has taken yet, how many threads are reading one, and every
@@ -74,15 +106,8 @@ package struct DirectoryWalker: Sendable {
 
     /// One thread's part of a parallel walk: takes directories until none are left and no
     /// other thread is reading one (which could still queue more).
-    private func drain(_ pending: ConditionLockedState<Pending>, run: Int, _ visit: @Sendable ([Entry]) -> Void) {
-        var entries: [Entry] = []
-        var limit = 1
-        func flush() {
-            guard !entries.isEmpty else { return }
-            visit(entries)
-            entries.removeAll(keepingCapacity: true)
-            limit = min(limit * 2, run)
-        }
+    private func drain(_ pending: ConditionLockedState<Pending>, run: Int, _ visit: @escaping @Sendable ([Entry]) -> Void) {
+        var runs = Runs(longest: run, visit)
         var done: [(String, DirectoryID)]?
         while true {
             // Hand on what this thread holds before it may wait for another's directories.
@@ -97,17 +122,14 @@ package struct DirectoryWalker: Sendable {
                     return .done(dir, wake: !p.stack.isEmpty)
                 }
                 if p.reading == 0 { return .done(nil, wake: true) }
-                return entries.isEmpty ? .wait(until: nil) : .done(nil, wake: false)
+                return runs.entries.isEmpty ? .wait(until: nil) : .done(nil, wake: false)
             })
             guard let dir = next else {
-                if entries.isEmpty { return }
-                flush()
+                if runs.entries.isEmpty { return }
+                runs.flush()
                 continue
             }
-            done = read(dir) { entry in
-                entries.append(entry)
-                if entries.count >= limit { flush() }
-            }
+            done = read(dir) { runs.add($0) }
         }
     }
 
@@ -119,7 +141,7 @@ package struct DirectoryWalker: Sendable {
             switch classify(root, followLink: true) {
             case .directory(let id):
                 if seen.insert(id).inserted { stack.append(root) }
-            case .file: visit(.file(root, nil))
+            case .file(let snapshot): visit(.file(root, snapshot))
             case .skip: break
             case .failure(let error): visit(.failure(error))
             }
@@ -163,7 +185,7 @@ package struct DirectoryWalker: Sendable {
             if type != UInt8(DT_DIR) && type != UInt8(DT_LNK) && type != UInt8(DT_UNKNOWN) { continue }
             switch classify(path, followLink: followSymbolicLinks) {
             case .directory(let id): subdirectories.append((path, id))
-            case .file: visit(.file(path, nil))
+            case .file(let snapshot): visit(.file(path, snapshot))
             case .skip: break
             case .failure(let error): visit(.failure(error))
             }
@@ -173,7 +195,7 @@ package struct DirectoryWalker: Sendable {
 
     private enum Kind {
         case directory(DirectoryID)
-        case file
+        case file(FileSnapshot)
         case skip
         case failure(FileError)
     }
@@ -184,7 +206,7 @@ package struct DirectoryWalker: Sendable {
         if rc != 0 { return .failure(.failure("stat", .current, path: path)) }
         switch s.st_mode & S_IFMT {
         case S_IFDIR: return .directory(DirectoryID(device: UInt64(s.st_dev), inode: UInt64(s.st_ino)))
-        case S_IFREG: return .file
+        case S_IFREG: return .file(FileSnapshot(s))
         default: return .skip
         }
     }
