@@ -50,9 +50,9 @@ package struct DirectoryWalker: Sendable {
 
     /// Visits every regular file under `roots` on `threads` threads that share the directories
     /// still to read, so that the `fstatat` of each file, most of a walk's cost, runs on every
-    /// core. `visit` gets entries in runs from any of the threads (never two at once from one);
-    /// a thread's runs start at one entry and double up to `run`, so that whoever consumes them
-    /// has work at once. Roots that are files come first, largest first. Returns when every run
+    /// core. `visit` gets entries in runs, from any of the threads and so perhaps from two at
+    /// once; a thread's runs start at one entry and double up to `run`, so that whoever consumes
+    /// them has work at once. Roots that are files come first, largest first. Returns when every run
     /// has been visited.
     package func walk(_ roots: [String], threads: Int, run: Int, _ visit: @escaping @Sendable ([Entry]) -> Void) {
         var seen = excluded
