@@ -70,7 +70,7 @@ extension MetadataIndex {
                 var now = try readWordsStamps(txn)
                 guard now.removals == stamps.removals, now.valid.count < Self.maxWordsStamps else { return false }
                 now.valid.append(stamp)
-                try txn.put(meta, key: Self.wordsStampsKey, value: now.valid.flatMap { v in withUnsafeBytes(of: v.littleEndian) { Array($0) } })
+                try txn.put(meta, key: Self.wordsStampsKey, value: Self.bytes(of: now.valid))
                 return true
             }
         } catch {
@@ -81,16 +81,23 @@ extension MetadataIndex {
     /// No stamp holds any more, in the transaction that removes texts.
     func forgetWordsStamps(_ txn: borrowing Transaction) throws {
         let removals = try readWordsStamps(txn).removals &+ 1
-        try txn.put(meta, key: Self.wordsRemovalsKey, value: withUnsafeBytes(of: removals.littleEndian) { Array($0) })
+        try txn.put(meta, key: Self.wordsRemovalsKey, value: Self.bytes(of: [removals]))
         try txn.put(meta, key: Self.wordsStampsKey, value: [])
     }
 
     private func readWordsStamps(_ txn: borrowing Transaction) throws -> WordsStamps {
-        func words(_ value: UnsafeRawBufferPointer) -> [UInt64] {
-            (0..<value.count / 8).map { UInt64(littleEndian: value.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self)) }
-        }
-        return WordsStamps(valid: try txn.get(meta, key: Self.wordsStampsKey).map(words) ?? [],
-                           removals: try txn.get(meta, key: Self.wordsRemovalsKey).map(words)?.first ?? 0)
+        WordsStamps(valid: try txn.get(meta, key: Self.wordsStampsKey).map(Self.numbers) ?? [],
+                    removals: try txn.get(meta, key: Self.wordsRemovalsKey).map(Self.numbers)?.first ?? 0)
+    }
+
+    /// Numbers as the full-text records keep them: 8 bytes each, little-endian.
+    static func bytes(of numbers: [UInt64]) -> [UInt8] {
+        numbers.flatMap { v in withUnsafeBytes(of: v.littleEndian) { Array($0) } }
+    }
+
+    /// The numbers `bytes(of:)` wrote (a trailing part of fewer than 8 bytes is ignored).
+    static func numbers(_ value: UnsafeRawBufferPointer) -> [UInt64] {
+        (0..<value.count / 8).map { UInt64(littleEndian: value.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self)) }
     }
 
     /// Whether the text of `content` (a content hash) is indexed already.
@@ -234,15 +241,13 @@ extension MetadataIndex {
     }
 
     func setTextStatistics(documents: UInt64, words: UInt64, _ txn: borrowing Transaction) throws {
-        var stats: [UInt8] = []
-        withUnsafeBytes(of: documents.littleEndian) { stats += $0 }
-        withUnsafeBytes(of: words.littleEndian) { stats += $0 }
-        try txn.put(texts, key: TextKey.stats, value: stats)
+        try txn.put(texts, key: TextKey.stats, value: Self.bytes(of: [documents, words]))
     }
 
     /// Documents and words indexed in all.
     func textStatistics(_ txn: borrowing Transaction) throws -> (documents: UInt64, words: UInt64) {
         guard let s = try txn.get(texts, key: TextKey.stats), s.count == 16 else { return (0, 0) }
-        return (s.loadUnaligned(fromByteOffset: 0, as: UInt64.self).littleEndian, s.loadUnaligned(fromByteOffset: 8, as: UInt64.self).littleEndian)
+        let n = Self.numbers(s)
+        return (n[0], n[1])
     }
 }
