@@ -29,5 +29,6 @@ let package = Package(
         harness("fuzz-sniff", ["Thumbcache"]),
         harness("fuzz-query", ["ThumbcacheIndex"]),
         harness("fuzz-text", ["ThumbcacheImaging"]),
+        harness("fuzz-lzw", ["ThumbcacheImaging"]),
     ]
 )

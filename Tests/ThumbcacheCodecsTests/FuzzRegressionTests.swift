@@ -57,6 +57,24 @@ struct FuzzRegressionTests {
         #expect(decoded >= Self.inputs("simple").filter { $0.path.contains("/Fuzz/Seeds/") }.count)
     }
 
+    /// TIFF's LZW decoder (fuzz-lzw: two bytes of size, then the codes): the seeds, strips of
+    /// real files, decode to their full size.
+    @Test func lzwInputs() throws {
+        let decoder = TIFFLZW()
+        var decoded = 0
+        for file in Self.inputs("lzw") {
+            let bytes = try [UInt8](Data(contentsOf: file))
+            guard bytes.count > 2 else { continue }
+            let size = Int(bytes[0]) << 8 | Int(bytes[1])
+            var output = [UInt8](repeating: 0, count: size + TIFFLZW.slack)
+            let made = output.withUnsafeMutableBufferPointer { out in
+                bytes.dropFirst(2).withUnsafeBytes { try? decoder.decode($0, into: out.baseAddress!, count: size) }
+            }
+            if made == size { decoded += 1 }
+        }
+        #expect(decoded >= Self.inputs("lzw").filter { $0.path.contains("/Fuzz/Seeds/") }.count)
+    }
+
     @Test func exifInputs() throws {
         for file in Self.inputs("exif") {
             let bytes = try [UInt8](Data(contentsOf: file))

@@ -435,6 +435,57 @@ int ctiff_read_band(ctiff_decoder *d, uint32_t row, uint32_t rows, uint32_t *ras
     return 0;
 }
 
+// ---------------------------------------------------------------------------- strips for the caller
+
+int ctiff_lzw_strips(ctiff_decoder *d, ctiff_lzw_layout *layout) {
+    TIFF *t = d->tiff;
+    uint16_t compression = 0, bits = 1, format = SAMPLEFORMAT_UINT, photometric = 0, planar = PLANARCONFIG_CONTIG,
+             samples = 1, predictor = PREDICTOR_NONE, fill = FILLORDER_MSB2LSB, extra = 0, *types = NULL;
+    TIFFGetFieldDefaulted(t, TIFFTAG_COMPRESSION, &compression);
+    TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &bits);
+    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &format);
+    TIFFGetFieldDefaulted(t, TIFFTAG_PLANARCONFIG, &planar);
+    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLESPERPIXEL, &samples);
+    TIFFGetFieldDefaulted(t, TIFFTAG_PREDICTOR, &predictor);
+    TIFFGetFieldDefaulted(t, TIFFTAG_FILLORDER, &fill);
+    TIFFGetFieldDefaulted(t, TIFFTAG_EXTRASAMPLES, &extra, &types);
+    if (!TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photometric)) return 0;
+    if (TIFFIsTiled(t) || compression != COMPRESSION_LZW || bits != 8 || format != SAMPLEFORMAT_UINT ||
+        planar != PLANARCONFIG_CONTIG || fill != FILLORDER_MSB2LSB || (predictor != PREDICTOR_NONE && predictor != PREDICTOR_HORIZONTAL))
+        return 0;
+    int colour = photometric == PHOTOMETRIC_RGB ? 3 : photometric == PHOTOMETRIC_MINISBLACK ? 1 : 0;
+    if (!colour) return 0;
+    int alpha = 0;
+    if (samples == colour + 1) {
+        if (extra != 1 || !types || (types[0] != EXTRASAMPLE_ASSOCALPHA && types[0] != EXTRASAMPLE_UNASSALPHA)) return 0;
+        alpha = types[0] == EXTRASAMPLE_ASSOCALPHA ? 1 : 2;
+    } else if (samples != colour || extra != 0) {
+        return 0;
+    }
+    uint32_t width = 0, height = 0;
+    size_of(t, &width, &height);
+    layout->samples = samples;
+    layout->alpha = alpha;
+    layout->predictor = predictor;
+    layout->rows_per_strip = band_rows_of(t, height);
+    layout->strips = TIFFNumberOfStrips(t);
+    return width > 0 && height > 0 && layout->strips > 0;
+}
+
+int64_t ctiff_raw_strip_size(ctiff_decoder *d, uint32_t strip) {
+    if (strip >= TIFFNumberOfStrips(d->tiff)) return -1;
+    uint64_t size = TIFFGetStrileByteCount(d->tiff, strip);
+    return size > (uint64_t)CTIFF_MAX_ALLOCATION ? -1 : (int64_t)size;
+}
+
+int64_t ctiff_read_raw_strip(ctiff_decoder *d, uint32_t strip, void *buffer, int64_t size) {
+    return TIFFReadRawStrip(d->tiff, strip, buffer, (tmsize_t)size);
+}
+
+int64_t ctiff_read_strip(ctiff_decoder *d, uint32_t strip, void *buffer, int64_t size) {
+    return TIFFReadEncodedStrip(d->tiff, strip, buffer, (tmsize_t)size);
+}
+
 const char *ctiff_message(const ctiff_decoder *d) { return d->message[0] ? d->message : "TIFF error"; }
 
 void ctiff_close(ctiff_decoder *d) {

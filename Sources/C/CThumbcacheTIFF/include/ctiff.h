@@ -39,6 +39,29 @@ int ctiff_begin(ctiff_decoder *decoder);
 /// `raster` (width × rows RGBA8, premultiplied when the image has alpha). 0 on success.
 int ctiff_read_band(ctiff_decoder *decoder, uint32_t row, uint32_t rows, uint32_t *raster);
 
+/// The chosen image's layout when its strips can be decoded by the caller: 8-bit unsigned samples in
+/// strips, chunky, LZW, MSB-first, RGB (3 samples, or 4 with alpha) or black-is-zero gray (1, or 2
+/// with alpha), no predictor or horizontal differencing.
+typedef struct {
+    int samples;           // per pixel
+    int alpha;             // 0: none, 1: associated (premultiplied), 2: unassociated
+    int predictor;         // 1: none, 2: horizontal differencing
+    uint32_t rows_per_strip;
+    uint32_t strips;
+} ctiff_lzw_layout;
+
+/// 1 and `layout` filled when the chosen image (after ctiff_select) has that layout, else 0.
+int ctiff_lzw_strips(ctiff_decoder *decoder, ctiff_lzw_layout *layout);
+
+/// The stored (compressed) size of `strip`, or -1 when it is out of range or above the allocation cap.
+int64_t ctiff_raw_strip_size(ctiff_decoder *decoder, uint32_t strip);
+
+/// Reads `strip` as stored into `buffer`; the bytes read, or -1.
+int64_t ctiff_read_raw_strip(ctiff_decoder *decoder, uint32_t strip, void *buffer, int64_t size);
+
+/// Reads `strip` decoded by libtiff (predictor undone) into `buffer`; the bytes read, or -1.
+int64_t ctiff_read_strip(ctiff_decoder *decoder, uint32_t strip, void *buffer, int64_t size);
+
 const char *ctiff_message(const ctiff_decoder *decoder);
 
 void ctiff_close(ctiff_decoder *decoder);
