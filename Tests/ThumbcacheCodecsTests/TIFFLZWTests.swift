@@ -74,6 +74,22 @@ struct TIFFLZWTests {
         #expect(pixels == reference.pixels)
     }
 
+    /// A TIFF the path does not take keeps libtiff's own reason for refusing it: asking whether
+    /// it is one leaves no message behind (libtiff reports asking a codec without a predictor for one).
+    @Test func otherTIFFsKeepTheirOwnErrors() throws {
+        let dir = TemporaryDirectory()
+        // A two-colour palette with alpha, 1 bit a sample, PackBits: the RGBA interface refuses it.
+        let (red, path) = (dir.appending("red.png"), dir.appending("palette-alpha.tif"))
+        try FixtureTools.run("convert", ["-size", "30x20", "xc:red", "-depth", "8", red])
+        try FixtureTools.run("convert", [red, "-alpha", "set", "-define", "tiff:alpha=unassociated", "-compress", "rle", path])
+        do {
+            _ = try Self.rows(path)
+            Issue.record("a 1-bit palette with alpha decoded")
+        } catch let error as ImagingError {
+            #expect("\(error)".contains("PhotometricInterpretation") && !"\(error)".contains("Predictor"), "\(error)")
+        }
+    }
+
     /// Bytes of the strips changed at random: TIFFLZW fails naming the strip, or gives the
     /// pixels libtiff gives; it never reads or writes outside its buffers (the process lives).
     @Test func damagedStripsFailOrMatchLibtiff() throws {

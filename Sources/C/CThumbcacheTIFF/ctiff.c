@@ -446,8 +446,10 @@ int ctiff_lzw_strips(ctiff_decoder *d, ctiff_lzw_layout *layout) {
     TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &format);
     TIFFGetFieldDefaulted(t, TIFFTAG_PLANARCONFIG, &planar);
     TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLESPERPIXEL, &samples);
-    TIFFGetFieldDefaulted(t, TIFFTAG_PREDICTOR, &predictor);
     TIFFGetFieldDefaulted(t, TIFFTAG_FILLORDER, &fill);
+    // Asked of LZW's codec only: libtiff reads any other codec's private state as a predictor's
+    // (or, without one, reports an error that would stay the decoder's message).
+    if (compression == COMPRESSION_LZW) TIFFGetFieldDefaulted(t, TIFFTAG_PREDICTOR, &predictor);
     TIFFGetFieldDefaulted(t, TIFFTAG_EXTRASAMPLES, &extra, &types);
     if (!TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photometric)) return 0;
     if (TIFFIsTiled(t) || compression != COMPRESSION_LZW || bits != 8 || format != SAMPLEFORMAT_UINT ||
