@@ -49,6 +49,40 @@ package struct PlanarImage {
 
     /// Output row `r` (at `shrink` 1 or 2) as RGBA into `out`. Fixed-point BT.601/709/2020.
     package func convert(row r: Int, shrink: Int, into out: UnsafeMutablePointer<UInt8>) {
+        // What phones and cameras write, halved: 8-bit 4:2:0 without alpha, whole 2×2 blocks.
+        if bits == 8, alpha == nil, shrink == 2, model == .ycbcr(subsampleX: 2, subsampleY: 2), 2 * r + 1 < height {
+            let pairs = width / 2
+            convertHalved420(row: r, pairs: pairs, into: out)
+            if pairs < (width + 1) / 2 { convert(row: r, shrink: shrink, into: out, from: pairs) }
+            return
+        }
+        convert(row: r, shrink: shrink, into: out, from: 0)
+    }
+
+    /// ``convert(row:shrink:into:)`` for 8-bit 4:2:0, `shrink` 2, the first `pairs` output pixels
+    /// (two rows of two luma samples each, one chroma sample): the same arithmetic as the general
+    /// path, without its per-pixel choices.
+    private func convertHalved420(row r: Int, pairs: Int, into out: UnsafeMutablePointer<UInt8>) {
+        let (kr, kb) = (self.kr, self.kb)
+        let kg = 1 - kr - kb
+        let cs: Float = full ? 1 : 255 / 224
+        let ys: Int32 = full ? 65536 : Int32((65536 * 255 / 219 as Float).rounded()), yo: Int32 = full ? 0 : 16
+        let crR = Int32((2 * (1 - kr) * cs * 65536).rounded()), cbB = Int32((2 * (1 - kb) * cs * 65536).rounded())
+        let cbG = Int32((2 * kb * (1 - kb) / kg * cs * 65536).rounded()), crG = Int32((2 * kr * (1 - kr) / kg * cs * 65536).rounded())
+        @inline(__always) func clamp(_ v: Int32) -> UInt32 { UInt32(UInt8(clamping: (v &+ 32768) >> 16)) }
+        let y0 = planes[0].0 + 2 * r * planes[0].1, y1 = y0 + planes[0].1
+        let cb = planes[1].0 + r * planes[1].1, cr = planes[2].0 + r * planes[2].1
+        let pixels = UnsafeMutableRawPointer(out)
+        for x in 0..<pairs {
+            let sum = Int32(y0[2 &* x]) &+ Int32(y0[2 &* x &+ 1]) &+ Int32(y1[2 &* x]) &+ Int32(y1[2 &* x &+ 1])
+            let l = (((sum &+ 2) >> 2) &- yo) &* ys, u = Int32(cb[x]) &- 128, v = Int32(cr[x]) &- 128
+            let rgba = clamp(l &+ crR &* v) | clamp(l &- cbG &* u &- crG &* v) &<< 8 | clamp(l &+ cbB &* u) &<< 16 | 0xFF00_0000
+            pixels.storeBytes(of: rgba, toByteOffset: x &* 4, as: UInt32.self)
+        }
+    }
+
+    /// Output row `r` from output pixel `first` on, the general way.
+    func convert(row r: Int, shrink: Int, into out: UnsafeMutablePointer<UInt8>, from first: Int) {
         let outWidth = (width + shrink - 1) / shrink
         let top = r * shrink, bottom = min(r * shrink + shrink - 1, height - 1)
         func rowStart(_ plane: Int, _ y: Int) -> UnsafePointer<UInt8> {
@@ -67,7 +101,7 @@ package struct PlanarImage {
         let rows0 = (0..<planes.count).map { rowStart($0, top) }, rows1 = (0..<planes.count).map { rowStart($0, bottom) }
         let sx: Int
         if case .ycbcr(let x, _) = model { sx = x } else { sx = 1 }
-        for x in 0..<outWidth {
+        for x in first..<outWidth {
             let left = x * shrink, right = min(x * shrink + shrink - 1, width - 1)
             // The block's average of each plane (chroma at its own resolution).
             @inline(__always) func average(_ plane: Int, _ scale: Int) -> Int32 {

@@ -1,0 +1,37 @@
+import Testing
+@testable import ThumbcacheCodecSupport
+
+/// The halved 4:2:0 conversion (what phones write, at half size) gives the general path's bytes.
+struct PlanarImageTests {
+    @Test(arguments: [(64, 48), (37, 21), (2, 2), (3, 5)])
+    func halvedFourTwoZeroIsTheGeneralConversion(width: Int, height: Int) {
+        var seed: UInt32 = UInt32(width * 131 + height)
+        func noise(_ count: Int) -> [UInt8] {
+            (0..<count).map { _ in
+                seed = seed &* 1_664_525 &+ 1_013_904_223
+                return UInt8(truncatingIfNeeded: seed >> 24)
+            }
+        }
+        let (cw, ch) = ((width + 1) / 2, (height + 1) / 2)
+        // Strides wider than the rows, as decoders pad them.
+        let luma = noise((width + 5) * height), cb = noise((cw + 3) * ch), cr = noise((cw + 3) * ch)
+        for (full, matrix) in [(false, 1), (true, 5), (false, 9)] {
+            luma.withUnsafeBufferPointer { y in
+                cb.withUnsafeBufferPointer { u in
+                    cr.withUnsafeBufferPointer { v in
+                        let image = PlanarImage(width: width, height: height, model: .ycbcr(subsampleX: 2, subsampleY: 2),
+                                                planes: [(y.baseAddress!, width + 5), (u.baseAddress!, cw + 3), (v.baseAddress!, cw + 3)],
+                                                bits: 8, fullRange: full, coefficients: PlanarImage.coefficients(matrix: matrix)!)
+                        let (outWidth, outHeight) = image.size(shrink: 2)
+                        for r in 0..<outHeight {
+                            var fast = [UInt8](repeating: 0, count: outWidth * 4), general = fast
+                            fast.withUnsafeMutableBufferPointer { image.convert(row: r, shrink: 2, into: $0.baseAddress!) }
+                            general.withUnsafeMutableBufferPointer { image.convert(row: r, shrink: 2, into: $0.baseAddress!, from: 0) }
+                            #expect(fast == general, "\(width)×\(height), row \(r), full range \(full), matrix \(matrix)")
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
