@@ -206,7 +206,7 @@ let package = Package(
         // (fixtures made by Debian's encoders), hostile files, fuzz regressions.
         .testTarget(
             name: "ThumbcacheCodecsTests",
-            dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheIndex", "ThumbcacheStore", "ThumbcacheWorker", "ThumbcacheCodecs", "ThumbcacheHeavyCodecs",
+            dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheIndex", "ThumbcacheStore", "ThumbcacheWorker", "ThumbcacheCodecSupport", "ThumbcacheCodecs", "ThumbcacheHeavyCodecs",
                            "ThumbcacheVectorCodecs", "ThumbcacheDocumentCodecs", "ThumbcacheMediaCodecs", "ThumbcacheTestSupport",
                            "CThumbcacheQOI"] + programs,
             exclude: ["FuzzRegressions"]  // inputs FuzzRegressionTests reads from the source tree
