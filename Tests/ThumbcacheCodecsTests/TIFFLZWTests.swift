@@ -90,6 +90,21 @@ struct TIFFLZWTests {
         }
     }
 
+    /// A damaged strip of another compression fails too, with libtiff's reason, rather than
+    /// giving the pixels libtiff had when it gave up.
+    @Test func damagedStripsOfOtherCompressionsFail() throws {
+        let dir = TemporaryDirectory()
+        let path = try FixtureTools.fixture(dir, "deflate.tif", from: TestPictures.source(width: 160, height: 120), "convert") {
+            [$0, "-alpha", "off", "-define", "tiff:rows-per-strip=16", "-compress", "zip", $1]
+        }
+        var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+        // ImageMagick writes the strips after the 8-byte header, the directory last.
+        for i in stride(from: bytes.count / 4, to: bytes.count / 2, by: 7) { bytes[i] = UInt8(truncatingIfNeeded: i &* 2_654_435_761 >> 13) }
+        let damaged = try dir.write("damaged.tif", bytes)
+        #expect(throws: ImagingError.self) { _ = try Self.rows(damaged) }
+        #expect(try Self.rows(path).pixels.count == 160 * 120 * 4)
+    }
+
     /// Bytes of the strips changed at random: TIFFLZW fails naming the strip, or gives the
     /// pixels libtiff gives; it never reads or writes outside its buffers (the process lives).
     @Test func damagedStripsFailOrMatchLibtiff() throws {

@@ -412,7 +412,9 @@ int ctiff_begin(ctiff_decoder *d) {
     char text[1024] = {0};
     d->mode = conversion_of(d);
     if (d->mode != RGBA_INTERFACE) return raw_begin(d);
-    if (!TIFFRGBAImageOK(d->tiff, text) || !TIFFRGBAImageBegin(&d->image, d->tiff, 0, text)) {
+    // Stop at the first strip or tile libtiff cannot decode: its pixels would be invented (the
+    // strict policy, as for a truncated JPEG), not a thumbnail of the file.
+    if (!TIFFRGBAImageOK(d->tiff, text) || !TIFFRGBAImageBegin(&d->image, d->tiff, 1, text)) {
         if (!d->message[0]) snprintf(d->message, sizeof d->message, "%s", text[0] ? text : "cannot convert this TIFF to RGBA");
         return -1;
     }
