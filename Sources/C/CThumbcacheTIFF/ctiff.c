@@ -472,8 +472,7 @@ int ctiff_lzw_strips(ctiff_decoder *d, ctiff_lzw_layout *layout) {
     layout->alpha = alpha;
     layout->predictor = predictor;
     layout->rows_per_strip = band_rows_of(t, height);
-    layout->strips = TIFFNumberOfStrips(t);
-    return width > 0 && height > 0 && layout->strips > 0;
+    return width > 0 && height > 0 && TIFFNumberOfStrips(t) > 0;
 }
 
 int64_t ctiff_raw_strip_size(ctiff_decoder *d, uint32_t strip) {

@@ -47,7 +47,6 @@ typedef struct {
     int alpha;             // 0: none, 1: associated (premultiplied), 2: unassociated
     int predictor;         // 1: none, 2: horizontal differencing
     uint32_t rows_per_strip;
-    uint32_t strips;
 } ctiff_lzw_layout;
 
 /// 1 and `layout` filled when the chosen image (after ctiff_select) has that layout, else 0.
