@@ -126,14 +126,7 @@ struct ImageFormatTests {
     func tiffVariants(name: String, options: [String]) throws {
         let dir = TemporaryDirectory()
         let gray = name == "gray"
-        var photo = TestPictures.source()
-        if gray {
-            for p in stride(from: 0, to: photo.pixels.count, by: 4) {
-                let r: Int = Int(photo.pixels[p]) * 299, g: Int = Int(photo.pixels[p + 1]) * 587, b: Int = Int(photo.pixels[p + 2]) * 114
-                let y = UInt8((r + g + b) / 1000)
-                (photo.pixels[p], photo.pixels[p + 1], photo.pixels[p + 2]) = (y, y, y)
-            }
-        }
+        let photo = gray ? TestPictures.grayed(TestPictures.source()) : TestPictures.source()
         let path = try FixtureTools.fixture(dir, name + ".tif", from: photo, "convert") { [$0, "-alpha", "off"] + options + [$1] }
         let info = try Self.expectMatches(path, photo, minimum: name == "cmyk" ? 30 : 35)
         #expect(info.format == .tiff && info.pixelWidth == 480 && info.frameCount == 1)
@@ -161,13 +154,9 @@ struct ImageFormatTests {
         }
         // Elevations from 1000 to 3000 m as 32-bit floats (Pillow's mode F): the thumbnail shows
         // them stretched from their lowest to their highest.
-        var gray = TestPictures.source()
-        var (low, high) = (255, 0)
-        for p in stride(from: 0, to: gray.pixels.count, by: 4) {
-            let y = (Int(gray.pixels[p]) * 299 + Int(gray.pixels[p + 1]) * 587 + Int(gray.pixels[p + 2]) * 114) / 1000
-            (gray.pixels[p], gray.pixels[p + 1], gray.pixels[p + 2]) = (UInt8(y), UInt8(y), UInt8(y))
-            (low, high) = (min(low, y), max(high, y))
-        }
+        let gray = TestPictures.grayed(TestPictures.source())
+        let lumas = stride(from: 0, to: gray.pixels.count, by: 4).map { Int(gray.pixels[$0]) }
+        let (low, high) = (lumas.min() ?? 255, lumas.max() ?? 0)
         let elevations = try FixtureTools.fixture(dir, "elevations.tif", from: gray, "/usr/bin/python3") {
             ["-c", "import sys; from PIL import Image; Image.open(sys.argv[1]).convert('L').convert('F').point(lambda v: 1000 + v * 2000 / 255).save(sys.argv[2])", $0, $1]
         }

@@ -19,17 +19,6 @@ struct TIFFLZWTests {
         return (pixels, source.decodedByTIFFLZW)
     }
 
-    /// A picture whose channels are equal (gray), so that a gray TIFF of it stores exactly these values.
-    static func grayed(_ image: RGBAImage) -> RGBAImage {
-        var gray = image
-        for p in stride(from: 0, to: gray.pixels.count, by: 4) {
-            let r: Int = Int(gray.pixels[p]) * 299, g: Int = Int(gray.pixels[p + 1]) * 587, b: Int = Int(gray.pixels[p + 2]) * 114
-            let y = UInt8((r + g + b) / 1000)
-            (gray.pixels[p], gray.pixels[p + 1], gray.pixels[p + 2]) = (y, y, y)
-        }
-        return gray
-    }
-
     @Test(arguments: [
         ("rgb", ["-alpha", "off", "-define", "tiff:rows-per-strip=64"]),
         ("rgb-predictor", ["-alpha", "off", "-define", "tiff:predictor=2", "-define", "tiff:rows-per-strip=64"]),
@@ -43,7 +32,7 @@ struct TIFFLZWTests {
         let alpha = name.contains("alpha")
         // An odd width and a last strip shorter than the others.
         var picture = TestPictures.source(width: 197, height: 131, alpha: alpha)
-        if name.hasPrefix("gray") { picture = Self.grayed(picture) }
+        if name.hasPrefix("gray") { picture = TestPictures.grayed(picture) }
         let path = try FixtureTools.fixture(dir, name + ".tif", from: picture, "convert") { [$0] + options + ["-compress", "lzw", $1] }
         let (pixels, fast) = try Self.rows(path)
         #expect(fast, "\(name): not decoded by TIFFLZW")

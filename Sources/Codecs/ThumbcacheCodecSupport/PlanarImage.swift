@@ -14,13 +14,21 @@ package struct PlanarImage {
     private let alpha: (UnsafePointer<UInt8>, Int)?
     /// Sample bits; above 8 each sample takes two bytes.
     private let bits: Int
-    private let full: Bool
-    private let kr, kb: Float
+    /// The matrix and range as 16.16 fixed-point factors: luma's scale and offset, then red from
+    /// Cr, blue from Cb, and green from each (the limited range folded in).
+    private let ys, yo, crR, cbB, cbG, crG: Int32
 
     package init(width: Int, height: Int, model: Model, planes: [(UnsafePointer<UInt8>, Int)], alpha: (UnsafePointer<UInt8>, Int)? = nil,
                  bits: Int, fullRange: Bool, coefficients: (kr: Float, kb: Float)) {
         (self.width, self.height, self.model, self.planes, self.alpha, self.bits) = (width, height, model, planes, alpha, bits)
-        (full, kr, kb) = (fullRange, coefficients.kr, coefficients.kb)
+        let (kr, kb) = coefficients
+        let kg = 1 - kr - kb
+        let cs: Float = fullRange ? 1 : 255 / 224
+        (ys, yo) = fullRange ? (65536, 0) : (Int32((65536 * 255 / 219 as Float).rounded()), 16)
+        crR = Int32((2 * (1 - kr) * cs * 65536).rounded())
+        cbB = Int32((2 * (1 - kb) * cs * 65536).rounded())
+        cbG = Int32((2 * kb * (1 - kb) / kg * cs * 65536).rounded())
+        crG = Int32((2 * kr * (1 - kr) / kg * cs * 65536).rounded())
     }
 
     /// Kr and Kb of an nclx matrix (ISO/IEC 23091-2 numbers), BT.601's when unspecified; nil for
@@ -63,12 +71,7 @@ package struct PlanarImage {
     /// (two rows of two luma samples each, one chroma sample): the same arithmetic as the general
     /// path, without its per-pixel choices.
     private func convertHalved420(row r: Int, pairs: Int, into out: UnsafeMutablePointer<UInt8>) {
-        let (kr, kb) = (self.kr, self.kb)
-        let kg = 1 - kr - kb
-        let cs: Float = full ? 1 : 255 / 224
-        let ys: Int32 = full ? 65536 : Int32((65536 * 255 / 219 as Float).rounded()), yo: Int32 = full ? 0 : 16
-        let crR = Int32((2 * (1 - kr) * cs * 65536).rounded()), cbB = Int32((2 * (1 - kb) * cs * 65536).rounded())
-        let cbG = Int32((2 * kb * (1 - kb) / kg * cs * 65536).rounded()), crG = Int32((2 * kr * (1 - kr) / kg * cs * 65536).rounded())
+        let (ys, yo, crR, cbB, cbG, crG) = (ys, yo, crR, cbB, cbG, crG)
         @inline(__always) func clamp(_ v: Int32) -> UInt32 { UInt32(UInt8(clamping: (v &+ 32768) >> 16)) }
         let y0 = planes[0].0 + 2 * r * planes[0].1, y1 = y0 + planes[0].1
         let cb = planes[1].0 + r * planes[1].1, cr = planes[2].0 + r * planes[2].1
@@ -91,12 +94,6 @@ package struct PlanarImage {
             return p.0 + y * p.1
         }
         let a0 = alpha.map { $0.0 + top * $0.1 }, a1 = alpha.map { $0.0 + bottom * $0.1 }
-        // Luma and chroma scales in 16.16 fixed point, the limited range folded in.
-        let kg = 1 - kr - kb
-        let cs: Float = full ? 1 : 255 / 224
-        let ys: Int32 = full ? 65536 : Int32((65536 * 255 / 219 as Float).rounded()), yo: Int32 = full ? 0 : 16
-        let crR = Int32((2 * (1 - kr) * cs * 65536).rounded()), cbB = Int32((2 * (1 - kb) * cs * 65536).rounded())
-        let cbG = Int32((2 * kb * (1 - kb) / kg * cs * 65536).rounded()), crG = Int32((2 * kr * (1 - kr) / kg * cs * 65536).rounded())
         @inline(__always) func clamp(_ v: Int32) -> UInt8 { UInt8(clamping: (v + 32768) >> 16) }
         let rows0 = (0..<planes.count).map { rowStart($0, top) }, rows1 = (0..<planes.count).map { rowStart($0, bottom) }
         let sx: Int

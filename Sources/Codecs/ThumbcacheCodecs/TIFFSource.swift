@@ -102,7 +102,7 @@ final class TIFFSource: RowSource {
                         for x in Swift.stride(from: 0, to: stride, by: 4) {
                             let a = Int(source[x + 3])
                             row[x + 3] = UInt8(a)
-                            for c in 0..<3 { row[x + c] = a == 0 ? 0 : UInt8(min(255, (Int(source[x + c]) * 255 + a / 2) / a)) }
+                            for c in 0..<3 { row[x + c] = Self.straight(source[x + c], alpha: UInt8(a)) }
                         }
                         row.withUnsafeBufferPointer { sink($0.baseAddress!) }
                     } else {
@@ -195,10 +195,16 @@ final class TIFFSource: RowSource {
                 let a = p[colour]
                 for c in 0..<3 {
                     let v = p[colour == 1 ? 0 : c]
-                    out[4 * x + c] = !associated ? v : a == 0 ? 0 : UInt8(min(255, (Int(v) * 255 + Int(a) / 2) / Int(a)))
+                    out[4 * x + c] = associated ? Self.straight(v, alpha: a) : v
                 }
                 out[4 * x + 3] = a
             }
         }
+    }
+
+    /// A premultiplied sample with straight alpha again (0 where the pixel is transparent).
+    @inline(__always)
+    static func straight(_ v: UInt8, alpha a: UInt8) -> UInt8 {
+        a == 0 ? 0 : UInt8(min(255, (Int(v) * 255 + Int(a) / 2) / Int(a)))
     }
 }

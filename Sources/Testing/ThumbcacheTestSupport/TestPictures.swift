@@ -5,6 +5,18 @@ import ThumbcacheImaging
 package enum TestPictures {
     /// A photo-like source: smooth gradients, an off-centre disc (so a turn or a mirror shows) and,
     /// if asked, alpha falling from opaque (top left) to clear (bottom right).
+    /// `image` with each pixel's channels set to its luma (BT.601 weights, truncated): a gray
+    /// picture whose channels agree, so a gray file made of it stores exactly these values.
+    package static func grayed(_ image: RGBAImage) -> RGBAImage {
+        var gray = image
+        for p in stride(from: 0, to: gray.pixels.count, by: 4) {
+            let r: Int = Int(gray.pixels[p]) * 299, g: Int = Int(gray.pixels[p + 1]) * 587, b: Int = Int(gray.pixels[p + 2]) * 114
+            let y = UInt8((r + g + b) / 1000)
+            (gray.pixels[p], gray.pixels[p + 1], gray.pixels[p + 2]) = (y, y, y)
+        }
+        return gray
+    }
+
     package static func source(width: Int = 480, height: Int = 320, alpha: Bool = false) -> RGBAImage {
         var pixels = [UInt8](repeating: 255, count: width * height * 4)
         for y in 0..<height {
