@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ThumbcacheImaging
 import ThumbcacheIndex
+import ThumbcacheLMDB
 import ThumbcacheStore
 import ThumbcacheTestSupport
 @testable import Thumbcache
@@ -126,5 +127,41 @@ struct VouchTests {
         RacyWindow.waitUntilSettled([tree.photo])
         let (again, made) = await tree.warm(index: nil)
         #expect(again.generated == 1 && again.alreadyCached == 1 && made == 1, "\(again)")
+    }
+
+    /// `check` holds each vouch to the store: a thumbnail removed without the count moving on
+    /// (a bug, or a cache put back from an older copy) leaves a vouch a re-warm would trust for
+    /// ever. The check names the entry; its repair has the file read again, and made again.
+    @Test func checkFindsAVouchTheStoreDoesNotHold() async throws {
+        let tree = try Tree()
+        let blob = try tree.dir.write("tree/blob.bin", (0..<64).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) })
+        RacyWindow.waitUntilSettled([blob])
+        _ = await tree.warm(index: nil)
+        #expect(try tree.vouch(blob)?.specs == StatVouch.SpecStamp().value, "a type without thumbnails is vouched for, with nothing to find")
+        #expect(try tree.store.check().findings.isEmpty)
+
+        let content = try #require(try tree.store.fileEntry(path: tree.photo)?.content)
+        let stored = try #require(try tree.store.thumbnails(of: content).first)
+        let environment = tree.store.environment
+        let thumbnails = try environment.database("thumbnails", create: false)
+        try environment.write { txn in _ = try txn.delete(thumbnails, key: stored.key.bytes) }  // the count not moved on
+        let report = try tree.store.check()
+        #expect(report.findings.map(\.problem) == ["vouches for thumbnails of its content, none of which is stored"], "\(report.findings)")
+        #expect(report.findings.first?.record == tree.photo)
+
+        #expect(try tree.store.repair(report) == 1)
+        #expect(try tree.store.check().findings.isEmpty)
+        let (again, made) = await tree.warm(index: nil)
+        #expect(again.generated == 1 && made == 1, "\(again)")
+        #expect(try tree.store.thumbnail(stored.key) != nil)
+
+        // A vouch made at a count the store never reached (a copy of the files put over an older store).
+        let entry = try #require(try tree.store.fileEntry(path: tree.notes))
+        var ahead = try #require(entry.vouch)
+        ahead.removals += 3
+        try tree.store.apply([.file(path: tree.notes, snapshot: entry.snapshot, content: entry.content, type: entry.type, vouch: ahead,
+                                    now: entry.snapshot.changeTime + 10_000_000_000)])
+        let past = try tree.store.check().findings.map(\.problem)
+        #expect(past == ["vouches at removal \(ahead.removals), past the store's \(ahead.removals - 3)"], "\(past)")
     }
 }

@@ -4,31 +4,12 @@ extension ThumbnailStore {
     /// Reads every record and checks the format's invariants (Docs/OPERATIONS.md, "Checking a
     /// cache"): each decodes; a long path's key is its path's hash; a thumbnail's header agrees
     /// with its key and its bytes are the image it says; access stamps and queued uploads name a
-    /// stored thumbnail. Thumbnails no stat entry reaches are garbage, counted, not violations.
-    /// One read transaction: writers go on meanwhile.
+    /// stored thumbnail; an entry's vouch holds (below). Thumbnails no stat entry reaches are
+    /// garbage, counted, not violations. One read transaction: writers go on meanwhile.
     public func check() throws(StoreError) -> IntegrityReport {
         try reading("check") { h, txn in
             var report = IntegrityReport()
-            var live: Set<ContentHash> = []
-            try txn.forEach(h.files) { key, value in
-                report.read(Name.files)
-                let printable = key.first == 0 ? "(long path) " + hexText(key.dropFirst()) : String(decoding: key, as: UTF8.self)
-                func bad(_ problem: String) {
-                    report.found(IntegrityFinding(database: Name.files, record: printable, problem: problem, repair: "entry removed (the file is read again)", key: Array(key)))
-                }
-                guard let (entry, trailing) = StatEntry.decode(value) else { bad("the entry does not decode"); return true }
-                if key.first == 0 {
-                    guard key.count == 17, !trailing.isEmpty, ContentHash.of(trailing).bytes.elementsEqual(key.dropFirst()) else {
-                        bad("a long path's key is not its path's hash")
-                        return true
-                    }
-                } else if key.isEmpty || !trailing.isEmpty {
-                    bad("a short path's entry carries a path of its own")
-                    return true
-                }
-                live.insert(entry.content)
-                return true
-            }
+            var (live, vouched) = try Self.checkFiles(h, txn, &report)
             try txn.forEach(h.thumbnails) { key, value in
                 report.read(Name.thumbnails)
                 let thumbnailKey = ThumbnailKey(bytes: key)
@@ -37,11 +18,16 @@ extension ThumbnailStore {
                                                   repair: "thumbnail removed (made again when asked)", key: Array(key)))
                 }
                 guard let thumbnailKey else { bad("the key does not decode"); return true }
+                // Stored, if broken: its repair moves the count on, so the vouch goes with it.
+                if thumbnailKey.variant.kind == .thumbnail { vouched.remove(thumbnailKey.content) }
                 guard let (header, image) = ThumbnailHeader.decode(value) else { bad("the record does not decode"); return true }
                 if let problem = Self.disagreement(thumbnailKey, header, image) { bad(problem); return true }
                 if !live.contains(thumbnailKey.content) { report.garbage["thumbnails no file has", default: 0] += 1 }
                 return true
             }
+            // What is left vouches for thumbnails none of which is stored: its entries, found
+            // again (keeping every vouched path from the first pass would cost a large tree's memory).
+            if !vouched.isEmpty { try Self.reportVouches(for: vouched, h, txn, &report) }
             try txn.forEach(h.access) { key, value in
                 report.read(Name.access)
                 let stored = try txn.get(h.thumbnails, key: key) != nil
@@ -77,6 +63,64 @@ extension ThumbnailStore {
             }
             return report
         }
+    }
+
+    /// The `files` pass of ``check()``: every entry's content, and the contents of the entries whose
+    /// vouch holds at the store's count for a plan that makes thumbnails. A re-warm takes their
+    /// thumbnails as stored without looking, so one not stored would never be made again
+    /// (FORMAT.md, "What an entry vouches for").
+    private static func checkFiles(_ h: Handles, _ txn: borrowing Transaction, _ report: inout IntegrityReport) throws
+        -> (live: Set<ContentHash>, vouched: Set<ContentHash>)
+    {
+        var live: Set<ContentHash> = []
+        var vouched: Set<ContentHash> = []
+        let removals = try removalCount(h, txn)
+        try txn.forEach(h.files) { key, value in
+            report.read(Name.files)
+            func bad(_ problem: String) {
+                report.found(IntegrityFinding(database: Name.files, record: printable(key), problem: problem, repair: "entry removed (the file is read again)",
+                                              key: Array(key)))
+            }
+            guard let (entry, trailing) = StatEntry.decode(value) else { bad("the entry does not decode"); return true }
+            if key.first == 0 {
+                guard key.count == 17, !trailing.isEmpty, ContentHash.of(trailing).bytes.elementsEqual(key.dropFirst()) else {
+                    bad("a long path's key is not its path's hash")
+                    return true
+                }
+            } else if key.isEmpty || !trailing.isEmpty {
+                bad("a short path's entry carries a path of its own")
+                return true
+            }
+            if let vouch = entry.vouch {
+                // The count only grows: a vouch past it came from another store.
+                guard vouch.removals <= removals else { bad("vouches at removal \(vouch.removals), past the store's \(removals)"); return true }
+                if vouch.removals == removals && vouch.specs != noThumbnails { vouched.insert(entry.content) }
+            }
+            live.insert(entry.content)
+            return true
+        }
+        return (live, vouched)
+    }
+
+    /// The entries whose vouch holds, for contents of `unstored`, as violations.
+    private static func reportVouches(for unstored: Set<ContentHash>, _ h: Handles, _ txn: borrowing Transaction,
+                                      _ report: inout IntegrityReport) throws {
+        let removals = try removalCount(h, txn)
+        try txn.forEach(h.files) { key, value in
+            guard let (entry, _) = StatEntry.decode(value), let vouch = entry.vouch, vouch.removals == removals, vouch.specs != noThumbnails,
+                  unstored.contains(entry.content) else { return true }
+            report.found(IntegrityFinding(database: Name.files, record: printable(key), problem: "vouches for thumbnails of its content, none of which is stored",
+                                          repair: "entry removed (the file is read again)", key: Array(key)))
+            return true
+        }
+    }
+
+    /// The stamp of a plan without thumbnails (a type none is made of).
+    private static let noThumbnails = StatVouch.SpecStamp().value
+
+    /// A stat entry's key as a report names it.
+    private static func printable(_ key: some Collection<UInt8>) -> String {
+        key.first == 0 ? "(long path) " + hexText(key.dropFirst()) : String(decoding: key, as: UTF8.self)
     }
 
     /// Why a thumbnail's header and image disagree with its key, or nil.

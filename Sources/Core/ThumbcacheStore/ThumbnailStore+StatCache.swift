@@ -86,7 +86,7 @@ extension ThumbnailStore {
         try txn.put(h.meta, key: Name.removalsKey, value: withUnsafeBytes(of: next.littleEndian) { Array($0) })
     }
 
-    private static func removalCount(_ h: Handles, _ txn: borrowing Transaction) throws -> UInt64 {
+    static func removalCount(_ h: Handles, _ txn: borrowing Transaction) throws -> UInt64 {
         try txn.get(h.meta, key: Name.removalsKey).map { $0.count == 8 ? UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) : 0 } ?? 0
     }
 }

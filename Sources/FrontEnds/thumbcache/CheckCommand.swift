@@ -11,7 +11,8 @@ struct CheckCommand: ParsableCommand {
             records, queued uploads) and of the search index (items, their keys and content \
             hashes, every posting list, the documents of words) and checks the format's \
             invariants: each record decodes, each key names what it should, a thumbnail is the \
-            image its header says, nothing points at a record that is not there. Each \
+            image its header says, nothing points at a record that is not there, a stat \
+            entry that vouches for its file's thumbnails has them stored. Each \
             violation is listed with the record it affects and what a repair does; the exit \
             status is 1 when there is any. What is merely garbage (thumbnails no file has any \
             more) is counted, not a violation: `thumbcache compact --gc` removes it.
