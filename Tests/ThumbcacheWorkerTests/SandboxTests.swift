@@ -328,9 +328,50 @@ struct SandboxTests {
             DispatchQueue.concurrentPerform(iterations: paths.count) { i in
                 _ = try? pool.thumbnail(ofFileAt: paths[i], options: box, format: nil)
             }
+            // The second starts beside the first file's decoding: wait for it, then it is the last.
+            for _ in 0..<600 where pool.workersStarted < 2 { usleep(50_000) }
             #expect(pool.workersStarted == 2)
             pool.close()
         }
+    }
+
+    /// A batch pool's first file does not wait for the rest of its family's workers: they start
+    /// on a thread of their own while it decodes. Here every start after the first is held at a
+    /// gate the test opens only once the first file's thumbnail is back.
+    @Test func aBatchPoolsFirstFileDoesNotWaitForItsOtherWorkers() throws {
+        let dir = TemporaryDirectory()
+        let path = try dir.write("p.png", ImageEncoder.png(testPhoto(width: 64, height: 48)))
+        let (gate, first) = (dir.appending("gate"), dir.appending("first"))
+        let script = try dir.write("gated-worker", Array("""
+            #!/bin/sh
+            # The first start goes straight on; the others wait for the gate.
+            if ! mkdir '\(first)' 2>/dev/null; then
+                while [ ! -e '\(gate)' ]; do sleep 0.02; done
+            fi
+            exec '\(ChildProcess.productsDirectory)/thumbcache-worker' "$@"
+            """.utf8))
+        chmod(script, 0o755)
+        let pool = WorkerPool(.init(executable: script, workers: 3, startsAllAtOnce: true))
+        let opened = { FileManager.default.createFile(atPath: gate, contents: Data()) }
+        defer {
+            _ = opened()
+            pool.close()
+        }
+        let made = Mutex<RGBAImage?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let image = try? pool.thumbnail(ofFileAt: path, options: ThumbnailOptions(maxWidth: 32, maxHeight: 32), format: nil).image
+            made.withLock { $0 = image }
+            done.signal()
+        }
+        // A bound for a failure only. Had the first file waited for the other starts, it would
+        // have come back only once each had given up on its hello (10 s), never to start.
+        #expect(done.wait(timeout: .now() + 60) == .success, "the first file waited for the other workers to start")
+        #expect(made.withLock { $0?.width } == 32)
+        #expect(pool.workersStarted == 1)
+        _ = opened()
+        for _ in 0..<600 where pool.workersStarted < 3 { usleep(50_000) }
+        #expect(pool.workersStarted == 3, "the others were still starting, and started once the gate opened")
     }
 
     private func le32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }

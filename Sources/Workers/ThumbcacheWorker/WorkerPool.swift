@@ -246,7 +246,9 @@ package final class WorkerPool: ImageDecoding {
                 s.live[family, default: 0] += more
                 return more
             }
-            startIdle(more, family: family, executable: executable)
+            // On a thread of their own: the first file decodes meanwhile, instead of waiting for
+            // each of the others to start and say hello in turn.
+            if more > 0 { pthread_detach(startThread { [self] in startIdle(more, family: family, executable: executable) }) }
             return worker
         } catch {
             state.withLock { s in
