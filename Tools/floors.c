@@ -2,12 +2,15 @@
 // thumbcache decodes them to for a box of BOX pixels, every row delivered and dropped. The floor
 // a warm's time per file is compared with (Tools/compare-floors builds and runs it).
 //
-//   floors jpeg|png BOX FILE...   prints the best of 3 passes over the files, in seconds
+//   floors jpeg|png|webp BOX FILE...   prints the best of 3 passes over the files, in seconds
 //
 // jpeg: libjpeg-turbo with DCT scaling by the largest 1/8, 1/4 or 1/2 that leaves at least 2×
 // for the final filter (thumbcache's and libvips's rule), the fast IDCT and plain upsampling
 // (what thumbcache asks for when at least 2× of shrinking follows), rows as RGBA.
 // png: libpng with zlib, every row expanded to 8-bit RGBA (what libvips and most tools run).
+// webp: libwebp scaling on load to twice the box on the longer side (what thumbcache asks for),
+// the in-loop filter and fancy upsampling off (as thumbcache when at least 2× of shrinking follows),
+// into RGBA.
 #include <stddef.h>
 #include <stdio.h>  // before jpeglib.h, which needs FILE and size_t
 
@@ -17,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <webp/decode.h>
 
 static double now(void) {
     struct timespec t;
@@ -115,18 +119,49 @@ static int decode_png(const char *path) {
     return 0;
 }
 
+static int decode_webp(const char *path, int box) {
+    FILE *file = fopen(path, "rb");
+    if (!file) return 1;
+    fseek(file, 0, SEEK_END);
+    long size = ftell(file);
+    rewind(file);
+    uint8_t *data = malloc(size > 0 ? (size_t)size : 1);
+    int bad = size <= 0 || fread(data, 1, (size_t)size, file) != (size_t)size;
+    fclose(file);
+    WebPDecoderConfig config;
+    if (bad || !WebPInitDecoderConfig(&config) || WebPGetFeatures(data, (size_t)size, &config.input) != VP8_STATUS_OK) {
+        free(data);
+        return 1;
+    }
+    int w = config.input.width, h = config.input.height;
+    double scale = 2.0 * box / (w > h ? w : h);
+    if (scale < 1) {
+        config.options.use_scaling = 1;
+        config.options.scaled_width = (int)(w * scale + 0.999);
+        config.options.scaled_height = (int)(h * scale + 0.999);
+        config.options.bypass_filtering = 1;
+        config.options.no_fancy_upsampling = 1;
+    }
+    config.output.colorspace = MODE_RGBA;
+    bad = WebPDecode(data, (size_t)size, &config) != VP8_STATUS_OK;
+    WebPFreeDecBuffer(&config.output);
+    free(data);
+    return bad;
+}
+
 int main(int argc, char **argv) {
-    if (argc < 4 || (strcmp(argv[1], "jpeg") != 0 && strcmp(argv[1], "png") != 0)) {
-        fprintf(stderr, "usage: floors jpeg|png BOX FILE...\n");
+    const char *kind = argc > 1 ? argv[1] : "";
+    if (argc < 4 || (strcmp(kind, "jpeg") != 0 && strcmp(kind, "png") != 0 && strcmp(kind, "webp") != 0)) {
+        fprintf(stderr, "usage: floors jpeg|png|webp BOX FILE...\n");
         return 2;
     }
-    int jpeg = strcmp(argv[1], "jpeg") == 0, box = atoi(argv[2]), failed = 0;
+    int box = atoi(argv[2]), failed = 0;
     double best = 1e30;
     for (int pass = 0; pass < 3; pass++) {
         double start = now();
         failed = 0;
         for (int i = 3; i < argc; i++) {
-            int bad = jpeg ? decode_jpeg(argv[i], box) : decode_png(argv[i]);
+            int bad = kind[0] == 'j' ? decode_jpeg(argv[i], box) : kind[0] == 'p' ? decode_png(argv[i]) : decode_webp(argv[i], box);
             if (bad && pass == 0) fprintf(stderr, "floors: %s could not be decoded\n", argv[i]);
             failed += bad;
         }

@@ -9,7 +9,9 @@ extension ThumbnailStore {
     public func check() throws(StoreError) -> IntegrityReport {
         try reading("check") { h, txn in
             var report = IntegrityReport()
-            var (live, vouched) = try Self.checkFiles(h, txn, &report)
+            let files = try Self.checkFiles(h, txn, &report)
+            let live = files.live
+            var vouched = files.vouched
             try txn.forEach(h.thumbnails) { key, value in
                 report.read(Name.thumbnails)
                 let thumbnailKey = ThumbnailKey(bytes: key)
