@@ -179,6 +179,10 @@ struct ServeTests {
             }
             #expect(replies[i].header("date")?.hasSuffix(" GMT") == true)
         }
+        // The first is answered by serve's front, the fourth by NIO's pipeline the connection went
+        // on to (behind the router's answer): the same headers in the same order, but the date.
+        let withoutDate = { (reply: RawHTTP.Reply) in reply.headers.filter { $0.name != "date" }.map { "\($0.name): \($0.value)" } }
+        #expect(withoutDate(replies[0]) == withoutDate(replies[3]))
         #expect(replies[1].header("etag") == etag && replies[1].body.isEmpty && replies[1].header("x-content-type-options") == "nosniff")
         #expect(replies[2].json["count"] as? Int == 3)
         #expect(replies[5].json["path"] as? String == f.root + "/sunset.jpg")

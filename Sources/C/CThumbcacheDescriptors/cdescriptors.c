@@ -68,3 +68,5 @@ ssize_t cdesc_receive(int socket, void *bytes, size_t capacity, int *fd) {
     }
     return n;
 }
+
+int cdesc_accept_nonblocking(int socket) { return accept4(socket, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK); }

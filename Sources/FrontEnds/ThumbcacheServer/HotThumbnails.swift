@@ -18,6 +18,9 @@ final class HotThumbnails: Sendable {
         private let checkedAt: Atomic<UInt64>
         /// A `200`'s headers but `Date`, made once, as ``HotThumbnailResponder`` writes them.
         let headers: HTTPHeaders
+        /// The same `200`'s status line and headers as bytes, up to `Date` (``HitFront`` adds it
+        /// and the blank line): what NIO's encoder writes of them.
+        let rawHead: [UInt8]
 
         enum Payload: Sendable {
             case buffer(ByteBuffer)
@@ -33,6 +36,7 @@ final class HotThumbnails: Sendable {
             checkedAt = Atomic(checked)
             headers = HTTPHeaders([("Content-Type", contentType), ("Cache-Control", ThumbnailEndpoints.immutable), ("ETag", etag),
                                    ("Content-Length", String(body.readableBytes)), ("X-Content-Type-Options", RequestGuardHeaders.noSniff)])
+            rawHead = Array(("HTTP/1.1 200 OK\r\n" + headers.map { "\($0.name): \($0.value)\r\n" }.joined()).utf8)
         }
 
         /// An entry's own memory beside its bytes (the object, its headers and ETag, its key twice).

@@ -67,15 +67,35 @@ package final class ThumbnailServer: Sendable {
     }
 
     /// Serves until the task is cancelled or SIGINT/SIGTERM arrives; `onListening` gets the bound port.
+    ///
+    /// ``HitFront`` holds the address and answers held thumbnails itself; every other connection
+    /// it hands to Hummingbird, which listens only on a socket in a private folder that nothing
+    /// else is told of.
     package func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         var logger = Logger(label: "thumbcache.serve")
         logger.logLevel = .warning
         let (hot, policy) = (self.hot, self.policy)
+        let handed = HandedConnections(logger: logger)
+        let front = try HitFront(address: configuration.address, port: configuration.port, threads: ProcessInfo.processInfo.activeProcessorCount,
+                                 hot: hot, policy: policy) { descriptor, read in
+            handed.adopt(descriptor, read: read)
+        }
+        var template = Array("/tmp/thumbcache-serve-XXXXXX".utf8CString)
+        guard let folder = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }).map({ String(cString: $0) }) else {
+            throw HitFront.ListenFailure(description: "cannot make a private folder in /tmp: \(String(cString: strerror(errno)))")
+        }
+        defer {
+            unlink(folder + "/http")
+            rmdir(folder)
+        }
         let app = Application(
             router: makeRouter(),
-            server: HTTPServerBuilder { responder in HotHTTP1Channel(inner: HTTP1Channel(responder: responder), hot: hot, policy: policy) },
-            configuration: .init(address: .hostname(configuration.address, port: configuration.port), serverName: nil),
-            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) }, logger: logger)
+            server: HTTPServerBuilder { responder in handed.use(HotHTTP1Channel(inner: HTTP1Channel(responder: responder), hot: hot, policy: policy)) },
+            configuration: .init(address: .unixDomainSocket(path: folder + "/http"), serverName: nil),
+            onServerRunning: { _ in
+                front.start()
+                await onListening(front.port)
+            }, logger: logger)
         try await app.runService()
     }
 

@@ -3,6 +3,8 @@
 // Passing file descriptors over a Unix socket (SCM_RIGHTS), whose cmsg macros Swift cannot call,
 // and the descriptor calls Swift's Glibc module does not export.
 #include <stddef.h>
+#include <sys/epoll.h>     // epoll and sendfile, for serve's hit loops (HitFront), which Swift's
+#include <sys/sendfile.h>  // Glibc module does not export
 #include <sys/types.h>
 
 /// Sends `length` bytes with `fd` attached (none if `fd` < 0), retrying EINTR.
@@ -19,6 +21,9 @@ int cdesc_peer_uid(int socket, uid_t *uid);
 
 /// accept4(socket, NULL, NULL, SOCK_CLOEXEC), which Swift's Glibc module does not export.
 int cdesc_accept(int socket);
+
+/// accept4(socket, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK).
+int cdesc_accept_nonblocking(int socket);
 
 /// pipe2(fds, O_CLOEXEC), which Swift's Glibc module does not export.
 int cdesc_pipe(int fds[2]);

@@ -1,0 +1,363 @@
+import CThumbcacheDescriptors
+#if canImport(Glibc)
+import Glibc
+#endif
+import NIOCore
+import Thumbcache
+import ThumbcacheSync
+
+/// Owns `serve`'s listening socket and answers plain HTTP/1.1 `GET`s of thumbnails held in
+/// memory (``HotThumbnails``) itself, on an `epoll` loop per core: a hit costs a read, a parse, a
+/// look-up and one `sendmsg` (or a `send` and a `sendfile`), where NIO's channel pipeline,
+/// promises and write queue were most of its CPU (Docs/PERFORMANCE.md, "Serving").
+///
+/// At a connection's first request it does not answer (a miss, another path, anything
+/// ``RawRequest`` leaves to a real parser, a Host or a token the policy refuses) it gives the
+/// connection, with that request's bytes and all after them, to the HTTP server for good
+/// (``HandOff``). Everything answered before is sent by then, so responses stay in order.
+final class HitFront: Sendable {
+    /// Gives a connection, and what was read of it from a request's first byte, to the HTTP server.
+    typealias HandOff = @Sendable (_ descriptor: Int32, _ read: [UInt8]) -> Void
+
+    /// The bound port: the one asked for, or the one the system chose for 0.
+    let port: Int
+    let listener: Int32
+    /// Each loop's `epoll` instance; the first also watches the listener and deals the
+    /// connections it accepts out to all, in turn (as NIO's acceptor does to its event loops).
+    let loops: [Int32]
+    let hot: HotThumbnails
+    let policy: AccessPolicy
+    let handOff: HandOff
+
+    /// A request head longer than this goes to the HTTP server, whose limits apply.
+    static let headLimit = 8192
+
+    /// - Parameter threads: loops, each on a thread of its own (one per core).
+    init(address: String, port: Int, threads: Int, hot: HotThumbnails, policy: AccessPolicy, handOff: @escaping HandOff) throws(ListenFailure) {
+        // A client gone mid-response must cost an error, not the process (NIO ignores it too).
+        signal(SIGPIPE, SIG_IGN)
+        (listener, self.port) = try Self.listen(address: address, port: port)
+        loops = (0..<max(1, threads)).map { _ in epoll_create1(Int32(EPOLL_CLOEXEC)) }
+        guard loops.allSatisfy({ $0 >= 0 }), HitLoop.watch(listener, in: loops[0], events: EPOLLIN.rawValue, op: EPOLL_CTL_ADD) else {
+            let reason = String(cString: strerror(errno))
+            for fd in loops + [listener] where fd >= 0 { close(fd) }
+            throw ListenFailure(description: "cannot watch the listening socket: \(reason)")
+        }
+        self.hot = hot
+        self.policy = policy
+        self.handOff = handOff
+    }
+
+    /// Starts the loops; they serve for the process's life.
+    func start() {
+        for epoll in loops {
+            pthread_detach(startThread { [self] in HitLoop(front: self, epoll: epoll).run() })
+        }
+    }
+
+    /// The held entry `head` asks for, if its Host and credentials may read it.
+    func answer(_ head: RawRequest.Head) -> HotThumbnails.Entry? {
+        guard head.target.utf8.starts(with: Self.prefix.utf8) else { return nil }
+        let rest = head.target.utf8.dropFirst(Self.prefix.utf8.count)
+        let hashEnd = rest.firstIndex(of: UInt8(ascii: "?")) ?? rest.endIndex
+        let query = hashEnd == rest.endIndex ? nil : Substring(rest[rest.index(after: hashEnd)...])
+        guard let (content, size, scale) = try? ThumbnailEndpoints.parse(hash: Substring(rest[..<hashEnd]), query: query),
+              let entry = hot.entry(ThumbnailSpec(size: size, scale: scale).key(for: content)),
+              policy.permitsRead(authority: head.host, credential: policy.credential(authorization: head.authorization, cookies: head.cookies))
+        else { return nil }
+        return entry
+    }
+
+    private static let prefix = "/thumbnails/"
+
+    /// Why the address could not be listened on.
+    struct ListenFailure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// A non-blocking socket listening on `address`:`port` (a name, IPv4 or IPv6), and its port.
+    private static func listen(address: String, port: Int) throws(ListenFailure) -> (Int32, Int) {
+        var hints = addrinfo()
+        hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        let rc = getaddrinfo(address, String(port), &hints, &found)
+        guard rc == 0, let info = found else { throw ListenFailure(description: "cannot listen on \(address): \(String(cString: gai_strerror(rc)))") }
+        defer { freeaddrinfo(found) }
+        let fd = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw ListenFailure(description: "cannot make a socket: \(String(cString: strerror(errno)))") }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        guard bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0, Glibc.listen(fd, 256) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw ListenFailure(description: "cannot listen on \(address):\(port): \(reason)")
+        }
+        var bound = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        // sockaddr_in and sockaddr_in6 both keep the port, in network order, after the family.
+        let networkPort = withUnsafeBytes(of: bound) { $0.load(fromByteOffset: 2, as: UInt16.self) }
+        return (fd, Int(UInt16(bigEndian: networkPort)))
+    }
+}
+
+/// One thread's connections, on an `epoll` instance of its own. Level-triggered: a loop reads a
+/// socket when it has bytes and writes it only while a response is left over. A connection the
+/// first loop dealt to another is new to it at its first event.
+private final class HitLoop {
+    private let front: HitFront
+    private let epoll: Int32
+    private var connections: [Int32: HitConnection] = [:]
+    private var scratch = [UInt8](repeating: 0, count: 16 << 10)
+    /// The loop the next accepted connection goes to (the first loop's count).
+    private var dealt = 0
+
+    init(front: HitFront, epoll: Int32) {
+        self.front = front
+        self.epoll = epoll
+    }
+
+    func run() {
+        var events = [epoll_event](repeating: epoll_event(), count: 64)
+        while true {
+            let count = epoll_wait(epoll, &events, Int32(events.count), -1)
+            if count < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            for event in events[0..<Int(count)] {
+                let fd = event.data.fd
+                if fd == front.listener {
+                    acceptAll()
+                    continue
+                }
+                let connection = connections[fd] ?? adopt(fd)
+                if event.events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 && event.events & EPOLLIN.rawValue == 0 {
+                    drop(connection)
+                } else if connection.pending.isEmpty || flush(connection) {
+                    readable(connection)
+                }
+            }
+        }
+    }
+
+    @discardableResult
+    static func watch(_ fd: Int32, in epoll: Int32, events: UInt32, op: Int32) -> Bool {
+        var event = epoll_event()
+        event.events = events
+        event.data.fd = fd
+        return epoll_ctl(epoll, op, fd, &event) == 0
+    }
+
+    @discardableResult
+    private func watch(_ fd: Int32, events: UInt32, op: Int32) -> Bool { Self.watch(fd, in: epoll, events: events, op: op) }
+
+    /// A connection dealt to this loop, at its first event.
+    private func adopt(_ fd: Int32) -> HitConnection {
+        let connection = HitConnection(fd)
+        connections[fd] = connection
+        return connection
+    }
+
+    private func acceptAll() {
+        while true {
+            let fd = cdesc_accept_nonblocking(front.listener)
+            if fd < 0 {
+                // Out of descriptors: the listener stays readable, so wait rather than spin.
+                if errno == EMFILE || errno == ENFILE { usleep(10_000) }
+                return
+            }
+            var one: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            let loop = front.loops[dealt % front.loops.count]
+            dealt &+= 1
+            // The loop it goes to makes its state at its first event (a descriptor closed by a
+            // loop, or by NIO after a hand-off, was forgotten there before it could come back).
+            if !Self.watch(fd, in: loop, events: EPOLLIN.rawValue, op: EPOLL_CTL_ADD) { close(fd) }
+        }
+    }
+
+    /// Reads what the socket has, then answers the requests it completes.
+    private func readable(_ c: HitConnection) {
+        while true {
+            let n = scratch.withUnsafeMutableBytes { read(c.fd, $0.baseAddress, $0.count) }
+            if n > 0 {
+                c.input.append(contentsOf: scratch[0..<n])
+                if n < scratch.count { break }
+            } else if n == 0 {
+                c.ended = true
+                break
+            } else if errno == EINTR {
+                continue
+            } else if errno == EAGAIN {
+                break
+            } else {
+                return drop(c)
+            }
+        }
+        answer(c)
+    }
+
+    /// Answers the complete requests read, while each is a hit and its response leaves at once.
+    private func answer(_ c: HitConnection) {
+        while c.pending.isEmpty && c.start < c.input.count {
+            let parsed = c.input.withUnsafeBytes { RawRequest.parse(UnsafeRawBufferPointer(rebasing: $0[c.start...])) }
+            switch parsed {
+            case .incomplete where c.input.count - c.start <= HitFront.headLimit && !c.ended:
+                return c.compact()
+            case .get(let length, let head):
+                guard let entry = front.answer(head) else { return handOff(c) }
+                c.start += length
+                c.queue(entry, date: HTTPDate.now())
+                if !flush(c) { return }
+            default:
+                return handOff(c)
+            }
+        }
+        if c.pending.isEmpty {
+            if c.ended { return drop(c) }
+            c.compact()
+        }
+    }
+
+    /// Sends what is left of the responses; false while the socket cannot take it all (then
+    /// the loop waits for it to be writable, and reads nothing more meanwhile).
+    private func flush(_ c: HitConnection) -> Bool {
+        switch c.send() {
+        case .sent:
+            if c.waitsToWrite {
+                c.waitsToWrite = false
+                watch(c.fd, events: EPOLLIN.rawValue, op: EPOLL_CTL_MOD)
+            }
+            return true
+        case .blocked:
+            if !c.waitsToWrite {
+                c.waitsToWrite = true
+                watch(c.fd, events: EPOLLOUT.rawValue, op: EPOLL_CTL_MOD)
+            }
+            return false
+        case .failed:
+            drop(c)
+            return false
+        }
+    }
+
+    private func handOff(_ c: HitConnection) {
+        epoll_ctl(epoll, EPOLL_CTL_DEL, c.fd, nil)
+        connections[c.fd] = nil
+        front.handOff(c.fd, Array(c.input[c.start...]))
+    }
+
+    private func drop(_ c: HitConnection) {
+        epoll_ctl(epoll, EPOLL_CTL_DEL, c.fd, nil)
+        connections[c.fd] = nil
+        close(c.fd)
+    }
+}
+
+/// A connection ``HitLoop`` answers: what was read and not yet answered, and the responses not
+/// yet sent.
+private final class HitConnection {
+    let fd: Int32
+    var input: [UInt8] = []
+    /// Where the next request starts in `input`.
+    var start = 0
+    /// The peer will send nothing more.
+    var ended = false
+    var waitsToWrite = false
+    /// Responses in order: a head's bytes, then its body (a buffer, or a held file).
+    var pending: [Piece] = []
+    /// Bytes of `pending`'s first piece already sent.
+    var sent = 0
+
+    enum Piece {
+        case bytes([UInt8])
+        case buffer(ByteBuffer)
+        case file(HeldFile)
+
+        var count: Int {
+            switch self {
+            case .bytes(let b): b.count
+            case .buffer(let b): b.readableBytes
+            case .file(let f): f.size
+            }
+        }
+    }
+
+    enum Outcome { case sent, blocked, failed }
+
+    init(_ fd: Int32) { self.fd = fd }
+
+    /// Queues `entry`'s `200`, with the bytes NIO's encoder writes for ``HotThumbnailResponder``'s.
+    func queue(_ entry: HotThumbnails.Entry, date: String) {
+        var head = entry.rawHead
+        head.reserveCapacity(head.count + date.utf8.count + 10)
+        head += Array("Date: ".utf8) + Array(date.utf8) + [13, 10, 13, 10]
+        pending.append(.bytes(head))
+        switch entry.payload {
+        case .buffer(let body): pending.append(.buffer(body))
+        case .file(let file): pending.append(.file(file))
+        }
+    }
+
+    /// Drops the answered requests' bytes once they are most of what is held.
+    func compact() {
+        if start == input.count {
+            input.removeAll(keepingCapacity: input.capacity <= 64 << 10)
+            start = 0
+        } else if start > 4096 && start * 2 > input.count {
+            input.removeFirst(start)
+            start = 0
+        }
+    }
+
+    /// Sends the pending pieces: a head and a buffer together, a head before a file's pages
+    /// marked as more to come, so that they leave in the same segments (nginx's `tcp_nopush`).
+    func send() -> Outcome {
+        while let first = pending.first {
+            let n: Int
+            switch first {
+            case .bytes(let head):
+                let next = pending.count > 1 ? pending[1] : nil
+                if case .buffer(let body)? = next {
+                    n = Self.sendPair(fd, head, from: sent, body)
+                } else {
+                    let more = next == nil ? 0 : Int32(MSG_MORE)
+                    n = head.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, head.count - sent, Int32(MSG_NOSIGNAL) | more) }
+                }
+            case .buffer(let body):
+                n = body.withUnsafeReadableBytes { Glibc.send(fd, $0.baseAddress! + sent, body.readableBytes - sent, Int32(MSG_NOSIGNAL)) }
+            case .file(let file):
+                var offset = off_t(sent)
+                n = sendfile(fd, file.descriptor, &offset, file.size - sent)
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return errno == EAGAIN ? .blocked : .failed
+            }
+            sent += n
+            while let piece = pending.first, sent >= piece.count {
+                sent -= piece.count
+                pending.removeFirst()
+            }
+        }
+        return .sent
+    }
+
+    /// A head (from `offset`) and a buffer in one `sendmsg`; the bytes sent.
+    private static func sendPair(_ fd: Int32, _ head: [UInt8], from offset: Int, _ body: ByteBuffer) -> Int {
+        head.withUnsafeBytes { h in
+            body.withUnsafeReadableBytes { b in
+                var parts = [iovec(iov_base: UnsafeMutableRawPointer(mutating: h.baseAddress! + offset), iov_len: h.count - offset),
+                             iovec(iov_base: UnsafeMutableRawPointer(mutating: b.baseAddress), iov_len: b.count)]
+                return parts.withUnsafeMutableBufferPointer { p in
+                    var message = msghdr()
+                    message.msg_iov = p.baseAddress
+                    message.msg_iovlen = 2
+                    return sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
+                }
+            }
+        }
+    }
+}
