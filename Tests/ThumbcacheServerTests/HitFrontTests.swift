@@ -85,6 +85,58 @@ struct HitFrontTests {
         #expect(firsts.last?.contains("Connection: close") == true)
     }
 
+    /// A head that comes a byte at a time is answered once whole; one whose lines end in a bare
+    /// LF goes on at its first line's end, not when the connection or the limit ends it.
+    @Test func aHeadInPiecesIsAnsweredWhenWhole() throws {
+        let (hot, small, _) = Self.held()
+        let handed = Mutex<[[UInt8]]>([])
+        let front = try HitFront(address: "127.0.0.1", port: 0, threads: 1, hot: hot,
+                                 policy: AccessPolicy(token: "secret", tokenForReads: false, hosts: nil)) { descriptor, read in
+            handed.withLock { $0.append(read) }
+            _ = Array("HTTP/1.1 418 I'm a teapot\r\nContent-Length: 0\r\n\r\n".utf8).withUnsafeBytes {
+                send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            close(descriptor)
+        }
+        front.start()
+        let whole = try Self.exchange(Array("GET \(small.url) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8), port: front.port, piece: 1)
+        #expect(whole.hasPrefix("HTTP/1.1 200 OK\r\n") && whole.hasSuffix(String(decoding: small.body, as: UTF8.self)))
+        let bare = try Self.exchange(Array("GET \(small.url) HTTP/1.1\nHost: 127.0.0.1\n".utf8), port: front.port, piece: 8)
+        #expect(bare.hasPrefix("HTTP/1.1 418"), "\(bare)")
+        #expect(handed.withLock { $0.count } == 1)
+    }
+
+    /// Sends `bytes` on a new connection `piece` bytes at a time (each its own write), then reads
+    /// the one response until the connection ends or its body is whole.
+    static func exchange(_ bytes: [UInt8], port: Int, piece: Int) throws -> String {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(connected == 0)
+        for start in stride(from: 0, to: bytes.count, by: piece) {
+            _ = bytes[start..<min(bytes.count, start + piece)].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            usleep(2_000)  // each piece its own segment
+        }
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while !RawHTTP.complete(out, headOnly: false) {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            guard n > 0 else { break }
+            out += buffer[0..<n]
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
     /// The parser answers only whole, plain requests: every shorter prefix is incomplete.
     @Test func theParserWaitsForTheWholeHeadAndRefusesTheUnusual() {
         let request = Array("GET /thumbnails/ab?size=256 HTTP/1.1\r\nHost: 127.0.0.1\r\ncookie: a=1\r\nCookie: b=2\r\n\r\nGET /next".utf8)

@@ -180,11 +180,13 @@ private final class HitLoop {
 
     /// Reads what the socket has, then answers the requests it completes.
     private func readable(_ c: HitConnection) {
-        while true {
+        // At most four reads a wake: a client that sends faster than it reads cannot grow what
+        // is held (the loop wakes again while the socket has bytes).
+        for round in 1...4 {
             let n = scratch.withUnsafeMutableBytes { read(c.fd, $0.baseAddress, $0.count) }
             if n > 0 {
                 c.input.append(contentsOf: scratch[0..<n])
-                if n < scratch.count { break }
+                if n < scratch.count || round == 4 { break }
             } else if n == 0 {
                 c.ended = true
                 break
@@ -202,13 +204,15 @@ private final class HitLoop {
     /// Answers the complete requests read, while each is a hit and its response leaves at once.
     private func answer(_ c: HitConnection) {
         while c.pending.isEmpty && c.start < c.input.count {
-            let parsed = c.input.withUnsafeBytes { RawRequest.parse(UnsafeRawBufferPointer(rebasing: $0[c.start...])) }
+            // Parsed again only once a line has ended since: a head sent a byte at a time costs
+            // a parse per line, not one of the whole head per byte.
+            let parsed = c.lineEnded() ? c.input.withUnsafeBytes { RawRequest.parse(UnsafeRawBufferPointer(rebasing: $0[c.start...])) } : .incomplete
             switch parsed {
             case .incomplete where c.input.count - c.start <= HitFront.headLimit && !c.ended:
                 return c.compact()
             case .get(let length, let head):
                 guard let entry = front.answer(head) else { return handOff(c) }
-                c.start += length
+                c.consume(length)
                 c.queue(entry, date: HTTPDate.now())
                 if !flush(c) { return }
             default:
@@ -270,6 +274,8 @@ private final class HitConnection {
     var pending: [Piece] = []
     /// Bytes of `pending`'s first piece already sent.
     var sent = 0
+    /// How much of `input` has been looked through for a line's end.
+    private var scanned = 0
 
     enum Piece {
         case bytes([UInt8])
@@ -301,13 +307,27 @@ private final class HitConnection {
         }
     }
 
+    /// Moves past an answered request of `length` bytes; the next is looked through from its start.
+    func consume(_ length: Int) {
+        start += length
+        scanned = start
+    }
+
+    /// Whether a line feed came after the request's start since this was last asked.
+    func lineEnded() -> Bool {
+        let from = max(start, scanned)
+        scanned = input.count
+        return input[from...].contains(10)
+    }
+
     /// Drops the answered requests' bytes once they are most of what is held.
     func compact() {
         if start == input.count {
             input.removeAll(keepingCapacity: input.capacity <= 64 << 10)
-            start = 0
+            (start, scanned) = (0, 0)
         } else if start > 4096 && start * 2 > input.count {
             input.removeFirst(start)
+            scanned -= min(scanned, start)
             start = 0
         }
     }

@@ -98,7 +98,7 @@ package enum RawHTTP {
 
     /// True once the head and as many body bytes as Content-Length says have arrived: a peer
     /// may keep the connection open despite `Connection: close` (chromedriver does).
-    static func complete(_ raw: [UInt8], headOnly: Bool) -> Bool {
+    package static func complete(_ raw: [UInt8], headOnly: Bool) -> Bool {
         guard let end = headEnd(raw) else { return false }
         if headOnly { return true }
         let head = String(decoding: raw[0..<end], as: UTF8.self).lowercased()
