@@ -13,10 +13,6 @@ package final class ChildProcess: @unchecked Sendable {
     private var stderrText = Data()
     private var stderrDone = false
     private var exitStatus: Termination?
-    /// The child's own peak resident memory in KiB, once it was reaped (`wait4`): unlike
-    /// `RUSAGE_CHILDREN`, not the largest of every child this process ever waited for.
-    package private(set) var peakMemoryKiB: Int?
-
     /// How a child ended.
     package enum Termination: Equatable, Sendable {
         case exited(Int32)
@@ -139,17 +135,13 @@ package final class ChildProcess: @unchecked Sendable {
         if let exitStatus { return (exitStatus, stderr) }
         let deadline = Date(timeIntervalSinceNow: timeout)
         var status: Int32 = 0
-        var usage = rusage()
         while true {
-            let r = wait4(processIdentifier, &status, WNOHANG, &usage)
-            if r == processIdentifier {
-                peakMemoryKiB = usage.ru_maxrss
-                break
-            }
+            let r = waitpid(processIdentifier, &status, WNOHANG)
+            if r == processIdentifier { break }
             if r < 0 && errno != EINTR { break }
             if Date() > deadline {
                 kill(SIGKILL)
-                _ = wait4(processIdentifier, &status, 0, &usage)
+                _ = waitpid(processIdentifier, &status, 0)
                 break
             }
             usleep(1_000)
