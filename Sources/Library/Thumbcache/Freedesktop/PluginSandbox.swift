@@ -142,7 +142,11 @@ package enum PluginSandbox {
         process.terminationHandler = { _ in ended.signal() }
         do { try process.run() } catch { throw fail(.didNotStart("\(error)")) }
         if ended.wait(timeout: .now() + limits.timeout) == .timedOut {
-            kill(process.processIdentifier, SIGKILL)  // its sandbox's processes die with it (--die-with-parent, its own PID namespace)
+            // The sandbox's own first process before bwrap: its PID namespace, and every process
+            // in it, ends with it. (Killed alone, bwrap takes them along only once its child has
+            // asked to die with it, which a start slowed by load may not have done yet.)
+            for child in Self.children(of: process.processIdentifier) { kill(child, SIGKILL) }
+            kill(process.processIdentifier, SIGKILL)
             ended.wait()
             throw fail(.timedOut(seconds: limits.timeout))
         }
@@ -156,5 +160,13 @@ package enum PluginSandbox {
         guard lstat(written, &s) == 0, s.st_mode & S_IFMT == S_IFREG else { throw fail(.noOutput) }
         guard s.st_size > 0, Int(s.st_size) <= limits.maxOutputBytes else { throw fail(.outputSize(Int64(s.st_size))) }
         return try body(written)
+    }
+
+    /// The processes `pid` started that are still its children (`/proc/PID/task/*/children`).
+    static func children(of pid: Int32) -> [Int32] {
+        let tasks = "/proc/\(pid)/task"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? []).flatMap { task in
+            ((try? String(contentsOfFile: "\(tasks)/\(task)/children", encoding: .utf8)) ?? "").split(separator: " ").compactMap { Int32($0) }
+        }
     }
 }
