@@ -9,7 +9,8 @@ import ThumbcacheSync
 /// Owns `serve`'s listening socket and answers plain HTTP/1.1 `GET`s of thumbnails held in
 /// memory (``HotThumbnails``) itself, on an `epoll` loop per core: a hit costs a read, a parse, a
 /// look-up and one `sendmsg` (or a `send` and a `sendfile`), where NIO's channel pipeline,
-/// promises and write queue were most of its CPU (Docs/PERFORMANCE.md, "Serving").
+/// promises and write queue were most of its CPU (Docs/PERFORMANCE.md, "A front of our own for
+/// held thumbnails").
 ///
 /// At a connection's first request it does not answer (a miss, another path, anything
 /// ``RawRequest`` leaves to a real parser, a Host or a token the policy refuses) it gives the
