@@ -65,7 +65,13 @@ package enum RawHTTP {
         return replies
     }
 
-    static func exchange(_ bytes: [UInt8], port: Int, address: String, headOnly: Bool, untilClosed: Bool = false) throws -> [UInt8] {
+    /// Sends `bytes` to 127.0.0.1:`port` as they are, `piece` bytes at a time (each its own
+    /// write, a moment apart), and returns what came back until one response was whole.
+    package static func send(_ bytes: [UInt8], port: Int, piece: Int) throws -> [UInt8] {
+        try exchange(bytes, port: port, address: "127.0.0.1", headOnly: false, piece: piece)
+    }
+
+    static func exchange(_ bytes: [UInt8], port: Int, address: String, headOnly: Bool, untilClosed: Bool = false, piece: Int = .max) throws -> [UInt8] {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
         defer { close(fd) }
@@ -79,11 +85,18 @@ package enum RawHTTP {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { throw Failure(description: "connect to \(address):\(port): errno \(errno)") }
+        if piece < bytes.count {
+            var one: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        }
         var sent = 0
         while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let n = bytes[sent..<min(bytes.count, sent + piece)].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            // A server may answer and close before the last piece: then what it said is read.
+            if n <= 0 && piece < bytes.count && (errno == EPIPE || errno == ECONNRESET) { break }
             guard n > 0 else { throw Failure(description: "send: errno \(errno)") }
             sent += n
+            if piece < bytes.count { usleep(2_000) }  // each piece its own segment
         }
         var out: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
