@@ -342,7 +342,7 @@ struct SandboxTests {
         let dir = TemporaryDirectory()
         let path = try dir.write("p.png", ImageEncoder.png(testPhoto(width: 64, height: 48)))
         let (gate, first) = (dir.appending("gate"), dir.appending("first"))
-        let script = try dir.write("gated-worker", Array("""
+        let text = try dir.write("gated-worker.sh", Array("""
             #!/bin/sh
             # The first start goes straight on; the others wait for the gate.
             if ! mkdir '\(first)' 2>/dev/null; then
@@ -350,7 +350,11 @@ struct SandboxTests {
             fi
             exec '\(ChildProcess.productsDirectory)/thumbcache-worker' "$@"
             """.utf8))
-        chmod(script, 0o755)
+        // Installed by another process: a program this one starts meanwhile (tests run side by
+        // side) could inherit a descriptor open for writing on the file, and `exec` of it would
+        // then fail with ETXTBSY for as long as that program ran.
+        let script = dir.appending("gated-worker")
+        try FixtureTools.run("/usr/bin/install", ["-m", "755", text, script])
         let pool = WorkerPool(.init(executable: script, workers: 3, startsAllAtOnce: true))
         let opened = { FileManager.default.createFile(atPath: gate, contents: Data()) }
         defer {
