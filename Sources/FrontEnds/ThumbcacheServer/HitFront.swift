@@ -58,18 +58,11 @@ final class HitFront: Sendable {
 
     /// The held entry `head` asks for, if its Host and credentials may read it.
     func answer(_ head: RawRequest.Head) -> HotThumbnails.Entry? {
-        guard head.target.utf8.starts(with: Self.prefix.utf8) else { return nil }
-        let rest = head.target.utf8.dropFirst(Self.prefix.utf8.count)
-        let hashEnd = rest.firstIndex(of: UInt8(ascii: "?")) ?? rest.endIndex
-        let query = hashEnd == rest.endIndex ? nil : Substring(rest[rest.index(after: hashEnd)...])
-        guard let (content, size, scale) = try? ThumbnailEndpoints.parse(hash: Substring(rest[..<hashEnd]), query: query),
-              let entry = hot.entry(ThumbnailSpec(size: size, scale: scale).key(for: content)),
+        guard let entry = hot.entry(target: head.target),
               policy.permitsRead(authority: head.host, credential: policy.credential(authorization: head.authorization, cookies: head.cookies))
         else { return nil }
         return entry
     }
-
-    private static let prefix = "/thumbnails/"
 
     /// Why the address could not be listened on.
     struct ListenFailure: Error, CustomStringConvertible {

@@ -96,13 +96,9 @@ final class HotThumbnailResponder: ChannelDuplexHandler {
 
     /// The response to `request` if it is a permitted HTTP/1.1 `GET` of a thumbnail held in memory.
     private func answer(_ request: HTTPRequestHead) -> Reply? {
-        guard request.method == .GET, request.version == .http1_1, request.uri.hasPrefix(Self.prefix) else { return nil }
-        let rest = request.uri.utf8.dropFirst(Self.prefix.utf8.count)
-        let hashEnd = rest.firstIndex(of: UInt8(ascii: "?")) ?? rest.endIndex
-        let query = hashEnd == rest.endIndex ? nil : Substring(rest[rest.index(after: hashEnd)...])
+        guard request.method == .GET, request.version == .http1_1 else { return nil }
         let headers = request.headers
-        guard let (content, size, scale) = try? ThumbnailEndpoints.parse(hash: Substring(rest[..<hashEnd]), query: query),
-              let entry = hot.entry(ThumbnailSpec(size: size, scale: scale).key(for: content)),
+        guard let entry = hot.entry(target: request.uri),
               request.isKeepAlive,
               policy.permitsRead(authority: headers.first(name: "host"),
                                  credential: policy.credential(authorization: headers.first(name: "authorization"), cookies: headers["cookie"]))
@@ -116,7 +112,6 @@ final class HotThumbnailResponder: ChannelDuplexHandler {
         return .ok(entry)
     }
 
-    private static let prefix = "/thumbnails/"
     private static let cork = ChannelOptions.tcpOption(NIOBSDSocket.Option(rawValue: TCP_CORK))
 }
 

@@ -80,6 +80,19 @@ final class HotThumbnails: Sendable {
         lookup(key).flatMap { $0.fresh ? $0.entry : nil }
     }
 
+    /// The entry a request target (`/thumbnails/{hash}?size=…`) names, if held and its roots
+    /// check is recent enough: what both hit paths (``HitFront``, ``HotThumbnailResponder``) answer.
+    func entry(target: String) -> Entry? {
+        guard target.utf8.starts(with: Self.prefix.utf8) else { return nil }
+        let rest = target.utf8.dropFirst(Self.prefix.utf8.count)
+        let hashEnd = rest.firstIndex(of: UInt8(ascii: "?")) ?? rest.endIndex
+        let query = hashEnd == rest.endIndex ? nil : Substring(rest[rest.index(after: hashEnd)...])
+        guard let (content, size, scale) = try? ThumbnailEndpoints.parse(hash: Substring(rest[..<hashEnd]), query: query) else { return nil }
+        return entry(ThumbnailSpec(size: size, scale: scale).key(for: content))
+    }
+
+    private static let prefix = "/thumbnails/"
+
     /// Notes that `key`'s content was found under the roots again.
     func confirm(_ key: ThumbnailKey) {
         let now = MonotonicClock.coarseNanoseconds()
