@@ -35,10 +35,11 @@ struct HitFrontTests {
 
     /// A started front whose connections handed on go to a stand-in for the HTTP server: it keeps
     /// the bytes it was given, answers 418 with them as the body, and closes.
-    static func front(_ hot: HotThumbnails, threads: Int = 1,
+    static func front(_ hot: HotThumbnails, threads: Int = 1, idleTimeout: Double = 60,
                       policy: AccessPolicy = AccessPolicy(token: "secret", tokenForReads: false, hosts: nil)) throws -> (HitFront, Handed) {
         let handed = Handed()
-        let front = try HitFront(address: "127.0.0.1", port: 0, threads: threads, hot: hot, policy: policy) { descriptor, read in
+        let front = try HitFront(address: "127.0.0.1", port: 0, threads: threads, idleTimeout: idleTimeout, hot: hot,
+                                 policy: policy) { descriptor, read in
             handed.append(read)
             let reply = Array("HTTP/1.1 418 I'm a teapot\r\nContent-Length: \(read.count)\r\n\r\n".utf8) + read
             var sent = 0
@@ -122,5 +123,27 @@ struct HitFrontTests {
                     "GET / HTTP/1.1\r\nBad Name: x\r\n\r\n", "GET / HTTP/1.1\r\nConnection: close\r\n\r\n"] {
             #expect(Array(odd.utf8).withUnsafeBytes { RawRequest.parse($0) } == .other, "\(odd.debugDescription)")
         }
+    }
+
+    /// A connection that sends nothing, one that sends part of a head and stops, and one idle
+    /// after its answer are each closed once they have waited longer than the front allows; the
+    /// answer was sent first. Before, each held its descriptor until the client went.
+    @Test func idleConnectionsAreClosed() throws {
+        let (hot, small, _) = Self.held()
+        // Two loops: the first deals every other connection to the second, which must know them
+        // before they send anything.
+        let (front, handed) = try Self.front(hot, threads: 2, idleTimeout: 0.5)
+        let hit = Array("GET \(small.url) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        for bytes in [[], [], Array("GET /thumbnails/".utf8), Array("GET /thumbnails/".utf8), hit, hit] {
+            let (received, closed) = try RawHTTP.sendAndIdle(bytes, port: front.port, seconds: 10)
+            #expect(closed, "open after 10 s, having sent \(bytes.count) bytes")
+            if bytes == hit {
+                let reply = try #require(try? RawHTTP.parse(received, method: "GET"))
+                #expect(reply.status == 200 && reply.body == small.body)
+            } else {
+                #expect(received.isEmpty)
+            }
+        }
+        #expect(handed.requests.isEmpty)
     }
 }

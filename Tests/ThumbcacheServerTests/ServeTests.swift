@@ -217,6 +217,22 @@ struct ServeTests {
         #expect(refused.status == .exited(64) && refused.stderr.contains("--memory-cache takes a size like 64M"), "\(refused.stderr)")
     }
 
+    /// `--idle-timeout`: a connection the HTTP server was handed (a search, kept alive) and one
+    /// that never sends a request are both closed after it; a value that is not one is refused.
+    @Test func idleConnectionsAreClosedAfterTheTimeout() throws {
+        let f = try Fixture()
+        let server = try Server(f, arguments: ["--idle-timeout", "1"])
+        let search = Array("GET /search?q=beach0 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        let (received, closed) = try RawHTTP.sendAndIdle(search, port: server.port, seconds: 15)
+        #expect(closed, "the search's connection was open after 15 s")
+        #expect(String(decoding: received, as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+        let silent = try RawHTTP.sendAndIdle([], port: server.port, seconds: 15)
+        #expect(silent.closed && silent.received.isEmpty)
+        #expect(try server.get("/search?q=beach0").status == 200)
+        let refused = try ChildProcess.run("thumbcache", ["serve", f.root, "--cache", f.cache, "--idle-timeout", "0"])
+        #expect(refused.status == .exited(64) && refused.stderr.contains("--idle-timeout takes seconds"), "\(refused.stderr)")
+    }
+
     /// A large thumbnail held in memory goes out from its in-memory file (`sendfile`): the server
     /// holds the file, and the bytes are those the router sent.
     @Test func largeThumbnailsInMemoryAreSentFromAFile() throws {

@@ -3,6 +3,7 @@ import CThumbcacheDescriptors
 import Glibc
 #endif
 import NIOCore
+import Synchronization
 import Thumbcache
 import ThumbcacheSync
 
@@ -29,12 +30,20 @@ final class HitFront: Sendable {
     let hot: HotThumbnails
     let policy: AccessPolicy
     let handOff: HandOff
+    /// Connections dealt to each loop and not yet taken into its state. A loop takes them at
+    /// every wake before its events, so that it knows every connection it watches, and closes
+    /// one that sends nothing at all once it has been idle too long.
+    let arrivals: Mutex<[[Int32]]>
+    /// Seconds a connection may wait for its next request to be complete, or a response for the
+    /// client to take more of it (``ThumbnailServer/Configuration/idleTimeout``).
+    let idleTimeout: Double
 
     /// A request head longer than this goes to the HTTP server, whose limits apply.
     static let headLimit = 8192
 
     /// - Parameter threads: loops, each on a thread of its own (one per core).
-    init(address: String, port: Int, threads: Int, hot: HotThumbnails, policy: AccessPolicy, handOff: @escaping HandOff) throws(ListenFailure) {
+    init(address: String, port: Int, threads: Int, idleTimeout: Double, hot: HotThumbnails, policy: AccessPolicy,
+         handOff: @escaping HandOff) throws(ListenFailure) {
         // A client gone mid-response must cost an error, not the process (NIO ignores it too).
         signal(SIGPIPE, SIG_IGN)
         (listener, self.port) = try Self.listen(address: address, port: port)
@@ -47,6 +56,8 @@ final class HitFront: Sendable {
         self.hot = hot
         self.policy = policy
         self.handOff = handOff
+        self.idleTimeout = idleTimeout
+        arrivals = Mutex(loops.map { _ in [] })
     }
 
     /// Starts the loops; they serve for the process's life.
@@ -106,19 +117,37 @@ private final class HitLoop {
     private var scratch = [UInt8](repeating: 0, count: 16 << 10)
     /// The loop the next accepted connection goes to (the first loop's count).
     private var dealt = 0
+    private let number: Int
+    /// When the connections were last looked through for idle ones.
+    private var swept = 0.0
 
     init(front: HitFront, epoll: Int32) {
         self.front = front
         self.epoll = epoll
+        number = front.loops.firstIndex(of: epoll) ?? 0
     }
 
     func run() {
         var events = [epoll_event](repeating: epoll_event(), count: 64)
+        // Often enough that a connection outlives its time by a quarter of it at most.
+        let sweepEvery = max(0.05, min(1, front.idleTimeout / 4))
         while true {
-            let count = epoll_wait(epoll, &events, Int32(events.count), -1)
+            let count = epoll_wait(epoll, &events, Int32(events.count), Int32(sweepEvery * 1000))
             if count < 0 {
                 if errno == EINTR { continue }
                 return
+            }
+            let now = HitConnection.now()
+            let arrived = front.arrivals.withLock { lists in
+                defer { lists[number].removeAll(keepingCapacity: true) }
+                return lists[number]
+            }
+            for fd in arrived where connections[fd] == nil {
+                adopt(fd, now: now)
+            }
+            if now - swept >= sweepEvery {
+                swept = now
+                closeIdle(now: now)
             }
             for event in events[0..<Int(count)] {
                 let fd = event.data.fd
@@ -126,7 +155,7 @@ private final class HitLoop {
                     acceptAll()
                     continue
                 }
-                let connection = connections[fd] ?? adopt(fd)
+                let connection = connections[fd] ?? adopt(fd, now: now)
                 if event.events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 && event.events & EPOLLIN.rawValue == 0 {
                     drop(connection)
                 } else if connection.pending.isEmpty || flush(connection) {
@@ -147,11 +176,21 @@ private final class HitLoop {
     @discardableResult
     private func watch(_ fd: Int32, events: UInt32, op: Int32) -> Bool { Self.watch(fd, in: epoll, events: events, op: op) }
 
-    /// A connection dealt to this loop, at its first event.
-    private func adopt(_ fd: Int32) -> HitConnection {
-        let connection = HitConnection(fd)
+    /// A connection dealt to this loop.
+    @discardableResult
+    private func adopt(_ fd: Int32, now: Double) -> HitConnection {
+        let connection = HitConnection(fd, since: now)
         connections[fd] = connection
         return connection
+    }
+
+    /// Closes the connections that waited longer than the front allows: for a request's head to
+    /// be complete (since the connection came or its last request was answered), or for the
+    /// client to take more of a response.
+    private func closeIdle(now: Double) {
+        for connection in connections.values where now - connection.since > front.idleTimeout {
+            drop(connection)
+        }
     }
 
     private func acceptAll() {
@@ -164,11 +203,15 @@ private final class HitLoop {
             }
             var one: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            let loop = front.loops[dealt % front.loops.count]
+            let target = dealt % front.loops.count
             dealt &+= 1
-            // The loop it goes to makes its state at its first event (a descriptor closed by a
-            // loop, or by NIO after a hand-off, was forgotten there before it could come back).
-            if !Self.watch(fd, in: loop, events: EPOLLIN.rawValue, op: EPOLL_CTL_ADD) { close(fd) }
+            // Known to the loop before it can have an event for it: a descriptor number comes
+            // back after a close, and a loop must not take a new connection for an old one.
+            front.arrivals.withLock { $0[target].append(fd) }
+            if !Self.watch(fd, in: front.loops[target], events: EPOLLIN.rawValue, op: EPOLL_CTL_ADD) {
+                front.arrivals.withLock { $0[target].removeAll { $0 == fd } }
+                close(fd)
+            }
         }
     }
 
@@ -207,6 +250,7 @@ private final class HitLoop {
             case .get(let length, let head):
                 guard let entry = front.answer(head) else { return handOff(c) }
                 c.consume(length)
+                c.since = HitConnection.now()
                 c.queue(entry, date: HTTPDate.now())
                 if !flush(c) { return }
             default:
@@ -287,7 +331,21 @@ private final class HitConnection {
 
     enum Outcome { case sent, blocked, failed }
 
-    init(_ fd: Int32) { self.fd = fd }
+    /// Since when it has waited: for its next request (from its arrival or its last answer),
+    /// or for the client to take more of a response (from the last bytes it took).
+    var since: Double
+
+    init(_ fd: Int32, since: Double) {
+        self.fd = fd
+        self.since = since
+    }
+
+    /// Seconds on the monotonic clock, coarse (a few milliseconds) and cheap: for timeouts.
+    static func now() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+    }
 
     /// Queues `entry`'s `200`, with the bytes NIO's encoder writes for ``HotThumbnailResponder``'s.
     func queue(_ entry: HotThumbnails.Entry, date: String) {
@@ -351,6 +409,7 @@ private final class HitConnection {
                 return errno == EAGAIN ? .blocked : .failed
             }
             sent += n
+            if n > 0 { since = Self.now() }
             while let piece = pending.first, sent >= piece.count {
                 sent -= piece.count
                 pending.removeFirst()

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import Logging
+import NIOCore
 import Thumbcache
 
 /// `thumbcache serve`: thumbnails by immutable content-hash URLs, search, attributes and tags
@@ -21,9 +22,16 @@ package final class ThumbnailServer: Sendable {
         package var memoryCache: Int
         /// Thumbnails the remote tier holds are answered with a redirect there.
         package var remoteRedirect: RemoteRedirect?
+        /// Seconds a connection may stay without a request answered or a byte of its response
+        /// taken: a client idle between requests, or sending a request's head more slowly than
+        /// this, or not reading, is closed. Without it each such client held a descriptor for good.
+        package var idleTimeout: Double
+
+        package static let defaultIdleTimeout = 60.0
 
         package init(address: String = "127.0.0.1", port: Int = 8421, requireToken: Bool = false, tileSize: Int = 128,
-                    memoryCache: Int = 64 << 20, remoteRedirect: RemoteRedirect? = nil) {
+                    memoryCache: Int = 64 << 20, remoteRedirect: RemoteRedirect? = nil, idleTimeout: Double = defaultIdleTimeout) {
+            self.idleTimeout = idleTimeout
             self.memoryCache = memoryCache
             self.remoteRedirect = remoteRedirect
             self.address = address
@@ -75,9 +83,10 @@ package final class ThumbnailServer: Sendable {
         var logger = Logger(label: "thumbcache.serve")
         logger.logLevel = .warning
         let (hot, policy) = (self.hot, self.policy)
+        let idle = TimeAmount.nanoseconds(Int64(configuration.idleTimeout * 1e9))
         let handed = HandedConnections(logger: logger)
         let front = try HitFront(address: configuration.address, port: configuration.port, threads: ProcessInfo.processInfo.activeProcessorCount,
-                                 hot: hot, policy: policy) { descriptor, read in
+                                 idleTimeout: configuration.idleTimeout, hot: hot, policy: policy) { descriptor, read in
             handed.adopt(descriptor, read: read)
         }
         var template = Array("/tmp/thumbcache-serve-XXXXXX".utf8CString)
@@ -90,7 +99,9 @@ package final class ThumbnailServer: Sendable {
         }
         let app = Application(
             router: makeRouter(),
-            server: HTTPServerBuilder { responder in handed.use(HotHTTP1Channel(inner: HTTP1Channel(responder: responder), hot: hot, policy: policy)) },
+            server: HTTPServerBuilder { responder in
+                handed.use(HotHTTP1Channel(inner: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idle)), hot: hot, policy: policy))
+            },
             configuration: .init(address: .unixDomainSocket(path: folder + "/http"), serverName: nil),
             onServerRunning: { _ in
                 front.start()

@@ -56,6 +56,11 @@ struct ServeCommand: AsyncParsableCommand {
                                             valueName: "size"))
     var memoryCache = "64M"
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Close a connection that waits this long for its next request to be complete, or that takes none of a response for this long.",
+        valueName: "seconds"))
+    var idleTimeout = ThumbnailServer.Configuration.defaultIdleTimeout
+
     @OptionGroup var cacheOptions: CacheOptions
 
     @OptionGroup var decoderOptions: DecoderOptions
@@ -75,6 +80,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        guard idleTimeout > 0 && idleTimeout <= 86400 else { throw ValidationError("--idle-timeout takes seconds, above 0 and at most a day") }
         guard CompactCommand.parseSize(memoryCache) != nil else {
             throw ValidationError("--memory-cache takes a size like 64M, 512K or 0, got '\(memoryCache)'")
         }
@@ -109,7 +115,8 @@ struct ServeCommand: AsyncParsableCommand {
             redirect = made
         }
         let server = ThumbnailServer(configuration: .init(address: address, port: port, requireToken: requireToken,
-                                                          memoryCache: CompactCommand.parseSize(memoryCache) ?? 64 << 20, remoteRedirect: redirect),
+                                                          memoryCache: CompactCommand.parseSize(memoryCache) ?? 64 << 20, remoteRedirect: redirect,
+                                                          idleTimeout: idleTimeout),
                                      roots: served, index: index, generator: generator, token: token)
         let json = self.json, warm = self.warm
         let host = address.contains(":") ? "[\(address)]" : address

@@ -71,11 +71,21 @@ package enum RawHTTP {
         try exchange(bytes, port: port, address: "127.0.0.1", headOnly: false, piece: piece)
     }
 
-    static func exchange(_ bytes: [UInt8], port: Int, address: String, headOnly: Bool, untilClosed: Bool = false, piece: Int = .max) throws -> [UInt8] {
+    /// Sends `bytes` (none, part of a request, or whole ones) to 127.0.0.1:`port` and then only
+    /// reads: what came back, and whether the server closed the connection within `seconds`
+    /// (false if it was still open then).
+    package static func sendAndIdle(_ bytes: [UInt8], port: Int, seconds: Int) throws -> (received: [UInt8], closed: Bool) {
+        var closed = false
+        let received = try exchange(bytes, port: port, address: "127.0.0.1", headOnly: false, untilClosed: true, receiveTimeout: seconds) { closed = $0 }
+        return (received, closed)
+    }
+
+    static func exchange(_ bytes: [UInt8], port: Int, address: String, headOnly: Bool, untilClosed: Bool = false, piece: Int = .max,
+                         receiveTimeout: Int = 30, ended: (_ byPeer: Bool) -> Void = { _ in }) throws -> [UInt8] {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
         defer { close(fd) }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        var timeout = timeval(tv_sec: receiveTimeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var sa = sockaddr_in()
         sa.sin_family = sa_family_t(AF_INET)
@@ -103,7 +113,10 @@ package enum RawHTTP {
         while untilClosed || !complete(out, headOnly: headOnly) {
             let n = recv(fd, &buffer, buffer.count, 0)
             if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
+            guard n > 0 else {
+                ended(n == 0 || errno == ECONNRESET)
+                break
+            }
             out += buffer[0..<n]
         }
         return out
@@ -127,7 +140,7 @@ package enum RawHTTP {
         return (from...(raw.count - 4)).first { raw[$0] == 13 && raw[$0 + 1] == 10 && raw[$0 + 2] == 13 && raw[$0 + 3] == 10 }
     }
 
-    static func parse(_ raw: [UInt8], method: String) throws -> Reply {
+    package static func parse(_ raw: [UInt8], method: String) throws -> Reply {
         guard let end = headEnd(raw) else {
             throw Failure(description: "no complete response (\(raw.count) bytes)")
         }
