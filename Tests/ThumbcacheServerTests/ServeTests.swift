@@ -233,6 +233,40 @@ struct ServeTests {
         #expect(refused.status == .exited(64) && refused.stderr.contains("--idle-timeout takes seconds"), "\(refused.stderr)")
     }
 
+    /// The private folder of the Unix socket `serve` has Hummingbird listen on: a server killed
+    /// outright leaves it behind, and the next start removes it; a live server's stays.
+    @Test func aKilledServersSocketFolderIsRemovedAndALiveOnesKept() throws {
+        let f = try Fixture()
+        let live = try Server(f), killed = try Server(f)
+        let (liveFolder, killedFolder) = (try #require(Self.socketFolder(live.child.processIdentifier)),
+                                          try #require(Self.socketFolder(killed.child.processIdentifier)))
+        killed.child.kill(SIGKILL)
+        _ = killed.child.wait(timeout: 20)
+        #expect(FileManager.default.fileExists(atPath: killedFolder + "/http"))
+        // Only these two: another test's server may be starting beside this one, its folder
+        // younger than the minute a start leaves alone.
+        let removed = PrivateSocketFolder.removeStale(olderThan: 0, candidates: [killedFolder, liveFolder])
+        #expect(removed.contains(killedFolder) && !FileManager.default.fileExists(atPath: killedFolder))
+        #expect(!removed.contains(liveFolder) && FileManager.default.fileExists(atPath: liveFolder + "/http"))
+        #expect(try live.get("/search?q=beach0").status == 200)
+    }
+
+    /// The folder of the Unix socket process `pid` listens on, from its descriptors and /proc/net/unix.
+    static func socketFolder(_ pid: pid_t) -> String? {
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        let inodes = Set(descriptors.compactMap { fd -> String? in
+            guard let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)"), link.hasPrefix("socket:[") else { return nil }
+            return String(link.dropFirst(8).dropLast())
+        })
+        let table = (try? String(contentsOfFile: "/proc/net/unix", encoding: .utf8)) ?? ""
+        for line in table.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count >= 8, inodes.contains(String(fields[6])), fields[7].contains("/thumbcache-serve-") else { continue }
+            return String(fields[7].dropLast(5))  // "/http"
+        }
+        return nil
+    }
+
     /// A large thumbnail held in memory goes out from its in-memory file (`sendfile`): the server
     /// holds the file, and the bytes are those the router sent.
     @Test func largeThumbnailsInMemoryAreSentFromAFile() throws {

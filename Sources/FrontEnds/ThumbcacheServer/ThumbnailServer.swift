@@ -89,20 +89,17 @@ package final class ThumbnailServer: Sendable {
                                  idleTimeout: configuration.idleTimeout, hot: hot, policy: policy) { descriptor, read in
             handed.adopt(descriptor, read: read)
         }
-        var template = Array("/tmp/thumbcache-serve-XXXXXX".utf8CString)
-        guard let folder = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }).map({ String(cString: $0) }) else {
+        PrivateSocketFolder.removeStale()
+        guard let folder = PrivateSocketFolder.make() else {
             throw HitFront.ListenFailure(description: "cannot make a private folder in /tmp: \(String(cString: strerror(errno)))")
         }
-        defer {
-            unlink(folder + "/http")
-            rmdir(folder)
-        }
+        defer { PrivateSocketFolder.remove(folder) }
         let app = Application(
             router: makeRouter(),
             server: HTTPServerBuilder { responder in
                 handed.use(HotHTTP1Channel(inner: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idle)), hot: hot, policy: policy))
             },
-            configuration: .init(address: .unixDomainSocket(path: folder + "/http"), serverName: nil),
+            configuration: .init(address: .unixDomainSocket(path: folder + "/" + PrivateSocketFolder.socketName), serverName: nil),
             onServerRunning: { _ in
                 front.start()
                 await onListening(front.port)
