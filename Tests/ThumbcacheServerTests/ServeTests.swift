@@ -233,6 +233,24 @@ struct ServeTests {
         #expect(refused.status == .exited(64) && refused.stderr.contains("--idle-timeout takes seconds"), "\(refused.stderr)")
     }
 
+    /// SIGTERM while a connection the front handed on is mid-response: the response is sent
+    /// whole before the server exits (0). Before, the process left at once and cut it short.
+    @Test func aResponseInProgressIsFinishedAtShutdown() throws {
+        let f = try Fixture()
+        let path = f.root + "/big.bin"
+        let bytes = (0..<(32 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 11) }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let server = try Server(f)
+        let request = Array("GET /files?path=\(Self.q(path)) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        let raw = try RawHTTP.fetch(request, port: server.port, pausingAfter: 1 << 16) {
+            server.child.kill(SIGTERM)
+            usleep(1_000_000)
+        }
+        let reply = try #require(try? RawHTTP.parse(raw, method: "GET"))
+        #expect(reply.status == 200 && reply.body.count == bytes.count && reply.body == bytes, "\(reply.body.count) of \(bytes.count) bytes")
+        #expect(server.child.wait(timeout: 30).termination == .exited(0))
+    }
+
     /// The private folder of the Unix socket `serve` has Hummingbird listen on: a server killed
     /// outright leaves it behind, and the next start removes it; a live server's stays.
     @Test func aKilledServersSocketFolderIsRemovedAndALiveOnesKept() throws {

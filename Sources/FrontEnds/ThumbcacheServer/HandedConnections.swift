@@ -7,10 +7,12 @@ import Synchronization
 
 /// Gives the connections ``HitFront`` hands on to Hummingbird's HTTP/1 channel, as if its own
 /// listener had accepted them: the channel's handlers set up, then its requests handled, the
-/// bytes the front had read first.
+/// bytes the front had read first. Hummingbird's graceful shutdown knows only the connections its
+/// listener accepted, so these are kept here and let finish their responses at the end (``quiesce(within:)``).
 final class HandedConnections: Sendable {
     private let child = Mutex<HotHTTP1Channel?>(nil)
     private let logger: Logger
+    private let live = Mutex<(closing: Bool, channels: [ObjectIdentifier: any Channel])>((false, [:]))
 
     init(logger: Logger) { self.logger = logger }
 
@@ -21,14 +23,15 @@ final class HandedConnections: Sendable {
     }
 
     func adopt(_ descriptor: Int32, read: [UInt8]) {
-        guard let child = child.withLock({ $0 }) else { return _ = close(descriptor) }
+        guard let child = child.withLock({ $0 }), !live.withLock({ $0.closing }) else { return _ = close(descriptor) }
         let logger = logger
         Task {
             do {
                 let value = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                     .channelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
                     .withConnectedSocket(descriptor) { channel in
-                        channel.eventLoop.makeCompletedFuture {
+                        self.keep(channel)
+                        return channel.eventLoop.makeCompletedFuture {
                             try channel.pipeline.syncOperations.addHandler(ReplayedBytes(read))
                         }.flatMap { child.setup(channel: channel, logger: logger) }
                     }
@@ -37,6 +40,34 @@ final class HandedConnections: Sendable {
                 logger.warning("a connection handed on could not be set up: \(error)")
             }
         }
+    }
+
+    /// Holds `channel` until it closes; one handed on after shutdown began is closed at once.
+    private func keep(_ channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        guard live.withLock({ state in
+            if !state.closing { state.channels[id] = channel }
+            return !state.closing
+        }) else { return channel.close(promise: nil) }
+        channel.closeFuture.whenComplete { _ in self.live.withLock { _ = $0.channels.removeValue(forKey: id) } }
+    }
+
+    /// At the server's end: asks every connection handed on to close once its response in
+    /// progress is sent (an idle one closes now), as Hummingbird does its own, and waits for
+    /// them, up to `seconds`; what is left then is closed. Connections handed on later are closed.
+    func quiesce(within seconds: Double) async {
+        let channels = live.withLock { state in
+            state.closing = true
+            return Array(state.channels.values)
+        }
+        for channel in channels {
+            channel.eventLoop.execute { channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent()) }
+        }
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while !live.withLock({ $0.channels.isEmpty }), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        for channel in live.withLock({ Array($0.channels.values) }) { channel.close(promise: nil) }
     }
 }
 

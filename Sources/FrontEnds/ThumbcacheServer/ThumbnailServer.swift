@@ -105,6 +105,9 @@ package final class ThumbnailServer: Sendable {
                 await onListening(front.port)
             }, logger: logger)
         try await app.runService()
+        // Hummingbird's graceful shutdown waited for the connections its own listener took,
+        // which are none: every connection comes through the front.
+        await handed.quiesce(within: 30)
     }
 
     func makeRouter() -> Router<BasicRequestContext> {

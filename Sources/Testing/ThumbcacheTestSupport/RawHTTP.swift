@@ -76,12 +76,19 @@ package enum RawHTTP {
     /// (false if it was still open then).
     package static func sendAndIdle(_ bytes: [UInt8], port: Int, seconds: Int) throws -> (received: [UInt8], closed: Bool) {
         var closed = false
-        let received = try exchange(bytes, port: port, address: "127.0.0.1", headOnly: false, untilClosed: true, receiveTimeout: seconds) { closed = $0 }
+        let received = try exchange(bytes, port: port, address: "127.0.0.1", headOnly: false, untilClosed: true, receiveTimeout: seconds, ended: { closed = $0 })
         return (received, closed)
     }
 
+    /// Sends `bytes`, reads at least `first` bytes of what comes back, runs `meanwhile` (the
+    /// server's buffers then hold what it sent on), and reads on until the server closes.
+    package static func fetch(_ bytes: [UInt8], port: Int, pausingAfter first: Int, meanwhile: () -> Void) throws -> [UInt8] {
+        try exchange(bytes, port: port, address: "127.0.0.1", headOnly: false, untilClosed: true, midwayAt: first, midway: meanwhile)
+    }
+
     static func exchange(_ bytes: [UInt8], port: Int, address: String, headOnly: Bool, untilClosed: Bool = false, piece: Int = .max,
-                         receiveTimeout: Int = 30, ended: (_ byPeer: Bool) -> Void = { _ in }) throws -> [UInt8] {
+                         receiveTimeout: Int = 30, midwayAt: Int = .max, midway: () -> Void = {},
+                         ended: (_ byPeer: Bool) -> Void = { _ in }) throws -> [UInt8] {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
         defer { close(fd) }
@@ -117,6 +124,7 @@ package enum RawHTTP {
                 ended(n == 0 || errno == ECONNRESET)
                 break
             }
+            if out.count < midwayAt, out.count + n >= midwayAt { midway() }
             out += buffer[0..<n]
         }
         return out
