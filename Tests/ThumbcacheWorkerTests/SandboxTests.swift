@@ -380,6 +380,29 @@ struct SandboxTests {
 
     private func le32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
 
+    /// A worker program of another build (a hello this build cannot read, or of another protocol
+    /// version) is refused with words that say so, not as a start that failed for no reason.
+    @Test func aWorkerOfAnotherBuildIsNamedAsSuch() throws {
+        let dir = TemporaryDirectory()
+        let path = try dir.write("p.png", ImageEncoder.png(testPhoto(width: 64, height: 48)))
+        let unreadable = Array("not a hello".utf8)
+        let otherVersion = try WorkerCoding.encode(WorkerReply(hello: .init(version: WorkerProtocol.version + 7, layers: [], error: nil)))
+        for (name, document, expected) in [("unreadable", unreadable, "a hello this thumbcache cannot read"),
+                                           ("other-version", otherVersion, "speaks protocol version \(WorkerProtocol.version + 7)")] {
+            let frame = try dir.write(name + ".frame", le32(document.count) + le32(0) + document)
+            let text = try dir.write(name + ".sh", Array("#!/bin/sh\ncat '\(frame)' >&3\nexec sleep 10\n".utf8))
+            let script = dir.appending(name)
+            try FixtureTools.run("/usr/bin/install", ["-m", "755", text, script])
+            let pool = WorkerPool(.init(executable: script, workers: 1))
+            defer { pool.close() }
+            #expect {
+                _ = try pool.thumbnail(ofFileAt: path, options: ThumbnailOptions(maxWidth: 32, maxHeight: 32), format: nil)
+            } throws: { error in
+                "\(error)".contains(expected) && "\(error)".contains("another build")
+            }
+        }
+    }
+
     @Test func aWorkersEndIsPutIntoWords() {
         let abort = Int32(SIGABRT)
         #expect(WorkerPool.reason(status: abort, standardError: "Fatal error: could not allocate memory", memoryLimit: 1 << 30)

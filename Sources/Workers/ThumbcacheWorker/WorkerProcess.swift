@@ -83,10 +83,17 @@ final class WorkerProcess: @unchecked Sendable {
             reply = try worker.receiveReply(deadline: MonotonicClock.nanoseconds() + 10_000_000_000, maxPixelBytes: 0).reply
         } catch {
             let status = worker.finish(kill: true)
+            // A hello that does not read is most likely a worker program of another build
+            // (a partial upgrade, or a developer's build beside an installed one).
+            if case .protocolViolation = error as? WorkerFailure.Reason {
+                throw .unavailable("\(executable) answered with a hello this thumbcache cannot read (protocol version \(WorkerProtocol.version)): "
+                    + "a worker program from another build?")
+            }
             throw .unavailable("\(executable) did not start (\(describe(status)))\(worker.standardErrorSuffix())")
         }
         guard let hello = reply.hello, hello.version == WorkerProtocol.version else {
-            throw .unavailable("\(executable) speaks another protocol version")
+            throw .unavailable("\(executable) speaks protocol version \(reply.hello.map { String($0.version) } ?? "none"), this thumbcache \(WorkerProtocol.version): "
+                + "a worker program from another build?")
         }
         if let error = hello.error { throw .unavailable("\(executable) could not confine itself: \(error)") }
         return worker
