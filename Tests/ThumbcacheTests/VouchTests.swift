@@ -164,4 +164,32 @@ struct VouchTests {
         let past = try tree.store.check().findings.map(\.problem)
         #expect(past == ["vouches at removal \(ahead.removals), past the store's \(ahead.removals - 3)"], "\(past)")
     }
+
+    /// A vouch for words is held to the index: words the index lost without its stamps going
+    /// (the texts' record removed behind them) are a violation for the file whose type has words,
+    /// not for the photo vouched beside it; the repair removes the entry and the next warm reads
+    /// the words again.
+    @Test func checkFindsAVouchForWordsTheIndexDoesNotHold() async throws {
+        let tree = try Tree()
+        let index = try MetadataIndex.open(directory: tree.dir.appending("index"))
+        _ = await tree.warm(index: index)
+        let types = ContentTypeRegistry()
+        #expect(try tree.store.check(heldTo: index, types: types).findings.isEmpty)
+        #expect(try tree.wordsVouched(tree.photo, in: index) && tree.wordsVouched(tree.notes, in: index))
+
+        let content = try #require(try tree.store.fileEntry(path: tree.notes)?.content)
+        let texts = try index.environment.database("texts", create: false)
+        try index.environment.write { txn in _ = try txn.delete(texts, key: [0x68] + content.bytes.prefix(16)) }  // no stamp forgotten
+        #expect(try !index.hasText(content: content.bytes))
+        let report = try tree.store.check(heldTo: index, types: types)
+        #expect(report.findings.map(\.problem) == ["vouches for its content's words, which the index does not hold"], "\(report.findings)")
+        #expect(report.findings.first?.record == tree.notes)
+        #expect(try tree.store.check().findings.isEmpty, "the store alone holds nothing against it")
+
+        #expect(try tree.store.repair(report) == 1)
+        #expect(try tree.store.check(heldTo: index, types: types).findings.isEmpty)
+        _ = await tree.warm(index: index)
+        #expect(try index.hasText(content: content.bytes), "read again")
+        #expect(try tree.store.check(heldTo: index, types: types).findings.isEmpty)
+    }
 }

@@ -7,9 +7,30 @@ extension ThumbnailStore {
     /// stored thumbnail; an entry's vouch holds (below). Thumbnails no stat entry reaches are
     /// garbage, counted, not violations. One read transaction: writers go on meanwhile.
     public func check() throws(StoreError) -> IntegrityReport {
+        try check(words: nil)
+    }
+
+    /// What a search index says of the words stat entries vouch for: the stamps it holds valid
+    /// (as entries keep them), whether a detected type has words, and whether it holds a
+    /// content's text. A re-warm takes a vouched file's words as indexed without looking, so
+    /// words the index lost would never be read again (FORMAT.md, "What an entry vouches for").
+    package struct WordsVouches {
+        package var valid: Set<UInt64>
+        package var typeHasWords: (String) -> Bool
+        package var indexed: (ContentHash) -> Bool
+
+        package init(valid: Set<UInt64>, typeHasWords: @escaping (String) -> Bool, indexed: @escaping (ContentHash) -> Bool) {
+            self.valid = valid
+            self.typeHasWords = typeHasWords
+            self.indexed = indexed
+        }
+    }
+
+    /// ``check()``, and with `words`, each entry's vouch for its words held to the index too.
+    package func check(words: WordsVouches?) throws(StoreError) -> IntegrityReport {
         try reading("check") { h, txn in
             var report = IntegrityReport()
-            let files = try Self.checkFiles(h, txn, &report)
+            let files = try Self.checkFiles(h, txn, words: words, &report)
             let live = files.live
             var vouched = files.vouched
             try txn.forEach(h.thumbnails) { key, value in
@@ -27,9 +48,11 @@ extension ThumbnailStore {
                 if !live.contains(thumbnailKey.content) { report.garbage["thumbnails no file has", default: 0] += 1 }
                 return true
             }
-            // What is left vouches for thumbnails none of which is stored: its entries, found
-            // again (keeping every vouched path from the first pass would cost a large tree's memory).
-            if !vouched.isEmpty { try Self.reportVouches(for: vouched, h, txn, &report) }
+            // What is left vouches for thumbnails none of which is stored, or for words the index
+            // does not hold: their entries, found again (keeping every vouched path from the first
+            // pass would cost a large tree's memory).
+            let unindexed = files.vouchedWords.filter { words?.indexed($0) == false }
+            if !vouched.isEmpty || !unindexed.isEmpty { try Self.reportVouches(for: vouched, words: unindexed, words, h, txn, &report) }
             try txn.forEach(h.access) { key, value in
                 report.read(Name.access)
                 let stored = try txn.get(h.thumbnails, key: key) != nil
@@ -71,11 +94,12 @@ extension ThumbnailStore {
     /// vouch holds at the store's count for a plan that makes thumbnails. A re-warm takes their
     /// thumbnails as stored without looking, so one not stored would never be made again
     /// (FORMAT.md, "What an entry vouches for").
-    private static func checkFiles(_ h: Handles, _ txn: borrowing Transaction, _ report: inout IntegrityReport) throws
-        -> (live: Set<ContentHash>, vouched: Set<ContentHash>)
+    private static func checkFiles(_ h: Handles, _ txn: borrowing Transaction, words: WordsVouches?, _ report: inout IntegrityReport) throws
+        -> (live: Set<ContentHash>, vouched: Set<ContentHash>, vouchedWords: Set<ContentHash>)
     {
         var live: Set<ContentHash> = []
         var vouched: Set<ContentHash> = []
+        var vouchedWords: Set<ContentHash> = []
         let removals = try removalCount(h, txn)
         try txn.forEach(h.files) { key, value in
             report.read(Name.files)
@@ -97,21 +121,37 @@ extension ThumbnailStore {
                 // The count only grows: a vouch past it came from another store.
                 guard vouch.removals <= removals else { bad("vouches at removal \(vouch.removals), past the store's \(removals)"); return true }
                 if vouch.removals == removals && vouch.specs != noThumbnails { vouched.insert(entry.content) }
+                if let words, vouchesForWords(entry, words) { vouchedWords.insert(entry.content) }
             }
             live.insert(entry.content)
             return true
         }
-        return (live, vouched)
+        return (live, vouched, vouchedWords)
     }
 
-    /// The entries whose vouch holds, for contents of `unstored`, as violations.
-    private static func reportVouches(for unstored: Set<ContentHash>, _ h: Handles, _ txn: borrowing Transaction,
-                                      _ report: inout IntegrityReport) throws {
+    /// Whether `entry` vouches for its content's words under a stamp the index holds valid, for
+    /// a type that has words (a type without them is vouched for too: there is nothing to read).
+    private static func vouchesForWords(_ entry: StatEntry, _ words: WordsVouches) -> Bool {
+        guard let vouch = entry.vouch, vouch.words != 0, words.valid.contains(vouch.words), let type = entry.type else { return false }
+        return words.typeHasWords(type.identifier)
+    }
+
+    /// The entries whose vouch holds, for contents of `unstored` or whose words are `unindexed`,
+    /// as violations.
+    private static func reportVouches(for unstored: Set<ContentHash>, words unindexed: Set<ContentHash>, _ words: WordsVouches?, _ h: Handles,
+                                      _ txn: borrowing Transaction, _ report: inout IntegrityReport) throws {
         let removals = try removalCount(h, txn)
         try txn.forEach(h.files) { key, value in
-            guard let (entry, _) = StatEntry.decode(value), let vouch = entry.vouch, vouch.removals == removals, vouch.specs != noThumbnails,
-                  unstored.contains(entry.content) else { return true }
-            report.found(IntegrityFinding(database: Name.files, record: printable(key), problem: "vouches for thumbnails of its content, none of which is stored",
+            guard let (entry, _) = StatEntry.decode(value), let vouch = entry.vouch else { return true }
+            let problem: String
+            if vouch.removals == removals, vouch.specs != noThumbnails, unstored.contains(entry.content) {
+                problem = "vouches for thumbnails of its content, none of which is stored"
+            } else if let words, unindexed.contains(entry.content), vouchesForWords(entry, words) {
+                problem = "vouches for its content's words, which the index does not hold"
+            } else {
+                return true
+            }
+            report.found(IntegrityFinding(database: Name.files, record: printable(key), problem: problem,
                                           repair: "entry removed (the file is read again)", key: Array(key)))
             return true
         }

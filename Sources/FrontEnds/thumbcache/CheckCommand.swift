@@ -12,7 +12,8 @@ struct CheckCommand: ParsableCommand {
             hashes, every posting list, the documents of words) and checks the format's \
             invariants: each record decodes, each key names what it should, a thumbnail is the \
             image its header says, nothing points at a record that is not there, a stat \
-            entry that vouches for its file's thumbnails has them stored. Each \
+            entry that vouches for its file's thumbnails has them stored, and one that vouches \
+            for its words has them in the index. Each \
             violation is listed with the record it affects and what a repair does; the exit \
             status is 1 when there is any. What is merely garbage (thumbnails no file has any \
             more) is counted, not a violation: `thumbcache compact --gc` removes it.
@@ -75,7 +76,8 @@ struct CheckCommand: ParsableCommand {
         let standard = !noFreedesktop && FileManager.default.fileExists(atPath: standardDirectory)
             ? FreedesktopThumbnailCache(directory: standardDirectory) : nil
         let started = Date()
-        var (storeReport, indexReport, standardReport) = (try store.check(), try index?.check(), standard?.check())
+        let types = ContentTypeRegistry()
+        var (storeReport, indexReport, standardReport) = (try store.check(heldTo: index, types: types), try index?.check(), standard?.check())
         let seconds = Date().timeIntervalSince(started)
         let records = storeReport.recordsChecked + (indexReport?.recordsChecked ?? 0) + (standardReport?.recordsChecked ?? 0)
         var repaired = 0
@@ -83,7 +85,7 @@ struct CheckCommand: ParsableCommand {
             repaired += try store.repair(storeReport)
             if let index, let found = indexReport { repaired += try index.repair(found) }
             if let standard, let found = standardReport { repaired += standard.repair(found) }
-            storeReport = try store.check()
+            storeReport = try store.check(heldTo: index, types: types)
             indexReport = try index?.check()
             standardReport = standard?.check()
             storeReport.repaired = repaired

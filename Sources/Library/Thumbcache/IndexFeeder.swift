@@ -122,14 +122,7 @@ final class IndexFeeder: Sendable {
         // The stat entry saw them complete under a stamp still valid: no look-up (a fifth of a
         // re-warm of text files, PERFORMANCE.md).
         if let stamps, let vouched = id.cachedVouch?.words, vouched != 0, stamps.valid.contains(vouched ^ Self.catalogueStamp) { return .vouched }
-        let format: ImageFormat
-        if types.conforms(type, to: .text) {
-            format = .text
-        } else if let declared = FormatCatalogue.declaration(ofType: type)?.format, FormatCatalogue.withWords.contains(declared) {
-            format = declared
-        } else {
-            return .complete
-        }
+        guard let format = Self.wordsFormat(of: type, types: types) else { return .complete }
         let content = id.content
         // The index first: on a re-warm every content has its words, and a set of them all would
         // cost more than the look-up (two files of the same new bytes still meet in the set).
@@ -140,6 +133,13 @@ final class IndexFeeder: Sendable {
         }
         guard texts.withLock({ $0.reading.insert(content).inserted }) else { return .readElsewhere }
         return .read(format)
+    }
+
+    /// The format whose words a file of `type` has, if it has any.
+    static func wordsFormat(of type: ContentType, types: ContentTypeRegistry) -> ImageFormat? {
+        if types.conforms(type, to: .text) { return .text }
+        guard let declared = FormatCatalogue.declaration(ofType: type)?.format, FormatCatalogue.withWords.contains(declared) else { return nil }
+        return declared
     }
 
     /// What a stat entry may vouch for `words` (nil: what it says already), in ``StatVouch/words``.
