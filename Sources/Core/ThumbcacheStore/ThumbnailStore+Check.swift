@@ -11,18 +11,18 @@ extension ThumbnailStore {
     }
 
     /// What a search index says of the words stat entries vouch for: the stamps it holds valid
-    /// (as entries keep them), whether a detected type has words, and whether it holds a
-    /// content's text. A re-warm takes a vouched file's words as indexed without looking, so
+    /// (as entries keep them), whether a detected type has words, and which of some contents it
+    /// does not hold the text of. A re-warm takes a vouched file's words as indexed without looking, so
     /// words the index lost would never be read again (FORMAT.md, "What an entry vouches for").
     package struct WordsVouches {
         package var valid: Set<UInt64>
         package var typeHasWords: (String) -> Bool
-        package var indexed: (ContentHash) -> Bool
+        package var unindexed: (Set<ContentHash>) -> Set<ContentHash>
 
-        package init(valid: Set<UInt64>, typeHasWords: @escaping (String) -> Bool, indexed: @escaping (ContentHash) -> Bool) {
+        package init(valid: Set<UInt64>, typeHasWords: @escaping (String) -> Bool, unindexed: @escaping (Set<ContentHash>) -> Set<ContentHash>) {
             self.valid = valid
             self.typeHasWords = typeHasWords
-            self.indexed = indexed
+            self.unindexed = unindexed
         }
     }
 
@@ -51,7 +51,7 @@ extension ThumbnailStore {
             // What is left vouches for thumbnails none of which is stored, or for words the index
             // does not hold: their entries, found again (keeping every vouched path from the first
             // pass would cost a large tree's memory).
-            let unindexed = files.vouchedWords.filter { words?.indexed($0) == false }
+            let unindexed = words?.unindexed(files.vouchedWords) ?? []
             if !vouched.isEmpty || !unindexed.isEmpty { try Self.reportVouches(for: vouched, words: unindexed, words, h, txn, &report) }
             try txn.forEach(h.access) { key, value in
                 report.read(Name.access)

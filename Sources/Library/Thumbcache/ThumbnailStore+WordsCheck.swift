@@ -11,7 +11,11 @@ extension ThumbnailStore {
         guard let index, let before = try? index.wordsStamps() else { return try check() }
         let words = WordsVouches(valid: Set(before.valid.map { $0 ^ IndexFeeder.catalogueStamp }),
                                  typeHasWords: { IndexFeeder.wordsFormat(of: ContentType(rawValue: $0), types: types) != nil },
-                                 indexed: { (try? index.hasText(content: $0.bytes)) ?? true })
+                                 unindexed: { contents in
+                                     let list = Array(contents)
+                                     guard let held = try? index.hasTexts(contents: list.map(\.bytes)) else { return [] }
+                                     return Set(zip(list, held).filter { !$0.1 }.map(\.0))
+                                 })
         let report = try check(words: words)
         // A text removed meanwhile took every stamp with it, so what was found may be that removal's.
         guard (try? index.wordsStamps())?.removals == before.removals else { return try check() }

@@ -100,6 +100,15 @@ extension MetadataIndex {
         (0..<value.count / 8).map { UInt64(littleEndian: value.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self)) }
     }
 
+    /// Whether the text of each of `contents` (content hashes) is indexed, in one read transaction.
+    package func hasTexts(contents: [[UInt8]]) throws(IndexError) -> [Bool] {
+        do {
+            return try environment.read { txn in try contents.map { try txn.get(texts, key: TextKey.hashKey($0)) != nil } }
+        } catch {
+            throw IndexError.wrapping(error, path: directory)
+        }
+    }
+
     /// Whether the text of `content` (a content hash) is indexed already.
     package func hasText(content: [UInt8]) throws(IndexError) -> Bool {
         do {
