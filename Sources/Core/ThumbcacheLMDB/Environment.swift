@@ -68,10 +68,14 @@ package final class Environment: @unchecked Sendable {
     /// single reader (the common case) never takes the pool's lock. Holds the pointer's bits, 0 if empty.
     private let readSlot = Atomic<UInt>(0)
     private let readsBegun = Atomic<Int>(0)
-    private let databases = Mutex<[String: Database]>([:])
+    /// The handles opened, by name: a handful, so a list. A dictionary keyed by `String` made a
+    /// process made for one file look up `String: Hashable` among every conformance linked in
+    /// (a few hundred microseconds of a cache hit, PERFORMANCE.md).
+    private let databases = Mutex<[Database]>([])
     private static let readPoolLimit = 8
 
-    private static let registry = Mutex<[String: WeakEnvironment]>([:])
+    /// This process's open environments by canonical path (a list, as ``databases`` is).
+    private static let registry = Mutex<[(path: String, environment: WeakEnvironment)]>([])
 
     /// Opens (creating if needed) the environment in `directory`, or returns the one this
     /// process already has open there.
@@ -83,9 +87,10 @@ package final class Environment: @unchecked Sendable {
         let key = String(cString: canonical)
         free(canonical)
         return try registry.withLock { (registry) throws(EnvironmentError) -> Environment in
-            if let existing = registry[key]?.environment { return existing }
+            if let existing = registry.first(where: { $0.path == key })?.environment.environment { return existing }
             let environment = try Environment(directory: directory, options: options)
-            registry[key] = WeakEnvironment(environment: environment)
+            registry.removeAll { $0.path == key || $0.environment.environment == nil }
+            registry.append((key, WeakEnvironment(environment: environment)))
             return environment
         }
     }
@@ -132,9 +137,9 @@ package final class Environment: @unchecked Sendable {
     // MARK: Databases
 
     /// Opens the named database, creating it if `create` is true (which takes a write transaction).
-    /// Handles are cached: later calls cost a dictionary lookup.
+    /// Handles are cached: later calls cost a look through a short list.
     package func database(_ name: String, create: Bool = true) throws(LMDBError) -> Database {
-        if let known = databases.withLock({ $0[name] }) { return known }
+        if let known = databases.withLock({ $0.first { $0.name == name } }) { return known }
         let open = { (txn: borrowing Transaction, flags: Int32) throws(LMDBError) -> Database in
             var dbi: MDB_dbi = 0
             try check(mdb_dbi_open(txn.handle, name, UInt32(flags), &dbi))
@@ -165,7 +170,7 @@ package final class Environment: @unchecked Sendable {
         } else {
             throw .notFound
         }
-        databases.withLock { $0[name] = db }
+        databases.withLock { list in if !list.contains(where: { $0.name == name }) { list.append(db) } }
         return db
     }
 

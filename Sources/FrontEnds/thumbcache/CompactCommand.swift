@@ -69,15 +69,20 @@ struct CompactCommand: ParsableCommand {
 
     /// "500M" → 500 × 2^20; plain numbers are bytes.
     static func parseSize(_ text: String) -> Int? {
-        let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
         var t = text.uppercased()
         if t.hasSuffix("B") { t.removeLast() }
         if t.hasSuffix("I") { t.removeLast() }
-        var factor = 1
-        if let last = t.last, let u = units[last] {
-            factor = u
-            t.removeLast()
+        // A switch, not a dictionary: a `get` parses the decoders' memory limit, and a dictionary
+        // keyed by Character looked up its Hashable conformance among all linked in (PERFORMANCE.md).
+        let factor: Int
+        switch t.last {
+        case "K": factor = 1 << 10
+        case "M": factor = 1 << 20
+        case "G": factor = 1 << 30
+        case "T": factor = 1 << 40
+        default: factor = 1
         }
+        if factor > 1 { t.removeLast() }
         guard let value = Double(t), value >= 0 else { return nil }
         return Int(value * Double(factor))
     }

@@ -136,7 +136,8 @@ struct GetCommand: AsyncParsableCommand {
                 files.append(argument)
             }
         }
-        guard files.count == 1, !call.output.isEmpty, !call.output.hasPrefix("-"), FileManager.default.fileExists(atPath: files[0]) else { return nil }
+        // access(2), not FileManager, whose making is a part of a cache hit's time worth sparing.
+        guard files.count == 1, !call.output.isEmpty, !call.output.hasPrefix("-"), access(files[0], F_OK) == 0 else { return nil }
         // A page is a preview's (ArgumentParser's way says so otherwise), and a preview has its own size.
         guard call.page == 0 || call.kind == .preview else { return nil }
         if call.kind == .preview, !sized { call.size = Call.previewSize }
