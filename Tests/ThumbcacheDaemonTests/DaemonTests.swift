@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ThumbcacheSync
 import ThumbcacheTestSupport
 @testable import Thumbcache
 import CThumbcacheDescriptors
@@ -344,7 +345,7 @@ struct DaemonTests {
         usleep(100_000)  // the answered connection's own descriptors closed
         let before = descriptors()
         for _ in 0..<10 {
-            let connection = try #require(SessionSocket.connect(to: socket))
+            let connection = try UnixSocket.connect(to: socket).get()
             let bytes = request.encoded() + [0xFF]
             #expect(bytes.withUnsafeBytes { cdesc_send(connection, $0.baseAddress, $0.count, file) } == bytes.count)
             var answer = [UInt8](repeating: 0, count: 4096)

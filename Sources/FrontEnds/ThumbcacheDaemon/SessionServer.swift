@@ -25,14 +25,14 @@ package final class SessionServer: Sendable {
 
     /// Listens at `path`, replacing a socket left by a daemon that ended; fails if one answers there.
     package init(path: String, generator: ThumbnailGenerator) throws(Failure) {
-        if let live = SessionSocket.connect(to: path) {
+        if case .success(let live) = UnixSocket.connect(to: path) {
             close(live)
             throw Failure(description: "another daemon answers at \(path)")
         }
         unlink(path)
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(Errno.current)") }
-        var address = SessionSocket.socketAddress(path)
+        var address = UnixSocket.address(path)
         // Only this user may connect, whatever the runtime directory's own mode.
         let previous = umask(0o177)
         let bound = withUnsafePointer(to: &address) {

@@ -28,7 +28,7 @@ package enum SessionSocket {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a: a name, not a secret
         for byte in real.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         let path = runtime + "/thumbcache-" + String(hash, radix: 16) + ".socket"
-        return path.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path) ? path : nil
+        return UnixSocket.fits(path) ? path : nil
     }
 
     /// The daemon's representation of `request`'s file, or nil when none serves the store at
@@ -43,7 +43,7 @@ package enum SessionSocket {
 
     /// One request and its answer: `file` (an open descriptor) goes with it.
     package static func exchange(_ request: Request, file: Int32, socketPath: String) -> Result<ThumbnailRepresentation, Declined> {
-        guard let connection = connect(to: socketPath) else { return .failure(Declined(description: "no daemon listens at \(socketPath)")) }
+        guard case .success(let connection) = UnixSocket.connect(to: socketPath) else { return .failure(Declined(description: "no daemon listens at \(socketPath)")) }
         defer { close(connection) }
         // Never waits forever on a daemon that stopped answering: a minute is past any worker's timeout.
         setTimeout(connection, SO_RCVTIMEO, seconds: 60)
@@ -60,29 +60,6 @@ package enum SessionSocket {
             guard answer.count <= Answer.largest else { return .failure(Declined(description: "the answer is too large")) }
         }
         return Answer.decode(answer)
-    }
-
-    /// A connected socket to `path`, or nil (nothing listens there).
-    static func connect(to path: String) -> Int32? {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        var address = socketAddress(path)
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { a in retryingInterrupts { Glibc.connect(fd, a, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        }
-        guard case .success = rc else { close(fd); return nil }
-        return fd
-    }
-
-    static func socketAddress(_ path: String) -> sockaddr_un {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(path.utf8.prefix(raw.count - 1))
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        return address
     }
 
     static func setTimeout(_ fd: Int32, _ option: Int32, seconds: Int) {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ThumbcacheSync
 
 /// The private folder (mode 0700, in /tmp) where `serve` has Hummingbird listen on a Unix socket
 /// nothing else is told of (``HitFront`` hands it its connections). A server removes its folder
@@ -60,18 +61,14 @@ enum PrivateSocketFolder {
 
     /// Whether a server accepts connections on the socket at `path`.
     static func isListening(_ path: String) -> Bool {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return true }
-        defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return true }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        guard UnixSocket.fits(path) else { return true }
+        switch UnixSocket.connect(to: path) {
+        case .success(let fd):
+            close(fd)
+            return true
+        case .failure(let error):
+            // Anything but "refused" (nobody listens) counts as alive: a folder is removed only when sure.
+            return error.rawValue != ECONNREFUSED
         }
-        // Anything but "refused" (nobody listens) counts as alive: a folder is removed only when sure.
-        return connected == 0 || errno != ECONNREFUSED
     }
 }
