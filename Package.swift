@@ -220,7 +220,7 @@ let package = Package(
                                                                   "ThumbcacheTestSupport", "CThumbcacheFileInfo",
                                                                   .product(name: "NIOCore", package: "swift-nio")] + programs),
         // The tumblerd drop-in on a private D-Bus session bus.
-        .testTarget(name: "ThumbcacheDaemonTests", dependencies: ["Thumbcache", "ThumbcacheDaemon", "CThumbcacheDescriptors", "ThumbcacheTestSupport"] + programs),
+        .testTarget(name: "ThumbcacheDaemonTests", dependencies: ["Thumbcache", "ThumbcacheDaemon", "CThumbcacheDescriptors", "ThumbcacheSync", "ThumbcacheTestSupport"] + programs),
         // An app's view: only `import Thumbcache`, no test support, no internals.
         .testTarget(
             name: "ThumbcacheAppTests",
