@@ -8,6 +8,12 @@ import Glibc
 @main
 struct ThumbcacheCommand: AsyncParsableCommand {
     static func main() async {
+        // Answered before anything is set up, as get's quick call is: ArgumentParser's reflection
+        // and `print`'s casts were a third of the time `--version` took (PERFORMANCE.md).
+        if CommandLine.arguments.count == 2, CommandLine.arguments[1] == "--version" {
+            _ = (thumbcacheVersion + "\n").utf8.withContiguousStorageIfAvailable { writeFully(1, UnsafeRawBufferPointer($0)) }
+            return
+        }
         if let command = CommandLine.arguments.dropFirst().first, ["serve", "daemon", "watch"].contains(command) {
             keepServiceMemoryFlat()
         } else {
