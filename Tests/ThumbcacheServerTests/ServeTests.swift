@@ -217,11 +217,17 @@ struct ServeTests {
         #expect(refused.status == .exited(64) && refused.stderr.contains("--memory-cache takes a size like 64M"), "\(refused.stderr)")
     }
 
-    /// `--idle-timeout`: a connection the HTTP server was handed (a search, kept alive) and one
-    /// that never sends a request are both closed after it; a value that is not one is refused.
+    /// `--idle-timeout`: a connection the HTTP server was handed (a search, kept alive), one that
+    /// never sends a request, and one that takes nothing of a 32 MB download are all closed after
+    /// it; a value that is not one is refused.
     @Test func idleConnectionsAreClosedAfterTheTimeout() throws {
         let f = try Fixture()
+        let big = f.root + "/big.bin"
+        try Data(count: 32 << 20).write(to: URL(fileURLWithPath: big))
         let server = try Server(f, arguments: ["--idle-timeout", "1"])
+        let download = Array("GET /files?path=\(Self.q(big)) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        let stalled = try RawHTTP.sendAndIdle(download, port: server.port, seconds: 15, pause: 4)
+        #expect(stalled.closed && stalled.received.count < 32 << 20, "\(stalled.received.count) bytes, closed: \(stalled.closed)")
         let search = Array("GET /search?q=beach0 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
         let (received, closed) = try RawHTTP.sendAndIdle(search, port: server.port, seconds: 15)
         #expect(closed, "the search's connection was open after 15 s")

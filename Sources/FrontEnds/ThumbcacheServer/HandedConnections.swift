@@ -13,8 +13,14 @@ final class HandedConnections: Sendable {
     private let child = Mutex<HotHTTP1Channel?>(nil)
     private let logger: Logger
     private let live = Mutex<(closing: Bool, channels: [ObjectIdentifier: any Channel])>((false, [:]))
+    /// How long a client may take none of a response in progress (Hummingbird's own idle timeout
+    /// waits while one is), as ``HitFront`` allows for its own.
+    private let idleTimeout: TimeAmount
 
-    init(logger: Logger) { self.logger = logger }
+    init(logger: Logger, idleTimeout: TimeAmount) {
+        self.logger = logger
+        self.idleTimeout = idleTimeout
+    }
 
     /// The channel every connection gets (Hummingbird makes it once, with the router's responder).
     func use(_ channel: HotHTTP1Channel) -> HotHTTP1Channel {
@@ -24,7 +30,7 @@ final class HandedConnections: Sendable {
 
     func adopt(_ descriptor: Int32, read: [UInt8]) {
         guard let child = child.withLock({ $0 }), !live.withLock({ $0.closing }) else { return _ = close(descriptor) }
-        let logger = logger
+        let (logger, idle) = (logger, idleTimeout)
         Task {
             do {
                 let value = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -32,7 +38,7 @@ final class HandedConnections: Sendable {
                     .withConnectedSocket(descriptor) { channel in
                         self.keep(channel)
                         return channel.eventLoop.makeCompletedFuture {
-                            try channel.pipeline.syncOperations.addHandler(ReplayedBytes(read))
+                            try channel.pipeline.syncOperations.addHandlers([IdleStateHandler(writeTimeout: idle), StalledReader(), ReplayedBytes(read)])
                         }.flatMap { child.setup(channel: channel, logger: logger) }
                     }
                 await child.handle(value: value, logger: logger)
@@ -68,6 +74,18 @@ final class HandedConnections: Sendable {
             try? await Task.sleep(for: .milliseconds(20))
         }
         for channel in live.withLock({ Array($0.channels.values) }) { channel.close(promise: nil) }
+    }
+}
+
+/// Closes a connection whose client has taken none of a response for the idle timeout: nothing
+/// written has left for that long and more waits to be (the channel is not writable). A
+/// connection that is merely idle, or waiting for a slow answer, is writable and left alone.
+private final class StalledReader: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard case .write? = event as? IdleStateHandler.IdleStateEvent else { return context.fireUserInboundEventTriggered(event) }
+        if !context.channel.isWritable { context.close(promise: nil) }
     }
 }
 

@@ -84,7 +84,7 @@ package final class ThumbnailServer: Sendable {
         logger.logLevel = .warning
         let (hot, policy) = (self.hot, self.policy)
         let idle = TimeAmount.nanoseconds(Int64(configuration.idleTimeout * 1e9))
-        let handed = HandedConnections(logger: logger)
+        let handed = HandedConnections(logger: logger, idleTimeout: idle)
         let front = try HitFront(address: configuration.address, port: configuration.port, threads: ProcessInfo.processInfo.activeProcessorCount,
                                  idleTimeout: configuration.idleTimeout, hot: hot, policy: policy) { descriptor, read in
             handed.adopt(descriptor, read: read)

@@ -72,11 +72,12 @@ package enum RawHTTP {
     }
 
     /// Sends `bytes` (none, part of a request, or whole ones) to 127.0.0.1:`port` and then only
-    /// reads: what came back, and whether the server closed the connection within `seconds`
-    /// (false if it was still open then).
-    package static func sendAndIdle(_ bytes: [UInt8], port: Int, seconds: Int) throws -> (received: [UInt8], closed: Bool) {
+    /// reads (after `pause` seconds of reading nothing): what came back, and whether the server
+    /// closed the connection within `seconds` of reading (false if it was still open then).
+    package static func sendAndIdle(_ bytes: [UInt8], port: Int, seconds: Int, pause: Double = 0) throws -> (received: [UInt8], closed: Bool) {
         var closed = false
-        let received = try exchange(bytes, port: port, address: "127.0.0.1", headOnly: false, untilClosed: true, receiveTimeout: seconds, ended: { closed = $0 })
+        let received = try exchange(bytes, port: port, address: "127.0.0.1", headOnly: false, untilClosed: true, receiveTimeout: seconds,
+                                    pause: pause, ended: { closed = $0 })
         return (received, closed)
     }
 
@@ -87,7 +88,7 @@ package enum RawHTTP {
     }
 
     static func exchange(_ bytes: [UInt8], port: Int, address: String, headOnly: Bool, untilClosed: Bool = false, piece: Int = .max,
-                         receiveTimeout: Int = 30, midwayAt: Int = .max, midway: () -> Void = {},
+                         receiveTimeout: Int = 30, pause: Double = 0, midwayAt: Int = .max, midway: () -> Void = {},
                          ended: (_ byPeer: Bool) -> Void = { _ in }) throws -> [UInt8] {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
@@ -115,6 +116,7 @@ package enum RawHTTP {
             sent += n
             if piece < bytes.count { usleep(2_000) }  // each piece its own segment
         }
+        if pause > 0 { usleep(UInt32(pause * 1_000_000)) }
         var out: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while untilClosed || !complete(out, headOnly: headOnly) {
