@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import NIOCore
+import ThumbcacheSync
 
 /// A connection ``HitLoop`` answers: what was read and not yet answered, and the responses not
 /// yet sent.
@@ -38,18 +39,12 @@ final class HitConnection {
 
     /// Since when it has waited: for its next request (from its arrival or its last answer),
     /// or for the client to take more of a response (from the last bytes it took).
-    var since: Double
+    /// (``MonotonicClock/coarseNanoseconds()``.)
+    var since: UInt64
 
-    init(_ fd: Int32, since: Double) {
+    init(_ fd: Int32, since: UInt64) {
         self.fd = fd
         self.since = since
-    }
-
-    /// Seconds on the monotonic clock, coarse (a few milliseconds) and cheap: for timeouts.
-    static func now() -> Double {
-        var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC_COARSE, &t)
-        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
     }
 
     /// Queues `entry`'s `200`, with the bytes NIO's encoder writes for ``HotThumbnailResponder``'s.
@@ -114,7 +109,7 @@ final class HitConnection {
                 return errno == EAGAIN ? .blocked : .failed
             }
             sent += n
-            if n > 0 { since = Self.now() }
+            if n > 0 { since = MonotonicClock.coarseNanoseconds() }
             while let piece = pending.first, sent >= piece.count {
                 sent -= piece.count
                 pending.removeFirst()

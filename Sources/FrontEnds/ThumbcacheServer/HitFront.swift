@@ -61,8 +61,8 @@ final class HitFront: Sendable {
 
     /// Starts the loops; they serve for the process's life.
     func start() {
-        for epoll in loops {
-            pthread_detach(startThread { [self] in HitLoop(front: self, epoll: epoll).run() })
+        for number in loops.indices {
+            pthread_detach(startThread { [self] in HitLoop(front: self, number: number).run() })
         }
     }
 
@@ -116,27 +116,29 @@ private final class HitLoop {
     private var scratch = [UInt8](repeating: 0, count: 16 << 10)
     /// The loop the next accepted connection goes to (the first loop's count).
     private var dealt = 0
+    /// Its place in the front's loops (and arrival lists).
     private let number: Int
     /// When the connections were last looked through for idle ones.
-    private var swept = 0.0
+    private var swept: UInt64 = 0
 
-    init(front: HitFront, epoll: Int32) {
+    init(front: HitFront, number: Int) {
         self.front = front
-        self.epoll = epoll
-        number = front.loops.firstIndex(of: epoll) ?? 0
+        self.number = number
+        epoll = front.loops[number]
     }
 
     func run() {
         var events = [epoll_event](repeating: epoll_event(), count: 64)
         // Often enough that a connection outlives its time by a quarter of it at most.
         let sweepEvery = max(0.05, min(1, front.idleTimeout / 4))
+        let (sweepNanoseconds, idleNanoseconds) = (UInt64(sweepEvery * 1e9), UInt64(front.idleTimeout * 1e9))
         while true {
             let count = epoll_wait(epoll, &events, Int32(events.count), Int32(sweepEvery * 1000))
             if count < 0 {
                 if errno == EINTR { continue }
                 return
             }
-            let now = HitConnection.now()
+            let now = MonotonicClock.coarseNanoseconds()
             let arrived = front.arrivals.withLock { lists in
                 defer { lists[number].removeAll(keepingCapacity: true) }
                 return lists[number]
@@ -144,9 +146,9 @@ private final class HitLoop {
             for fd in arrived where connections[fd] == nil {
                 adopt(fd, now: now)
             }
-            if now - swept >= sweepEvery {
+            if now &- swept >= sweepNanoseconds {
                 swept = now
-                closeIdle(now: now)
+                closeIdle(now: now, after: idleNanoseconds)
             }
             for event in events[0..<Int(count)] {
                 let fd = event.data.fd
@@ -177,7 +179,7 @@ private final class HitLoop {
 
     /// A connection dealt to this loop.
     @discardableResult
-    private func adopt(_ fd: Int32, now: Double) -> HitConnection {
+    private func adopt(_ fd: Int32, now: UInt64) -> HitConnection {
         let connection = HitConnection(fd, since: now)
         connections[fd] = connection
         return connection
@@ -186,8 +188,8 @@ private final class HitLoop {
     /// Closes the connections that waited longer than the front allows: for a request's head to
     /// be complete (since the connection came or its last request was answered), or for the
     /// client to take more of a response.
-    private func closeIdle(now: Double) {
-        for connection in connections.values where now - connection.since > front.idleTimeout {
+    private func closeIdle(now: UInt64, after idle: UInt64) {
+        for connection in connections.values where now > connection.since && now - connection.since > idle {
             drop(connection)
         }
     }
@@ -249,7 +251,7 @@ private final class HitLoop {
             case .get(let length, let head):
                 guard let entry = front.answer(head) else { return handOff(c) }
                 c.consume(length)
-                c.since = HitConnection.now()
+                c.since = MonotonicClock.coarseNanoseconds()
                 c.queue(entry, date: HTTPDate.now())
                 if !flush(c) { return }
             default:
