@@ -45,7 +45,9 @@ public struct IntegrityReport: Sendable, Hashable, Codable {
     /// Violations listed at most; the rest are counted.
     package static let listLimit = 1000
 
-    public init() {}
+    /// An empty report, filled by the checks of the store, the index and the standard cache: an app reads
+    /// reports, it does not make them.
+    package init() {}
 
     package mutating func found(_ finding: IntegrityFinding) {
         violations += 1
