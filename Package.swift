@@ -74,7 +74,9 @@ let package = Package(
 
         // ICU's word breaking (with its dictionaries for scripts written without spaces) and folding,
         // behind a shim: ICU's function names carry its version, which Swift cannot call through macros.
-        .target(name: "CThumbcacheWords", linkerSettings: [.linkedLibrary("icuuc")]),
+        // Loaded with dlopen on first use (libicu-dev for the headers), not linked: a start that needs no words
+        // does not load it.
+        .target(name: "CThumbcacheWords"),
         // zstd (libzstd-dev): the full-text index keeps each document's text compressed, for snippets.
         .systemLibrary(name: "CThumbcacheZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
 
@@ -87,8 +89,9 @@ let package = Package(
         .target(name: "CThumbcacheFileInfo"),
         // Descriptor passing over Unix sockets (SCM_RIGHTS), whose cmsg macros Swift cannot call.
         .target(name: "CThumbcacheDescriptors"),
-        // sd-bus (libsystemd) behind a shim that owns the bus, the thumbnail service's vtables and its loop.
-        .target(name: "CThumbcacheBus", linkerSettings: [.linkedLibrary("systemd")]),
+        // sd-bus (libsystemd) behind a shim that owns the bus, the thumbnail service's vtables and its loop;
+        // loaded with dlopen when a bus is opened (libsystemd-dev for the headers), not linked.
+        .target(name: "CThumbcacheBus"),
         // libcurl (HTTP with kept-alive connections, TLS with the system's trust store) and
         // libcrypto's SHA-256 and HMAC, for the remote tier's S3 client and its signatures;
         // loaded with dlopen on first use (libcurl4-openssl-dev for the headers), not linked.

@@ -308,6 +308,25 @@ struct DaemonTests {
         #expect(!alone.fromDaemon && !alone.fromCache)
     }
 
+    /// libsystemd and ICU are loaded when a bus or words need them, not at every start: a `get`
+    /// (a miss made here, then a hit) loads neither, as the dynamic loader reports what it loads.
+    /// The bus and the words working through the loaded libraries are the other tests' subject.
+    @Test func aGetLoadsNeitherTheBusLibraryNorICU() throws {
+        let dir = TemporaryDirectory()
+        let picture = try Self.pictures(dir, "tree", count: 1)[0]
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CACHE_HOME"] = dir.appending("xdg")
+        environment["LD_DEBUG"] = "files"
+        for run in ["miss", "hit"] {
+            let child = try ChildProcess(program: "thumbcache", arguments: ["get", picture, "-o", dir.appending("\(run).png"), "--no-daemon",
+                                                                           "--cache", dir.appending("cache")], environment: environment)
+            let (end, loaderLog) = child.wait(timeout: 60)
+            #expect(end == .exited(0), "\(run): \(loaderLog.suffix(2000))")
+            #expect(loaderLog.contains("file=liblmdb.so.0"), "\(run): the loader's log lists what it loads")
+            #expect(!loaderLog.contains("libsystemd.so") && !loaderLog.contains("libicuuc.so"), "\(run)")
+        }
+    }
+
     /// The daemon reads only what the asker could open: the descriptor sent must be the file named.
     @Test func theDaemonAnswersOnlyForTheFileWhoseDescriptorCame() throws {
         let dir = TemporaryDirectory()

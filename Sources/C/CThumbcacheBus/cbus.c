@@ -1,5 +1,6 @@
 #include "cbus.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -11,6 +12,31 @@
 #include <systemd/sd-bus.h>
 #include <time.h>
 #include <unistd.h>
+
+// libsystemd is loaded with dlopen when a bus is first opened, not linked: linking it put it and
+// the five libraries it needs (libgcrypt, liblzma, liblz4, libcap, libgpg-error) into every start of
+// every thumbcache process, a cache hit's included, and only the thumbnail service needs it.
+#define SD_FUNCTIONS(X) \
+    X(sd_bus_add_object_vtable) X(sd_bus_close_unref) X(sd_bus_emit_signal) \
+    X(sd_bus_error_set) X(sd_bus_flush) X(sd_bus_get_events) \
+    X(sd_bus_get_fd) X(sd_bus_get_timeout) X(sd_bus_message_append) \
+    X(sd_bus_message_append_strv) X(sd_bus_message_new_method_return) X(sd_bus_message_new_signal) \
+    X(sd_bus_message_read) X(sd_bus_message_read_strv) X(sd_bus_message_unref) \
+    X(sd_bus_new) X(sd_bus_open_user) X(sd_bus_process) \
+    X(sd_bus_reply_method_errorf) X(sd_bus_reply_method_return) X(sd_bus_request_name) \
+    X(sd_bus_send) X(sd_bus_set_address) X(sd_bus_set_bus_client) \
+    X(sd_bus_slot_unref) X(sd_bus_start)
+
+/// The functions used, resolved once; each field is named as the function.
+static struct {
+#define SD_FIELD(name) __typeof__(name) *name;
+    SD_FUNCTIONS(SD_FIELD)
+#undef SD_FIELD
+} lib;
+static char load_error[256];
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+// The vtables refer to it as libsystemd's headers have them do; it is theirs once loaded (load sets it).
+#pragma weak sd_bus_object_vtable_format
 
 #define THUMBNAILER_PATH "/org/freedesktop/thumbnails/Thumbnailer1"
 #define THUMBNAILER_INTERFACE "org.freedesktop.thumbnails.Thumbnailer1"
@@ -58,9 +84,9 @@ static int method_queue(sd_bus_message *m, void *userdata, sd_bus_error *error) 
     char **uris = NULL, **mimes = NULL;
     const char *flavor = NULL, *scheduler = NULL;
     uint32_t dequeue = 0;
-    int r = sd_bus_message_read_strv(m, &uris);
-    if (r >= 0) r = sd_bus_message_read_strv(m, &mimes);
-    if (r >= 0) r = sd_bus_message_read(m, "ssu", &flavor, &scheduler, &dequeue);
+    int r = lib.sd_bus_message_read_strv(m, &uris);
+    if (r >= 0) r = lib.sd_bus_message_read_strv(m, &mimes);
+    if (r >= 0) r = lib.sd_bus_message_read(m, "ssu", &flavor, &scheduler, &dequeue);
     if (r < 0) {
         free_strv(uris);
         free_strv(mimes);
@@ -74,27 +100,27 @@ static int method_queue(sd_bus_message *m, void *userdata, sd_bus_error *error) 
     if (handle == 0) {
         char full[192];
         snprintf(full, sizeof full, THUMBNAILER_INTERFACE ".Error.%s", name[0] ? name : "Failed");
-        return sd_bus_error_set(error, full, message);
+        return lib.sd_bus_error_set(error, full, message);
     }
-    return sd_bus_reply_method_return(m, "u", handle);
+    return lib.sd_bus_reply_method_return(m, "u", handle);
 }
 
 static int method_dequeue(sd_bus_message *m, void *userdata, sd_bus_error *error) {
     (void)error;
     cbus *b = userdata;
     uint32_t handle = 0;
-    int r = sd_bus_message_read(m, "u", &handle);
+    int r = lib.sd_bus_message_read(m, "u", &handle);
     if (r < 0) return r;
     b->handlers.dequeue(b->context, handle);
-    return sd_bus_reply_method_return(m, "");
+    return lib.sd_bus_reply_method_return(m, "");
 }
 
 static int reply_strv(sd_bus_message *m, char **list) {
     sd_bus_message *reply = NULL;
-    int r = sd_bus_message_new_method_return(m, &reply);
-    if (r >= 0) r = sd_bus_message_append_strv(reply, list);
-    if (r >= 0) r = sd_bus_send(NULL, reply, NULL);
-    sd_bus_message_unref(reply);
+    int r = lib.sd_bus_message_new_method_return(m, &reply);
+    if (r >= 0) r = lib.sd_bus_message_append_strv(reply, list);
+    if (r >= 0) r = lib.sd_bus_send(NULL, reply, NULL);
+    lib.sd_bus_message_unref(reply);
     return r;
 }
 
@@ -102,11 +128,11 @@ static int method_get_supported(sd_bus_message *m, void *userdata, sd_bus_error 
     (void)error;
     cbus *b = userdata;
     sd_bus_message *reply = NULL;
-    int r = sd_bus_message_new_method_return(m, &reply);
-    if (r >= 0) r = sd_bus_message_append_strv(reply, b->schemes);
-    if (r >= 0) r = sd_bus_message_append_strv(reply, b->mime_types);
-    if (r >= 0) r = sd_bus_send(NULL, reply, NULL);
-    sd_bus_message_unref(reply);
+    int r = lib.sd_bus_message_new_method_return(m, &reply);
+    if (r >= 0) r = lib.sd_bus_message_append_strv(reply, b->schemes);
+    if (r >= 0) r = lib.sd_bus_message_append_strv(reply, b->mime_types);
+    if (r >= 0) r = lib.sd_bus_send(NULL, reply, NULL);
+    lib.sd_bus_message_unref(reply);
     return r;
 }
 
@@ -124,7 +150,7 @@ static int method_get_flavors(sd_bus_message *m, void *userdata, sd_bus_error *e
     return reply_strv(m, list);
 }
 
-static const sd_bus_vtable thumbnailer_vtable[] = {
+static sd_bus_vtable thumbnailer_vtable[] = {
     SD_BUS_VTABLE_START(0),
     SD_BUS_METHOD("Queue", "asasssu", "u", method_queue, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD("Dequeue", "u", "", method_dequeue, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -143,16 +169,16 @@ static const sd_bus_vtable thumbnailer_vtable[] = {
 static int cache_call(sd_bus_message *m, cbus *b, int kind, int has_to, int has_since) {
     char **from = NULL, **to = NULL;
     uint32_t since = 0;
-    int r = sd_bus_message_read_strv(m, &from);
-    if (r >= 0 && has_to) r = sd_bus_message_read_strv(m, &to);
-    if (r >= 0 && has_since) r = sd_bus_message_read(m, "u", &since);
+    int r = lib.sd_bus_message_read_strv(m, &from);
+    if (r >= 0 && has_to) r = lib.sd_bus_message_read_strv(m, &to);
+    if (r >= 0 && has_since) r = lib.sd_bus_message_read(m, "u", &since);
     if (r >= 0) {
         if (has_to && count_of(from) != count_of(to)) {
-            r = sd_bus_reply_method_errorf(m, CACHE_INTERFACE ".Error.InvalidArguments", "%zu source URIs for %zu destinations",
+            r = lib.sd_bus_reply_method_errorf(m, CACHE_INTERFACE ".Error.InvalidArguments", "%zu source URIs for %zu destinations",
                                            count_of(from), count_of(to));
         } else {
             b->handlers.cache(b->context, kind, (const char *const *)from, count_of(from), (const char *const *)to, count_of(to), since);
-            r = sd_bus_reply_method_return(m, "");
+            r = lib.sd_bus_reply_method_return(m, "");
         }
     }
     free_strv(from);
@@ -165,7 +191,7 @@ static int method_copy(sd_bus_message *m, void *userdata, sd_bus_error *e) { (vo
 static int method_delete(sd_bus_message *m, void *userdata, sd_bus_error *e) { (void)e; return cache_call(m, userdata, 2, 0, 0); }
 static int method_cleanup(sd_bus_message *m, void *userdata, sd_bus_error *e) { (void)e; return cache_call(m, userdata, 3, 0, 1); }
 
-static const sd_bus_vtable cache_vtable[] = {
+static sd_bus_vtable cache_vtable[] = {
     SD_BUS_VTABLE_START(0),
     SD_BUS_METHOD("Move", "asas", "", method_move, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD("Copy", "asas", "", method_copy, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -206,6 +232,22 @@ void cbus_stop_on_signals(int wake_fd) {
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
+static void load(void) {
+    void *h = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(load_error, sizeof load_error, "%s (install libsystemd0)", dlerror());
+        return;
+    }
+#define SD_RESOLVE(name)                                                                          \
+    if (!load_error[0] && !(*(void **)&lib.name = dlsym(h, #name)))                                 \
+        snprintf(load_error, sizeof load_error, "libsystemd.so.0 has no " #name);
+    SD_FUNCTIONS(SD_RESOLVE)
+#undef SD_RESOLVE
+    const unsigned *format = dlsym(h, "sd_bus_object_vtable_format");
+    thumbnailer_vtable[0].x.start.vtable_format_reference = format;
+    cache_vtable[0].x.start.vtable_format_reference = format;
+}
+
 static void set_message(char *message, size_t size, const char *what, int r) {
     if (message && size) snprintf(message, size, "%s: %s", what, strerror(-r));
 }
@@ -213,6 +255,11 @@ static void set_message(char *message, size_t size, const char *what, int r) {
 cbus *cbus_open(const char *address, const cbus_handlers *handlers, void *context, const char *const *schemes,
                 size_t scheme_count, const char *const *mime_types, size_t mime_count, int replace, int wake_fd,
                 char *message, size_t message_size) {
+    pthread_once(&load_once, load);
+    if (load_error[0]) {
+        if (message && message_size) snprintf(message, message_size, "cannot load libsystemd for D-Bus: %s", load_error);
+        return NULL;
+    }
     cbus *b = calloc(1, sizeof *b);
     if (!b) return NULL;
     b->wake_fd = wake_fd;
@@ -222,26 +269,26 @@ cbus *cbus_open(const char *address, const cbus_handlers *handlers, void *contex
     b->mime_types = copy_strv(mime_types, mime_count);
     int r;
     if (address) {
-        r = sd_bus_new(&b->bus);
-        if (r >= 0) r = sd_bus_set_address(b->bus, address);
-        if (r >= 0) r = sd_bus_set_bus_client(b->bus, 1);
-        if (r >= 0) r = sd_bus_start(b->bus);
+        r = lib.sd_bus_new(&b->bus);
+        if (r >= 0) r = lib.sd_bus_set_address(b->bus, address);
+        if (r >= 0) r = lib.sd_bus_set_bus_client(b->bus, 1);
+        if (r >= 0) r = lib.sd_bus_start(b->bus);
     } else {
-        r = sd_bus_open_user(&b->bus);
+        r = lib.sd_bus_open_user(&b->bus);
     }
     if (r < 0) {
         set_message(message, message_size, "cannot connect to the session bus", r);
         goto fail;
     }
-    r = sd_bus_add_object_vtable(b->bus, &b->slots[0], THUMBNAILER_PATH, THUMBNAILER_INTERFACE, thumbnailer_vtable, b);
-    if (r >= 0) r = sd_bus_add_object_vtable(b->bus, &b->slots[1], CACHE_PATH, CACHE_INTERFACE, cache_vtable, b);
+    r = lib.sd_bus_add_object_vtable(b->bus, &b->slots[0], THUMBNAILER_PATH, THUMBNAILER_INTERFACE, thumbnailer_vtable, b);
+    if (r >= 0) r = lib.sd_bus_add_object_vtable(b->bus, &b->slots[1], CACHE_PATH, CACHE_INTERFACE, cache_vtable, b);
     if (r < 0) {
         set_message(message, message_size, "cannot export the interfaces", r);
         goto fail;
     }
     uint64_t flags = replace ? (SD_BUS_NAME_REPLACE_EXISTING | SD_BUS_NAME_ALLOW_REPLACEMENT) : SD_BUS_NAME_ALLOW_REPLACEMENT;
-    r = sd_bus_request_name(b->bus, THUMBNAILER_INTERFACE, flags);
-    if (r >= 0) r = sd_bus_request_name(b->bus, CACHE_INTERFACE, flags);
+    r = lib.sd_bus_request_name(b->bus, THUMBNAILER_INTERFACE, flags);
+    if (r >= 0) r = lib.sd_bus_request_name(b->bus, CACHE_INTERFACE, flags);
     if (r < 0) {
         if (r == -EEXIST) {
             if (replace) {
@@ -267,14 +314,14 @@ fail:
 int cbus_run(cbus *b) {
     for (;;) {
         int r;
-        while ((r = sd_bus_process(b->bus, NULL)) > 0) {}
+        while ((r = lib.sd_bus_process(b->bus, NULL)) > 0) {}
         if (r < 0) return r;
         if (stop_requested || b->handlers.tick(b->context)) break;
-        struct pollfd fds[2] = {{.fd = sd_bus_get_fd(b->bus), .events = (short)sd_bus_get_events(b->bus)},
+        struct pollfd fds[2] = {{.fd = lib.sd_bus_get_fd(b->bus), .events = (short)lib.sd_bus_get_events(b->bus)},
                                 {.fd = b->wake_fd, .events = POLLIN}};
         int timeout = 1000;
         uint64_t until = 0;
-        if (sd_bus_get_timeout(b->bus, &until) > 0 && until != UINT64_MAX) {
+        if (lib.sd_bus_get_timeout(b->bus, &until) > 0 && until != UINT64_MAX) {
             struct timespec now;
             clock_gettime(CLOCK_MONOTONIC, &now);
             uint64_t current = (uint64_t)now.tv_sec * 1000000u + (uint64_t)now.tv_nsec / 1000u;
@@ -288,16 +335,16 @@ int cbus_run(cbus *b) {
             b->handlers.drain(b->context);
         }
     }
-    sd_bus_flush(b->bus);
+    lib.sd_bus_flush(b->bus);
     return 0;
 }
 
 int cbus_emit_started(cbus *b, uint32_t handle) {
-    return sd_bus_emit_signal(b->bus, THUMBNAILER_PATH, THUMBNAILER_INTERFACE, "Started", "u", handle);
+    return lib.sd_bus_emit_signal(b->bus, THUMBNAILER_PATH, THUMBNAILER_INTERFACE, "Started", "u", handle);
 }
 
 int cbus_emit_finished(cbus *b, uint32_t handle) {
-    return sd_bus_emit_signal(b->bus, THUMBNAILER_PATH, THUMBNAILER_INTERFACE, "Finished", "u", handle);
+    return lib.sd_bus_emit_signal(b->bus, THUMBNAILER_PATH, THUMBNAILER_INTERFACE, "Finished", "u", handle);
 }
 
 static int emit_list(cbus *b, const char *member, uint32_t handle, const char *const *uris, size_t count, int with_error,
@@ -305,12 +352,12 @@ static int emit_list(cbus *b, const char *member, uint32_t handle, const char *c
     sd_bus_message *m = NULL;
     char **list = copy_strv(uris, count);
     if (!list) return -ENOMEM;
-    int r = sd_bus_message_new_signal(b->bus, &m, THUMBNAILER_PATH, THUMBNAILER_INTERFACE, member);
-    if (r >= 0) r = sd_bus_message_append(m, "u", handle);
-    if (r >= 0) r = sd_bus_message_append_strv(m, list);
-    if (r >= 0 && with_error) r = sd_bus_message_append(m, "is", code, text);
-    if (r >= 0) r = sd_bus_send(b->bus, m, NULL);
-    sd_bus_message_unref(m);
+    int r = lib.sd_bus_message_new_signal(b->bus, &m, THUMBNAILER_PATH, THUMBNAILER_INTERFACE, member);
+    if (r >= 0) r = lib.sd_bus_message_append(m, "u", handle);
+    if (r >= 0) r = lib.sd_bus_message_append_strv(m, list);
+    if (r >= 0 && with_error) r = lib.sd_bus_message_append(m, "is", code, text);
+    if (r >= 0) r = lib.sd_bus_send(b->bus, m, NULL);
+    lib.sd_bus_message_unref(m);
     free_strv(list);
     return r;
 }
@@ -325,10 +372,10 @@ int cbus_emit_error(cbus *b, uint32_t handle, const char *const *uris, size_t co
 
 void cbus_close(cbus *b) {
     if (!b) return;
-    for (int i = 0; i < 2; i++) sd_bus_slot_unref(b->slots[i]);
+    for (int i = 0; i < 2; i++) lib.sd_bus_slot_unref(b->slots[i]);
     if (b->bus) {
-        sd_bus_flush(b->bus);
-        sd_bus_close_unref(b->bus);
+        lib.sd_bus_flush(b->bus);
+        lib.sd_bus_close_unref(b->bus);
     }
     free_strv(b->schemes);
     free_strv(b->mime_types);

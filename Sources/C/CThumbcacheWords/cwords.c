@@ -1,5 +1,10 @@
 #include "cwords.h"
 
+// ICU is loaded with dlopen on first use, not linked: linking it put libicuuc, libicudata and
+// their loading (about half a millisecond) into every start of every thumbcache process, a cache
+// hit's included, and only indexing and searching words need it.
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +13,39 @@
 #include <unicode/unorm2.h>
 #include <unicode/ustring.h>
 #include <unicode/utext.h>
+#include <unicode/uvernum.h>
+
+#define TC_QUOTED(x) #x
+// A name as the headers spell it, version suffix included (ubrk_open: "ubrk_open_72").
+#define TC_SYMBOL(x) TC_QUOTED(x)
+#define TC_SONAME "libicuuc.so." TC_SYMBOL(U_ICU_VERSION_MAJOR_NUM)
+
+#define ICU_FUNCTIONS(X)                                                                        \
+    X(ubrk_open) X(ubrk_close) X(ubrk_first) X(ubrk_next) X(ubrk_getRuleStatus) X(ubrk_setUText) \
+    X(utext_openUTF8) X(utext_close) X(u_errorName) X(u_strFromUTF8) X(u_strToUTF8) X(u_charType) \
+    X(unorm2_getNFKCCasefoldInstance) X(unorm2_getNFDInstance) X(unorm2_getNFCInstance) X(unorm2_normalize)
+
+/// The functions used, resolved once; each field is named as the headers name the function.
+static struct {
+#define TC_FIELD(name) __typeof__(name) *name;
+    ICU_FUNCTIONS(TC_FIELD)
+#undef TC_FIELD
+} icu;
+static char load_error[256];
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+
+static void load(void) {
+    void *h = dlopen(TC_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(load_error, sizeof load_error, "%s (install libicu%d)", dlerror(), U_ICU_VERSION_MAJOR_NUM);
+        return;
+    }
+#define TC_RESOLVE(name)                                                                          \
+    if (!load_error[0] && !(*(void **)&icu.name = dlsym(h, TC_SYMBOL(name))))                       \
+        snprintf(load_error, sizeof load_error, TC_SONAME " has no " TC_SYMBOL(name));
+    ICU_FUNCTIONS(TC_RESOLVE)
+#undef TC_RESOLVE
+}
 
 struct tc_words {
     UBreakIterator *breaks;
@@ -16,15 +54,20 @@ struct tc_words {
 };
 
 tc_words *tc_words_open(char *error, int error_size) {
+    pthread_once(&load_once, load);
+    if (load_error[0]) {
+        snprintf(error, (size_t)error_size, "%s", load_error);
+        return NULL;
+    }
     UErrorCode status = U_ZERO_ERROR;
-    UBreakIterator *breaks = ubrk_open(UBRK_WORD, "", NULL, 0, &status);
+    UBreakIterator *breaks = icu.ubrk_open(UBRK_WORD, "", NULL, 0, &status);
     if (U_FAILURE(status)) {
-        snprintf(error, (size_t)error_size, "%s", u_errorName(status));
+        snprintf(error, (size_t)error_size, "%s", icu.u_errorName(status));
         return NULL;
     }
     tc_words *words = calloc(1, sizeof *words);
     if (!words) {
-        ubrk_close(breaks);
+        icu.ubrk_close(breaks);
         snprintf(error, (size_t)error_size, "out of memory");
         return NULL;
     }
@@ -34,30 +77,30 @@ tc_words *tc_words_open(char *error, int error_size) {
 
 void tc_words_close(tc_words *words) {
     if (!words) return;
-    ubrk_close(words->breaks);
-    if (words->text) utext_close(words->text);
+    icu.ubrk_close(words->breaks);
+    if (words->text) icu.utext_close(words->text);
     free(words);
 }
 
 int tc_words_set(tc_words *words, const char *utf8, int64_t length) {
     UErrorCode status = U_ZERO_ERROR;
     // UText over UTF-8 reports native indices: byte offsets into the caller's text, no copy.
-    words->text = utext_openUTF8(words->text, utf8, length, &status);
+    words->text = icu.utext_openUTF8(words->text, utf8, length, &status);
     if (U_FAILURE(status)) return -1;
-    ubrk_setUText(words->breaks, words->text, &status);
+    icu.ubrk_setUText(words->breaks, words->text, &status);
     if (U_FAILURE(status)) return -1;
-    words->last = ubrk_first(words->breaks);
+    words->last = icu.ubrk_first(words->breaks);
     return 0;
 }
 
 int tc_words_next(tc_words *words, int64_t *start, int64_t *end) {
     for (;;) {
-        int32_t next = ubrk_next(words->breaks);
+        int32_t next = icu.ubrk_next(words->breaks);
         if (next == UBRK_DONE) return 0;
         int32_t from = words->last;
         words->last = next;
         // Rule status below UBRK_WORD_NONE_LIMIT: spaces, punctuation, symbols.
-        if (ubrk_getRuleStatus(words->breaks) >= UBRK_WORD_NONE_LIMIT) {
+        if (icu.ubrk_getRuleStatus(words->breaks) >= UBRK_WORD_NONE_LIMIT) {
             *start = from;
             *end = next;
             return 1;
@@ -74,18 +117,20 @@ static const UNormalizer2 *normalizer(const UNormalizer2 *(*get)(UErrorCode *)) 
 }
 
 int32_t tc_words_fold(const char *word, int32_t length, char *out, int32_t out_size) {
+    pthread_once(&load_once, load);
+    if (load_error[0]) return -1;
     enum { capacity = 256 };
     UChar a[capacity], b[capacity];
     UErrorCode status = U_ZERO_ERROR;
     int32_t n = 0;
-    u_strFromUTF8(a, capacity, &n, word, length, &status);
+    icu.u_strFromUTF8(a, capacity, &n, word, length, &status);
     if (U_FAILURE(status) || n >= capacity) return -1;
-    const UNormalizer2 *fold = normalizer(unorm2_getNFKCCasefoldInstance), *nfd = normalizer(unorm2_getNFDInstance),
-                      *nfc = normalizer(unorm2_getNFCInstance);
+    const UNormalizer2 *fold = normalizer(icu.unorm2_getNFKCCasefoldInstance), *nfd = normalizer(icu.unorm2_getNFDInstance),
+                      *nfc = normalizer(icu.unorm2_getNFCInstance);
     if (!fold || !nfd || !nfc) return -1;
-    n = unorm2_normalize(fold, a, n, b, capacity, &status);
+    n = icu.unorm2_normalize(fold, a, n, b, capacity, &status);
     if (U_FAILURE(status) || n >= capacity) return -1;
-    n = unorm2_normalize(nfd, b, n, a, capacity, &status);
+    n = icu.unorm2_normalize(nfd, b, n, a, capacity, &status);
     if (U_FAILURE(status) || n >= capacity) return -1;
     // Drop the non-spacing marks NFD split off (é -> e + U+0301), then compose what is left.
     int32_t kept = 0;
@@ -93,14 +138,14 @@ int32_t tc_words_fold(const char *word, int32_t length, char *out, int32_t out_s
         UChar32 c;
         int32_t at = i;
         U16_NEXT(a, i, n, c);
-        if (u_charType(c) == U_NON_SPACING_MARK) continue;
+        if (icu.u_charType(c) == U_NON_SPACING_MARK) continue;
         while (at < i) b[kept++] = a[at++];
     }
-    n = unorm2_normalize(nfc, b, kept, a, capacity, &status);
+    n = icu.unorm2_normalize(nfc, b, kept, a, capacity, &status);
     if (U_FAILURE(status) || n >= capacity) return -1;
     int32_t written = 0;
     status = U_ZERO_ERROR;
-    u_strToUTF8(out, out_size, &written, a, n, &status);
+    icu.u_strToUTF8(out, out_size, &written, a, n, &status);
     if (status == U_BUFFER_OVERFLOW_ERROR) return written;
     if (U_FAILURE(status)) return -1;
     return written;
