@@ -35,3 +35,25 @@ struct PlanarImageTests {
         }
     }
 }
+
+/// A drawing's premultiplied native ARGB words (cairo's, Splash's) become straight RGBA bytes,
+/// on the all-opaque path (a page) and the one with translucent edges (a drawing).
+struct DrawnCanvasTests {
+    static func drawn(_ words: [UInt32]) throws -> [UInt8] {
+        try RGBABuffer.drawnAsARGB32(width: words.count, height: 1, path: "drawing") { pixels, _, _ in
+            words.withUnsafeBytes { UnsafeMutableRawPointer(pixels!).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            return 0
+        }.pixels
+    }
+
+    @Test func opaqueWordsSwapRedAndBlue() throws {
+        #expect(try Self.drawn([0xFF11_2233, 0xFFFF_0000, 0xFF00_00FF, 0x0000_0000])
+                == [0x11, 0x22, 0x33, 0xFF, 0xFF, 0, 0, 0xFF, 0, 0, 0xFF, 0xFF, 0, 0, 0, 0])
+    }
+
+    @Test func translucentWordsAreUnpremultiplied() throws {
+        // Half-covered blue (premultiplied 128 of 128), 200 of alpha over red 100, and an opaque pixel beside them.
+        #expect(try Self.drawn([0x8000_0080, 0xC864_0000, 0xFF10_2030])
+                == [0, 0, 0xFF, 0x80, 128, 0, 0, 0xC8, 0x10, 0x20, 0x30, 0xFF])
+    }
+}

@@ -118,26 +118,28 @@ package struct RGBABuffer {
     }
 
     /// ``drawn(width:height:path:_:)`` into premultiplied ARGB in native-endian 32-bit words, as
-    /// cairo (librsvg) and poppler's Splash leave it: made straight RGBA in place, one pass for both.
+    /// cairo (librsvg) and poppler's Splash leave it: made straight RGBA in place.
     package static func drawnAsARGB32(width: Int, height: Int, path: String,
                              _ draw: (UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<CChar>, Int) -> Int32) throws(ImagingError) -> RGBABuffer {
         var canvas = try drawn(width: width, height: height, path: path, draw)
-        canvas.pixels.withUnsafeMutableBytes { p in
-            for i in stride(from: 0, to: p.count, by: 4) {
-                let word = p.load(fromByteOffset: i, as: UInt32.self)
-                let a = word >> 24
-                var r = word >> 16 & 0xFF, g = word >> 8 & 0xFF, b = word & 0xFF
-                if a != 0, a != 255 {
-                    r = min(255, (r * 255 + a / 2) / a)
-                    g = min(255, (g * 255 + a / 2) / a)
-                    b = min(255, (b * 255 + a / 2) / a)
-                }
-                p[i] = UInt8(r)
-                p[i + 1] = UInt8(g)
-                p[i + 2] = UInt8(b)
-                p[i + 3] = UInt8(a)
+        canvas.pixels.withUnsafeMutableBytes { bytes in bytes.withMemoryRebound(to: UInt32.self) { words in
+            // Every word as if opaque (red and blue swapped: native ARGB to R, G, B, A bytes), a
+            // loop without branches that the compiler vectorizes; nonzero `translucent` means
+            // some alpha is neither 0 nor 255 (a page is opaque; a drawing's edges are not).
+            var translucent: UInt32 = 0
+            for i in words.indices {
+                let word = words[i]
+                words[i] = word & 0xFF00_FF00 | word >> 16 & 0xFF | (word & 0xFF) << 16
+                translucent |= ((word >> 24) &+ 1) & 0xFF & ~1
             }
-        }
+            guard translucent != 0 else { return }
+            for i in words.indices {
+                let word = words[i], a = word >> 24
+                guard a != 0, a != 255 else { continue }
+                func straight(_ c: UInt32) -> UInt32 { min(255, (c * 255 + a / 2) / a) }
+                words[i] = a << 24 | straight(word >> 16 & 0xFF) << 16 | straight(word >> 8 & 0xFF) << 8 | straight(word & 0xFF)
+            }
+        } }
         return canvas
     }
 

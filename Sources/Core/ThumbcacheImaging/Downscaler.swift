@@ -78,8 +78,9 @@ package final class StreamingDownscaler {
         boxY = linearLight ? 1 : Self.boxFactor(source: crop.height, output: outputHeight)
         reducedWidth = (crop.width + boxX - 1) / boxX
         reducedHeight = (crop.height + boxY - 1) / boxY
-        horizontal = FilterTable.cached(sourceLength: reducedWidth, outputLength: outputWidth, kernel: kernel)
-        vertical = FilterTable.cached(sourceLength: reducedHeight, outputLength: outputHeight, kernel: kernel)
+        // Copied rows need no tables, whose weights take a sin per tap (a 1024-pixel preview's, 13 000).
+        horizontal = FilterTable.cached(sourceLength: copies ? 1 : reducedWidth, outputLength: copies ? 1 : outputWidth, kernel: kernel)
+        vertical = FilterTable.cached(sourceLength: copies ? 1 : reducedHeight, outputLength: copies ? 1 : outputHeight, kernel: kernel)
         sums = [UInt16](repeating: 0, count: crop.width * 4)
         scratch = premultiply ? [UInt8](repeating: 0, count: crop.width * 4) : []
         reduced = [SIMD4<Float>](repeating: .zero, count: reducedWidth)
