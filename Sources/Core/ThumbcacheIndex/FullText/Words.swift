@@ -1,4 +1,6 @@
 import CThumbcacheWords
+import Synchronization
+import ThumbcacheSync
 
 /// Splits UTF-8 text into folded words, the terms of the full-text index (Docs/QUERY.md, "Words
 /// inside files").
@@ -25,10 +27,21 @@ final class WordBreaker {
     private var icu: OpaquePointer? {
         if !icuOpened {
             icuOpened = true
-            var error = [CChar](repeating: 0, count: 64)
+            var error = [CChar](repeating: 0, count: 256)
             icuIterator = tc_words_open(&error, Int32(error.count))
+            if icuIterator == nil { Self.warnOnce(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)) }
         }
         return icuIterator
+    }
+
+    private static let warned = Mutex(false)
+
+    /// ICU is loaded on first use (a broken install may lack it): said once per process, since
+    /// the words of other scripts then go unindexed and unmatched without any file being at fault.
+    private static func warnOnce(_ reason: String) {
+        guard warned.withLock({ (done: inout Bool) in defer { done = true }; return !done }) else { return }
+        let line = Array("thumbcache: words written in anything but ASCII are left out (ICU: \(reason))\n".utf8)
+        _ = line.withUnsafeBytes { writeFully(2, $0) }
     }
 
     /// Calls `body` with each word's folded bytes (valid during the call) and its byte range in
