@@ -88,6 +88,11 @@ extension DrawnSource {
     package func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
         output.drain(sink)
     }
+
+    package func takeRows() -> [UInt8]? {
+        defer { output = RGBABuffer() }
+        return output.pixels
+    }
 }
 
 /// Rows held whole (a decoder that fills a buffer), fed top to bottom.

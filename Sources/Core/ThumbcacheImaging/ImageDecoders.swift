@@ -33,9 +33,15 @@ extension RowSource {
 package protocol ScalableRowSource: RowSource {
     /// Starts rendering the whole image at `width × height`; returns the size of the rows.
     func start(width: Int, height: Int) throws(ImagingError) -> (width: Int, height: Int)
+    /// After ``start(width:height:)``, instead of ``RowSource/readRows(_:)``: the rows as one
+    /// buffer, handed over without a copy, when the source holds them whole (a drawing); nil
+    /// for a source that streams them.
+    func takeRows() -> [UInt8]?
 }
 
 extension ScalableRowSource {
+    package func takeRows() -> [UInt8]? { nil }
+
     /// A shrink is a drawing at 1/`shrink` of the stated size, rounded up.
     package func start(shrink: Int, fast: Bool) throws(ImagingError) -> (width: Int, height: Int) {
         let d = max(1, shrink)

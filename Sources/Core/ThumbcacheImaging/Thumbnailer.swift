@@ -332,6 +332,12 @@ package enum Thumbnailer {
         try checkLimits(name, width: rw, height: rh, buffered: true, options.limits)  // drawn whole
         let (sw, sh) = try source.start(width: rw, height: rh)
         let crop = scaledCrop(g.crop, from: (header.width, header.height), to: (sw, sh), shrink: 1)
+        // Drawn at the output's size, uncropped (a page, most drawings): the canvas is the image,
+        // not copied row by row into another of the same size (a 1024-pixel preview's 3 MB).
+        if crop == (0, 0, g.width, g.height), sw == g.width, sh == g.height, let rows = source.takeRows(), rows.count == sw * sh * 4 {
+            let image = p.orientation.apply(to: RGBAImage(width: sw, height: sh, pixels: rows, hasAlpha: header.hasAlpha))
+            return (image, ImageInfo(format: format, header: header, orientation: p.orientation, exif: p.exif))
+        }
         let scaler = StreamingDownscaler(
             sourceWidth: sw, sourceHeight: sh, outputWidth: g.width, outputHeight: g.height, crop: crop, kernel: options.kernel,
             premultiply: header.hasAlpha, linearLight: options.linearLight)
