@@ -107,8 +107,8 @@ final class HitFront: Sendable {
 }
 
 /// One thread's connections, on an `epoll` instance of its own. Level-triggered: a loop reads a
-/// socket when it has bytes and writes it only while a response is left over. A connection the
-/// first loop dealt to another is new to it at its first event.
+/// socket when it has bytes and writes it only while a response is left over. A connection
+/// comes with the front's arrivals, taken at each wake before the events.
 private final class HitLoop {
     private let front: HitFront
     private let epoll: Int32
@@ -156,6 +156,8 @@ private final class HitLoop {
                     acceptAll()
                     continue
                 }
+                // Known from the arrivals taken above; adopted anyway rather than leave a
+                // level-triggered event to come back forever.
                 let connection = connections[fd] ?? adopt(fd, now: now)
                 if event.events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 && event.events & EPOLLIN.rawValue == 0 {
                     drop(connection)

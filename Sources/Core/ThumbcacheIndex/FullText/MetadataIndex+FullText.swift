@@ -111,11 +111,7 @@ extension MetadataIndex {
 
     /// Whether the text of `content` (a content hash) is indexed already.
     package func hasText(content: [UInt8]) throws(IndexError) -> Bool {
-        do {
-            return try environment.read { txn in try txn.get(texts, key: TextKey.hashKey(content)) != nil }
-        } catch {
-            throw IndexError.wrapping(error, path: directory)
-        }
+        try hasTexts(contents: [content])[0]
     }
 
     /// Indexes the words of each text under the content hash it was extracted from, in one
