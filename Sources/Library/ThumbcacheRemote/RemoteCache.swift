@@ -239,7 +239,8 @@ public struct RemoteStatistics: Sendable, Codable, Hashable {
     /// The first failed request's reason, if one failed.
     public var firstError: String?
 
-    public init() {}
+    /// Zeros, counted up by the cache: an app reads statistics, it does not make them.
+    package init() {}
 }
 
 /// Which thumbnails are uploaded: those of sources large enough that fetching the thumbnail is

@@ -31,7 +31,8 @@ public struct FreedesktopSummary: Sendable, Codable, Hashable {
     /// Files that could not be exported, with the reason (an unwritable cache, say).
     public var errors: [String] = []
 
-    public init() {}
+    /// Nothing done yet, filled by a warm: an app reads summaries, it does not make them.
+    package init() {}
 }
 
 /// Writes the standard thumbnails of files the store has thumbnails of, from those thumbnails:
