@@ -38,7 +38,8 @@ final class HandedConnections: Sendable {
                     .withConnectedSocket(descriptor) { channel in
                         self.keep(channel)
                         return channel.eventLoop.makeCompletedFuture {
-                            try channel.pipeline.syncOperations.addHandlers([IdleStateHandler(writeTimeout: idle), StalledReader(), ReplayedBytes(read)])
+                            try channel.pipeline.syncOperations.addHandlers([SentBeforeClosed(), IdleStateHandler(writeTimeout: idle), StalledReader(),
+                                                                                 ReplayedBytes(read)])
                         }.flatMap { child.setup(channel: channel, logger: logger) }
                     }
                 await child.handle(value: value, logger: logger)
@@ -86,6 +87,29 @@ private final class StalledReader: ChannelInboundHandler, RemovableChannelHandle
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         guard case .write? = event as? IdleStateHandler.IdleStateEvent else { return context.fireUserInboundEventTriggered(event) }
         if !context.channel.isWritable { context.close(promise: nil) }
+    }
+}
+
+/// Once the server is shutting down (a quiesce event came), holds a close back until what was
+/// written before it has gone to the socket. Hummingbird closes a quiesced connection as soon as
+/// its response's end is written, and NIO drops the writes still queued then: a client reading
+/// slowly lost the rest of its download. An empty write queued behind them completes after them.
+/// Before the shutdown, closes pass at once (the idle timeouts' among them).
+private final class SentBeforeClosed: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+    typealias OutboundIn = NIOAny
+    private var draining = false
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent { draining = true }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        guard draining, mode == .all, context.channel.isActive else { return context.close(mode: mode, promise: promise) }
+        let sent = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(NIOAny(IOData.byteBuffer(ByteBuffer())), promise: sent)
+        sent.futureResult.assumeIsolated().whenComplete { _ in context.close(mode: mode, promise: promise) }
     }
 }
 
