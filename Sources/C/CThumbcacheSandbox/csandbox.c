@@ -159,9 +159,10 @@ int csandbox_confine(const csandbox_limits *limits, char *message, size_t size) 
     layers |= CSANDBOX_DESCRIPTORS_CLOSED;
 
     // Namespaces first (they need the capabilities a new user namespace grants, which
-    // no_new_privs does not take away but seccomp would forbid asking for).
-    if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC) == 0) {
-        layers |= CSANDBOX_USER_NAMESPACE | CSANDBOX_NETWORK_NAMESPACE;
+    // no_new_privs does not take away but seccomp would forbid asking for). No network namespace:
+    // seccomp already refuses every socket, and making one cost each worker's start 1.5-2.5 ms.
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC) == 0) {
+        layers |= CSANDBOX_USER_NAMESPACE;
         // Nothing mounted here propagates anywhere, and nothing from outside propagates in.
         if (mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0) layers |= CSANDBOX_MOUNT_NAMESPACE;
     }

@@ -37,7 +37,7 @@ package enum WorkerMain {
     static func layerNames(_ bits: Int32) -> [String] {
         let names: [(Int32, String)] = [
             (Int32(CSANDBOX_DESCRIPTORS_CLOSED), "descriptors closed"), (Int32(CSANDBOX_USER_NAMESPACE), "user namespace"),
-            (Int32(CSANDBOX_MOUNT_NAMESPACE), "mount namespace"), (Int32(CSANDBOX_NETWORK_NAMESPACE), "network namespace"),
+            (Int32(CSANDBOX_MOUNT_NAMESPACE), "mount namespace"),
             (Int32(CSANDBOX_NO_NEW_PRIVS), "no new privileges"), (Int32(CSANDBOX_RLIMITS), "resource limits"),
             (Int32(CSANDBOX_SECCOMP), "seccomp"), (Int32(CSANDBOX_LANDLOCK_FONTS), "landlock (fonts only)"),
         ]

@@ -1,7 +1,7 @@
 #ifndef CSANDBOX_H
 #define CSANDBOX_H
 // Confines a thumbcache worker process before it reads a byte of a file (Docs/SECURITY.md):
-// no new privileges, resource limits, private user/mount/network namespaces where the kernel
+// no new privileges, resource limits, private user/mount/IPC namespaces where the kernel
 // lets an unprivileged process have them, a Landlock rule set that lets it read fonts and
 // nothing else of the file system, and a seccomp allow-list (libseccomp).
 #include <stddef.h>
@@ -18,7 +18,6 @@ enum {
     CSANDBOX_NO_NEW_PRIVS = 1,
     CSANDBOX_RLIMITS = 2,
     CSANDBOX_USER_NAMESPACE = 4,
-    CSANDBOX_NETWORK_NAMESPACE = 8,
     CSANDBOX_MOUNT_NAMESPACE = 16,
     CSANDBOX_SECCOMP = 32,
     CSANDBOX_DESCRIPTORS_CLOSED = 64,
