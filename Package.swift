@@ -63,7 +63,7 @@ let package = Package(
         // poppler's C++ binding (Splash, as pdftoppm draws) behind a C interface.
         .target(name: "CThumbcachePDF", linkerSettings: [.linkedLibrary("poppler-cpp")]),
         // libarchive behind a shim that lists an archive in memory and reads one entry, capped.
-        .target(name: "CThumbcacheArchive", linkerSettings: [.linkedLibrary("archive")]),
+        .target(name: "CThumbcacheArchive"),
         // QOI's reference implementation (Debian's header-only qoi.h, libqoi-dev), compiled once here.
         .target(name: "CThumbcacheQOI"),
         // FreeType behind a shim that draws a page of text or a font's sample into RGBA.

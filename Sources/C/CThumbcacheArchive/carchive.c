@@ -1,9 +1,51 @@
 #include "carchive.h"
+
+// libarchive is loaded with dlopen at the first archive, not linked: with its libraries (libxml2,
+// ICU, nettle…) it took about 0.9 ms of every documents worker's start, and a PDF never needs it.
+// A confined worker may still load it then: Landlock lets it read the system's libraries
+// (Sources/C/CThumbcacheSandbox, SECURITY.md).
 #include <archive.h>
 #include <archive_entry.h>
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define TC_SONAME "libarchive.so.13"
+#define ARCHIVE_FUNCTIONS(X)                                                                                   \
+    X(archive_read_new) X(archive_read_support_format_zip) X(archive_read_support_format_rar)                  \
+    X(archive_read_support_format_rar5) X(archive_read_support_format_7zip) X(archive_read_support_format_tar) \
+    X(archive_read_open_memory) X(archive_error_string) X(archive_read_free) X(archive_read_next_header)      \
+    X(archive_read_data) X(archive_entry_pathname) X(archive_entry_filetype) X(archive_entry_size)            \
+    X(archive_entry_size_is_set)
+
+/// The functions used, resolved once; each field is named as the headers name the function.
+static struct {
+#define TC_FIELD(name) __typeof__(name) *name;
+    ARCHIVE_FUNCTIONS(TC_FIELD)
+#undef TC_FIELD
+} lib;
+static char load_error[256];
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+
+static void load(void) {
+    void *h = dlopen(TC_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(load_error, sizeof load_error, "cannot load libarchive: %s (install libarchive13)", dlerror());
+        return;
+    }
+#define TC_RESOLVE(name)                                                    \
+    if (!load_error[0] && !(*(void **)&lib.name = dlsym(h, #name)))         \
+        snprintf(load_error, sizeof load_error, TC_SONAME " has no " #name);
+    ARCHIVE_FUNCTIONS(TC_RESOLVE)
+#undef TC_RESOLVE
+}
+
+const char *carchive_load(void) {
+    pthread_once(&load_once, load);
+    return load_error[0] ? load_error : NULL;
+}
 
 static void say(char *message, size_t size, const char *text) {
     if (message && size) snprintf(message, size, "%s", text);
@@ -11,19 +53,24 @@ static void say(char *message, size_t size, const char *text) {
 
 // The formats documents and comics come in; no filters (a compressed tar is not a comic).
 static struct archive *open_memory(const uint8_t *bytes, size_t length, char *message, size_t message_size) {
-    struct archive *a = archive_read_new();
+    const char *unloaded = carchive_load();
+    if (unloaded) {
+        say(message, message_size, unloaded);
+        return NULL;
+    }
+    struct archive *a = lib.archive_read_new();
     if (!a) {
         say(message, message_size, "out of memory");
         return NULL;
     }
-    archive_read_support_format_zip(a);
-    archive_read_support_format_rar(a);
-    archive_read_support_format_rar5(a);
-    archive_read_support_format_7zip(a);
-    archive_read_support_format_tar(a);
-    if (archive_read_open_memory(a, bytes, length) != ARCHIVE_OK) {
-        say(message, message_size, archive_error_string(a) ? archive_error_string(a) : "not an archive libarchive reads");
-        archive_read_free(a);
+    lib.archive_read_support_format_zip(a);
+    lib.archive_read_support_format_rar(a);
+    lib.archive_read_support_format_rar5(a);
+    lib.archive_read_support_format_7zip(a);
+    lib.archive_read_support_format_tar(a);
+    if (lib.archive_read_open_memory(a, bytes, length) != ARCHIVE_OK) {
+        say(message, message_size, lib.archive_error_string(a) ? lib.archive_error_string(a) : "not an archive libarchive reads");
+        lib.archive_read_free(a);
         return NULL;
     }
     return a;
@@ -34,13 +81,13 @@ void carchive_free(void *pointer) { free(pointer); }
 // The next regular file's header: 1; 0 at the end; -1 with a message when the archive is damaged.
 static int next_file(struct archive *a, struct archive_entry **entry, char *message, size_t message_size) {
     for (;;) {
-        int r = archive_read_next_header(a, entry);
+        int r = lib.archive_read_next_header(a, entry);
         if (r == ARCHIVE_EOF) return 0;
         if (r < ARCHIVE_WARN) {
-            say(message, message_size, archive_error_string(a) ? archive_error_string(a) : "the archive is damaged");
+            say(message, message_size, lib.archive_error_string(a) ? lib.archive_error_string(a) : "the archive is damaged");
             return -1;
         }
-        if (archive_entry_pathname(*entry) && archive_entry_filetype(*entry) == AE_IFREG) return 1;
+        if (lib.archive_entry_pathname(*entry) && lib.archive_entry_filetype(*entry) == AE_IFREG) return 1;
     }
 }
 
@@ -55,7 +102,7 @@ int carchive_list(const uint8_t *bytes, size_t length, int max_entries, char **n
     int count = 0, status = 0;
     struct archive_entry *entry;
     while (out && count < max_entries && (status = next_file(a, &entry, message, message_size)) > 0) {
-        const char *name = archive_entry_pathname(entry);
+        const char *name = lib.archive_entry_pathname(entry);
         size_t n = strlen(name) + 1;
         if (used + n > capacity) {
             while (used + n > capacity) capacity *= 2;
@@ -67,7 +114,7 @@ int carchive_list(const uint8_t *bytes, size_t length, int max_entries, char **n
         used += n;
         count++;
     }
-    archive_read_free(a);
+    lib.archive_read_free(a);
     if (!out) {
         say(message, message_size, "out of memory");
         return -1;
@@ -94,13 +141,13 @@ int carchive_read(const uint8_t *bytes, size_t length, const char *name, size_t 
             result = -1;
             break;
         }
-        if (strcmp(archive_entry_pathname(entry), name) != 0) continue;
+        if (strcmp(lib.archive_entry_pathname(entry), name) != 0) continue;
         // What the header claims is checked first; what is decompressed is capped regardless.
-        if (archive_entry_size_is_set(entry) && archive_entry_size(entry) > (la_int64_t)cap) {
+        if (lib.archive_entry_size_is_set(entry) && lib.archive_entry_size(entry) > (la_int64_t)cap) {
             result = 2;
             break;
         }
-        size_t capacity = archive_entry_size_is_set(entry) && archive_entry_size(entry) > 0 ? (size_t)archive_entry_size(entry) : 65536;
+        size_t capacity = lib.archive_entry_size_is_set(entry) && lib.archive_entry_size(entry) > 0 ? (size_t)lib.archive_entry_size(entry) : 65536;
         uint8_t *out = malloc(capacity + 1);
         size_t used = 0;
         result = 0;
@@ -115,10 +162,10 @@ int carchive_read(const uint8_t *bytes, size_t length, const char *name, size_t 
                 if (!grown) break;
                 out = grown;
             }
-            la_ssize_t n = archive_read_data(a, out + used, capacity - used);
+            la_ssize_t n = lib.archive_read_data(a, out + used, capacity - used);
             if (n == 0) break;
             if (n < 0) {
-                say(message, message_size, archive_error_string(a) ? archive_error_string(a) : "the entry is damaged");
+                say(message, message_size, lib.archive_error_string(a) ? lib.archive_error_string(a) : "the entry is damaged");
                 result = -1;
                 break;
             }
@@ -136,6 +183,6 @@ int carchive_read(const uint8_t *bytes, size_t length, const char *name, size_t 
         free(out);
         break;
     }
-    archive_read_free(a);
+    lib.archive_read_free(a);
     return result;
 }

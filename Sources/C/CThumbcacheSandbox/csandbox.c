@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "csandbox.h"
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/landlock.h>
@@ -63,21 +64,39 @@ static const char *const font_directories[] = {
 };
 static const char *const home_font_directories[] = {".local/share/fonts", ".fonts", ".cache/fontconfig"};
 
-static void allow_reading(int ruleset, const char *path) {
-    int fd = open(path, O_PATH | O_CLOEXEC | O_DIRECTORY);
+static void allow(int ruleset, const char *path, int flags, __u64 access) {
+    int fd = open(path, O_PATH | O_CLOEXEC | flags);
     if (fd < 0) return;  // not on this system
-    struct landlock_path_beneath_attr rule = {
-        .allowed_access = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR,
-        .parent_fd = fd,
-    };
+    struct landlock_path_beneath_attr rule = {.allowed_access = access, .parent_fd = fd};
     syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
     close(fd);
 }
 
+static void allow_reading(int ruleset, const char *path) {
+    allow(ruleset, path, O_DIRECTORY, LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR);
+}
+
+// The system's shared libraries, so that a decoder's library is loaded when its first file comes
+// rather than at every worker's start (libarchive, libtiff): the directory the loader found
+// libseccomp in, and the loader's cache. Files only; public ones, which tell nothing of the user's.
+static void allow_libraries(int ruleset) {
+    Dl_info info;
+    char directory[4096];
+    if (dladdr((void *)&seccomp_init, &info) && info.dli_fname && snprintf(directory, sizeof directory, "%s", info.dli_fname) < (int)sizeof directory) {
+        char *slash = strrchr(directory, '/');
+        if (slash && slash != directory) {
+            *slash = 0;
+            allow(ruleset, directory, O_DIRECTORY, LANDLOCK_ACCESS_FS_READ_FILE);
+        }
+    }
+    allow(ruleset, "/etc/ld.so.cache", 0, LANDLOCK_ACCESS_FS_READ_FILE);
+}
+
 // Every file-system access Landlock governs at the kernel's ABI, denied but reading the font
-// directories. Returns 1 when the rule set is in force, 0 where the kernel has no Landlock
-// (then opening stays refused outright by seccomp, and documents draw without system fonts).
-static int confine_to_fonts(void) {
+// directories and the system's libraries. Returns 1 when the rule set is in force, 0 where the
+// kernel has no Landlock (then opening stays refused outright by seccomp, documents draw without
+// system fonts, and a worker loads its decoders' libraries before it confines itself).
+static int confine_reading(void) {
     long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
     if (abi < 1) return 0;
     struct landlock_ruleset_attr attr = {.handled_access_fs = (LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1};  // ABI 1's thirteen rights
@@ -94,6 +113,7 @@ static int confine_to_fonts(void) {
     const char *data = getenv("XDG_DATA_HOME"), *cache = getenv("XDG_CACHE_HOME");
     if (data && data[0] == '/' && snprintf(path, sizeof path, "%s/fonts", data) < (int)sizeof path) allow_reading(ruleset, path);
     if (cache && cache[0] == '/' && snprintf(path, sizeof path, "%s/fontconfig", cache) < (int)sizeof path) allow_reading(ruleset, path);
+    allow_libraries(ruleset);
     int rc = (int)syscall(SYS_landlock_restrict_self, ruleset, 0);
     close(ruleset);
     return rc == 0;
@@ -187,8 +207,10 @@ int csandbox_confine(const csandbox_limits *limits, char *message, size_t size) 
     layers |= CSANDBOX_RLIMITS;
 
     // Landlock after no_new_privs (which it requires) and before seccomp (which forbids its calls).
-    int fonts = confine_to_fonts();
-    if (fonts) layers |= CSANDBOX_LANDLOCK_FONTS;
+    int fonts = confine_reading();
+    // Without Landlock, seccomp will refuse every open: what would be loaded later, load now.
+    if (!fonts && limits->load_libraries) limits->load_libraries();
+    if (fonts) layers |= CSANDBOX_LANDLOCK;
     if (install_seccomp(fonts, message, size) != 0) return -1;
     layers |= CSANDBOX_SECCOMP;
     return layers;

@@ -8,7 +8,10 @@ import ThumbcacheWorker
 package enum WorkerMain {
     /// Confines this process (Docs/SECURITY.md) and serves requests with `decoders` until the
     /// parent closes the channel. Run by `thumbcache-worker` (and the test build's worker).
-    package static func run(decoders: ImageDecoders, arguments: [String] = CommandLine.arguments) -> Never {
+    /// `loadLibraries` loads what the decoders would load at their first file; it runs before the
+    /// confinement only where Landlock cannot let the system's libraries be read after it.
+    package static func run(decoders: ImageDecoders, loadLibraries: (@convention(c) () -> Void)? = nil,
+                            arguments: [String] = CommandLine.arguments) -> Never {
         var decoders = decoders
         func value(_ flag: String) -> UInt64 {
             guard let i = arguments.firstIndex(of: flag), i + 1 < arguments.count else { return 0 }
@@ -20,7 +23,7 @@ package enum WorkerMain {
         keepDecoderBuffersInHeap()
         limitMallocArenas(2)
         var limits = csandbox_limits(address_space: value("--memory"), cpu_seconds: value("--cpu"),
-                                     channel: WorkerProtocol.channelDescriptor)
+                                     channel: WorkerProtocol.channelDescriptor, load_libraries: loadLibraries)
         var message = [CChar](repeating: 0, count: 256)
         let applied = csandbox_confine(&limits, &message, message.count)
         let hello: WorkerReply.Hello
@@ -39,7 +42,7 @@ package enum WorkerMain {
             (Int32(CSANDBOX_DESCRIPTORS_CLOSED), "descriptors closed"), (Int32(CSANDBOX_USER_NAMESPACE), "user namespace"),
             (Int32(CSANDBOX_MOUNT_NAMESPACE), "mount namespace"),
             (Int32(CSANDBOX_NO_NEW_PRIVS), "no new privileges"), (Int32(CSANDBOX_RLIMITS), "resource limits"),
-            (Int32(CSANDBOX_SECCOMP), "seccomp"), (Int32(CSANDBOX_LANDLOCK_FONTS), "landlock (fonts only)"),
+            (Int32(CSANDBOX_SECCOMP), "seccomp"), (Int32(CSANDBOX_LANDLOCK), "landlock (fonts and libraries)"),
         ]
         return names.filter { bits & $0.0 != 0 }.map(\.1)
     }

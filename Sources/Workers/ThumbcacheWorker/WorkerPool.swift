@@ -114,6 +114,9 @@ package final class WorkerPool: ImageDecoding {
     /// How many workers are idle, over all families.
     package var idleWorkers: Int { state.withLock { $0.idle.values.reduce(0) { $0 + $1.count } } }
 
+    /// The idle workers' process identifiers, to look into them (/proc).
+    package var idleWorkerIdentifiers: [pid_t] { state.withLock { $0.idle.values.flatMap { $0.map(\.pid) } } }
+
     /// The families whose workers this pool has started.
     package var familiesStarted: Set<WorkerFamily> { state.withLock { $0.familiesStarted } }
 

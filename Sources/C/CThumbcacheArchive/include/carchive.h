@@ -20,4 +20,8 @@ int carchive_read(const uint8_t *bytes, size_t length, const char *name, size_t 
 
 void carchive_free(void *pointer);
 
+/// Loads libarchive if it is not yet loaded: NULL, or why it cannot be. The functions above load
+/// it themselves; a worker whose confinement would not let it load later calls this before.
+const char *carchive_load(void);
+
 #endif

@@ -2,8 +2,8 @@
 #define CSANDBOX_H
 // Confines a thumbcache worker process before it reads a byte of a file (Docs/SECURITY.md):
 // no new privileges, resource limits, private user/mount/IPC namespaces where the kernel
-// lets an unprivileged process have them, a Landlock rule set that lets it read fonts and
-// nothing else of the file system, and a seccomp allow-list (libseccomp).
+// lets an unprivileged process have them, a Landlock rule set that lets it read fonts and the
+// system's libraries and nothing else of the file system, and a seccomp allow-list (libseccomp).
 #include <stddef.h>
 #include <stdint.h>
 
@@ -11,6 +11,8 @@ typedef struct {
     uint64_t address_space;   // RLIMIT_AS in bytes (0: leave as it is)
     uint64_t cpu_seconds;     // RLIMIT_CPU, a backstop behind the parent's wall-clock limit (0: leave)
     int channel;              // the socket to the parent: the only descriptor kept besides 0, 1, 2
+    void (*load_libraries)(void);  // loads what the decoders load on first use; called when
+                                   // Landlock cannot let them be read later (NULL: nothing)
 } csandbox_limits;
 
 // Layers, as a bit set in csandbox_confine's result.
@@ -21,7 +23,7 @@ enum {
     CSANDBOX_MOUNT_NAMESPACE = 16,
     CSANDBOX_SECCOMP = 32,
     CSANDBOX_DESCRIPTORS_CLOSED = 64,
-    CSANDBOX_LANDLOCK_FONTS = 128,
+    CSANDBOX_LANDLOCK = 128,
 };
 
 /// Applies every layer it can to the calling process, which must be single-threaded. Namespaces
