@@ -56,7 +56,7 @@ let package = Package(
         .systemLibrary(name: "CThumbcacheJXL", pkgConfig: "libjxl", providers: [.apt(["libjxl-dev"])]),
         .systemLibrary(name: "CThumbcacheRaw", pkgConfig: "libraw_r", providers: [.apt(["libraw-dev"])]),
         // libtiff behind a shim that owns its error handlers and reads by pread, never mapped.
-        .target(name: "CThumbcacheTIFF", linkerSettings: [.linkedLibrary("tiff")]),
+        .target(name: "CThumbcacheTIFF"),
         // FFmpeg (libavformat, libavcodec, libswscale; GPL as Debian builds it) behind a shim that
         // reads by pread and keeps FFmpeg's structures out of Swift.
         // poppler (GPL) and cairo behind a shim that keeps GLib's types out of Swift.

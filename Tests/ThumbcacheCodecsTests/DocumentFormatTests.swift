@@ -75,31 +75,6 @@ struct DocumentFormatTests {
         #expect(Self.registry.type(ofFileAt: path).identifier == "org.oasis-open.opendocument.text")
     }
 
-    /// The documents worker starts without libarchive (a PDF or a text never needs it) and loads
-    /// it, already confined, at its first archive: Landlock lets it read the system's libraries.
-    @Test func theDocumentsWorkerLoadsLibarchiveConfinedAtItsFirstArchive() throws {
-        let dir = TemporaryDirectory()
-        let notes = try dir.write("notes.txt", Array("Words before any archive.\n".utf8))
-        let report = try Self.openDocument(dir, "report.odt", thumbnail: Self.png)
-        let pool = WorkerPool(.init(workers: 1))
-        _ = try pool.thumbnail(ofFileAt: notes, options: Self.box, format: .text)
-        let workers = pool.idleWorkerIdentifiers
-        try #require(workers.count == 1, "\(workers)")
-        let worker = workers[0]
-        // Read to the end: a /proc file's size says 0, and one read of it gives one page.
-        func maps() -> String {
-            let data = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(worker)/maps")).readToEnd()) ?? nil
-            return String(decoding: data ?? Data(), as: UTF8.self)
-        }
-        let status = try String(contentsOfFile: "/proc/\(worker)/status", encoding: .utf8)
-        #expect(status.contains("Seccomp:\t2"), "\(status)")
-        #expect(maps().contains("libpoppler") && !maps().contains("libarchive"))
-        let thumbnail = try pool.thumbnail(ofFileAt: report, options: Self.box, format: nil)
-        #expect(thumbnail.info.format == .openDocumentText && thumbnail.image.width > 0)
-        #expect(maps().contains("libarchive"))
-        #expect(pool.workersStarted == 1)
-    }
-
     @Test func officeOpenXMLShowsItsThumbnailItsWordsOrItsIcon() throws {
         let dir = TemporaryDirectory()
         let core = Self.xml("""

@@ -9,6 +9,49 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <tiffio.h>
+#include <dlfcn.h>
+#include <pthread.h>
+
+// libtiff is loaded with dlopen at the first TIFF, not linked: with the codecs it brings (LERC,
+// JBIG, libdeflate…) it took about half a millisecond of every image worker's start, which a JPEG
+// never needs. A confined worker may still load it then: Landlock lets it read the system's
+// libraries (Sources/C/CThumbcacheSandbox, SECURITY.md).
+#define TC_SONAME "libtiff.so.6"
+#define TIFF_FUNCTIONS(X)                                                                                   \
+    X(TIFFClientOpenExt) X(TIFFClose) X(TIFFComputeStrip) X(TIFFComputeTile) X(TIFFCurrentDirectory) \
+    X(TIFFGetField) X(TIFFGetFieldDefaulted) X(TIFFGetStrileByteCount) X(TIFFIsTiled) X(TIFFNumberOfStrips) \
+    X(TIFFOpenOptionsAlloc) X(TIFFOpenOptionsFree) X(TIFFOpenOptionsSetErrorHandlerExtR) X(TIFFOpenOptionsSetMaxSingleMemAlloc) \
+    X(TIFFOpenOptionsSetWarningHandlerExtR) X(TIFFRGBAImageBegin) X(TIFFRGBAImageEnd) X(TIFFRGBAImageGet) \
+    X(TIFFRGBAImageOK) X(TIFFReadDirectory) X(TIFFReadEncodedStrip) X(TIFFReadEncodedTile) \
+    X(TIFFReadRawStrip) X(TIFFSetDirectory) X(TIFFSetErrorHandler) X(TIFFSetSubDirectory) X(TIFFSetWarningHandler) \
+    X(TIFFStripSize) X(TIFFTileSize)
+
+/// The functions used, resolved once; each field is named as the headers name the function.
+static struct {
+#define TC_FIELD(name) __typeof__(name) *name;
+    TIFF_FUNCTIONS(TC_FIELD)
+#undef TC_FIELD
+} lib;
+static char load_error[256];
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+
+static void load(void) {
+    void *h = dlopen(TC_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(load_error, sizeof load_error, "cannot load libtiff: %s (install libtiff6)", dlerror());
+        return;
+    }
+#define TC_RESOLVE(name)                                                    \
+    if (!load_error[0] && !(*(void **)&lib.name = dlsym(h, #name)))         \
+        snprintf(load_error, sizeof load_error, TC_SONAME " has no " #name);
+    TIFF_FUNCTIONS(TC_RESOLVE)
+#undef TC_RESOLVE
+}
+
+const char *ctiff_load(void) {
+    pthread_once(&load_once, load);
+    return load_error[0] ? load_error : NULL;
+}
 
 // No single allocation of libtiff's may pass this: strip and tile buffers of real files stay far
 // below; a header claiming a 4 GB strip fails here instead of reaching the allocator.
@@ -99,30 +142,35 @@ static void unmap_proc(thandle_t handle, void *base, toff_t size) { (void)handle
 
 static int is_reduced(TIFF *tiff) {
     uint32_t type = 0;
-    return TIFFGetField(tiff, TIFFTAG_SUBFILETYPE, &type) && (type & FILETYPE_REDUCEDIMAGE);
+    return lib.TIFFGetField(tiff, TIFFTAG_SUBFILETYPE, &type) && (type & FILETYPE_REDUCEDIMAGE);
 }
 
 static void size_of(TIFF *tiff, uint32_t *width, uint32_t *height) {
     *width = *height = 0;
-    TIFFGetField(tiff, TIFFTAG_IMAGEWIDTH, width);
-    TIFFGetField(tiff, TIFFTAG_IMAGELENGTH, height);
+    lib.TIFFGetField(tiff, TIFFTAG_IMAGEWIDTH, width);
+    lib.TIFFGetField(tiff, TIFFTAG_IMAGELENGTH, height);
 }
 
 static uint32_t band_rows_of(TIFF *tiff, uint32_t height) {
     uint32_t rows = 0;
-    if (TIFFIsTiled(tiff)) {
-        TIFFGetField(tiff, TIFFTAG_TILELENGTH, &rows);
+    if (lib.TIFFIsTiled(tiff)) {
+        lib.TIFFGetField(tiff, TIFFTAG_TILELENGTH, &rows);
     } else {
-        TIFFGetFieldDefaulted(tiff, TIFFTAG_ROWSPERSTRIP, &rows);
+        lib.TIFFGetFieldDefaulted(tiff, TIFFTAG_ROWSPERSTRIP, &rows);
     }
     if (rows == 0 || rows > height) rows = height;
     return rows;
 }
 
 ctiff_decoder *ctiff_open_fd(int fd, ctiff_info *info, char *message, size_t message_size) {
+    const char *unloaded = ctiff_load();
+    if (unloaded) {
+        set_message(message, message_size, unloaded);
+        return NULL;
+    }
     // Errors without a TIFF handle would go to the global handlers, which print: silence them.
-    TIFFSetErrorHandler(NULL);
-    TIFFSetWarningHandler(NULL);
+    lib.TIFFSetErrorHandler(NULL);
+    lib.TIFFSetWarningHandler(NULL);
     struct ctiff_decoder *d = calloc(1, sizeof *d);
     if (!d) {
         set_message(message, message_size, "out of memory");
@@ -136,13 +184,13 @@ ctiff_decoder *ctiff_open_fd(int fd, ctiff_info *info, char *message, size_t mes
     }
     d->fd = fd;
     d->size = s.st_size;
-    TIFFOpenOptions *options = TIFFOpenOptionsAlloc();
-    TIFFOpenOptionsSetErrorHandlerExtR(options, on_error, d);
-    TIFFOpenOptionsSetWarningHandlerExtR(options, on_warning, d);
-    TIFFOpenOptionsSetMaxSingleMemAlloc(options, CTIFF_MAX_ALLOCATION);
-    d->tiff = TIFFClientOpenExt("tiff", "rm", d, read_proc, write_proc, seek_proc, close_proc, size_proc, map_proc, unmap_proc,
+    TIFFOpenOptions *options = lib.TIFFOpenOptionsAlloc();
+    lib.TIFFOpenOptionsSetErrorHandlerExtR(options, on_error, d);
+    lib.TIFFOpenOptionsSetWarningHandlerExtR(options, on_warning, d);
+    lib.TIFFOpenOptionsSetMaxSingleMemAlloc(options, CTIFF_MAX_ALLOCATION);
+    d->tiff = lib.TIFFClientOpenExt("tiff", "rm", d, read_proc, write_proc, seek_proc, close_proc, size_proc, map_proc, unmap_proc,
                                 options);
-    TIFFOpenOptionsFree(options);
+    lib.TIFFOpenOptionsFree(options);
     if (!d->tiff) {
         set_message(message, message_size, d->message[0] ? d->message : "not a readable TIFF file");
         free(d);
@@ -150,16 +198,16 @@ ctiff_decoder *ctiff_open_fd(int fd, ctiff_info *info, char *message, size_t mes
     }
     memset(info, 0, sizeof *info);
     TIFF *t = d->tiff;
-    d->main_directory = TIFFCurrentDirectory(t);
+    d->main_directory = lib.TIFFCurrentDirectory(t);
     size_of(t, &info->width, &info->height);
     d->width = info->width;
     d->height = info->height;
     uint16_t bits = 1, photometric = 0, orientation = 1, extra = 0;
     uint16_t *extra_types = NULL;
-    TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &bits);
-    TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photometric);
-    TIFFGetFieldDefaulted(t, TIFFTAG_ORIENTATION, &orientation);
-    TIFFGetFieldDefaulted(t, TIFFTAG_EXTRASAMPLES, &extra, &extra_types);
+    lib.TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &bits);
+    lib.TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photometric);
+    lib.TIFFGetFieldDefaulted(t, TIFFTAG_ORIENTATION, &orientation);
+    lib.TIFFGetFieldDefaulted(t, TIFFTAG_EXTRASAMPLES, &extra, &extra_types);
     info->bits_per_sample = bits;
     info->photometric = photometric;
     info->orientation = orientation >= 1 && orientation <= 8 ? orientation : 1;
@@ -169,21 +217,21 @@ ctiff_decoder *ctiff_open_fd(int fd, ctiff_info *info, char *message, size_t mes
     // Reduced-resolution copies: SubIFDs of the first image, and later reduced pages.
     uint16_t subifd_count = 0;
     uint64_t *subifds = NULL;
-    if (TIFFGetField(t, TIFFTAG_SUBIFD, &subifd_count, &subifds)) info->reduced_images += subifd_count;
+    if (lib.TIFFGetField(t, TIFFTAG_SUBIFD, &subifd_count, &subifds)) info->reduced_images += subifd_count;
     int pages = 1;
-    for (int i = 1; i < CTIFF_MAX_DIRECTORIES && TIFFReadDirectory(t); i++) {
+    for (int i = 1; i < CTIFF_MAX_DIRECTORIES && lib.TIFFReadDirectory(t); i++) {
         if (!is_reduced(t)) {
             pages++;
             continue;
         }
         info->reduced_images++;
         int n = d->reduced_page_count++;
-        d->reduced_pages[n].directory = TIFFCurrentDirectory(t);
+        d->reduced_pages[n].directory = lib.TIFFCurrentDirectory(t);
         size_of(t, &d->reduced_pages[n].width, &d->reduced_pages[n].height);
     }
     info->pages = pages;
     d->message[0] = 0;
-    if (!TIFFSetDirectory(t, d->main_directory)) {
+    if (!lib.TIFFSetDirectory(t, d->main_directory)) {
         set_message(message, message_size, d->message[0] ? d->message : "cannot return to the first TIFF image");
         ctiff_close(d);
         return NULL;
@@ -198,7 +246,7 @@ int ctiff_select(ctiff_decoder *d, uint32_t min_width, uint32_t min_height, uint
     tdir_t best_directory = d->main_directory;
     uint64_t best_subifd = 0;  // 0: a top-level directory
     d->message[0] = 0;
-    if (!TIFFSetDirectory(t, d->main_directory)) return -1;
+    if (!lib.TIFFSetDirectory(t, d->main_directory)) return -1;
     // Only a smaller image can be chosen: at full size nothing more is read.
     if (min_width < d->width || min_height < d->height) {
         for (int i = 0; i < d->reduced_page_count; i++) {
@@ -212,10 +260,10 @@ int ctiff_select(ctiff_decoder *d, uint32_t min_width, uint32_t min_height, uint
         uint64_t *offsets = NULL;
         uint64_t list[CTIFF_MAX_DIRECTORIES];
         int n = 0;
-        if (TIFFGetField(t, TIFFTAG_SUBIFD, &count, &offsets))
+        if (lib.TIFFGetField(t, TIFFTAG_SUBIFD, &count, &offsets))
             for (int i = 0; i < count && n < CTIFF_MAX_DIRECTORIES; i++) list[n++] = offsets[i];
         for (int i = 0; i < n; i++) {
-            if (!TIFFSetSubDirectory(t, list[i])) continue;
+            if (!lib.TIFFSetSubDirectory(t, list[i])) continue;
             uint32_t w, h;
             size_of(t, &w, &h);
             if (w >= min_width && h >= min_height && (uint64_t)w * h < (uint64_t)best_w * best_h) {
@@ -223,8 +271,8 @@ int ctiff_select(ctiff_decoder *d, uint32_t min_width, uint32_t min_height, uint
             }
         }
         d->message[0] = 0;
-        if (!TIFFSetDirectory(t, best_directory)) return -1;
-        if (best_subifd && !TIFFSetSubDirectory(t, best_subifd)) return -1;
+        if (!lib.TIFFSetDirectory(t, best_directory)) return -1;
+        if (best_subifd && !lib.TIFFSetSubDirectory(t, best_subifd)) return -1;
     }
     *width = best_w;
     *height = best_h;
@@ -275,12 +323,12 @@ static int conversion_of(ctiff_decoder *d) {
     TIFF *t = d->tiff;
     uint16_t format = SAMPLEFORMAT_UINT, photometric = 0, planar = PLANARCONFIG_CONTIG, inkset = INKSET_CMYK;
     d->samples = 1, d->bits = 1;
-    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLESPERPIXEL, &d->samples);
-    TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &d->bits);
-    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &format);
-    TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photometric);
-    TIFFGetFieldDefaulted(t, TIFFTAG_PLANARCONFIG, &planar);
-    TIFFGetFieldDefaulted(t, TIFFTAG_INKSET, &inkset);
+    lib.TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLESPERPIXEL, &d->samples);
+    lib.TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &d->bits);
+    lib.TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &format);
+    lib.TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photometric);
+    lib.TIFFGetFieldDefaulted(t, TIFFTAG_PLANARCONFIG, &planar);
+    lib.TIFFGetFieldDefaulted(t, TIFFTAG_INKSET, &inkset);
     uint16_t n = d->samples, bits = d->bits;
     d->gray = photometric == PHOTOMETRIC_MINISBLACK;
     if (planar != PLANARCONFIG_CONTIG) return RGBA_INTERFACE;
@@ -295,17 +343,17 @@ static int conversion_of(ctiff_decoder *d) {
 // Reads the strip or tile holding (`x`, `y`) into d->chunk; its first row and column come back.
 static int read_chunk(ctiff_decoder *d, uint32_t x, uint32_t y, uint32_t *chunk_x, uint32_t *chunk_y, uint32_t *chunk_w) {
     TIFF *t = d->tiff;
-    if (TIFFIsTiled(t)) {
+    if (lib.TIFFIsTiled(t)) {
         uint32_t tw = 0, th = 0;
-        TIFFGetField(t, TIFFTAG_TILEWIDTH, &tw);
-        TIFFGetField(t, TIFFTAG_TILELENGTH, &th);
+        lib.TIFFGetField(t, TIFFTAG_TILEWIDTH, &tw);
+        lib.TIFFGetField(t, TIFFTAG_TILELENGTH, &th);
         if (!tw || !th) return -1;
         *chunk_x = x / tw * tw, *chunk_y = y / th * th, *chunk_w = tw;
-        return TIFFReadEncodedTile(t, TIFFComputeTile(t, x, y, 0, 0), d->chunk, d->chunk_size) < 0 ? -1 : 0;
+        return lib.TIFFReadEncodedTile(t, lib.TIFFComputeTile(t, x, y, 0, 0), d->chunk, d->chunk_size) < 0 ? -1 : 0;
     }
     uint32_t rows = band_rows_of(t, d->raw_height);
     *chunk_x = 0, *chunk_y = y / rows * rows, *chunk_w = d->raw_width;
-    return TIFFReadEncodedStrip(t, TIFFComputeStrip(t, y, 0), d->chunk, d->chunk_size) < 0 ? -1 : 0;
+    return lib.TIFFReadEncodedStrip(t, lib.TIFFComputeStrip(t, y, 0), d->chunk, d->chunk_size) < 0 ? -1 : 0;
 }
 
 // The float samples' range: one pass over every strip or tile before any row is made, so that
@@ -325,7 +373,7 @@ static int float_range(ctiff_decoder *d) {
                         float v = sample_at(d, d->chunk, ((size_t)r * cw + c) * d->samples + s);
                         if (isfinite(v)) low = v < low ? v : low, high = v > high ? v : high;
                     }
-            x = TIFFIsTiled(d->tiff) ? cx + cw : d->raw_width;
+            x = lib.TIFFIsTiled(d->tiff) ? cx + cw : d->raw_width;
         }
     }
     d->low = isfinite(low) ? low : 0;
@@ -351,7 +399,7 @@ static int raw_begin(ctiff_decoder *d) {
     TIFF *t = d->tiff;
     size_of(t, &d->raw_width, &d->raw_height);
     uint16_t extra = 0, *types = NULL;
-    TIFFGetFieldDefaulted(t, TIFFTAG_EXTRASAMPLES, &extra, &types);
+    lib.TIFFGetFieldDefaulted(t, TIFFTAG_EXTRASAMPLES, &extra, &types);
     d->alpha_sample = extra > 0 && types && (types[0] == EXTRASAMPLE_ASSOCALPHA || types[0] == EXTRASAMPLE_UNASSALPHA)
                           ? d->samples - extra : -1;
     // The colour samples the conversion reads must exist in every pixel: a gray image has one,
@@ -362,7 +410,7 @@ static int raw_begin(ctiff_decoder *d) {
                  d->samples, colour);
         return -1;
     }
-    d->chunk_size = TIFFIsTiled(t) ? TIFFTileSize(t) : TIFFStripSize(t);
+    d->chunk_size = lib.TIFFIsTiled(t) ? lib.TIFFTileSize(t) : lib.TIFFStripSize(t);
     if (d->chunk_size <= 0 || d->chunk_size > CTIFF_MAX_ALLOCATION || !(d->chunk = malloc(d->chunk_size))) {
         snprintf(d->message, sizeof d->message, "a strip or tile of %lld bytes", (long long)d->chunk_size);
         return -1;
@@ -401,7 +449,7 @@ static int raw_read_band(ctiff_decoder *d, uint32_t row, uint32_t rows, uint32_t
                 o[3] = a;
             }
         }
-        x = TIFFIsTiled(d->tiff) ? cx + cw : d->raw_width;
+        x = lib.TIFFIsTiled(d->tiff) ? cx + cw : d->raw_width;
     }
     return 0;
 }
@@ -414,7 +462,7 @@ int ctiff_begin(ctiff_decoder *d) {
     if (d->mode != RGBA_INTERFACE) return raw_begin(d);
     // Stop at the first strip or tile libtiff cannot decode: its pixels would be invented (the
     // strict policy, as for a truncated JPEG), not a thumbnail of the file.
-    if (!TIFFRGBAImageOK(d->tiff, text) || !TIFFRGBAImageBegin(&d->image, d->tiff, 1, text)) {
+    if (!lib.TIFFRGBAImageOK(d->tiff, text) || !lib.TIFFRGBAImageBegin(&d->image, d->tiff, 1, text)) {
         if (!d->message[0]) snprintf(d->message, sizeof d->message, "%s", text[0] ? text : "cannot convert this TIFF to RGBA");
         return -1;
     }
@@ -430,7 +478,7 @@ int ctiff_read_band(ctiff_decoder *d, uint32_t row, uint32_t rows, uint32_t *ras
     if (d->mode != RGBA_INTERFACE) return raw_read_band(d, row, rows, raster);
     d->image.row_offset = (int)row;
     d->image.col_offset = 0;
-    if (!TIFFRGBAImageGet(&d->image, raster, d->image.width, rows)) {
+    if (!lib.TIFFRGBAImageGet(&d->image, raster, d->image.width, rows)) {
         if (!d->message[0]) snprintf(d->message, sizeof d->message, "cannot read rows %u to %u", row, row + rows);
         return -1;
     }
@@ -443,18 +491,18 @@ int ctiff_lzw_strips(ctiff_decoder *d, ctiff_lzw_layout *layout) {
     TIFF *t = d->tiff;
     uint16_t compression = 0, bits = 1, format = SAMPLEFORMAT_UINT, photometric = 0, planar = PLANARCONFIG_CONTIG,
              samples = 1, predictor = PREDICTOR_NONE, fill = FILLORDER_MSB2LSB, extra = 0, *types = NULL;
-    TIFFGetFieldDefaulted(t, TIFFTAG_COMPRESSION, &compression);
-    TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &bits);
-    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &format);
-    TIFFGetFieldDefaulted(t, TIFFTAG_PLANARCONFIG, &planar);
-    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLESPERPIXEL, &samples);
-    TIFFGetFieldDefaulted(t, TIFFTAG_FILLORDER, &fill);
+    lib.TIFFGetFieldDefaulted(t, TIFFTAG_COMPRESSION, &compression);
+    lib.TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &bits);
+    lib.TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &format);
+    lib.TIFFGetFieldDefaulted(t, TIFFTAG_PLANARCONFIG, &planar);
+    lib.TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLESPERPIXEL, &samples);
+    lib.TIFFGetFieldDefaulted(t, TIFFTAG_FILLORDER, &fill);
     // Asked of LZW's codec only: libtiff reads any other codec's private state as a predictor's
     // (or, without one, reports an error that would stay the decoder's message).
-    if (compression == COMPRESSION_LZW) TIFFGetFieldDefaulted(t, TIFFTAG_PREDICTOR, &predictor);
-    TIFFGetFieldDefaulted(t, TIFFTAG_EXTRASAMPLES, &extra, &types);
-    if (!TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photometric)) return 0;
-    if (TIFFIsTiled(t) || compression != COMPRESSION_LZW || bits != 8 || format != SAMPLEFORMAT_UINT ||
+    if (compression == COMPRESSION_LZW) lib.TIFFGetFieldDefaulted(t, TIFFTAG_PREDICTOR, &predictor);
+    lib.TIFFGetFieldDefaulted(t, TIFFTAG_EXTRASAMPLES, &extra, &types);
+    if (!lib.TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photometric)) return 0;
+    if (lib.TIFFIsTiled(t) || compression != COMPRESSION_LZW || bits != 8 || format != SAMPLEFORMAT_UINT ||
         planar != PLANARCONFIG_CONTIG || fill != FILLORDER_MSB2LSB || (predictor != PREDICTOR_NONE && predictor != PREDICTOR_HORIZONTAL))
         return 0;
     int colour = photometric == PHOTOMETRIC_RGB ? 3 : photometric == PHOTOMETRIC_MINISBLACK ? 1 : 0;
@@ -472,29 +520,29 @@ int ctiff_lzw_strips(ctiff_decoder *d, ctiff_lzw_layout *layout) {
     layout->alpha = alpha;
     layout->predictor = predictor;
     layout->rows_per_strip = band_rows_of(t, height);
-    return width > 0 && height > 0 && TIFFNumberOfStrips(t) > 0;
+    return width > 0 && height > 0 && lib.TIFFNumberOfStrips(t) > 0;
 }
 
 int64_t ctiff_raw_strip_size(ctiff_decoder *d, uint32_t strip) {
-    if (strip >= TIFFNumberOfStrips(d->tiff)) return -1;
-    uint64_t size = TIFFGetStrileByteCount(d->tiff, strip);
+    if (strip >= lib.TIFFNumberOfStrips(d->tiff)) return -1;
+    uint64_t size = lib.TIFFGetStrileByteCount(d->tiff, strip);
     return size > (uint64_t)CTIFF_MAX_ALLOCATION ? -1 : (int64_t)size;
 }
 
 int64_t ctiff_read_raw_strip(ctiff_decoder *d, uint32_t strip, void *buffer, int64_t size) {
-    return TIFFReadRawStrip(d->tiff, strip, buffer, (tmsize_t)size);
+    return lib.TIFFReadRawStrip(d->tiff, strip, buffer, (tmsize_t)size);
 }
 
 int64_t ctiff_read_strip(ctiff_decoder *d, uint32_t strip, void *buffer, int64_t size) {
-    return TIFFReadEncodedStrip(d->tiff, strip, buffer, (tmsize_t)size);
+    return lib.TIFFReadEncodedStrip(d->tiff, strip, buffer, (tmsize_t)size);
 }
 
 const char *ctiff_message(const ctiff_decoder *d) { return d->message[0] ? d->message : "TIFF error"; }
 
 void ctiff_close(ctiff_decoder *d) {
     if (!d) return;
-    if (d->began) TIFFRGBAImageEnd(&d->image);
+    if (d->began) lib.TIFFRGBAImageEnd(&d->image);
     free(d->chunk);
-    if (d->tiff) TIFFClose(d->tiff);
+    if (d->tiff) lib.TIFFClose(d->tiff);
     free(d);
 }

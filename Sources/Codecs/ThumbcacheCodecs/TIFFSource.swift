@@ -9,6 +9,12 @@ extension ImageDecoderRegistration {
     }
 }
 
+/// Loads libtiff now (a worker that cannot load it once confined); it is otherwise loaded at the
+/// first TIFF, where a failure is that file's error.
+package func loadTIFFLibrary() {
+    _ = ctiff_load()
+}
+
 /// A TIFF through libtiff: the first page, or its smallest reduced-resolution copy (a later
 /// reduced page or a SubIFD) still large enough, read in bands of strips or tiles so memory
 /// follows the band, not the image. Orientation comes from the Orientation tag.

@@ -1,9 +1,10 @@
 // The sandboxed decoder process for images: started by thumbcache (WorkerPool), one per job,
 // reused across files. It confines itself before it reads a byte, then decodes the descriptors
 // it is handed. Documents and media have workers of their own (thumbcache-worker-documents,
-// thumbcache-worker-media), so this one never loads poppler or FFmpeg.
+// thumbcache-worker-media), so this one never loads poppler or FFmpeg; libtiff is loaded at the
+// first TIFF, or before the confinement where Landlock would not allow that.
 import ThumbcacheCodecs
 import ThumbcacheImaging
 import ThumbcacheSandbox
 
-WorkerMain.run(decoders: .images)
+WorkerMain.run(decoders: .images, loadLibraries: { loadTIFFLibrary() })

@@ -65,4 +65,8 @@ const char *ctiff_message(const ctiff_decoder *decoder);
 
 void ctiff_close(ctiff_decoder *decoder);
 
+/// Loads libtiff if it is not yet loaded: NULL, or why it cannot be. ctiff_open_fd loads it
+/// itself; a worker whose confinement would not let it load later calls this before.
+const char *ctiff_load(void);
+
 #endif

@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+import ThumbcacheImaging
+import ThumbcacheTestSupport
+@testable import ThumbcacheWorker
+
+/// A worker starts without the libraries only some of its formats need (a PDF never needs
+/// libarchive, a JPEG never libtiff) and loads one, already confined, at the first file that
+/// needs it: Landlock lets it read the system's libraries (SECURITY.md).
+struct LibrariesLoadedLaterTests {
+    enum Case: String, CaseIterable { case archiveInTheDocumentsWorker, tiffInTheImageWorker }
+
+    @Test(arguments: Case.allCases)
+    func aWorkerLoadsALibraryConfinedAtItsFirstFileThatNeedsIt(_ which: Case) throws {
+        let dir = TemporaryDirectory()
+        let photo = TestPictures.source(width: 120, height: 90)
+        let first, second: String
+        let library: String, format: ImageFormat
+        switch which {
+        case .archiveInTheDocumentsWorker:
+            first = try dir.write("notes.txt", Array("Words before any archive.\n".utf8))
+            second = try DocumentFormatTests.openDocument(dir, "report.odt", thumbnail: ImageEncoder.png(photo))
+            (library, format) = ("libarchive", .openDocumentText)
+        case .tiffInTheImageWorker:
+            first = try dir.write("photo.png", ImageEncoder.png(photo))
+            second = try FixtureTools.fixture(dir, "photo.tif", from: photo, "convert") { [$0, "-compress", "lzw", $1] }
+            (library, format) = ("libtiff", .tiff)
+        }
+        let pool = WorkerPool(.init(workers: 1))
+        let box = ThumbnailOptions(maxWidth: 64, maxHeight: 64)
+        _ = try pool.thumbnail(ofFileAt: first, options: box, format: which == .archiveInTheDocumentsWorker ? .text : nil)
+        let workers = pool.idleWorkerIdentifiers
+        try #require(workers.count == 1, "\(workers)")
+        // Read to the end: a /proc file's size says 0, and one read of it gives one page.
+        func maps() -> String {
+            let data = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(workers[0])/maps")).readToEnd()) ?? nil
+            return String(decoding: data ?? Data(), as: UTF8.self)
+        }
+        let status = try String(contentsOfFile: "/proc/\(workers[0])/status", encoding: .utf8)
+        #expect(status.contains("Seccomp:\t2"), "\(status)")
+        #expect(maps().contains("libpng16") && !maps().contains(library))
+        let thumbnail = try pool.thumbnail(ofFileAt: second, options: box, format: nil)
+        #expect(thumbnail.info.format == format && thumbnail.image.width == 64)
+        #expect(maps().contains(library))
+        #expect(pool.workersStarted == 1)
+    }
+}
