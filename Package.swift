@@ -54,8 +54,9 @@ let package = Package(
         // librsvg and cairo behind a shim that keeps GLib's types out of Swift.
         .target(name: "CThumbcacheSVG", dependencies: ["CThumbcacheRSVG"]),
         .systemLibrary(name: "CThumbcacheJXL", pkgConfig: "libjxl", providers: [.apt(["libjxl-dev"])]),
-        .systemLibrary(name: "CThumbcacheRaw", pkgConfig: "libraw_r", providers: [.apt(["libraw-dev"])]),
-        // libtiff behind a shim that owns its error handlers and reads by pread, never mapped.
+        // LibRaw, and libtiff behind a shim that owns its error handlers and reads by pread, never
+        // mapped: both loaded at their first file (dlopen), so an image worker starts without them.
+        .target(name: "CThumbcacheRaw"),
         .target(name: "CThumbcacheTIFF"),
         // FFmpeg (libavformat, libavcodec, libswscale; GPL as Debian builds it) behind a shim that
         // reads by pread and keeps FFmpeg's structures out of Swift.

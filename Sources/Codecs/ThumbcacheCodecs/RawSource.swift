@@ -20,12 +20,14 @@ final class RawSource: RowSource {
     init(descriptor: Int32, name: String, format: ImageFormat) throws(ImagingError) {
         path = name
         file = try MappedFile(descriptor: descriptor, name: name)
-        guard let raw = libraw_init(0) else { throw ImagingError(path: name, reason: .corrupt("LibRaw: out of memory")) }
+        guard let raw = craw_init(0) else {
+            throw ImagingError(path: name, reason: .corrupt(craw_load().map { String(cString: $0) } ?? "LibRaw: out of memory"))
+        }
         self.raw = raw
-        let status = libraw_open_buffer(raw, UnsafeMutableRawPointer(mutating: file.bytes.baseAddress), file.bytes.count)
+        let status = craw_open_buffer(raw, file.bytes.baseAddress, file.bytes.count)
         guard status == LIBRAW_SUCCESS.rawValue else {
-            libraw_close(raw)
-            throw ImagingError(path: name, reason: .corrupt("LibRaw: " + String(cString: libraw_strerror(status))))
+            craw_close(raw)
+            throw ImagingError(path: name, reason: .corrupt("LibRaw: " + String(cString: craw_strerror(status))))
         }
         let sizes = raw.pointee.sizes
         let tiffBased = [ImageFormat.dng, .cr2, .nef, .arw].contains(format)
@@ -38,7 +40,7 @@ final class RawSource: RowSource {
 
     deinit {
         inner = nil  // the preview decoder reads LibRaw's memory: it goes first
-        libraw_close(raw)
+        craw_close(raw)
     }
 
     /// LibRaw's flip (0, 3, 5, 6) as an EXIF orientation.
@@ -80,7 +82,7 @@ final class RawSource: RowSource {
     }
 
     private func fail(_ status: Int32) -> ImagingError {
-        ImagingError(path: path, reason: .corrupt("LibRaw: " + String(cString: libraw_strerror(status))))
+        ImagingError(path: path, reason: .corrupt("LibRaw: " + String(cString: craw_strerror(status))))
     }
 
     func start(shrink: Int, fast: Bool) throws(ImagingError) -> (width: Int, height: Int) {
@@ -88,7 +90,7 @@ final class RawSource: RowSource {
     }
 
     func start(shrink: Int, fast: Bool, output size: (width: Int, height: Int)) throws(ImagingError) -> (width: Int, height: Int) {
-        if libraw_unpack_thumb(raw) == LIBRAW_SUCCESS.rawValue, let preview = try previewSource(atLeast: size) {
+        if craw_unpack_thumb(raw) == LIBRAW_SUCCESS.rawValue, let preview = try previewSource(atLeast: size) {
             inner = preview
             let h = preview.header
             let d = Thumbnailer.shrinkFactor(width: h.width, height: h.height, outputWidth: size.width, outputHeight: size.height,
@@ -132,13 +134,13 @@ final class RawSource: RowSource {
         raw.pointee.params.use_camera_wb = 1
         raw.pointee.params.output_bps = 8
         raw.pointee.params.user_flip = 0
-        var status = libraw_unpack(raw)
+        var status = craw_unpack(raw)
         guard status == LIBRAW_SUCCESS.rawValue else { throw fail(status) }
-        status = libraw_dcraw_process(raw)
+        status = craw_dcraw_process(raw)
         guard status == LIBRAW_SUCCESS.rawValue else { throw fail(status) }
         var error: Int32 = 0
-        guard let image = libraw_dcraw_make_mem_image(raw, &error) else { throw fail(error) }
-        defer { libraw_dcraw_clear_mem(image) }
+        guard let image = craw_dcraw_make_mem_image(raw, &error) else { throw fail(error) }
+        defer { craw_dcraw_clear_mem(image) }
         let w = Int(image.pointee.width), h = Int(image.pointee.height), colors = Int(image.pointee.colors)
         guard image.pointee.bits == 8, colors == 3 || colors == 1, w > 0, h > 0 else {
             throw ImagingError(path: path, reason: .corrupt("LibRaw produced an image of \(colors) colours at \(image.pointee.bits) bits"))

@@ -1,3 +1,4 @@
+import CThumbcacheRaw
 import CThumbcacheTIFF
 import ThumbcacheCodecSupport
 import ThumbcacheImaging
@@ -13,6 +14,11 @@ extension ImageDecoderRegistration {
 /// first TIFF, where a failure is that file's error.
 package func loadTIFFLibrary() {
     _ = ctiff_load()
+}
+
+/// Loads LibRaw now, as ``loadTIFFLibrary()`` libtiff.
+package func loadRawLibrary() {
+    _ = craw_load()
 }
 
 /// A TIFF through libtiff: the first page, or its smallest reduced-resolution copy (a later

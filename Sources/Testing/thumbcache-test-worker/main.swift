@@ -19,5 +19,6 @@ for registration in HostileDecoders.registrations { decoders.register(registrati
 preloadFonts()
 WorkerMain.run(decoders: decoders, loadLibraries: {
     loadTIFFLibrary()
+    loadRawLibrary()
     loadArchiveLibrary()
 })

@@ -1,10 +1,13 @@
 // The sandboxed decoder process for images: started by thumbcache (WorkerPool), one per job,
 // reused across files. It confines itself before it reads a byte, then decodes the descriptors
 // it is handed. Documents and media have workers of their own (thumbcache-worker-documents,
-// thumbcache-worker-media), so this one never loads poppler or FFmpeg; libtiff is loaded at the
-// first TIFF, or before the confinement where Landlock would not allow that.
+// thumbcache-worker-media), so this one never loads poppler or FFmpeg; libtiff and LibRaw are
+// loaded at their first file, or before the confinement where Landlock would not allow that.
 import ThumbcacheCodecs
 import ThumbcacheImaging
 import ThumbcacheSandbox
 
-WorkerMain.run(decoders: .images, loadLibraries: { loadTIFFLibrary() })
+WorkerMain.run(decoders: .images, loadLibraries: {
+    loadTIFFLibrary()
+    loadRawLibrary()
+})

@@ -1,1 +1,0 @@
-#include <libraw/libraw.h>
