@@ -122,7 +122,7 @@ struct DaemonTests {
 
     /// Where the daemon of the cache in `dir` answers `get` (its runtime folder under `dir`).
     static func sessionSocket(_ dir: TemporaryDirectory) throws -> String {
-        try #require(SessionSocket.path(forStoreAt: dir.appending("cache"), environment: ["XDG_RUNTIME_DIR": dir.appending("run")]))
+        try #require(SessionSocket.path(forStoreAt: dir.appending("cache"), runtimeDirectory: dir.appending("run")))
     }
 
     /// `count` small PNGs of distinct colours under `dir/name/`.

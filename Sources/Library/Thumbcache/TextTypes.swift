@@ -83,9 +83,14 @@ enum TextTypes {
             for e in k.extensions where takenNames.insert("*." + e).inserted { out[k.type]!.extensions.append(e) }
         }
         // Every other text type shared-mime-info knows, under its nearest known ancestor.
+        var notText: Set<String> = []  // a type with many globs is asked about once
         func type(of m: String) -> ContentType? {
             if let t = typeOfMIME[m] { return t }
-            guard !takenMIME.contains(m), mime.isText(m) else { return nil }
+            guard !notText.contains(m) else { return nil }
+            guard !takenMIME.contains(m), mime.isText(m) else {
+                notText.insert(m)
+                return nil
+            }
             let parent = mime.parents(of: m).lazy.compactMap { type(of: $0) }.first ?? .plainText
             let t = identifier(mimeType: m)
             typeOfMIME[m] = t
