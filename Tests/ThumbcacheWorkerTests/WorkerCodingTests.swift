@@ -1,18 +1,36 @@
 import Testing
-import ThumbcacheImaging
+@testable import ThumbcacheImaging
+import ThumbcacheSync
 @testable import ThumbcacheWorker
 
 /// The worker protocol's binary documents: every field comes back, and bytes that are not a
 /// document (cut, padded, changed) are refused, never trusted.
 struct WorkerCodingTests {
-    static var fullInfo: ImageInfo {
+    /// Every field set, none to its default.
+    static var fullEXIF: EXIFData {
         var exif = EXIFData()
-        exif.make = "Canon"
-        exif.orientation = 6
+        (exif.orientation, exif.make, exif.model, exif.artist, exif.imageDescription) = (6, "Canon", "EOS R5", "Ada", "A lake")
+        (exif.dateTimeOriginal, exif.offsetTimeOriginal, exif.exposureTime, exif.fNumber) = ("2024:05:01 10:00:00", "+02:00", 1.0 / 250, 2.8)
+        (exif.isoSpeed, exif.focalLength, exif.lensModel) = (400, 35, "RF35mm")
+        (exif.latitude, exif.longitude, exif.altitude) = (-33.5, 151.25, .infinity)
+        (exif.pixelWidth, exif.pixelHeight, exif.thumbnailRange, exif.contentIdentifier) = (8192, 5464, 1200..<9000, "ABCD-1234")
+        return exif
+    }
+
+    static var fullMedia: MediaMetadata {
         var media = MediaMetadata()
-        media.title = "A title"
-        media.durationSeconds = 12.5
-        media.pageCount = 3
+        (media.title, media.authors, media.creator, media.album, media.genre) = ("A title", ["Ada", "Grace"], "LibreOffice", "Live", "Jazz")
+        (media.recordingYear, media.trackNumber, media.durationSeconds, media.codecs) = (1959, 3, 12.5, ["H.264", "AAC"])
+        (media.videoBitRate, media.audioBitRate, media.audioChannelCount, media.audioSampleRate) = (4e6, 128e3, 2, 48000)
+        (media.pageCount, media.pageWidth, media.pageHeight, media.fonts) = (3, 595.3, 841.9, ["DejaVu Sans", ""])
+        media.motionPhoto = MotionPhoto(videoOffset: 100, videoLength: 2000, presentationSeconds: 1.5, videoDurationSeconds: nil, bytesRead: 64)
+        media.contentIdentifier = "5D6F-LIVE"
+        return media
+    }
+
+    static var fullInfo: ImageInfo {
+        let exif = fullEXIF
+        let media = fullMedia
         var info = ImageInfo(format: .jpeg, pixelWidth: 4000, pixelHeight: 3000, orientation: .right, hasAlpha: true, exif: exif,
                              bitsPerSample: 16, colorSpace: "CMYK", frameCount: 7)
         info.media = media
@@ -20,7 +38,10 @@ struct WorkerCodingTests {
     }
 
     static var fullRequest: WorkerRequest {
-        var request = WorkerRequest(kind: .text, name: "/tmp/ä b.txt", options: ThumbnailOptions(maxWidth: 300, maxHeight: 200))
+        var options = ThumbnailOptions(maxWidth: 300, maxHeight: 200, mode: .fill, kernel: .mitchell,
+                                       limits: DecodeLimits(maxPixels: 1 << 20, maxBufferedPixels: 1 << 18), allowUpscaling: true, linearLight: true)
+        options.page = 4
+        var request = WorkerRequest(kind: .text, name: "/tmp/ä b.txt", options: options)
         request.fallback = "text"
         request.textLimit = 65536
         return request
@@ -58,10 +79,30 @@ struct WorkerCodingTests {
         #expect(Mirror(reflecting: WorkerReply()).children.count == 5)
         #expect(Mirror(reflecting: Self.fullInfo).children.count == 10)
         #expect(Mirror(reflecting: WorkerReply.Image(width: 1, height: 1, hasAlpha: false)).children.count == 3)
+        #expect(Mirror(reflecting: WorkerReply.Hello(version: 1, layers: [], error: nil)).children.count == 3)
+        #expect(Mirror(reflecting: ThumbnailOptions(maxWidth: 1, maxHeight: 1)).children.count == 8)
+        #expect(Mirror(reflecting: DecodeLimits()).children.count == 2)
+        #expect(Mirror(reflecting: Self.fullEXIF).children.count == 19)
+        #expect(Mirror(reflecting: Self.fullMedia).children.count == 19)
+        #expect(Mirror(reflecting: Self.fullMedia.motionPhoto!).children.count == 5)
+    }
+
+    /// A hello of another protocol version is read as far as its version, whatever follows it:
+    /// the parent then says which versions differ rather than that the bytes are malformed.
+    @Test func anotherVersionsHelloIsReadToItsVersion() throws {
+        var w = WireWriter()
+        w.int(WorkerProtocol.version - 1)
+        w.string("{\"anything\": true}")
+        var reply = WireWriter()
+        reply.optional(w.bytes) { $0.run($1) }
+        for _ in 0..<4 { reply.bool(false) }
+        let hello = try WorkerCoding.decodeReply(reply.bytes).hello
+        #expect(hello?.version == WorkerProtocol.version - 1)
     }
 
     @Test func bytesThatAreNotADocumentAreRefused() throws {
         let reply = try WorkerCoding.encode(Self.replies[1])
+        #expect(try WorkerCoding.decodeReply(reply).info == Self.fullInfo)
         for cut in [0, 1, reply.count / 2, reply.count - 1] {
             #expect(throws: WorkerCoding.Malformed.self) { try WorkerCoding.decodeReply(Array(reply.prefix(cut))) }
         }
@@ -71,7 +112,7 @@ struct WorkerCodingTests {
         // A length far past the end.
         #expect(throws: WorkerCoding.Malformed.self) { try WorkerCoding.decodeRequest([0, 0xff, 0xff, 0xff, 0x7f]) }
         // Every single-byte change either reads as some document or is refused: never a crash.
-        let request = try WorkerCoding.encode(Self.fullRequest)
+        let request = WorkerCoding.encode(Self.fullRequest)
         for i in request.indices {
             var changed = request
             changed[i] ^= 0x5a

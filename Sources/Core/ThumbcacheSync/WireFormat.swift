@@ -38,6 +38,8 @@ package struct WireReader {
     }
 
     package var atEnd: Bool { rest.isEmpty }
+    /// Bytes not read yet.
+    package var remaining: Int { rest.count }
 
     package mutating func take(_ n: Int) -> ArraySlice<UInt8>? {
         guard n >= 0, rest.count >= n else { return nil }

@@ -3,14 +3,14 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 import ThumbcacheImaging
 import ThumbcacheSync
 
-/// The documents of the worker protocol (version 2): the fields of every request and reply in
-/// binary (``WireWriter``), and as JSON only what is rare or the same for every file (EXIF, a
-/// recording's metadata, an error, the hello, the thumbnail options). JSON for every message was
-/// a fifth of a warm of small files (Docs/PERFORMANCE.md, "Small files").
+/// The documents of the worker protocol (version 3): every request and reply in binary
+/// (``WireWriter``; the options, EXIF and metadata as ThumbcacheImaging's WireCoding writes them),
+/// and as JSON only an error, which is rare and the most varied. JSON for every message was a fifth
+/// of a warm of small files, and the hello's, the options' and the metadata's about a millisecond
+/// of a one-file miss (Docs/PERFORMANCE.md).
 package enum WorkerCoding {
     package struct Malformed: Error, CustomStringConvertible {
         package var description: String { "a malformed worker message" }
@@ -18,11 +18,11 @@ package enum WorkerCoding {
 
     // MARK: Requests
 
-    package static func encode(_ request: WorkerRequest) throws -> [UInt8] {
+    package static func encode(_ request: WorkerRequest) -> [UInt8] {
         var w = WireWriter()
         w.uint8(request.kind.rawValue)
         w.string(request.name)
-        try w.optional(request.options.map { try optionsBytes($0) }) { $0.run($1) }
+        w.optional(request.options.map { optionsBytes($0) }) { $0.run($1) }
         w.optional(request.fallback) { $0.string($1) }
         w.optional(request.textLimit) { $0.int($1) }
         return w.bytes
@@ -40,20 +40,15 @@ package enum WorkerCoding {
         return request
     }
 
-    /// A warm sends the same options with every file: they are encoded, and decoded, once.
-    private static let lastOptions = Mutex<(options: ThumbnailOptions, bytes: [UInt8])?>(nil)
-
-    private static func optionsBytes(_ options: ThumbnailOptions) throws -> [UInt8] {
-        if let last = lastOptions.withLock({ $0 }), last.options == options { return last.bytes }
-        let bytes = Array(try WorkerProtocol.encoder().encode(options))
-        lastOptions.withLock { $0 = (options, bytes) }
-        return bytes
+    private static func optionsBytes(_ options: ThumbnailOptions) -> [UInt8] {
+        var w = WireWriter()
+        options.write(to: &w)
+        return w.bytes
     }
 
     private static func options(from bytes: [UInt8]) throws(Malformed) -> ThumbnailOptions {
-        if let last = lastOptions.withLock({ $0 }), last.bytes == bytes { return last.options }
-        guard let options = try? WorkerProtocol.decoder().decode(ThumbnailOptions.self, from: Data(bytes)) else { throw Malformed() }
-        lastOptions.withLock { $0 = (options, bytes) }
+        var r = WireReader(bytes[...], longestRun: WorkerProtocol.maxDocumentBytes)
+        guard let options = ThumbnailOptions(reading: &r), r.atEnd else { throw Malformed() }
         return options
     }
 
@@ -61,13 +56,13 @@ package enum WorkerCoding {
 
     package static func encode(_ reply: WorkerReply) throws -> [UInt8] {
         var w = WireWriter()
-        try w.optional(reply.hello.map { try json($0) }) { $0.run($1) }
+        w.optional(reply.hello.map { helloBytes($0) }) { $0.run($1) }
         w.optional(reply.image) { w, image in
             w.int(image.width)
             w.int(image.height)
             w.bool(image.hasAlpha)
         }
-        try w.optional(reply.info.map { try infoBytes($0) }) { $0.run($1) }
+        w.optional(reply.info.map { infoBytes($0) }) { $0.run($1) }
         try w.optional(reply.error.map { try json($0) }) { $0.run($1) }
         w.optional(reply.textFormat) { $0.string($1) }
         return w.bytes
@@ -82,36 +77,55 @@ package enum WorkerCoding {
               }),
               let info = r.optional({ $0.run() }), let error = r.optional({ $0.run() }), let textFormat = r.optional({ $0.string() }), r.atEnd
         else { throw Malformed() }
-        return WorkerReply(hello: try hello.map { (run) throws(Malformed) in try decodeJSON(WorkerReply.Hello.self, run) }, image: image,
+        return WorkerReply(hello: try hello.map { (run) throws(Malformed) in try decodeHello(run) }, image: image,
                            info: try info.map { (run) throws(Malformed) in try decodeInfo(run) },
                            error: try error.map { (run) throws(Malformed) in try decodeJSON(ImagingError.self, run) }, textFormat: textFormat)
     }
 
-    private static func infoBytes(_ info: ImageInfo) throws -> [UInt8] {
+    /// The version first, in every version of the protocol: a worker of another build is told
+    /// apart from a broken one by it.
+    private static func helloBytes(_ hello: WorkerReply.Hello) -> [UInt8] {
+        var w = WireWriter()
+        w.int(hello.version)
+        w.strings(hello.layers)
+        w.optionalString(hello.error)
+        return w.bytes
+    }
+
+    private static func decodeHello(_ bytes: ArraySlice<UInt8>) throws(Malformed) -> WorkerReply.Hello {
+        var r = WireReader(bytes, longestRun: WorkerProtocol.maxDocumentBytes)
+        guard let version = r.int() else { throw Malformed() }
+        // Another version's hello may go on differently: its version is all that is read of it.
+        guard version == WorkerProtocol.version else { return WorkerReply.Hello(version: version, layers: [], error: nil) }
+        guard let layers = r.strings(), let error = r.optionalString(), r.atEnd else { throw Malformed() }
+        return WorkerReply.Hello(version: version, layers: layers, error: error)
+    }
+
+    private static func infoBytes(_ info: ImageInfo) -> [UInt8] {
         var w = WireWriter()
         w.string(info.format.rawValue)
         w.int(info.pixelWidth)
         w.int(info.pixelHeight)
         w.int(info.orientation.rawValue)
         w.bool(info.hasAlpha)
-        try w.optional(info.exif.map { try json($0) }) { $0.run($1) }
+        w.optional(info.exif) { $1.write(to: &$0) }
         w.optional(info.bitsPerSample) { $0.int($1) }
         w.optional(info.colorSpace) { $0.string($1) }
         w.optional(info.frameCount) { $0.int($1) }
-        try w.optional(info.media.map { try json($0) }) { $0.run($1) }
+        w.optional(info.media) { $1.write(to: &$0) }
         return w.bytes
     }
 
     private static func decodeInfo(_ bytes: ArraySlice<UInt8>) throws(Malformed) -> ImageInfo {
         var r = WireReader(bytes, longestRun: WorkerProtocol.maxDocumentBytes)
         guard let format = r.string(), let width = r.int(), let height = r.int(), let orientation = r.int().flatMap(Orientation.init(rawValue:)),
-              let hasAlpha = r.bool(), let exif = r.optional({ $0.run() }), let bits = r.optional({ $0.int() }),
-              let colorSpace = r.optional({ $0.string() }), let frames = r.optional({ $0.int() }), let media = r.optional({ $0.run() }), r.atEnd
+              let hasAlpha = r.bool(), let exif = r.optional({ EXIFData(reading: &$0) }), let bits = r.optional({ $0.int() }),
+              let colorSpace = r.optional({ $0.string() }), let frames = r.optional({ $0.int() }),
+              let media = r.optional({ MediaMetadata(reading: &$0) }), r.atEnd
         else { throw Malformed() }
         var info = ImageInfo(format: ImageFormat(rawValue: format), pixelWidth: width, pixelHeight: height, orientation: orientation,
-                             hasAlpha: hasAlpha, exif: try exif.map { (run) throws(Malformed) in try decodeJSON(EXIFData.self, run) }, bitsPerSample: bits,
-                             colorSpace: colorSpace, frameCount: frames)
-        info.media = try media.map { (run) throws(Malformed) in try decodeJSON(MediaMetadata.self, run) }
+                             hasAlpha: hasAlpha, exif: exif, bitsPerSample: bits, colorSpace: colorSpace, frameCount: frames)
+        info.media = media
         return info
     }
 

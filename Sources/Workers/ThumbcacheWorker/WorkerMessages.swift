@@ -5,11 +5,11 @@ import Foundation
 #endif
 import ThumbcacheImaging
 
-/// The worker protocol, version 2 (Docs/SECURITY.md): the parent sends a request frame with the
+/// The worker protocol, version 3 (Docs/SECURITY.md): the parent sends a request frame with the
 /// file's descriptor attached; the worker answers with a reply frame. Frames are a little-endian
 /// header of lengths, a document (``WorkerCoding``), and for images the raw RGBA pixels.
 package enum WorkerProtocol {
-    package static let version = 2
+    package static let version = 3
     /// Largest document either side accepts: a reply's metadata is a few hundred bytes.
     package static let maxDocumentBytes = 1 << 20
     /// The file descriptor the worker finds its channel on.

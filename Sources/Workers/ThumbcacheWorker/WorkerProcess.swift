@@ -102,7 +102,7 @@ final class WorkerProcess: @unchecked Sendable {
     /// Sends `request` with the file's descriptor and reads the reply, its pixels (if it has an
     /// image) and its words (if it has a text format), which follow the pixels.
     func call(_ request: WorkerRequest, file: Int32, deadline: UInt64, maxPixelBytes: Int) throws -> WorkerAnswer {
-        let document = try WorkerCoding.encode(request)
+        let document = WorkerCoding.encode(request)
         try channel.send(WorkerChannel.le32(document.count) + document, attaching: file)
         return try receiveReply(deadline: deadline, maxPixelBytes: maxPixelBytes)
     }
