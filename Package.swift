@@ -218,7 +218,7 @@ let package = Package(
         ),
         // The worker pool and its sandbox, with the hostile test worker.
         .testTarget(name: "ThumbcacheWorkerTests", dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheWorker", "ThumbcacheCodecs",
-                                                                  "ThumbcacheTestSupport"] + programs),
+                                                                  "ThumbcacheSync", "ThumbcacheTestSupport"] + programs),
         // `thumbcache serve` over real sockets (and a headless browser).
         .testTarget(name: "ThumbcacheServerTests", dependencies: ["Thumbcache", "ThumbcacheServer", "ThumbcacheImaging", "ThumbcacheSync",
                                                                   "ThumbcacheTestSupport", "CThumbcacheFileInfo",
