@@ -207,7 +207,7 @@ int csandbox_confine(const csandbox_limits *limits, char *message, size_t size) 
     layers |= CSANDBOX_RLIMITS;
 
     // Landlock after no_new_privs (which it requires) and before seccomp (which forbids its calls).
-    int fonts = confine_reading();
+    int fonts = limits->without_landlock ? 0 : confine_reading();
     // Without Landlock, seccomp will refuse every open: what would be loaded later, load now.
     if (!fonts && limits->load_libraries) limits->load_libraries();
     if (fonts) layers |= CSANDBOX_LANDLOCK;

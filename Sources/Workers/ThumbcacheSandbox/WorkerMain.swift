@@ -23,7 +23,8 @@ package enum WorkerMain {
         keepDecoderBuffersInHeap()
         limitMallocArenas(2)
         var limits = csandbox_limits(address_space: value("--memory"), cpu_seconds: value("--cpu"),
-                                     channel: WorkerProtocol.channelDescriptor, load_libraries: loadLibraries)
+                                     channel: WorkerProtocol.channelDescriptor, load_libraries: loadLibraries,
+                                     without_landlock: arguments.contains("--without-landlock") ? 1 : 0)
         var message = [CChar](repeating: 0, count: 256)
         let applied = csandbox_confine(&limits, &message, message.count)
         let hello: WorkerReply.Hello

@@ -44,6 +44,10 @@ package final class WorkerPool: ImageDecoding {
         /// Workers run at idle CPU and I/O priority (nice 19, the idle I/O class): for background
         /// work in a process that also answers people (the daemon's watching).
         package var idlePriority: Bool
+        /// Workers confine themselves without Landlock, as on a kernel that has none: every open
+        /// is then refused, and what a decoder loads later is loaded before the confinement
+        /// (SECURITY.md). Stricter, not looser; for the tests of that path.
+        package var withoutLandlock = false
 
         package init(executable: String? = nil, workers: Int, timeout: Double = 20, memoryLimit: Int = 1 << 30,
                      cpuSeconds: Int = 3600, filesPerWorker: Int = 10_000, startsAllAtOnce: Bool = false, decodeThreads: Int? = nil,

@@ -66,6 +66,7 @@ final class WorkerProcess: @unchecked Sendable {
 
         let arguments = [executable, "--memory", String(configuration.memoryLimit), "--cpu", String(configuration.cpuSeconds),
                          "--threads", String(configuration.decodeThreads)] + (configuration.idlePriority ? ["--idle"] : [])
+            + (configuration.withoutLandlock ? ["--without-landlock"] : [])
         // The Swift runtime's crash backtracer would try to start a process; a worker may not.
         let environment = ["SWIFT_BACKTRACE=enable=no"]
         var pid: pid_t = 0

@@ -13,6 +13,7 @@ typedef struct {
     int channel;              // the socket to the parent: the only descriptor kept besides 0, 1, 2
     void (*load_libraries)(void);  // loads what the decoders load on first use; called when
                                    // Landlock cannot let them be read later (NULL: nothing)
+    int without_landlock;     // 1: confine as where the kernel has no Landlock (stricter: no open at all)
 } csandbox_limits;
 
 // Layers, as a bit set in csandbox_confine's result.
