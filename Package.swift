@@ -41,6 +41,8 @@ let package = Package(
         .target(name: "CThumbcacheXXHash"),
 
         // libpng and libjpeg(-turbo) behind C shims that own every setjmp.
+        // A library loaded with dlopen when first needed, its functions resolved into a shim's table.
+        .target(name: "CThumbcacheLibraries"),
         .target(name: "CThumbcachePNG", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("isal"), .linkedLibrary("z")]),
         .target(name: "CThumbcacheJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
 
@@ -56,15 +58,15 @@ let package = Package(
         .systemLibrary(name: "CThumbcacheJXL", pkgConfig: "libjxl", providers: [.apt(["libjxl-dev"])]),
         // LibRaw, and libtiff behind a shim that owns its error handlers and reads by pread, never
         // mapped: both loaded at their first file (dlopen), so an image worker starts without them.
-        .target(name: "CThumbcacheRaw"),
-        .target(name: "CThumbcacheTIFF"),
+        .target(name: "CThumbcacheRaw", dependencies: ["CThumbcacheLibraries"]),
+        .target(name: "CThumbcacheTIFF", dependencies: ["CThumbcacheLibraries"]),
         // FFmpeg (libavformat, libavcodec, libswscale; GPL as Debian builds it) behind a shim that
         // reads by pread and keeps FFmpeg's structures out of Swift.
         // poppler (GPL) and cairo behind a shim that keeps GLib's types out of Swift.
         // poppler's C++ binding (Splash, as pdftoppm draws) behind a C interface.
         .target(name: "CThumbcachePDF", linkerSettings: [.linkedLibrary("poppler-cpp")]),
         // libarchive behind a shim that lists an archive in memory and reads one entry, capped.
-        .target(name: "CThumbcacheArchive"),
+        .target(name: "CThumbcacheArchive", dependencies: ["CThumbcacheLibraries"]),
         // QOI's reference implementation (Debian's header-only qoi.h, libqoi-dev), compiled once here.
         .target(name: "CThumbcacheQOI"),
         // FreeType behind a shim that draws a page of text or a font's sample into RGBA.
@@ -77,7 +79,7 @@ let package = Package(
         // behind a shim: ICU's function names carry its version, which Swift cannot call through macros.
         // Loaded with dlopen on first use (libicu-dev for the headers), not linked: a start that needs no words
         // does not load it.
-        .target(name: "CThumbcacheWords"),
+        .target(name: "CThumbcacheWords", dependencies: ["CThumbcacheLibraries"]),
         // zstd (libzstd-dev): the full-text index keeps each document's text compressed, for snippets.
         .systemLibrary(name: "CThumbcacheZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
 

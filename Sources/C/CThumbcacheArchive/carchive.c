@@ -6,13 +6,11 @@
 // (Sources/C/CThumbcacheSandbox, SECURITY.md).
 #include <archive.h>
 #include <archive_entry.h>
-#include <dlfcn.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "tc_libraries.h"
 
-#define TC_SONAME "libarchive.so.13"
 #define ARCHIVE_FUNCTIONS(X)                                                                                   \
     X(archive_read_new) X(archive_read_support_format_zip) X(archive_read_support_format_rar)                  \
     X(archive_read_support_format_rar5) X(archive_read_support_format_7zip) X(archive_read_support_format_tar) \
@@ -20,32 +18,12 @@
     X(archive_read_data) X(archive_entry_pathname) X(archive_entry_filetype) X(archive_entry_size)            \
     X(archive_entry_size_is_set)
 
-/// The functions used, resolved once; each field is named as the headers name the function.
-static struct {
-#define TC_FIELD(name) __typeof__(name) *name;
-    ARCHIVE_FUNCTIONS(TC_FIELD)
-#undef TC_FIELD
-} lib;
-static char load_error[256];
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+/// The functions used, each field named as the headers name the function.
+static struct { ARCHIVE_FUNCTIONS(TC_LIBRARY_FIELD) } lib;
+static const char *const names[] = {ARCHIVE_FUNCTIONS(TC_LIBRARY_NAME)};
+static tc_library library = TC_LIBRARY("libarchive", "libarchive.so.13", "libarchive13", names, lib);
 
-static void load(void) {
-    void *h = dlopen(TC_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(load_error, sizeof load_error, "cannot load libarchive: %s (install libarchive13)", dlerror());
-        return;
-    }
-#define TC_RESOLVE(name)                                                    \
-    if (!load_error[0] && !(*(void **)&lib.name = dlsym(h, #name)))         \
-        snprintf(load_error, sizeof load_error, TC_SONAME " has no " #name);
-    ARCHIVE_FUNCTIONS(TC_RESOLVE)
-#undef TC_RESOLVE
-}
-
-const char *carchive_load(void) {
-    pthread_once(&load_once, load);
-    return load_error[0] ? load_error : NULL;
-}
+const char *carchive_load(void) { return tc_library_load(&library); }
 
 static void say(char *message, size_t size, const char *text) {
     if (message && size) snprintf(message, size, "%s", text);

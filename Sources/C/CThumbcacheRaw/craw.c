@@ -4,45 +4,23 @@
 // lcms2 it brings, it took about 0.4 ms of every image worker's start, which a JPEG never needs.
 // A confined worker may still load it then: Landlock lets it read the system's libraries
 // (Sources/C/CThumbcacheSandbox, SECURITY.md).
-#include <dlfcn.h>
-#include <pthread.h>
-#include <stdio.h>
+#include "tc_libraries.h"
 
 #define TC_QUOTED(x) #x
 #define TC_STRING(x) TC_QUOTED(x)
-// The soname of the headers' LibRaw (0.20: libraw_r.so.20).
-#define TC_SONAME "libraw_r.so." TC_STRING(LIBRAW_SHLIB_CURRENT)
 #define RAW_FUNCTIONS(X)                                                                    \
     X(libraw_init) X(libraw_open_buffer) X(libraw_unpack) X(libraw_unpack_thumb)          \
     X(libraw_dcraw_process) X(libraw_dcraw_make_mem_image) X(libraw_dcraw_clear_mem)      \
     X(libraw_strerror) X(libraw_close)
 
-/// The functions used, resolved once; each field is named as the headers name the function.
-static struct {
-#define TC_FIELD(name) __typeof__(name) *name;
-    RAW_FUNCTIONS(TC_FIELD)
-#undef TC_FIELD
-} lib;
-static char load_error[256];
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+/// The functions used, each field named as the headers name the function.
+static struct { RAW_FUNCTIONS(TC_LIBRARY_FIELD) } lib;
+static const char *const names[] = {RAW_FUNCTIONS(TC_LIBRARY_NAME)};
+// The headers' LibRaw (0.20: libraw_r.so.20, Debian's libraw20).
+static tc_library library = TC_LIBRARY("LibRaw", "libraw_r.so." TC_STRING(LIBRAW_SHLIB_CURRENT),
+                                       "libraw" TC_STRING(LIBRAW_SHLIB_CURRENT), names, lib);
 
-static void load(void) {
-    void *h = dlopen(TC_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(load_error, sizeof load_error, "cannot load LibRaw: %s (install libraw%d)", dlerror(), LIBRAW_SHLIB_CURRENT);
-        return;
-    }
-#define TC_RESOLVE(name)                                                    \
-    if (!load_error[0] && !(*(void **)&lib.name = dlsym(h, #name)))         \
-        snprintf(load_error, sizeof load_error, TC_SONAME " has no " #name);
-    RAW_FUNCTIONS(TC_RESOLVE)
-#undef TC_RESOLVE
-}
-
-const char *craw_load(void) {
-    pthread_once(&load_once, load);
-    return load_error[0] ? load_error : NULL;
-}
+const char *craw_load(void) { return tc_library_load(&library); }
 
 libraw_data_t *craw_init(unsigned int flags) { return craw_load() ? NULL : lib.libraw_init(flags); }
 int craw_open_buffer(libraw_data_t *raw, const void *buffer, size_t size) { return lib.libraw_open_buffer(raw, (void *)buffer, size); }

@@ -9,49 +9,28 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <tiffio.h>
-#include <dlfcn.h>
-#include <pthread.h>
+#include "tc_libraries.h"
 
 // libtiff is loaded with dlopen at the first TIFF, not linked: with the codecs it brings (LERC,
 // JBIG, libdeflate…) it took about half a millisecond of every image worker's start, which a JPEG
 // never needs. A confined worker may still load it then: Landlock lets it read the system's
 // libraries (Sources/C/CThumbcacheSandbox, SECURITY.md).
-#define TC_SONAME "libtiff.so.6"
-#define TIFF_FUNCTIONS(X)                                                                                   \
-    X(TIFFClientOpenExt) X(TIFFClose) X(TIFFComputeStrip) X(TIFFComputeTile) X(TIFFCurrentDirectory) \
-    X(TIFFGetField) X(TIFFGetFieldDefaulted) X(TIFFGetStrileByteCount) X(TIFFIsTiled) X(TIFFNumberOfStrips) \
-    X(TIFFOpenOptionsAlloc) X(TIFFOpenOptionsFree) X(TIFFOpenOptionsSetErrorHandlerExtR) X(TIFFOpenOptionsSetMaxSingleMemAlloc) \
-    X(TIFFOpenOptionsSetWarningHandlerExtR) X(TIFFRGBAImageBegin) X(TIFFRGBAImageEnd) X(TIFFRGBAImageGet) \
-    X(TIFFRGBAImageOK) X(TIFFReadDirectory) X(TIFFReadEncodedStrip) X(TIFFReadEncodedTile) \
-    X(TIFFReadRawStrip) X(TIFFSetDirectory) X(TIFFSetErrorHandler) X(TIFFSetSubDirectory) X(TIFFSetWarningHandler) \
-    X(TIFFStripSize) X(TIFFTileSize)
+#define TIFF_FUNCTIONS(X)                                                                              \
+    X(TIFFClientOpenExt) X(TIFFClose) X(TIFFComputeStrip) X(TIFFComputeTile) X(TIFFCurrentDirectory)   \
+    X(TIFFGetField) X(TIFFGetFieldDefaulted) X(TIFFGetStrileByteCount) X(TIFFIsTiled)                  \
+    X(TIFFNumberOfStrips) X(TIFFOpenOptionsAlloc) X(TIFFOpenOptionsFree)                               \
+    X(TIFFOpenOptionsSetErrorHandlerExtR) X(TIFFOpenOptionsSetMaxSingleMemAlloc)                       \
+    X(TIFFOpenOptionsSetWarningHandlerExtR) X(TIFFRGBAImageBegin) X(TIFFRGBAImageEnd)                  \
+    X(TIFFRGBAImageGet) X(TIFFRGBAImageOK) X(TIFFReadDirectory) X(TIFFReadEncodedStrip)                \
+    X(TIFFReadEncodedTile) X(TIFFReadRawStrip) X(TIFFSetDirectory) X(TIFFSetErrorHandler)              \
+    X(TIFFSetSubDirectory) X(TIFFSetWarningHandler) X(TIFFStripSize) X(TIFFTileSize)
 
-/// The functions used, resolved once; each field is named as the headers name the function.
-static struct {
-#define TC_FIELD(name) __typeof__(name) *name;
-    TIFF_FUNCTIONS(TC_FIELD)
-#undef TC_FIELD
-} lib;
-static char load_error[256];
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+/// The functions used, each field named as the headers name the function.
+static struct { TIFF_FUNCTIONS(TC_LIBRARY_FIELD) } lib;
+static const char *const names[] = {TIFF_FUNCTIONS(TC_LIBRARY_NAME)};
+static tc_library library = TC_LIBRARY("libtiff", "libtiff.so.6", "libtiff6", names, lib);
 
-static void load(void) {
-    void *h = dlopen(TC_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(load_error, sizeof load_error, "cannot load libtiff: %s (install libtiff6)", dlerror());
-        return;
-    }
-#define TC_RESOLVE(name)                                                    \
-    if (!load_error[0] && !(*(void **)&lib.name = dlsym(h, #name)))         \
-        snprintf(load_error, sizeof load_error, TC_SONAME " has no " #name);
-    TIFF_FUNCTIONS(TC_RESOLVE)
-#undef TC_RESOLVE
-}
-
-const char *ctiff_load(void) {
-    pthread_once(&load_once, load);
-    return load_error[0] ? load_error : NULL;
-}
+const char *ctiff_load(void) { return tc_library_load(&library); }
 
 // No single allocation of libtiff's may pass this: strip and tile buffers of real files stay far
 // below; a header claiming a 4 GB strip fails here instead of reaching the allocator.

@@ -3,8 +3,6 @@
 // ICU is loaded with dlopen on first use, not linked: linking it put libicuuc, libicudata and
 // their loading (about half a millisecond) into every start of every thumbcache process, a cache
 // hit's included, and only indexing and searching words need it.
-#include <dlfcn.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,38 +12,23 @@
 #include <unicode/ustring.h>
 #include <unicode/utext.h>
 #include <unicode/uvernum.h>
+#include "tc_libraries.h"
 
 #define TC_QUOTED(x) #x
 // A name as the headers spell it, version suffix included (ubrk_open: "ubrk_open_72").
 #define TC_SYMBOL(x) TC_QUOTED(x)
-#define TC_SONAME "libicuuc.so." TC_SYMBOL(U_ICU_VERSION_MAJOR_NUM)
+#define TC_SYMBOL_NAME(name) TC_SYMBOL(name),
 
 #define ICU_FUNCTIONS(X)                                                                        \
     X(ubrk_open) X(ubrk_close) X(ubrk_first) X(ubrk_next) X(ubrk_getRuleStatus) X(ubrk_setUText) \
     X(utext_openUTF8) X(utext_close) X(u_errorName) X(u_strFromUTF8) X(u_strToUTF8) X(u_charType) \
     X(unorm2_getNFKCCasefoldInstance) X(unorm2_getNFDInstance) X(unorm2_getNFCInstance) X(unorm2_normalize)
 
-/// The functions used, resolved once; each field is named as the headers name the function.
-static struct {
-#define TC_FIELD(name) __typeof__(name) *name;
-    ICU_FUNCTIONS(TC_FIELD)
-#undef TC_FIELD
-} icu;
-static char load_error[256];
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-
-static void load(void) {
-    void *h = dlopen(TC_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(load_error, sizeof load_error, "%s (install libicu%d)", dlerror(), U_ICU_VERSION_MAJOR_NUM);
-        return;
-    }
-#define TC_RESOLVE(name)                                                                          \
-    if (!load_error[0] && !(*(void **)&icu.name = dlsym(h, TC_SYMBOL(name))))                       \
-        snprintf(load_error, sizeof load_error, TC_SONAME " has no " TC_SYMBOL(name));
-    ICU_FUNCTIONS(TC_RESOLVE)
-#undef TC_RESOLVE
-}
+/// The functions used, each field named as the headers name the function.
+static struct { ICU_FUNCTIONS(TC_LIBRARY_FIELD) } icu;
+static const char *const names[] = {ICU_FUNCTIONS(TC_SYMBOL_NAME)};
+static tc_library library = TC_LIBRARY("ICU", "libicuuc.so." TC_SYMBOL(U_ICU_VERSION_MAJOR_NUM),
+                                       "libicu" TC_SYMBOL(U_ICU_VERSION_MAJOR_NUM), names, icu);
 
 struct tc_words {
     UBreakIterator *breaks;
@@ -54,9 +37,9 @@ struct tc_words {
 };
 
 tc_words *tc_words_open(char *error, int error_size) {
-    pthread_once(&load_once, load);
-    if (load_error[0]) {
-        snprintf(error, (size_t)error_size, "%s", load_error);
+    const char *unloaded = tc_library_load(&library);
+    if (unloaded) {
+        snprintf(error, (size_t)error_size, "%s", unloaded);
         return NULL;
     }
     UErrorCode status = U_ZERO_ERROR;
@@ -117,8 +100,7 @@ static const UNormalizer2 *normalizer(const UNormalizer2 *(*get)(UErrorCode *)) 
 }
 
 int32_t tc_words_fold(const char *word, int32_t length, char *out, int32_t out_size) {
-    pthread_once(&load_once, load);
-    if (load_error[0]) return -1;
+    if (tc_library_load(&library)) return -1;
     enum { capacity = 256 };
     UChar a[capacity], b[capacity];
     UErrorCode status = U_ZERO_ERROR;

@@ -40,7 +40,7 @@ final class WordBreaker {
     /// the words of other scripts then go unindexed and unmatched without any file being at fault.
     private static func warnOnce(_ reason: String) {
         guard warned.withLock({ (done: inout Bool) in defer { done = true }; return !done }) else { return }
-        let line = Array("thumbcache: words written in anything but ASCII are left out (ICU: \(reason))\n".utf8)
+        let line = Array("thumbcache: words written in anything but ASCII are left out (\(reason))\n".utf8)
         _ = line.withUnsafeBytes { writeFully(2, $0) }
     }
 
