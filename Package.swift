@@ -98,9 +98,9 @@ let package = Package(
         // libcurl (HTTP with kept-alive connections, TLS with the system's trust store) and
         // libcrypto's SHA-256 and HMAC, for the remote tier's S3 client and its signatures;
         // loaded with dlopen on first use (libcurl4-openssl-dev for the headers), not linked.
-        .target(name: "CThumbcacheHTTP"),
+        .target(name: "CThumbcacheHTTP", dependencies: ["CThumbcacheLibraries"]),
         // libmemcached (consistent hashing over memcached servers), likewise loaded on first use.
-        .target(name: "CThumbcacheMemcached"),
+        .target(name: "CThumbcacheMemcached", dependencies: ["CThumbcacheLibraries"]),
         // The worker's confinement: no_new_privs, rlimits, namespaces, a seccomp allow-list
         // (libseccomp). Linked into the worker executables only, never into the library.
         .target(name: "CThumbcacheSandbox", linkerSettings: [.linkedLibrary("seccomp")]),

@@ -5,8 +5,9 @@
 // and only a command given a remote needs them.
 #define CURL_DISABLE_TYPECHECK 1
 #include <curl/curl.h>
-#include <dlfcn.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include "tc_libraries.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,78 +23,29 @@ struct tc_http_client {
     long max_connections;
 };
 
-/// The functions used, resolved once.
-static struct {
-    CURLcode (*global_init)(long);
-    CURL *(*easy_init)(void);
-    CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
-    CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
-    void (*easy_cleanup)(CURL *);
-    const char *(*easy_strerror)(CURLcode);
-    CURLM *(*multi_init)(void);
-    CURLMcode (*multi_setopt)(CURLM *, CURLMoption, ...);
-    CURLMcode (*multi_add_handle)(CURLM *, CURL *);
-    CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
-    CURLMcode (*multi_perform)(CURLM *, int *);
-    CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd *, unsigned int, int, int *);
-    CURLMsg *(*multi_info_read)(CURLM *, int *);
-    CURLMcode (*multi_cleanup)(CURLM *);
-    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
-    void (*slist_free_all)(struct curl_slist *);
-    int (*evp_digest)(const void *, size_t, unsigned char *, unsigned int *, const EVP_MD *, ENGINE *);
-    const EVP_MD *(*evp_sha256)(void);
-    unsigned char *(*hmac)(const EVP_MD *, const void *, int, const unsigned char *, size_t, unsigned char *, unsigned int *);
-} lib;
-static char load_error[256];
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+#define CURL_FUNCTIONS(X)                                                                            \
+    X(curl_global_init) X(curl_easy_init) X(curl_easy_setopt) X(curl_easy_getinfo) X(curl_easy_cleanup) \
+    X(curl_easy_strerror) X(curl_multi_init) X(curl_multi_setopt) X(curl_multi_add_handle)           \
+    X(curl_multi_remove_handle) X(curl_multi_perform) X(curl_multi_poll) X(curl_multi_info_read)     \
+    X(curl_multi_cleanup) X(curl_slist_append) X(curl_slist_free_all)
+#define CRYPTO_FUNCTIONS(X) X(EVP_Digest) X(EVP_sha256) X(HMAC)
 
-static void *resolve(void *handle, const char *library, const char *name, int *ok) {
-    void *f = handle ? dlsym(handle, name) : NULL;
-    if (!f && *ok) {
-        snprintf(load_error, sizeof load_error, "%s has no %s", library, name);
-        *ok = 0;
-    }
-    return f;
-}
+/// The functions used, each field named as the headers name the function.
+static struct { CURL_FUNCTIONS(TC_LIBRARY_FIELD) } lib;
+static struct { CRYPTO_FUNCTIONS(TC_LIBRARY_FIELD) } crypto;
+static const char *const curl_names[] = {CURL_FUNCTIONS(TC_LIBRARY_NAME)};
+static const char *const crypto_names[] = {CRYPTO_FUNCTIONS(TC_LIBRARY_NAME)};
+static tc_library curl_library = TC_LIBRARY("libcurl", "libcurl.so.4", "libcurl4", curl_names, lib);
+static tc_library crypto_library = TC_LIBRARY("libcrypto", "libcrypto.so.3", "libssl3", crypto_names, crypto);
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 
-static void load(void) {
-    void *curl = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-    void *crypto = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
-    if (!curl || !crypto) {
-        snprintf(load_error, sizeof load_error, "%s (install %s)", dlerror(), curl ? "libssl3" : "libcurl4");
-        return;
-    }
-    int ok = 1;
-#define CURLFN(field, name) *(void **)&lib.field = resolve(curl, "libcurl", name, &ok)
-#define SSLFN(field, name) *(void **)&lib.field = resolve(crypto, "libcrypto", name, &ok)
-    CURLFN(global_init, "curl_global_init");
-    CURLFN(easy_init, "curl_easy_init");
-    CURLFN(easy_setopt, "curl_easy_setopt");
-    CURLFN(easy_getinfo, "curl_easy_getinfo");
-    CURLFN(easy_cleanup, "curl_easy_cleanup");
-    CURLFN(easy_strerror, "curl_easy_strerror");
-    CURLFN(multi_init, "curl_multi_init");
-    CURLFN(multi_setopt, "curl_multi_setopt");
-    CURLFN(multi_add_handle, "curl_multi_add_handle");
-    CURLFN(multi_remove_handle, "curl_multi_remove_handle");
-    CURLFN(multi_perform, "curl_multi_perform");
-    CURLFN(multi_poll, "curl_multi_poll");
-    CURLFN(multi_info_read, "curl_multi_info_read");
-    CURLFN(multi_cleanup, "curl_multi_cleanup");
-    CURLFN(slist_append, "curl_slist_append");
-    CURLFN(slist_free_all, "curl_slist_free_all");
-    SSLFN(evp_digest, "EVP_Digest");
-    SSLFN(evp_sha256, "EVP_sha256");
-    SSLFN(hmac, "HMAC");
-    if (ok) {
-        lib.global_init(CURL_GLOBAL_DEFAULT);
-        load_error[0] = 0;
-    }
-}
+static void global_init(void) { lib.curl_global_init(CURL_GLOBAL_DEFAULT); }
 
 const char *tc_http_load(void) {
-    pthread_once(&load_once, load);
-    return load_error[0] ? load_error : (lib.easy_init ? NULL : "libcurl could not be loaded");
+    const char *unloaded = tc_library_load(&curl_library);
+    if (!unloaded) unloaded = tc_library_load(&crypto_library);
+    if (!unloaded) pthread_once(&global_once, global_init);
+    return unloaded;
 }
 
 tc_http_client *tc_http_client_create(long connect_timeout_ms, long max_connections) {
@@ -108,7 +60,7 @@ tc_http_client *tc_http_client_create(long connect_timeout_ms, long max_connecti
 
 void tc_http_client_destroy(tc_http_client *c) {
     if (!c) return;
-    for (int i = 0; i < c->idle_count; i++) lib.multi_cleanup(c->idle[i]);
+    for (int i = 0; i < c->idle_count; i++) lib.curl_multi_cleanup(c->idle[i]);
     pthread_mutex_destroy(&c->lock);
     free(c);
 }
@@ -119,10 +71,10 @@ static CURLM *take_multi(tc_http_client *c) {
     if (c->idle_count > 0) m = c->idle[--c->idle_count];
     pthread_mutex_unlock(&c->lock);
     if (m) return m;
-    m = lib.multi_init();
+    m = lib.curl_multi_init();
     if (!m) return NULL;
-    lib.multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, c->max_connections);
-    lib.multi_setopt(m, CURLMOPT_MAXCONNECTS, c->max_connections);
+    lib.curl_multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, c->max_connections);
+    lib.curl_multi_setopt(m, CURLMOPT_MAXCONNECTS, c->max_connections);
     return m;
 }
 
@@ -133,7 +85,7 @@ static void give_back(tc_http_client *c, CURLM *m) {
         m = NULL;
     }
     pthread_mutex_unlock(&c->lock);
-    if (m) lib.multi_cleanup(m);
+    if (m) lib.curl_multi_cleanup(m);
 }
 
 typedef struct {
@@ -201,76 +153,76 @@ int tc_http_perform(tc_http_client *c, const tc_http_request *requests, tc_http_
         const tc_http_request *q = &requests[i];
         transfers[i].response = &responses[i];
         transfers[i].max_body = max_body;
-        CURL *e = lib.easy_init();
+        CURL *e = lib.curl_easy_init();
         easy[i] = e;
         if (!e) {
             responses[i].transport_error = CURLE_OUT_OF_MEMORY;
             snprintf(responses[i].error, sizeof responses[i].error, "out of memory");
             continue;
         }
-        lib.easy_setopt(e, CURLOPT_URL, q->url);
-        lib.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM for timeouts
-        lib.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
-        lib.easy_setopt(e, CURLOPT_TIMEOUT_MS, q->timeout_ms);
-        lib.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-        lib.easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-        lib.easy_setopt(e, CURLOPT_WRITEDATA, &transfers[i]);
-        lib.easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-        lib.easy_setopt(e, CURLOPT_HEADERDATA, &transfers[i]);
-        lib.easy_setopt(e, CURLOPT_ERRORBUFFER, responses[i].error);
-        lib.easy_setopt(e, CURLOPT_PRIVATE, (void *)(uintptr_t)i);
+        lib.curl_easy_setopt(e, CURLOPT_URL, q->url);
+        lib.curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM for timeouts
+        lib.curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
+        lib.curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, q->timeout_ms);
+        lib.curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+        lib.curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+        lib.curl_easy_setopt(e, CURLOPT_WRITEDATA, &transfers[i]);
+        lib.curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+        lib.curl_easy_setopt(e, CURLOPT_HEADERDATA, &transfers[i]);
+        lib.curl_easy_setopt(e, CURLOPT_ERRORBUFFER, responses[i].error);
+        lib.curl_easy_setopt(e, CURLOPT_PRIVATE, (void *)(uintptr_t)i);
         if (strcmp(q->method, "HEAD") == 0) {
-            lib.easy_setopt(e, CURLOPT_NOBODY, 1L);
+            lib.curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
         } else if (strcmp(q->method, "GET") != 0) {
-            lib.easy_setopt(e, CURLOPT_CUSTOMREQUEST, q->method);
+            lib.curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, q->method);
             if (q->body || strcmp(q->method, "PUT") == 0 || strcmp(q->method, "POST") == 0) {
-                lib.easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)q->body_length);
-                lib.easy_setopt(e, CURLOPT_POSTFIELDS, q->body ? (const char *)q->body : "");
+                lib.curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)q->body_length);
+                lib.curl_easy_setopt(e, CURLOPT_POSTFIELDS, q->body ? (const char *)q->body : "");
             }
         }
         struct curl_slist *list = NULL;
-        for (size_t h = 0; h < q->header_count; h++) list = lib.slist_append(list, q->headers[h]);
+        for (size_t h = 0; h < q->header_count; h++) list = lib.curl_slist_append(list, q->headers[h]);
         // The body is signed and sent at once: no "Expect: 100-continue" round trip, and no
         // default form content type beside the one signed.
-        list = lib.slist_append(list, "Expect:");
-        list = lib.slist_append(list, "Accept:");
+        list = lib.curl_slist_append(list, "Expect:");
+        list = lib.curl_slist_append(list, "Accept:");
         lists[i] = list;
-        lib.easy_setopt(e, CURLOPT_HTTPHEADER, list);
-        lib.multi_add_handle(m, e);
+        lib.curl_easy_setopt(e, CURLOPT_HTTPHEADER, list);
+        lib.curl_multi_add_handle(m, e);
     }
     int running = 0;
     int failed = 0;
     do {
-        CURLMcode mc = lib.multi_perform(m, &running);
+        CURLMcode mc = lib.curl_multi_perform(m, &running);
         if (mc != CURLM_OK) { failed = 1; break; }
-        if (running) lib.multi_poll(m, NULL, 0, 1000, NULL);
+        if (running) lib.curl_multi_poll(m, NULL, 0, 1000, NULL);
     } while (running);
     CURLMsg *msg;
     int left;
-    while ((msg = lib.multi_info_read(m, &left))) {
+    while ((msg = lib.curl_multi_info_read(m, &left))) {
         if (msg->msg != CURLMSG_DONE) continue;
         void *private = NULL;
-        lib.easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &private);
+        lib.curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &private);
         size_t i = (size_t)(uintptr_t)private;
         tc_http_response *r = &responses[i];
         CURLcode code = msg->data.result;
         if (code == CURLE_OK) {
-            lib.easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &r->status);
+            lib.curl_easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &r->status);
         } else {
             r->status = 0;
             r->transport_error = (int)code;
             r->connect_failed = code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST ||
                                 (code == CURLE_OPERATION_TIMEDOUT && r->headers_length == 0 && r->body_length == 0);
             if (transfers[i].too_large) snprintf(r->error, sizeof r->error, "response larger than %zu bytes", max_body);
-            else if (r->error[0] == 0) snprintf(r->error, sizeof r->error, "%s", lib.easy_strerror(code));
+            else if (r->error[0] == 0) snprintf(r->error, sizeof r->error, "%s", lib.curl_easy_strerror(code));
         }
     }
     for (size_t i = 0; i < count; i++) {
         if (easy[i]) {
-            lib.multi_remove_handle(m, easy[i]);
-            lib.easy_cleanup(easy[i]);
+            lib.curl_multi_remove_handle(m, easy[i]);
+            lib.curl_easy_cleanup(easy[i]);
         }
-        lib.slist_free_all(lists[i]);
+        lib.curl_slist_free_all(lists[i]);
         if (failed && responses[i].status == 0 && responses[i].transport_error == 0) {
             responses[i].transport_error = CURLE_FAILED_INIT;
             snprintf(responses[i].error, sizeof responses[i].error, "libcurl's multi interface failed");
@@ -295,11 +247,11 @@ void tc_http_response_free(tc_http_response *r) {
 int tc_sha256(const void *data, size_t length, uint8_t out[32]) {
     if (tc_http_load()) return -1;
     unsigned int n = 32;
-    return lib.evp_digest(data, length, out, &n, lib.evp_sha256(), NULL) == 1 ? 0 : -1;
+    return crypto.EVP_Digest(data, length, out, &n, crypto.EVP_sha256(), NULL) == 1 ? 0 : -1;
 }
 
 int tc_hmac_sha256(const void *key, size_t key_length, const void *data, size_t length, uint8_t out[32]) {
     if (tc_http_load()) return -1;
     unsigned int n = 32;
-    return lib.hmac(lib.evp_sha256(), key, (int)key_length, data, length, out, &n) ? 0 : -1;
+    return crypto.HMAC(crypto.EVP_sha256(), key, (int)key_length, data, length, out, &n) ? 0 : -1;
 }

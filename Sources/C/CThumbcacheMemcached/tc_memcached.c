@@ -2,71 +2,24 @@
 
 // Loaded with dlopen on first use, as libcurl is: only a command given a memcached remote needs it.
 #include <libmemcached/memcached.h>
-#include <dlfcn.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "tc_libraries.h"
 
-static struct {
-    memcached_st *(*create)(memcached_st *);
-    void (*free)(memcached_st *);
-    memcached_st *(*clone)(memcached_st *, const memcached_st *);
-    memcached_server_list_st (*servers_parse)(const char *);
-    memcached_return_t (*server_push)(memcached_st *, const memcached_server_list_st);
-    void (*server_list_free)(memcached_server_list_st);
-    memcached_return_t (*behavior_set)(memcached_st *, const memcached_behavior_t, uint64_t);
-    memcached_return_t (*mget)(memcached_st *, const char *const *, const size_t *, size_t);
-    memcached_result_st *(*fetch_result)(memcached_st *, memcached_result_st *, memcached_return_t *);
-    const char *(*result_key_value)(const memcached_result_st *);
-    size_t (*result_key_length)(const memcached_result_st *);
-    const char *(*result_value)(const memcached_result_st *);
-    size_t (*result_length)(const memcached_result_st *);
-    void (*result_free)(memcached_result_st *);
-    memcached_return_t (*set)(memcached_st *, const char *, size_t, const char *, size_t, time_t, uint32_t);
-    const char *(*strerror)(const memcached_st *, memcached_return_t);
-} lib;
-static char load_error[256];
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+#define MEMCACHED_FUNCTIONS(X)                                                                      \
+    X(memcached_create) X(memcached_free) X(memcached_clone) X(memcached_servers_parse)             \
+    X(memcached_server_push) X(memcached_server_list_free) X(memcached_behavior_set)                \
+    X(memcached_mget) X(memcached_fetch_result) X(memcached_result_key_value)                       \
+    X(memcached_result_key_length) X(memcached_result_value) X(memcached_result_length)             \
+    X(memcached_result_free) X(memcached_set) X(memcached_strerror)
 
-static void load(void) {
-    void *h = dlopen("libmemcached.so.11", RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(load_error, sizeof load_error, "%s (install libmemcached11)", dlerror());
-        return;
-    }
-    int ok = 1;
-#define FN(field, name)                                                                     \
-    do {                                                                                    \
-        *(void **)&lib.field = dlsym(h, name);                                              \
-        if (!lib.field && ok) {                                                             \
-            snprintf(load_error, sizeof load_error, "libmemcached has no %s", name);        \
-            ok = 0;                                                                         \
-        }                                                                                   \
-    } while (0)
-    FN(create, "memcached_create");
-    FN(free, "memcached_free");
-    FN(clone, "memcached_clone");
-    FN(servers_parse, "memcached_servers_parse");
-    FN(server_push, "memcached_server_push");
-    FN(server_list_free, "memcached_server_list_free");
-    FN(behavior_set, "memcached_behavior_set");
-    FN(mget, "memcached_mget");
-    FN(fetch_result, "memcached_fetch_result");
-    FN(result_key_value, "memcached_result_key_value");
-    FN(result_key_length, "memcached_result_key_length");
-    FN(result_value, "memcached_result_value");
-    FN(result_length, "memcached_result_length");
-    FN(result_free, "memcached_result_free");
-    FN(set, "memcached_set");
-    FN(strerror, "memcached_strerror");
-    if (ok) load_error[0] = 0;
-}
+/// The functions used, each field named as the headers name the function.
+static struct { MEMCACHED_FUNCTIONS(TC_LIBRARY_FIELD) } lib;
+static const char *const names[] = {MEMCACHED_FUNCTIONS(TC_LIBRARY_NAME)};
+static tc_library library = TC_LIBRARY("libmemcached", "libmemcached.so.11", "libmemcached11", names, lib);
 
-const char *tc_mc_load(void) {
-    pthread_once(&load_once, load);
-    return load_error[0] ? load_error : (lib.create ? NULL : "libmemcached could not be loaded");
-}
+const char *tc_mc_load(void) { return tc_library_load(&library); }
 
 #define TC_MC_POOL 16
 
@@ -83,38 +36,38 @@ tc_mc *tc_mc_create(const char *servers, long timeout_ms, char *error, size_t er
         snprintf(error, error_size, "%s", why);
         return NULL;
     }
-    memcached_server_list_st list = lib.servers_parse(servers);
+    memcached_server_list_st list = lib.memcached_servers_parse(servers);
     if (!list) {
         snprintf(error, error_size, "'%s' is not a list of host:port", servers);
         return NULL;
     }
-    memcached_st *m = lib.create(NULL);
+    memcached_st *m = lib.memcached_create(NULL);
     tc_mc *mc = calloc(1, sizeof *mc);
     if (!m || !mc) {
-        lib.server_list_free(list);
-        if (m) lib.free(m);
+        lib.memcached_server_list_free(list);
+        if (m) lib.memcached_free(m);
         free(mc);
         snprintf(error, error_size, "out of memory");
         return NULL;
     }
-    memcached_return_t rc = lib.server_push(m, list);
-    lib.server_list_free(list);
+    memcached_return_t rc = lib.memcached_server_push(m, list);
+    lib.memcached_server_list_free(list);
     if (rc != MEMCACHED_SUCCESS) {
-        snprintf(error, error_size, "%s", lib.strerror(m, rc));
-        lib.free(m);
+        snprintf(error, error_size, "%s", lib.memcached_strerror(m, rc));
+        lib.memcached_free(m);
         free(mc);
         return NULL;
     }
     // Consistent hashing (ketama): a server that goes costs only its share of keys. After two
     // failures a server is left out for 30 s, its keys going to the others meanwhile.
-    lib.behavior_set(m, MEMCACHED_BEHAVIOR_KETAMA, 1);
-    lib.behavior_set(m, MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT, (uint64_t)timeout_ms);
-    lib.behavior_set(m, MEMCACHED_BEHAVIOR_POLL_TIMEOUT, (uint64_t)timeout_ms);
-    lib.behavior_set(m, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1);
-    lib.behavior_set(m, MEMCACHED_BEHAVIOR_SERVER_FAILURE_LIMIT, 2);
-    lib.behavior_set(m, MEMCACHED_BEHAVIOR_REMOVE_FAILED_SERVERS, 1);
-    lib.behavior_set(m, MEMCACHED_BEHAVIOR_RETRY_TIMEOUT, 30);
-    lib.behavior_set(m, MEMCACHED_BEHAVIOR_DEAD_TIMEOUT, 30);
+    lib.memcached_behavior_set(m, MEMCACHED_BEHAVIOR_KETAMA, 1);
+    lib.memcached_behavior_set(m, MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT, (uint64_t)timeout_ms);
+    lib.memcached_behavior_set(m, MEMCACHED_BEHAVIOR_POLL_TIMEOUT, (uint64_t)timeout_ms);
+    lib.memcached_behavior_set(m, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1);
+    lib.memcached_behavior_set(m, MEMCACHED_BEHAVIOR_SERVER_FAILURE_LIMIT, 2);
+    lib.memcached_behavior_set(m, MEMCACHED_BEHAVIOR_REMOVE_FAILED_SERVERS, 1);
+    lib.memcached_behavior_set(m, MEMCACHED_BEHAVIOR_RETRY_TIMEOUT, 30);
+    lib.memcached_behavior_set(m, MEMCACHED_BEHAVIOR_DEAD_TIMEOUT, 30);
     mc->master = m;
     pthread_mutex_init(&mc->lock, NULL);
     return mc;
@@ -122,8 +75,8 @@ tc_mc *tc_mc_create(const char *servers, long timeout_ms, char *error, size_t er
 
 void tc_mc_destroy(tc_mc *mc) {
     if (!mc) return;
-    for (int i = 0; i < mc->idle_count; i++) lib.free(mc->idle[i]);
-    lib.free(mc->master);
+    for (int i = 0; i < mc->idle_count; i++) lib.memcached_free(mc->idle[i]);
+    lib.memcached_free(mc->master);
     pthread_mutex_destroy(&mc->lock);
     free(mc);
 }
@@ -132,7 +85,7 @@ static memcached_st *take(tc_mc *mc) {
     memcached_st *m = NULL;
     pthread_mutex_lock(&mc->lock);
     if (mc->idle_count > 0) m = mc->idle[--mc->idle_count];
-    else m = lib.clone(NULL, mc->master);
+    else m = lib.memcached_clone(NULL, mc->master);
     pthread_mutex_unlock(&mc->lock);
     return m;
 }
@@ -144,7 +97,7 @@ static void give_back(tc_mc *mc, memcached_st *m) {
         m = NULL;
     }
     pthread_mutex_unlock(&mc->lock);
-    if (m) lib.free(m);
+    if (m) lib.memcached_free(m);
 }
 
 int tc_mc_get_many(tc_mc *mc, const char *const *keys, const size_t *key_lengths, size_t count, uint8_t **values,
@@ -156,28 +109,28 @@ int tc_mc_get_many(tc_mc *mc, const char *const *keys, const size_t *key_lengths
         snprintf(error, error_size, "out of memory");
         return -1;
     }
-    memcached_return_t rc = lib.mget(m, keys, key_lengths, count);
+    memcached_return_t rc = lib.memcached_mget(m, keys, key_lengths, count);
     // SOME_ERRORS: a server failed; the others answer, and its keys are misses.
     if (rc != MEMCACHED_SUCCESS && rc != MEMCACHED_SOME_ERRORS) {
-        snprintf(error, error_size, "%s", lib.strerror(m, rc));
+        snprintf(error, error_size, "%s", lib.memcached_strerror(m, rc));
         give_back(mc, m);
         return -1;
     }
     memcached_result_st *r;
-    while ((r = lib.fetch_result(m, NULL, &rc)) != NULL) {
-        const char *key = lib.result_key_value(r);
-        size_t key_length = lib.result_key_length(r);
+    while ((r = lib.memcached_fetch_result(m, NULL, &rc)) != NULL) {
+        const char *key = lib.memcached_result_key_value(r);
+        size_t key_length = lib.memcached_result_key_length(r);
         for (size_t i = 0; i < count; i++) {
             if (values[i] || key_lengths[i] != key_length || memcmp(keys[i], key, key_length) != 0) continue;
-            size_t n = lib.result_length(r);
+            size_t n = lib.memcached_result_length(r);
             values[i] = malloc(n ? n : 1);
             if (values[i]) {
-                memcpy(values[i], lib.result_value(r), n);
+                memcpy(values[i], lib.memcached_result_value(r), n);
                 value_lengths[i] = n;
             }
             break;
         }
-        lib.result_free(r);
+        lib.memcached_result_free(r);
     }
     give_back(mc, m);
     return 0;
@@ -190,12 +143,12 @@ int tc_mc_set(tc_mc *mc, const char *key, size_t key_length, const uint8_t *valu
         snprintf(error, error_size, "out of memory");
         return -1;
     }
-    memcached_return_t rc = lib.set(m, key, key_length, (const char *)value, length, 0, 0);
+    memcached_return_t rc = lib.memcached_set(m, key, key_length, (const char *)value, length, 0, 0);
     int result = 0;
     if (rc == MEMCACHED_E2BIG) {
         result = 1;
     } else if (rc != MEMCACHED_SUCCESS) {
-        snprintf(error, error_size, "%s", lib.strerror(m, rc));
+        snprintf(error, error_size, "%s", lib.memcached_strerror(m, rc));
         result = -1;
     }
     give_back(mc, m);
