@@ -94,7 +94,7 @@ let package = Package(
         .target(name: "CThumbcacheDescriptors"),
         // sd-bus (libsystemd) behind a shim that owns the bus, the thumbnail service's vtables and its loop;
         // loaded with dlopen when a bus is opened (libsystemd-dev for the headers), not linked.
-        .target(name: "CThumbcacheBus"),
+        .target(name: "CThumbcacheBus", dependencies: ["CThumbcacheLibraries"]),
         // libcurl (HTTP with kept-alive connections, TLS with the system's trust store) and
         // libcrypto's SHA-256 and HMAC, for the remote tier's S3 client and its signatures;
         // loaded with dlopen on first use (libcurl4-openssl-dev for the headers), not linked.

@@ -1,6 +1,6 @@
 #include "cbus.h"
 
-#include <dlfcn.h>
+#include "tc_libraries.h"
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -27,15 +27,12 @@
     X(sd_bus_send) X(sd_bus_set_address) X(sd_bus_set_bus_client) \
     X(sd_bus_slot_unref) X(sd_bus_start)
 
-/// The functions used, resolved once; each field is named as the function.
-static struct {
-#define SD_FIELD(name) __typeof__(name) *name;
-    SD_FUNCTIONS(SD_FIELD)
-#undef SD_FIELD
-} lib;
-static char load_error[256];
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-// The vtables refer to it as libsystemd's headers have them do; it is theirs once loaded (load sets it).
+/// The functions used, each field named as the headers name the function; and the vtables'
+/// format, a variable of libsystemd's.
+static struct { SD_FUNCTIONS(TC_LIBRARY_FIELD) TC_LIBRARY_FIELD(sd_bus_object_vtable_format) } lib;
+static const char *const names[] = {SD_FUNCTIONS(TC_LIBRARY_NAME) "sd_bus_object_vtable_format"};
+static tc_library library = TC_LIBRARY("libsystemd", "libsystemd.so.0", "libsystemd0", names, lib);
+static pthread_once_t patched = PTHREAD_ONCE_INIT;
 #pragma weak sd_bus_object_vtable_format
 
 #define THUMBNAILER_PATH "/org/freedesktop/thumbnails/Thumbnailer1"
@@ -232,20 +229,10 @@ void cbus_stop_on_signals(int wake_fd) {
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
-static void load(void) {
-    void *h = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(load_error, sizeof load_error, "%s (install libsystemd0)", dlerror());
-        return;
-    }
-#define SD_RESOLVE(name)                                                                          \
-    if (!load_error[0] && !(*(void **)&lib.name = dlsym(h, #name)))                                 \
-        snprintf(load_error, sizeof load_error, "libsystemd.so.0 has no " #name);
-    SD_FUNCTIONS(SD_RESOLVE)
-#undef SD_RESOLVE
-    const unsigned *format = dlsym(h, "sd_bus_object_vtable_format");
-    thumbnailer_vtable[0].x.start.vtable_format_reference = format;
-    cache_vtable[0].x.start.vtable_format_reference = format;
+// The vtables refer to libsystemd's format as its headers have them do: set once it is loaded.
+static void patch_vtables(void) {
+    thumbnailer_vtable[0].x.start.vtable_format_reference = lib.sd_bus_object_vtable_format;
+    cache_vtable[0].x.start.vtable_format_reference = lib.sd_bus_object_vtable_format;
 }
 
 static void set_message(char *message, size_t size, const char *what, int r) {
@@ -255,11 +242,12 @@ static void set_message(char *message, size_t size, const char *what, int r) {
 cbus *cbus_open(const char *address, const cbus_handlers *handlers, void *context, const char *const *schemes,
                 size_t scheme_count, const char *const *mime_types, size_t mime_count, int replace, int wake_fd,
                 char *message, size_t message_size) {
-    pthread_once(&load_once, load);
-    if (load_error[0]) {
-        if (message && message_size) snprintf(message, message_size, "cannot load libsystemd for D-Bus: %s", load_error);
+    const char *unloaded = tc_library_load(&library);
+    if (unloaded) {
+        if (message && message_size) snprintf(message, message_size, "D-Bus: %s", unloaded);
         return NULL;
     }
+    pthread_once(&patched, patch_vtables);
     cbus *b = calloc(1, sizeof *b);
     if (!b) return NULL;
     b->wake_fd = wake_fd;

@@ -1,8 +1,8 @@
 #ifndef TC_LIBRARIES_H
 #define TC_LIBRARIES_H
 // A library loaded with dlopen when first needed rather than linked (nothing of it at a process's
-// start), its functions resolved by name into a shim's table: what the shims for ICU, libarchive,
-// libtiff and LibRaw share. Each lists its functions once, as an X-macro, for the table's typed
+// start), its functions resolved by name into a shim's table: what the shims for libsystemd, ICU,
+// libcurl and libcrypto, libmemcached, libarchive, libtiff and LibRaw share. Each lists its functions once, as an X-macro, for the table's typed
 // fields (TC_LIBRARY_FIELD) and for their names (TC_LIBRARY_NAME, or versioned ones of its own).
 #include <pthread.h>
 #include <stddef.h>
