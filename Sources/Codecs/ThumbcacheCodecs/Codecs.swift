@@ -1,3 +1,4 @@
+import CThumbcacheRaw
 import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
@@ -12,6 +13,7 @@ extension ImageDecoders {
     /// One LibRaw registration per raw kind.
     static let cameraRaw = FormatCatalogue.cameraRaw.map { signature in
         ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in try RawSource(descriptor: fd, name: name, format: signature.format) }
+            .loadingLibrary { _ = craw_load() }
     }
 }
 

@@ -1,4 +1,3 @@
-import CThumbcacheRaw
 import CThumbcacheTIFF
 import ThumbcacheCodecSupport
 import ThumbcacheImaging
@@ -7,18 +6,7 @@ extension ImageDecoderRegistration {
     /// TIFF through libtiff: the first page or a reduced-resolution copy, in bands.
     package static let tiff = ImageDecoderRegistration(.tiff) { (fd, name) throws(ImagingError) in
         try TIFFSource(descriptor: fd, name: name)
-    }
-}
-
-/// Loads libtiff now (a worker that cannot load it once confined); it is otherwise loaded at the
-/// first TIFF, where a failure is that file's error.
-package func loadTIFFLibrary() {
-    _ = ctiff_load()
-}
-
-/// Loads LibRaw now, as ``loadTIFFLibrary()`` libtiff.
-package func loadRawLibrary() {
-    _ = craw_load()
+    }.loadingLibrary { _ = ctiff_load() }
 }
 
 /// A TIFF through libtiff: the first page, or its smallest reduced-resolution copy (a later

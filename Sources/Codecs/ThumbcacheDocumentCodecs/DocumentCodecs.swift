@@ -1,3 +1,4 @@
+import CThumbcacheArchive
 import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
@@ -9,7 +10,9 @@ extension ImageDecoders {
 
     /// One libarchive registration per archive-borne document format; the words of each but the
     /// comics, which have pictures only.
-    static let archives = FormatCatalogue.archiveDocuments.map { signature in
+    static let archives = FormatCatalogue.archiveDocuments.map { archive($0).loadingLibrary { _ = carchive_load() } }
+
+    static func archive(_ signature: FormatDeclaration) -> ImageDecoderRegistration {
         let registration = ImageDecoderRegistration(signature) { (fd, name, settings) throws(ImagingError) in
             try ArchiveSource(descriptor: fd, name: name, format: signature.format, page: settings.page)
         }

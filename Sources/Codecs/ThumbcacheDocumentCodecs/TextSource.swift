@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CThumbcacheArchive
 import CThumbcacheText
 import Synchronization
 import ThumbcacheCodecSupport
@@ -178,12 +177,6 @@ struct PageFont: Sendable {
 }
 
 /// Reads what the decoders need from the file system before the worker confines itself.
-/// Loads libarchive now (a worker that cannot load it once confined); it is otherwise loaded at
-/// the first archive, where a failure is that file's error.
-package func loadArchiveLibrary() {
-    _ = carchive_load()
-}
-
 package func preloadFonts() {
     _ = PageFont.monospaced
     _ = PageFont.fallback

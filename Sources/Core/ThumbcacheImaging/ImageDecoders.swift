@@ -129,11 +129,22 @@ package struct ImageDecoderRegistration: Sendable {
     /// Whether ``open`` draws the page ``DecodeSettings/page`` says (a PDF's); a file of another
     /// format has one page.
     package var hasPages = false
+    /// Loads the library the decoder otherwise loads with dlopen at its first file; nil where its
+    /// libraries are linked. A worker calls it before confining itself where Landlock could not
+    /// let it load the library later (Docs/SECURITY.md).
+    package var loadLibrary: (@Sendable () -> Void)?
 
     /// This registration, drawing the page its settings name.
     package func drawingPages() -> ImageDecoderRegistration {
         var copy = self
         copy.hasPages = true
+        return copy
+    }
+
+    /// This registration, with `load` loading its decoder's library before the first file.
+    package func loadingLibrary(_ load: @escaping @Sendable () -> Void) -> ImageDecoderRegistration {
+        var copy = self
+        copy.loadLibrary = load
         return copy
     }
 
@@ -173,6 +184,11 @@ package struct ImageDecoderRegistration: Sendable {
 /// The decoders in use: a format is one registration and one file that implements ``RowSource``.
 package struct ImageDecoders: Sendable {
     package private(set) var registrations: [ImageDecoderRegistration]
+
+    /// Loads now every library a decoder here would load at its first file.
+    package func loadLibraries() {
+        for registration in registrations { registration.loadLibrary?() }
+    }
     /// How these decoders may work (threads per decode); a worker sets it from its parent's word.
     package var settings = DecodeSettings()
     /// Bytes of a file's start that detection reads: enough for every registered magic.

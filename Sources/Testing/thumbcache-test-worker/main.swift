@@ -17,8 +17,4 @@ decoders.register(.directHEIF(.heif, fallback: ImageDecoderRegistration.libheif)
 decoders.register(.directHEIF(.avif, fallback: ImageDecoderRegistration.libheif))
 for registration in HostileDecoders.registrations { decoders.register(registration) }
 preloadFonts()
-WorkerMain.run(decoders: decoders, loadLibraries: {
-    loadTIFFLibrary()
-    loadRawLibrary()
-    loadArchiveLibrary()
-})
+WorkerMain.run(decoders: decoders)

@@ -1,5 +1,6 @@
 import CThumbcacheProcess
 import CThumbcacheSandbox
+import Synchronization
 import ThumbcacheImaging
 import ThumbcacheSync
 import ThumbcacheWorker
@@ -8,10 +9,9 @@ import ThumbcacheWorker
 package enum WorkerMain {
     /// Confines this process (Docs/SECURITY.md) and serves requests with `decoders` until the
     /// parent closes the channel. Run by `thumbcache-worker` (and the test build's worker).
-    /// `loadLibraries` loads what the decoders would load at their first file; it runs before the
-    /// confinement only where Landlock cannot let the system's libraries be read after it.
-    package static func run(decoders: ImageDecoders, loadLibraries: (@convention(c) () -> Void)? = nil,
-                            arguments: [String] = CommandLine.arguments) -> Never {
+    /// What the decoders would load at their first file is loaded before the confinement only
+    /// where Landlock cannot let the system's libraries be read after it.
+    package static func run(decoders: ImageDecoders, arguments: [String] = CommandLine.arguments) -> Never {
         var decoders = decoders
         func value(_ flag: String) -> UInt64 {
             guard let i = arguments.firstIndex(of: flag), i + 1 < arguments.count else { return 0 }
@@ -22,8 +22,9 @@ package enum WorkerMain {
         if arguments.contains("--idle") { _ = tc_process_be_idle() }
         keepDecoderBuffersInHeap()
         limitMallocArenas(2)
+        confining.withLock { $0 = decoders }
         var limits = csandbox_limits(address_space: value("--memory"), cpu_seconds: value("--cpu"),
-                                     channel: WorkerProtocol.channelDescriptor, load_libraries: loadLibraries,
+                                     channel: WorkerProtocol.channelDescriptor, load_libraries: { WorkerMain.confining.withLock { $0 }?.loadLibraries() },
                                      without_landlock: arguments.contains("--without-landlock") ? 1 : 0)
         var message = [CChar](repeating: 0, count: 256)
         let applied = csandbox_confine(&limits, &message, message.count)
@@ -37,6 +38,10 @@ package enum WorkerMain {
         WorkerServer.serve(decoders: decoders, hello: hello)
         exit(0)
     }
+
+    /// The decoders being confined, for the sandbox's callback (a C function pointer, which
+    /// carries no context) that loads their libraries.
+    private static let confining = Mutex<ImageDecoders?>(nil)
 
     static func layerNames(_ bits: Int32) -> [String] {
         let names: [(Int32, String)] = [

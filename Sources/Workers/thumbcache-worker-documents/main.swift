@@ -7,4 +7,4 @@ import ThumbcacheImaging
 import ThumbcacheSandbox
 
 preloadFonts()
-WorkerMain.run(decoders: .documents, loadLibraries: { loadArchiveLibrary() })
+WorkerMain.run(decoders: .documents)

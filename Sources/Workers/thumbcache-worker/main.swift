@@ -7,7 +7,4 @@ import ThumbcacheCodecs
 import ThumbcacheImaging
 import ThumbcacheSandbox
 
-WorkerMain.run(decoders: .images, loadLibraries: {
-    loadTIFFLibrary()
-    loadRawLibrary()
-})
+WorkerMain.run(decoders: .images)
