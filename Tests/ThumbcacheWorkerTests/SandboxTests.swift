@@ -386,7 +386,7 @@ struct SandboxTests {
         let dir = TemporaryDirectory()
         let path = try dir.write("p.png", ImageEncoder.png(testPhoto(width: 64, height: 48)))
         let unreadable = Array("not a hello".utf8)
-        let otherVersion = try WorkerCoding.encode(WorkerReply(hello: .init(version: WorkerProtocol.version + 7, layers: [], error: nil)))
+        let otherVersion = WorkerCoding.encode(WorkerReply(hello: .init(version: WorkerProtocol.version + 7, layers: [], error: nil)))
         for (name, document, expected) in [("unreadable", unreadable, "a hello this thumbcache cannot read"),
                                            ("other-version", otherVersion, "speaks protocol version \(WorkerProtocol.version + 7)")] {
             let frame = try dir.write(name + ".frame", le32(document.count) + le32(0) + document)

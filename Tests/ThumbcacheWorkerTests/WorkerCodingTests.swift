@@ -52,6 +52,7 @@ struct WorkerCodingTests {
          WorkerReply(image: .init(width: 256, height: 192, hasAlpha: false), info: fullInfo),
          WorkerReply(info: ImageInfo(format: .png, pixelWidth: 1, pixelHeight: 1, orientation: .up, hasAlpha: false)),
          WorkerReply(error: ImagingError(path: "/x.png", reason: .corrupt("bad CRC"))),
+         WorkerReply(image: .init(width: 2, height: 2, hasAlpha: true), error: ImagingError(path: "", reason: .empty), textFormat: "text"),
          WorkerReply(textFormat: "pdf"),
          WorkerReply()]
     }
@@ -73,6 +74,35 @@ struct WorkerCodingTests {
         }
     }
 
+    /// One of each reason (the coding's switch over them is exhaustive, so a new one fails to
+    /// build until it is coded; this says each comes back as it went).
+    static let reasons: [ImagingError.Reason] = [
+        .unreadable("Permission denied"), .empty, .unsupportedFormat, .decoderNotInProcess(format: "heif"),
+        .tooLarge(width: .max, height: 70_000, limit: 1 << 28), .corrupt("Premature end of JPEG file"), .encodingFailed("zlib"),
+        .noPicture("an audio file without a cover"), .decodedElsewhere(by: "heavy"), .noTextExtractor(format: "png"),
+        .noSuchPage(page: 9, pages: 3),
+    ]
+
+    @Test func everyReasonOfAnErrorComesBack() throws {
+        for reason in Self.reasons {
+            let error = ImagingError(path: "/tmp/ä b.jpg", reason: reason)
+            let back = try WorkerCoding.decodeReply(WorkerCoding.encode(WorkerReply(error: error))).error
+            #expect(back == error)
+        }
+        // A tag no reason has, and a width no UInt32 holds, are refused.
+        for (tag, width) in [(UInt8(11), 1), (4, Int(UInt32.max) + 1)] {
+            var w = WireWriter()
+            w.string("/x")
+            w.uint8(tag)
+            for value in [width, 1, 1] { w.int(value) }
+            var reply = WireWriter()
+            for _ in 0..<3 { reply.bool(false) }
+            reply.optional(w.bytes) { $0.run($1) }
+            reply.bool(false)
+            #expect(throws: WorkerCoding.Malformed.self) { try WorkerCoding.decodeReply(reply.bytes) }
+        }
+    }
+
     /// The coding names each field: a field added to these types must be added to it too.
     @Test func theCodingKnowsEveryField() {
         #expect(Mirror(reflecting: Self.fullRequest).children.count == 5)
@@ -82,6 +112,7 @@ struct WorkerCodingTests {
         #expect(Mirror(reflecting: WorkerReply.Hello(version: 1, layers: [], error: nil)).children.count == 3)
         #expect(Mirror(reflecting: ThumbnailOptions(maxWidth: 1, maxHeight: 1)).children.count == 8)
         #expect(Mirror(reflecting: DecodeLimits()).children.count == 2)
+        #expect(Mirror(reflecting: ImagingError(path: "", reason: .empty)).children.count == 2)
         #expect(Mirror(reflecting: Self.fullEXIF).children.count == 19)
         #expect(Mirror(reflecting: Self.fullMedia).children.count == 19)
         #expect(Mirror(reflecting: Self.fullMedia.motionPhoto!).children.count == 5)
@@ -101,7 +132,7 @@ struct WorkerCodingTests {
     }
 
     @Test func bytesThatAreNotADocumentAreRefused() throws {
-        let reply = try WorkerCoding.encode(Self.replies[1])
+        let reply = WorkerCoding.encode(Self.replies[1])
         #expect(try WorkerCoding.decodeReply(reply).info == Self.fullInfo)
         for cut in [0, 1, reply.count / 2, reply.count - 1] {
             #expect(throws: WorkerCoding.Malformed.self) { try WorkerCoding.decodeReply(Array(reply.prefix(cut))) }

@@ -161,3 +161,49 @@ extension MediaMetadata {
         (self.motionPhoto, self.contentIdentifier) = (motionPhoto, contentIdentifier)
     }
 }
+
+extension ImagingError {
+    /// The path, then the reason as a tag byte and its fields.
+    package func write(to w: inout WireWriter) {
+        w.string(path)
+        switch reason {
+        case .unreadable(let message): w.uint8(0); w.string(message)
+        case .empty: w.uint8(1)
+        case .unsupportedFormat: w.uint8(2)
+        case .decoderNotInProcess(let format): w.uint8(3); w.string(format)
+        case .tooLarge(let width, let height, let limit): w.uint8(4); w.int(Int(width)); w.int(Int(height)); w.int(limit)
+        case .corrupt(let message): w.uint8(5); w.string(message)
+        case .encodingFailed(let message): w.uint8(6); w.string(message)
+        case .noPicture(let what): w.uint8(7); w.string(what)
+        case .decodedElsewhere(let family): w.uint8(8); w.string(family)
+        case .noTextExtractor(let format): w.uint8(9); w.string(format)
+        case .noSuchPage(let page, let pages): w.uint8(10); w.int(page); w.int(pages)
+        }
+    }
+
+    package init?(reading r: inout WireReader) {
+        guard let path = r.string(), let tag = r.uint8() else { return nil }
+        let reason: Reason?
+        switch tag {
+        case 0: reason = r.string().map { .unreadable($0) }
+        case 1: reason = .empty
+        case 2: reason = .unsupportedFormat
+        case 3: reason = r.string().map { .decoderNotInProcess(format: $0) }
+        case 4:
+            guard let width = r.int().flatMap(UInt32.init(exactly:)), let height = r.int().flatMap(UInt32.init(exactly:)), let limit = r.int()
+            else { return nil }
+            reason = .tooLarge(width: width, height: height, limit: limit)
+        case 5: reason = r.string().map { .corrupt($0) }
+        case 6: reason = r.string().map { .encodingFailed($0) }
+        case 7: reason = r.string().map { .noPicture($0) }
+        case 8: reason = r.string().map { .decodedElsewhere(by: $0) }
+        case 9: reason = r.string().map { .noTextExtractor(format: $0) }
+        case 10:
+            guard let page = r.int(), let pages = r.int() else { return nil }
+            reason = .noSuchPage(page: page, pages: pages)
+        default: reason = nil
+        }
+        guard let reason else { return nil }
+        self.init(path: path, reason: reason)
+    }
+}

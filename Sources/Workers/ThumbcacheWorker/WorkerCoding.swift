@@ -1,16 +1,11 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import ThumbcacheImaging
 import ThumbcacheSync
 
-/// The documents of the worker protocol (version 3): every request and reply in binary
-/// (``WireWriter``; the options, EXIF and metadata as ThumbcacheImaging's WireCoding writes them),
-/// and as JSON only an error, which is rare and the most varied. JSON for every message was a fifth
-/// of a warm of small files, and the hello's, the options' and the metadata's about a millisecond
-/// of a one-file miss (Docs/PERFORMANCE.md).
+/// The documents of the worker protocol (version 4): every request and reply in binary
+/// (``WireWriter``; the options, EXIF, metadata and errors as ThumbcacheImaging's WireCoding writes
+/// them). JSON for every message was a fifth of a warm of small files, and the hello's, the
+/// options' and the metadata's about a millisecond of a one-file miss; an error's, the first use
+/// of both JSON coders in a one-file call on a broken file (Docs/PERFORMANCE.md).
 package enum WorkerCoding {
     package struct Malformed: Error, CustomStringConvertible {
         package var description: String { "a malformed worker message" }
@@ -54,7 +49,7 @@ package enum WorkerCoding {
 
     // MARK: Replies
 
-    package static func encode(_ reply: WorkerReply) throws -> [UInt8] {
+    package static func encode(_ reply: WorkerReply) -> [UInt8] {
         var w = WireWriter()
         w.optional(reply.hello.map { helloBytes($0) }) { $0.run($1) }
         w.optional(reply.image) { w, image in
@@ -63,7 +58,7 @@ package enum WorkerCoding {
             w.bool(image.hasAlpha)
         }
         w.optional(reply.info.map { infoBytes($0) }) { $0.run($1) }
-        try w.optional(reply.error.map { try json($0) }) { $0.run($1) }
+        w.optional(reply.error.map { errorBytes($0) }) { $0.run($1) }
         w.optional(reply.textFormat) { $0.string($1) }
         return w.bytes
     }
@@ -79,7 +74,7 @@ package enum WorkerCoding {
         else { throw Malformed() }
         return WorkerReply(hello: try hello.map { (run) throws(Malformed) in try decodeHello(run) }, image: image,
                            info: try info.map { (run) throws(Malformed) in try decodeInfo(run) },
-                           error: try error.map { (run) throws(Malformed) in try decodeJSON(ImagingError.self, run) }, textFormat: textFormat)
+                           error: try error.map { (run) throws(Malformed) in try decodeError(run) }, textFormat: textFormat)
     }
 
     /// The version first, in every version of the protocol: a worker of another build is told
@@ -129,10 +124,15 @@ package enum WorkerCoding {
         return info
     }
 
-    private static func json(_ value: some Encodable) throws -> [UInt8] { Array(try WorkerProtocol.encoder().encode(value)) }
+    private static func errorBytes(_ error: ImagingError) -> [UInt8] {
+        var w = WireWriter()
+        error.write(to: &w)
+        return w.bytes
+    }
 
-    private static func decodeJSON<T: Decodable>(_ type: T.Type, _ bytes: ArraySlice<UInt8>) throws(Malformed) -> T {
-        guard let value = try? WorkerProtocol.decoder().decode(type, from: Data(bytes)) else { throw Malformed() }
-        return value
+    private static func decodeError(_ bytes: ArraySlice<UInt8>) throws(Malformed) -> ImagingError {
+        var r = WireReader(bytes, longestRun: WorkerProtocol.maxDocumentBytes)
+        guard let error = ImagingError(reading: &r), r.atEnd else { throw Malformed() }
+        return error
     }
 }

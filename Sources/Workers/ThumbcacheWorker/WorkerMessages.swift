@@ -1,32 +1,14 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import ThumbcacheImaging
 
-/// The worker protocol, version 3 (Docs/SECURITY.md): the parent sends a request frame with the
+/// The worker protocol, version 4 (Docs/SECURITY.md): the parent sends a request frame with the
 /// file's descriptor attached; the worker answers with a reply frame. Frames are a little-endian
 /// header of lengths, a document (``WorkerCoding``), and for images the raw RGBA pixels.
 package enum WorkerProtocol {
-    package static let version = 3
+    package static let version = 4
     /// Largest document either side accepts: a reply's metadata is a few hundred bytes.
     package static let maxDocumentBytes = 1 << 20
     /// The file descriptor the worker finds its channel on.
     package static let channelDescriptor: Int32 = 3
-
-    static func encoder() -> JSONEncoder {
-        let e = JSONEncoder()
-        // EXIF rationals can divide by zero; JSON has no infinities.
-        e.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-        return e
-    }
-
-    static func decoder() -> JSONDecoder {
-        let d = JSONDecoder()
-        d.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-        return d
-    }
 }
 
 /// What the parent asks of a worker for one file.

@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -76,7 +71,7 @@ package enum WorkerServer {
     }
 
     static func send(_ reply: WorkerReply, pixels: [UInt8] = [], words: [UInt8] = [], on channel: WorkerChannel) throws {
-        let document = try WorkerCoding.encode(reply)
+        let document = WorkerCoding.encode(reply)
         try channel.send(WorkerChannel.le32(document.count) + WorkerChannel.le32(pixels.count + words.count) + document)
         if !pixels.isEmpty { try channel.send(pixels) }
         if !words.isEmpty { try channel.send(words) }
