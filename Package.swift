@@ -108,14 +108,17 @@ let package = Package(
         // Locks, guarded state, threads, the monotonic clock and system-call helpers (Errno, EINTR) the
         // other modules share.
         .target(name: "ThumbcacheSync", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
+        // `URL` as a `FileLocation`, apart from ThumbcacheSync so that the workers link no Foundation.
+        .target(name: "ThumbcacheFileURL", dependencies: ["ThumbcacheSync"]),
 
         // A thin, typed wrapper over LMDB: environments, scoped transactions, cursors. Package API:
         // apps reach LMDB only through the store and the index.
         .target(name: "ThumbcacheLMDB", dependencies: ["CThumbcacheLMDB"]),
         // The content-addressed thumbnail store: hashing, stat cache, records, group commit.
-        .target(name: "ThumbcacheStore", dependencies: ["ThumbcacheLMDB", "CThumbcacheXXHash", "ThumbcacheSync"]),
+        .target(name: "ThumbcacheStore", dependencies: ["ThumbcacheLMDB", "CThumbcacheXXHash", "ThumbcacheSync", "ThumbcacheFileURL"]),
         // The Spotlight-like metadata index and its query language; independent of thumbnails.
-        .target(name: "ThumbcacheIndex", dependencies: ["ThumbcacheLMDB", "ThumbcacheSync", "CThumbcacheXXHash", "CThumbcacheWords", "CThumbcacheZstd"]),
+        .target(name: "ThumbcacheIndex", dependencies: ["ThumbcacheLMDB", "ThumbcacheSync", "ThumbcacheFileURL", "CThumbcacheXXHash", "CThumbcacheWords",
+                                                        "CThumbcacheZstd"]),
         // Decoding, EXIF, resizing and encoding images; independent of the store.
         .target(name: "ThumbcacheImaging", dependencies: ["CThumbcachePNG", "CThumbcacheJPEG", "ThumbcacheSync"]),
         // Every decoder beyond PNG and JPEG, in five families, each linked into its own worker
@@ -147,8 +150,8 @@ let package = Package(
         // Thumbnail generation after QuickLook: content types, providers, the generator, warming.
         .target(
             name: "Thumbcache",
-            dependencies: ["ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheIndex", "ThumbcacheSync", "ThumbcacheWorker", "ThumbcacheRemote",
-                           "CThumbcacheFileInfo"]
+            dependencies: ["ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheIndex", "ThumbcacheSync", "ThumbcacheFileURL", "ThumbcacheWorker",
+                           "ThumbcacheRemote", "CThumbcacheFileInfo"]
         ),
 
         // The desktop daemon: the org.freedesktop.thumbnails Thumbnailer1 and Cache1 services on the
@@ -251,7 +254,7 @@ let layers: [(folder: String, targets: [String])] = [
     // package's module (apple/swift-lmdb's CLMDB) can clash with one. CThumbcacheTest… are the tests'.
     ("C", package.targets.map(\.name).filter { $0.hasPrefix("CThumbcache") && !$0.hasPrefix("CThumbcacheTest") }),
     // What everything stands on: system calls and locks, LMDB, the store, the index, imaging and the format catalogue.
-    ("Core", ["ThumbcacheSync", "ThumbcacheLMDB", "ThumbcacheStore", "ThumbcacheIndex", "ThumbcacheImaging"]),
+    ("Core", ["ThumbcacheSync", "ThumbcacheFileURL", "ThumbcacheLMDB", "ThumbcacheStore", "ThumbcacheIndex", "ThumbcacheImaging"]),
     // Decoders beyond PNG and JPEG, one module per worker family.
     ("Codecs", ["ThumbcacheCodecSupport", "ThumbcacheCodecs", "ThumbcacheHeavyCodecs", "ThumbcacheVectorCodecs",
                 "ThumbcacheDocumentCodecs", "ThumbcacheMediaCodecs"]),

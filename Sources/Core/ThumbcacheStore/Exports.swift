@@ -6,3 +6,5 @@
 @_exported import struct ThumbcacheLMDB.IntegrityReport
 @_exported import struct ThumbcacheLMDB.IntegrityFinding
 @_exported import ThumbcacheSync
+// `URL` as a `FileLocation`.
+@_exported import ThumbcacheFileURL

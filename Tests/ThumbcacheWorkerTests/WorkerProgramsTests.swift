@@ -1,0 +1,18 @@
+import Testing
+@testable import ThumbcacheImaging
+import ThumbcacheTestSupport
+
+/// What the worker programs are built from. Foundation was a third of each (8 MB; about 40 MB of
+/// the installed package) for a protocol that needs none of it; only `URL`'s conformance to
+/// `FileLocation`, in a module every worker links, still brought it in (Docs/ARCHITECTURE.md).
+struct WorkerProgramsTests {
+    /// Any reference to FoundationEssentials names it somewhere in the program's bytes: the library
+    /// it loads (a debug build), or a symbol or a type's module (a static one).
+    @Test(arguments: WorkerFamily.allCases)
+    func aWorkerProgramLinksNoFoundation(_ family: WorkerFamily) throws {
+        let program = ChildProcess.productsDirectory + "/" + family.executableName
+        let (status, lines, errors) = try ChildProcess.run("/usr/bin/grep", ["-c", "-a", "FoundationEssentials", program])
+        // grep exits 1 when nothing matches, 2 when it cannot read the program.
+        #expect(status == .exited(1), "\(family.executableName) names FoundationEssentials on \(lines.first ?? "?") lines \(errors)")
+    }
+}
