@@ -1,7 +1,7 @@
 import ThumbcacheSync
 
 // The binary form (``WireWriter``) of what a worker's requests and replies carry: the thumbnail's
-// options, a photo's EXIF and a document's or a recording's metadata (the protocol is
+// options, a photo's EXIF, a document's or a recording's metadata, and an error (the protocol is
 // ThumbcacheWorker's WorkerCoding). As JSON through Codable they cost a one-file miss about a
 // millisecond where it waits for them, most of it the generic metadata Codable makes at first use.
 // Each reader returns nil for bytes that are not what its writer wrote.
