@@ -50,7 +50,7 @@ struct WorkerAnswer {
 /// A worker's answer. `image` describes the pixels that follow the document, and `textFormat`
 /// the words that follow those (the payload, in that order).
 package struct WorkerReply: Sendable {
-    package struct Hello: Codable, Sendable {
+    package struct Hello: Sendable {
         package var version: Int
         /// The confinement layers the worker applied (Docs/SECURITY.md), or why it could not.
         package var layers: [String]
