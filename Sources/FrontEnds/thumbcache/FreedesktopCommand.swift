@@ -144,28 +144,46 @@ struct FreedesktopCommand: ParsableCommand {
         /// exists (and stored there), else made directly.
         static func write(_ input: String, to output: String, size: Int, cacheDirectory: String, fullHash: Bool,
                           isolation: DecoderIsolation) async throws {
-            let path = input.hasPrefix("file://") ? (FileURI.path(of: input) ?? input) : input
-            let file = FilePaths.resolved(path)
+            if try writeWithoutCache(input, to: output, size: size, cacheDirectory: cacheDirectory, isolation: isolation) { return }
+            let file = resolved(input)
             do {
-                // An existing cache only: inside GNOME's sandbox the path leads into its private
-                // /tmp, where a new cache would be thrown away with a warning about left files.
-                let store = ThumbnailStore.exists(directory: cacheDirectory)
-                    ? try? ThumbnailStore.open(directory: cacheDirectory, options: .init(keying: fullHash ? .full : .standard)) : nil
-                if let store {
-                    let request = ThumbnailRequest(fileAt: file, size: Double(size), representationTypes: .thumbnail)
-                    try await OneFile.representation(request, store: store, isolation: isolation, standardThumbnails: nil) { _ in
-                        [ImageThumbnailProvider()]
-                    } deliver: { representation, _ in try OutputFile.write(representation.pngData(), to: output) }
-                } else {
-                    // The file's worker starts now, beside the reading of the content types.
-                    let decoding = OneFile.prepared(forFileAt: file, isolation: isolation)
-                    defer { decoding.hangUpIdleWorkers() }
-                    let image = try DirectThumbnail.make(file, options: ThumbnailOptions(maxWidth: size, maxHeight: size), decoding: decoding)
-                    try OutputFile.write(ImageEncoder.png(image), to: output)
+                guard let store = try? ThumbnailStore.open(directory: cacheDirectory, options: .init(keying: fullHash ? .full : .standard)) else {
+                    return try writeDirectly(file, to: output, size: size, isolation: isolation)
                 }
+                let request = ThumbnailRequest(fileAt: file, size: Double(size), representationTypes: .thumbnail)
+                try await OneFile.representation(request, store: store, isolation: isolation, standardThumbnails: nil) { _ in
+                    [ImageThumbnailProvider()]
+                } deliver: { representation, _ in try OutputFile.write(representation.pngData(), to: output) }
             } catch {
                 throw CommandFailure("\(error)")
             }
+        }
+
+        /// Where no cache exists (inside GNOME's sandbox, always; a new cache there would land in
+        /// its private /tmp and be thrown away), writes the thumbnail made directly and returns
+        /// true; false, having done nothing, where one exists. Synchronous, so that the plug-in's
+        /// call runs it on the main thread before its first `await`: the worker then starts
+        /// without waiting for a thread of the concurrency pool.
+        static func writeWithoutCache(_ input: String, to output: String, size: Int, cacheDirectory: String,
+                                      isolation: DecoderIsolation) throws -> Bool {
+            guard !ThumbnailStore.exists(directory: cacheDirectory) else { return false }
+            do {
+                try writeDirectly(resolved(input), to: output, size: size, isolation: isolation)
+            } catch {
+                throw CommandFailure("\(error)")
+            }
+            return true
+        }
+
+        private static func resolved(_ input: String) -> String {
+            FilePaths.resolved(input.hasPrefix("file://") ? (FileURI.path(of: input) ?? input) : input)
+        }
+
+        private static func writeDirectly(_ file: String, to output: String, size: Int, isolation: DecoderIsolation) throws {
+            let decoding = OneFile.prepared(forFileAt: file, isolation: isolation)
+            defer { decoding.hangUpIdleWorkers() }
+            let image = try DirectThumbnail.make(file, options: ThumbnailOptions(maxWidth: size, maxHeight: size), decoding: decoding)
+            try OutputFile.write(ImageEncoder.png(image), to: output)
         }
     }
 }

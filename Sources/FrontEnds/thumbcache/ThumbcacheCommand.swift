@@ -22,9 +22,12 @@ struct ThumbcacheCommand: AsyncParsableCommand {
         do {
             if let call = FreedesktopCommand.Thumbnail.plugInCall(CommandLine.arguments) {
                 // The defaults of every option the call leaves out, as ArgumentParser would give them.
-                return try await FreedesktopCommand.Thumbnail.write(
-                    call.input, to: call.output, size: call.size, cacheDirectory: ThumbnailStore.defaultDirectory, fullHash: false,
-                    isolation: DecoderOptions.sandboxed(workers: 1))
+                let (cache, isolation) = (ThumbnailStore.defaultDirectory, DecoderOptions.sandboxed(workers: 1))
+                // Before any `await`: without a cache (GNOME's sandbox) the call is done here, on this thread.
+                if try FreedesktopCommand.Thumbnail.writeWithoutCache(call.input, to: call.output, size: call.size, cacheDirectory: cache,
+                                                                       isolation: isolation) { return }
+                return try await FreedesktopCommand.Thumbnail.write(call.input, to: call.output, size: call.size, cacheDirectory: cache,
+                                                                    fullHash: false, isolation: isolation)
             }
             if let call = GetCommand.quickCall(CommandLine.arguments), try await GetCommand.run(call) { return }
             var command = try parseAsRoot()
