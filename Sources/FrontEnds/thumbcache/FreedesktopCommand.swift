@@ -196,12 +196,13 @@ enum DirectThumbnail {
         try decoding.thumbnail(ofFileAt: file, options: options, format: readAs(file, types: types())).0
     }
 
-    /// Text has no signature: its type (name and bytes) says to read the file as text if the
-    /// worker finds no format in the bytes; nil for any other file.
+    /// The format to read the file as: the one its bytes name, passed on so that the decoding
+    /// side (the pool choosing a worker, an in-process decode) does not read them again; else,
+    /// since text has no signature, text where the file's type (name and bytes) says so; else nil.
     static func readAs(_ file: String, types: @autoclosure () -> ContentTypeRegistry) -> ImageFormat? {
         // Bytes that name a format settle it without the types, whose first use reads
         // shared-mime-info's database: most of a plug-in call's time for a small file.
-        if ImageDecoders.catalogue.format(ofFileAt: file) != nil { return nil }
+        if let named = ImageDecoders.catalogue.format(ofFileAt: file) { return named }
         let types = types()
         return types.conforms(types.type(ofFileAt: file), to: .text) ? .text : nil
     }
