@@ -3,7 +3,7 @@ import PackageDescription
 
 /// The programs the multi-process tests run: the CLI, each family's worker, the hostile test worker.
 let programs: [Target.Dependency] = ["thumbcache", "thumbcache-worker", "thumbcache-worker-documents", "thumbcache-worker-media",
-                                     "thumbcache-worker-vector", "thumbcache-worker-heavy", "thumbcache-test-worker"]
+                                     "thumbcache-worker-vector", "thumbcache-worker-heavy", "thumbcache-thumbnailer", "thumbcache-test-worker"]
 
 let package = Package(
     name: "thumbcache",
@@ -20,6 +20,7 @@ let package = Package(
         .executable(name: "thumbcache-worker-media", targets: ["thumbcache-worker-media"]),
         .executable(name: "thumbcache-worker-vector", targets: ["thumbcache-worker-vector"]),
         .executable(name: "thumbcache-worker-heavy", targets: ["thumbcache-worker-heavy"]),
+        .executable(name: "thumbcache-thumbnailer", targets: ["thumbcache-thumbnailer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -190,6 +191,10 @@ let package = Package(
         .executableTarget(name: "thumbcache-worker-media", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheMediaCodecs"]),
         .executableTarget(name: "thumbcache-worker-vector", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheVectorCodecs"]),
         .executableTarget(name: "thumbcache-worker-heavy", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheHeavyCodecs"]),
+        // What the .thumbnailer plug-in runs per file without a cache: the image worker's code and
+        // no Foundation, so it starts in a third of thumbcache's time and forks its image worker.
+        .executableTarget(name: "thumbcache-thumbnailer", dependencies: ["ThumbcacheSandbox", "ThumbcacheWorker", "ThumbcacheImaging",
+                                                                         "ThumbcacheCodecs", "ThumbcacheSync"]),
         // A worker of every family with hostile test decoders (crash, hang, allocate, create files,
         // connect, exec); built for the tests only, never a product.
         .executableTarget(name: "thumbcache-test-worker", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheCodecs",
@@ -258,9 +263,10 @@ let layers: [(folder: String, targets: [String])] = [
     // Decoders beyond PNG and JPEG, one module per worker family.
     ("Codecs", ["ThumbcacheCodecSupport", "ThumbcacheCodecs", "ThumbcacheHeavyCodecs", "ThumbcacheVectorCodecs",
                 "ThumbcacheDocumentCodecs", "ThumbcacheMediaCodecs"]),
-    // Decoding in sandboxed processes: the pool and protocol, the confinement, a program per family.
+    // Decoding in sandboxed processes: the pool and protocol, the confinement, a program per family,
+    // and the plug-in's program, which forks its image worker.
     ("Workers", ["ThumbcacheWorker", "ThumbcacheSandbox", "thumbcache-worker", "thumbcache-worker-documents",
-                 "thumbcache-worker-media", "thumbcache-worker-vector", "thumbcache-worker-heavy"]),
+                 "thumbcache-worker-media", "thumbcache-worker-vector", "thumbcache-worker-heavy", "thumbcache-thumbnailer"]),
     // What an app links beyond the core: generation after QuickLook, warming, the remote tier.
     ("Library", ["Thumbcache", "ThumbcacheRemote"]),
     // The programs people run: the CLI, the desktop daemon, the HTTP server.

@@ -210,7 +210,7 @@ struct FreedesktopTests {
             set -e
             mount -t tmpfs tmpfs /usr/local
             mkdir -p /usr/local/bin
-            for program in thumbcache thumbcache-worker thumbcache-worker-vector thumbcache-worker-heavy thumbcache-worker-documents thumbcache-worker-media; do
+            for program in thumbcache thumbcache-thumbnailer thumbcache-worker thumbcache-worker-vector thumbcache-worker-heavy thumbcache-worker-documents thumbcache-worker-media; do
               cp "\(products)/$program" /usr/local/bin/
             done
             # What the loader finds outside /usr and /lib (the Swift runtime), found there through $ORIGIN.
@@ -218,6 +218,8 @@ struct FreedesktopTests {
               cp "$lib" /usr/local/bin/
             done
             /usr/local/bin/thumbcache freedesktop install --directory '\(dir.appending("data/thumbnailers"))' >&2
+            # The plug-in's own program, found beside thumbcache, is what GNOME runs.
+            grep -q '^Exec=/usr/local/bin/thumbcache-thumbnailer --size %s %i %o$' '\(dir.appending("data/thumbnailers/thumbcache.thumbnailer"))'
             export GSETTINGS_SCHEMA_DIR=/usr/share/glib-2.0/schemas XDG_DATA_DIRS='\(dir.appending("data"))' \\
               XDG_DATA_HOME='\(dir.appending("none"))' XDG_CACHE_HOME='\(dir.appending("cache"))'
             /usr/bin/python3 -c '

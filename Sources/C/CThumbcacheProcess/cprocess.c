@@ -3,7 +3,9 @@
 #include <dirent.h>
 #include <signal.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -37,4 +39,38 @@ int tc_spawnattr_init_default_signals(posix_spawnattr_t *attributes) {
     posix_spawnattr_setsigdefault(attributes, &all);
     posix_spawnattr_setsigmask(attributes, &none);
     return posix_spawnattr_setflags(attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+}
+
+int tc_thread_count(void) {
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    char text[1024];
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0) return -1;
+    text[n] = 0;
+    // The command's name may hold spaces and parentheses: the fields start after the last ')'.
+    char *p = strrchr(text, ')');
+    if (!p) return -1;
+    // Field 20, num_threads, is the 18th after the name.
+    for (int field = 0; field < 18; field++) {
+        p = strchr(p + 1, ' ');
+        if (!p) return -1;
+    }
+    return atoi(p + 1);
+}
+
+pid_t tc_fork_worker(int channel, int errors) {
+    pid_t pid = fork();
+    if (pid != 0) return pid;
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(errors, 2) < 0 || dup2(channel, 3) < 0) _exit(127);
+    if (null > 3) close(null);
+    struct sigaction action = {0};
+    action.sa_handler = SIG_DFL;
+    for (int signal = 1; signal < NSIG; signal++) sigaction(signal, &action, NULL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    return 0;
 }

@@ -6,23 +6,14 @@ import Glibc
 /// or `directory/gen-N`, named by the symbolic link `directory/current`. Compaction writes the
 /// next generation and switches the link atomically (see Docs/ARCHITECTURE.md).
 enum Generation {
-    static let link = "current"
+    static let link = CacheLocation.generationLink
     static let lockFile = "compact.lock"
 
     /// The generation `current` names, 0 without the link.
-    static func current(in directory: String) -> Int {
-        var buffer = [CChar](repeating: 0, count: 64)
-        let n = readlink(directory + "/" + link, &buffer, buffer.count - 1)
-        guard n > 0 else { return 0 }
-        let name = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard name.hasPrefix("gen-"), let number = Int(name.dropFirst(4)) else { return 0 }
-        return number
-    }
+    static func current(in directory: String) -> Int { CacheLocation.generation(in: directory) }
 
     /// The environment directory of generation `n`.
-    static func path(_ n: Int, in directory: String) -> String {
-        n == 0 ? directory : directory + "/gen-\(n)"
-    }
+    static func path(_ n: Int, in directory: String) -> String { CacheLocation.path(ofGeneration: n, in: directory) }
 
     /// Points `current` at generation `n`, atomically (symlink + rename), and flushes the directory.
     static func switchTo(_ n: Int, in directory: String) throws(StoreError) {

@@ -92,18 +92,13 @@ public final class ThumbnailStore: Sendable {
     /// A hasher that keys files as this store's options say (one per thread).
     package func hasher() -> ContentHasher { ContentHasher(keying: keying) }
 
-    /// The default cache directory: `$THUMBCACHE_DIR`, else `$XDG_CACHE_HOME/thumbcache`,
-    /// else `~/.cache/thumbcache`.
     /// Whether a cache exists in `directory` (in the directory itself or, after a compaction,
     /// in the generation it names), without creating one.
-    package static func exists(directory: String) -> Bool {
-        access(Generation.path(Generation.current(in: directory), in: directory) + "/data.mdb", F_OK) == 0
-    }
+    package static func exists(directory: String) -> Bool { CacheLocation.holdsCache(directory) }
 
-    public static var defaultDirectory: String {
-        if let dir = FilePaths.environment("THUMBCACHE_DIR") { return dir }
-        return FilePaths.cacheHome + "/thumbcache"
-    }
+    /// The default cache directory: `$THUMBCACHE_DIR`, else `$XDG_CACHE_HOME/thumbcache`,
+    /// else `~/.cache/thumbcache`.
+    public static var defaultDirectory: String { CacheLocation.standard }
 
     private init(directory: String, options: Environment.Options, keying: ContentHasher.Keying) throws(StoreError) {
         self.directory = directory

@@ -25,7 +25,7 @@ package enum ProgramPaths {
         defer { fclose(file) }
         var line = [CChar](repeating: 0, count: 4096 + Int(PATH_MAX))
         while fgets(&line, Int32(line.count), file) != nil {
-            let text = String(cString: line)
+            let text = line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
             let fields = text.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
             let range = fields.first?.split(separator: "-") ?? []
             guard fields.count == 6, range.count == 2, let start = UInt(range[0], radix: 16), let end = UInt(range[1], radix: 16),

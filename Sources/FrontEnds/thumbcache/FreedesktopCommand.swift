@@ -11,9 +11,11 @@ struct FreedesktopCommand: ParsableCommand {
         discussion: """
             GNOME's thumbnail factory (Nautilus, the file chooser) and tumbler (Thunar) run a \
             .thumbnailer plug-in for the MIME types it declares. `install` declares thumbcache \
-            for every type it makes thumbnails of; those programs then run `thumbcache \
-            freedesktop thumbnail`, which answers from thumbcache's cache when it can reach it \
-            and stores what it makes there. GNOME runs plug-ins in a bubblewrap sandbox that sees \
+            for every type it makes thumbnails of; those programs then run thumbcache's \
+            plug-in program (thumbcache-thumbnailer, beside the worker programs), which makes \
+            the thumbnail itself where there is no cache and otherwise hands the call to \
+            `thumbcache freedesktop thumbnail`, which answers from thumbcache's cache and \
+            stores what it makes there. GNOME runs plug-ins in a bubblewrap sandbox that sees \
             /usr only: `install` refuses a program GNOME could not run (give --anyway for \
             Thunar alone); the Debian package (Tools/package) installs thumbcache under /usr, \
             where it makes thumbnails without its cache.
@@ -42,6 +44,9 @@ struct FreedesktopCommand: ParsableCommand {
         @Option(name: .long, help: ArgumentHelp("The thumbcache program the plug-in runs (default: this one).", valueName: "path"))
         var executable: String?
 
+        @Option(name: .long, help: ArgumentHelp("The plug-in's program the entry runs (default: thumbcache-thumbnailer where the worker programs are, else `thumbcache freedesktop thumbnail`).", valueName: "path"))
+        var thumbnailer: String?
+
         @Flag(name: .long, help: "Print the file instead of writing it.")
         var print = false
 
@@ -50,12 +55,13 @@ struct FreedesktopCommand: ParsableCommand {
 
         func run() throws {
             let program = executable ?? Self.currentExecutable
-            let entry = ThumbnailerEntry.thumbcache(executable: program)
+            let plugIn = thumbnailer ?? Self.thumbnailerProgram(beside: program)
+            let entry = ThumbnailerEntry.thumbcache(executable: program, thumbnailer: plugIn)
             if print {
                 Swift.print(entry.text, terminator: "")
                 return
             }
-            if !anyway, let why = Self.hiddenFromGNOME(program) {
+            if !anyway, let why = Self.hiddenFromGNOME(program) ?? plugIn.flatMap(Self.hiddenFromGNOME) {
                 throw CommandFailure("""
                     not installed: GNOME runs a thumbnailer in a sandbox that sees /usr and little else, and \(why), \
                     so every thumbnail GNOME asked for would fail. Install the Debian package (Tools/package builds it), \
@@ -67,7 +73,17 @@ struct FreedesktopCommand: ParsableCommand {
             let folder = directory ?? (system ? "/usr/local/share/thumbnailers" : FilePaths.dataHome + "/thumbnailers")
             let path = folder + "/thumbcache.thumbnailer"
             try Self.install(entry.text, at: path)
-            Swift.print("installed \(path): \(entry.mimeTypes.count) MIME types, running \(program)")
+            Swift.print("installed \(path): \(entry.mimeTypes.count) MIME types, running \(plugIn ?? program)")
+        }
+
+        /// `thumbcache-thumbnailer` where the worker programs of `program` are: beside it (a
+        /// build's products), else in the `libexec/thumbcache` of its prefix (the package's).
+        static func thumbnailerProgram(beside program: String) -> String? {
+            guard let slash = program.lastIndex(of: "/") else { return nil }
+            let dir = String(program[..<slash]), name = "thumbcache-thumbnailer"
+            var candidates = [dir + "/" + name]
+            if dir.hasSuffix("/bin") { candidates.append(dir.dropLast(4) + "/libexec/thumbcache/" + name) }
+            return candidates.first { access($0, X_OK) == 0 }
         }
 
         /// Writes `text` to `path` (its directory made if missing), atomically.

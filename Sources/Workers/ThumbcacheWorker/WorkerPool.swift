@@ -48,6 +48,9 @@ package final class WorkerPool: ImageDecoding {
         /// is then refused, and what a decoder loads later is loaded before the confinement
         /// (SECURITY.md). Stricter, not looser; for the tests of that path.
         package var withoutLandlock = false
+        /// A family this program decodes itself, whose workers it forks while it has one thread
+        /// (``WorkerFork``); nil: every family's program is spawned.
+        package var fork: WorkerFork?
 
         package init(executable: String? = nil, workers: Int, timeout: Double = 20, memoryLimit: Int = 1 << 30,
                      cpuSeconds: Int = 3600, filesPerWorker: Int = 10_000, startsAllAtOnce: Bool = false, decodeThreads: Int? = nil,
@@ -131,6 +134,8 @@ package final class WorkerPool: ImageDecoding {
     package func prepare(forFileAt path: String) {
         guard let format = ImageDecoders.catalogue.format(ofFileAt: path) else { return }
         let family = WorkerFamily(format)
+        // A fork costs little, and one from this thread's helper would find two threads.
+        guard configuration.fork?.family != family else { return }
         let starts = state.withLock { s -> Bool in
             guard s.live[family, default: 0] == 0, s.idle[family]?.isEmpty != false else { return false }
             s.live[family, default: 0] += 1
@@ -142,6 +147,14 @@ package final class WorkerPool: ImageDecoding {
             return
         }
         pthread_detach(startThread { [self] in startIdle(1, family: family, executable: executable) })
+    }
+
+    /// How a worker of `family` is confined (the layers its hello named) and whether it was
+    /// forked from this process: a worker is checked out (started if none is idle) and back.
+    package func confinement(of family: WorkerFamily) throws -> (layers: [String], forked: Bool) {
+        let worker = try checkOut(family, path: "(\(family.rawValue) worker)")
+        defer { checkIn(worker) }
+        return (worker.layers, worker.forked)
     }
 
     /// `format` if it is one the worker cannot tell from bytes (text): no magic, no sniffer.
@@ -244,6 +257,14 @@ package final class WorkerPool: ImageDecoding {
         }
         if let reuse { return reuse }
         do {
+            if let fork = configuration.fork, fork.forks(family) {
+                let worker = try WorkerProcess.fork(configuration, fork)
+                state.withLock { s in
+                    s.started += 1
+                    s.familiesStarted.insert(family)
+                }
+                return worker
+            }
             let executable = try locateExecutable(family)
             let worker = try WorkerProcess.spawn(configuration, family: family, executable: executable)
             let more = state.withLock { s in

@@ -15,6 +15,10 @@ final class WorkerProcess: @unchecked Sendable {
     let family: WorkerFamily
     let channel: WorkerChannel
     private let errors: Int32
+    /// The confinement layers its hello named.
+    private(set) var layers: [String] = []
+    /// Forked from this process rather than spawned from a program of its own.
+    private(set) var forked = false
     var served = 0
     /// When it was last checked in (monotonic nanoseconds).
     var idleSince: UInt64 = 0
@@ -36,6 +40,59 @@ final class WorkerProcess: @unchecked Sendable {
     /// Starts `executable` with its channel on descriptor 3, standard error to a pipe the parent
     /// reads when it dies, and nothing of the parent's environment; waits for its hello.
     static func spawn(_ configuration: WorkerPool.Configuration, family: WorkerFamily, executable: String) throws(WorkerFailure.Reason) -> WorkerProcess {
+        try start(family: family, name: executable) { channel, errors throws(WorkerFailure.Reason) in
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_adddup2(&actions, errors, 2)
+            posix_spawn_file_actions_adddup2(&actions, channel, WorkerProtocol.channelDescriptor)
+            // Default dispositions and an empty mask: the parent's ignored SIGPIPE must not carry over.
+            var attributes = posix_spawnattr_t()
+            tc_spawnattr_init_default_signals(&attributes)
+            defer { posix_spawnattr_destroy(&attributes) }
+
+            let arguments = [executable] + Self.arguments(configuration)
+            // The Swift runtime's crash backtracer would try to start a process; a worker may not.
+            let environment = ["SWIFT_BACKTRACE=enable=no"]
+            var pid: pid_t = 0
+            let rc = withCStrings(arguments) { argv in
+                withCStrings(environment) { envp in posix_spawn(&pid, executable, &actions, &attributes, argv, envp) }
+            }
+            guard rc == 0 else { throw .unavailable("cannot start \(executable): \(Errno(rawValue: rc))") }
+            return pid
+        }
+    }
+
+    /// Forks this process into a worker of `fork`'s family, which this program decodes itself:
+    /// the child runs as the spawned program would (channel, standard error, signals, the same
+    /// arguments), without its `exec`, libraries and runtime start. Only where this process has
+    /// one thread: a fork copies the caller's thread alone, and any lock another held stays held.
+    static func fork(_ configuration: WorkerPool.Configuration, _ fork: WorkerFork) throws(WorkerFailure.Reason) -> WorkerProcess {
+        try start(family: fork.family, name: "the forked \(fork.family.rawValue) worker") { channel, errors throws(WorkerFailure.Reason) in
+            let pid = tc_fork_worker(channel, errors)
+            if pid == 0 { fork.run(Self.arguments(configuration)) }
+            guard pid > 0 else { throw .unavailable("cannot fork a \(fork.family.rawValue) worker: \(Errno.current)") }
+            return pid
+        }.marked(forked: true)
+    }
+
+    private func marked(forked: Bool) -> WorkerProcess {
+        self.forked = forked
+        return self
+    }
+
+    /// A worker's arguments after its program's name: its limits, as ``WorkerFork/run`` gets them too.
+    static func arguments(_ configuration: WorkerPool.Configuration) -> [String] {
+        ["--memory", String(configuration.memoryLimit), "--cpu", String(configuration.cpuSeconds), "--threads", String(configuration.decodeThreads)]
+            + (configuration.idlePriority ? ["--idle"] : []) + (configuration.withoutLandlock ? ["--without-landlock"] : [])
+    }
+
+    /// Makes the channel and the standard error pipe, has `launch` start the worker on their child
+    /// ends (returning its pid), and waits for its hello.
+    private static func start(family: WorkerFamily, name: String,
+                              launch: (_ channel: Int32, _ errors: Int32) throws(WorkerFailure.Reason) -> pid_t) throws(WorkerFailure.Reason) -> WorkerProcess {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             throw .unavailable("socketpair: \(Errno.current)")
@@ -45,32 +102,13 @@ final class WorkerProcess: @unchecked Sendable {
             close(pair[0]); close(pair[1])
             throw .unavailable("pipe: \(Errno.current)")
         }
-        defer { close(pair[1]); close(pipe[1]) }
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, pipe[1], 2)
-        posix_spawn_file_actions_adddup2(&actions, pair[1], WorkerProtocol.channelDescriptor)
-        // Default dispositions and an empty mask: the parent's ignored SIGPIPE must not carry over.
-        var attributes = posix_spawnattr_t()
-        tc_spawnattr_init_default_signals(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-
-        let arguments = [executable, "--memory", String(configuration.memoryLimit), "--cpu", String(configuration.cpuSeconds),
-                         "--threads", String(configuration.decodeThreads)] + (configuration.idlePriority ? ["--idle"] : [])
-            + (configuration.withoutLandlock ? ["--without-landlock"] : [])
-        // The Swift runtime's crash backtracer would try to start a process; a worker may not.
-        let environment = ["SWIFT_BACKTRACE=enable=no"]
-        var pid: pid_t = 0
-        let rc = withCStrings(arguments) { argv in
-            withCStrings(environment) { envp in posix_spawn(&pid, executable, &actions, &attributes, argv, envp) }
-        }
-        guard rc == 0 else {
+        let pid: pid_t
+        do {
+            defer { close(pair[1]); close(pipe[1]) }
+            pid = try launch(pair[1], pipe[1])
+        } catch {
             close(pair[0]); close(pipe[0])
-            throw .unavailable("cannot start \(executable): \(Errno(rawValue: rc))")
+            throw error
         }
         _ = fcntl(pipe[0], F_SETFL, fcntl(pipe[0], F_GETFL) | O_NONBLOCK)
         let worker = WorkerProcess(pid: pid, family: family, channel: pair[0], errors: pipe[0])
@@ -82,16 +120,17 @@ final class WorkerProcess: @unchecked Sendable {
             // A hello that does not read is most likely a worker program of another build
             // (a partial upgrade, or a developer's build beside an installed one).
             if case .protocolViolation = error as? WorkerFailure.Reason {
-                throw .unavailable("\(executable) answered with a hello this thumbcache cannot read (protocol version \(WorkerProtocol.version)): "
+                throw .unavailable("\(name) answered with a hello this thumbcache cannot read (protocol version \(WorkerProtocol.version)): "
                     + "a worker program from another build?")
             }
-            throw .unavailable("\(executable) did not start (\(describe(status)))\(worker.standardErrorSuffix())")
+            throw .unavailable("\(name) did not start (\(describe(status)))\(worker.standardErrorSuffix())")
         }
         guard let hello = reply.hello, hello.version == WorkerProtocol.version else {
-            throw .unavailable("\(executable) speaks protocol version \(reply.hello.map { String($0.version) } ?? "none"), this thumbcache \(WorkerProtocol.version): "
+            throw .unavailable("\(name) speaks protocol version \(reply.hello.map { String($0.version) } ?? "none"), this thumbcache \(WorkerProtocol.version): "
                 + "a worker program from another build?")
         }
-        if let error = hello.error { throw .unavailable("\(executable) could not confine itself: \(error)") }
+        if let error = hello.error { throw .unavailable("\(name) could not confine itself: \(error)") }
+        worker.layers = hello.layers
         return worker
     }
 

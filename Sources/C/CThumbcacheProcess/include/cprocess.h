@@ -13,4 +13,14 @@ int tc_process_be_idle(void);
 #include <spawn.h>
 int tc_spawnattr_init_default_signals(posix_spawnattr_t *attributes);
 
+// How many threads this process has (/proc/self/stat), or -1 if it cannot be read: a fork is
+// safe to go on in only where the answer is 1.
+#include <sys/types.h>
+int tc_thread_count(void);
+
+// fork(2) for a worker run by this very program: in the child, `channel` on descriptor 3,
+// `errors` on 2, /dev/null on 0 and 1, every signal at its default and none blocked, as a
+// spawned worker starts; returns 0 there, the child's pid in the parent, -1 (errno set) on failure.
+pid_t tc_fork_worker(int channel, int errors);
+
 #endif

@@ -145,11 +145,16 @@ package struct ThumbnailerEntry: Sendable, Hashable {
 }
 
 extension ThumbnailerEntry {
-    /// thumbcache's own entry: `executable freedesktop thumbnail --size %s %i %o` for every MIME
-    /// type its built-in provider makes thumbnails of.
-    package static func thumbcache(executable: String, types: ContentTypeRegistry = ContentTypeRegistry()) -> ThumbnailerEntry {
+    /// thumbcache's own entry for every MIME type its built-in provider makes thumbnails of:
+    /// `thumbnailer --size %s %i %o` (the plug-in's program, `thumbcache-thumbnailer`, which
+    /// hands a call to `executable` where a cache exists), else `executable freedesktop thumbnail
+    /// --size %s %i %o`.
+    package static func thumbcache(executable: String, thumbnailer: String? = nil, types: ContentTypeRegistry = ContentTypeRegistry()) -> ThumbnailerEntry {
         let mimeTypes = Set(ImageThumbnailProvider().contentTypes.compactMap { types.mimeType(of: $0) }).sorted()
-        let quoted = executable.contains(" ") ? "\"\(executable)\"" : executable
-        return ThumbnailerEntry(name: "thumbcache", tryExec: executable, exec: quoted + " freedesktop thumbnail --size %s %i %o", mimeTypes: mimeTypes)
+        func quoted(_ program: String) -> String { program.contains(" ") ? "\"\(program)\"" : program }
+        if let thumbnailer {
+            return ThumbnailerEntry(name: "thumbcache", tryExec: thumbnailer, exec: quoted(thumbnailer) + " --size %s %i %o", mimeTypes: mimeTypes)
+        }
+        return ThumbnailerEntry(name: "thumbcache", tryExec: executable, exec: quoted(executable) + " freedesktop thumbnail --size %s %i %o", mimeTypes: mimeTypes)
     }
 }

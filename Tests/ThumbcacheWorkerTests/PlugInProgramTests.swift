@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+import ThumbcacheTestSupport
+@testable import Thumbcache
+import ThumbcacheWorker
+
+/// `thumbcache-thumbnailer`, the program the `.thumbnailer` entry runs: the same bytes as
+/// `thumbcache freedesktop thumbnail` for every way a call can go (its image worker forked,
+/// another family's spawned, a text file or a cache handed to `thumbcache`), the same errors,
+/// and a forked worker confined as a spawned one is.
+@Suite(.serialized)
+struct PlugInProgramTests {
+    /// Runs `program` with `THUMBCACHE_DIR` set to `cache`: how it ended, and its standard error.
+    static func run(_ program: String, _ arguments: [String], cache: String) throws -> (ChildProcess.Termination, String) {
+        let child = try ChildProcess(program: program, arguments: arguments,
+                                     environment: ProcessInfo.processInfo.environment.merging(["THUMBCACHE_DIR": cache]) { $1 })
+        let (end, stderr) = child.wait(timeout: 60)
+        return (end, stderr)
+    }
+
+    static func fixtures(in dir: TemporaryDirectory) throws -> [String] {
+        let photo = try dir.write("photo.jpg", ImageEncoder.jpeg(TestPictures.source(width: 640, height: 480)))
+        let graphic = try dir.write("graphic.png", ImageEncoder.png(TestPictures.graphic()))
+        let font = dir.appending("font.ttf")  // the documents worker's, spawned
+        try FileManager.default.copyItem(atPath: "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", toPath: font)
+        let text = try dir.write("notes.txt", Array("No signature: only the content types say this is text.\n".utf8))
+        return [photo, graphic, font, text]
+    }
+
+    @Test func writesTheBytesThumbcacheWritesWithoutACache() throws {
+        let dir = TemporaryDirectory()
+        let cache = dir.appending("no-cache")
+        for file in try Self.fixtures(in: dir) {
+            let (ours, theirs) = (dir.appending("ours.png"), dir.appending("theirs.png"))
+            let (end, stderr) = try Self.run("thumbcache-thumbnailer", ["--size", "96", file, ours], cache: cache)
+            #expect(end == .exited(0), "\(file): \(stderr)")
+            #expect(try Self.run("thumbcache", ["freedesktop", "thumbnail", "--size", "96", file, theirs], cache: cache).0 == .exited(0))
+            let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: ours)))
+            #expect(bytes == Array(try Data(contentsOf: URL(fileURLWithPath: theirs))), "\(file)")
+            let image = try ImageDecoder.png(bytes, name: ours)
+            #expect(max(image.width, image.height) == 96, "\(file)")
+        }
+        #expect(!ThumbnailStore.exists(directory: cache), "no cache is made where there was none")
+    }
+
+    @Test func handsACallToThumbcacheWhereACacheExists() throws {
+        let dir = TemporaryDirectory()
+        let cache = dir.appending("cache")
+        _ = try ThumbnailStore.open(directory: cache)
+        let photo = try Self.fixtures(in: dir)[0]
+        let (end, stderr) = try Self.run("thumbcache-thumbnailer", ["--size", "128", photo, dir.appending("out.png")], cache: cache)
+        #expect(end == .exited(0), "\(stderr)")
+        // Stored, as `thumbcache freedesktop thumbnail` stores what it makes: the call was handed on.
+        #expect(try ThumbnailStore.open(directory: cache).statistics().thumbnails == 1)
+        _ = try ImageDecoder.png(Array(try Data(contentsOf: URL(fileURLWithPath: dir.appending("out.png")))), name: "out.png")
+    }
+
+    @Test func saysWhichFileFailedAndWhy() throws {
+        let dir = TemporaryDirectory()
+        let cache = dir.appending("no-cache")
+        let whole = try ImageEncoder.jpeg(TestPictures.source(width: 640, height: 480))
+        let truncated = try dir.write("truncated.jpg", Array(whole.prefix(whole.count / 2)))
+        let empty = try dir.write("empty.png", [])
+        for (file, reason) in [(truncated, "truncated"), (dir.appending("missing.jpg"), "No such file"), (empty, "empty")] {
+            let (end, stderr) = try Self.run("thumbcache-thumbnailer", ["--size", "128", file, dir.appending("out.png")], cache: cache)
+            #expect(end == .exited(1), "\(file): \(stderr)")
+            #expect(stderr.contains(file) && stderr.contains(reason), "\(stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.appending("out.png")), "nothing written for a file that failed")
+        let (end, stderr) = try Self.run("thumbcache-thumbnailer", ["--size", "0", truncated], cache: cache)
+        #expect(end == .exited(2) && stderr.contains("Usage: thumbcache-thumbnailer --size N INPUT OUTPUT"), "\(stderr)")
+    }
+
+    /// The image worker is forked (the program has one thread), and confines itself with every
+    /// layer the spawned image worker applies here.
+    @Test func theForkedImageWorkerIsConfinedAsASpawnedOne() throws {
+        let forked = try ChildProcess.run("thumbcache-thumbnailer", ["--print-confinement"])
+        #expect(forked.status == .exited(0), "\(forked.stderr)")
+        #expect(forked.stdout.first == "forked image worker")
+        let pool = WorkerPool(.init(workers: 1))
+        defer { pool.close() }
+        let spawned = try pool.confinement(of: .images)
+        #expect(!spawned.forked)
+        #expect(Array(forked.stdout.dropFirst()) == spawned.layers)
+        #expect(spawned.layers.contains("seccomp"))
+    }
+
+    /// A pool asked to fork from a process with more threads than one (this test's) spawns the
+    /// family's program instead: the child of such a fork could find a lock held forever.
+    @Test func aProcessWithThreadsSpawnsInsteadOfForking() throws {
+        var configuration = WorkerPool.Configuration(workers: 1)
+        configuration.fork = WorkerFork(family: .images) { _ in exit(3) }  // a forked worker would never say hello
+        let pool = WorkerPool(configuration)
+        defer { pool.close() }
+        let (layers, forked) = try pool.confinement(of: .images)
+        #expect(!forked && layers.contains("seccomp"))
+        let dir = TemporaryDirectory()
+        let photo = try dir.write("photo.jpg", ImageEncoder.jpeg(TestPictures.source(width: 64, height: 48)))
+        #expect(try pool.thumbnail(ofFileAt: photo, options: ThumbnailOptions(maxWidth: 32, maxHeight: 32), format: nil).image.width == 32)
+    }
+}
