@@ -186,15 +186,16 @@ let package = Package(
         ),
         // The sandboxed decoder processes, one per family (GPL-licensed decoders link here only:
         // Docs/LICENSES.md).
-        .executableTarget(name: "thumbcache-worker", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheCodecs"]),
+        .executableTarget(name: "thumbcache-worker", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheCodecs", "ThumbcachePlugIn"]),
         .executableTarget(name: "thumbcache-worker-documents", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheDocumentCodecs"]),
         .executableTarget(name: "thumbcache-worker-media", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheMediaCodecs"]),
         .executableTarget(name: "thumbcache-worker-vector", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheVectorCodecs"]),
         .executableTarget(name: "thumbcache-worker-heavy", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheHeavyCodecs"]),
         // What the .thumbnailer plug-in runs per file without a cache: the image worker's code and
         // no Foundation, so it starts in a third of thumbcache's time and forks its image worker.
-        .executableTarget(name: "thumbcache-thumbnailer", dependencies: ["ThumbcacheSandbox", "ThumbcacheWorker", "ThumbcacheImaging",
-                                                                         "ThumbcacheCodecs", "ThumbcacheSync"]),
+        // The image worker's program answers the same calls; the package installs it under both names.
+        .target(name: "ThumbcachePlugIn", dependencies: ["ThumbcacheSandbox", "ThumbcacheWorker", "ThumbcacheImaging", "ThumbcacheCodecs", "ThumbcacheSync"]),
+        .executableTarget(name: "thumbcache-thumbnailer", dependencies: ["ThumbcachePlugIn"]),
         // A worker of every family with hostile test decoders (crash, hang, allocate, create files,
         // connect, exec); built for the tests only, never a product.
         .executableTarget(name: "thumbcache-test-worker", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheCodecs",
@@ -265,7 +266,7 @@ let layers: [(folder: String, targets: [String])] = [
                 "ThumbcacheDocumentCodecs", "ThumbcacheMediaCodecs"]),
     // Decoding in sandboxed processes: the pool and protocol, the confinement, a program per family,
     // and the plug-in's program, which forks its image worker.
-    ("Workers", ["ThumbcacheWorker", "ThumbcacheSandbox", "thumbcache-worker", "thumbcache-worker-documents",
+    ("Workers", ["ThumbcacheWorker", "ThumbcacheSandbox", "ThumbcachePlugIn", "thumbcache-worker", "thumbcache-worker-documents",
                  "thumbcache-worker-media", "thumbcache-worker-vector", "thumbcache-worker-heavy", "thumbcache-thumbnailer"]),
     // What an app links beyond the core: generation after QuickLook, warming, the remote tier.
     ("Library", ["Thumbcache", "ThumbcacheRemote"]),

@@ -3,8 +3,12 @@
 // it is handed. Documents and media have workers of their own (thumbcache-worker-documents,
 // thumbcache-worker-media), so this one never loads poppler or FFmpeg; libtiff and LibRaw are
 // loaded at their first file, or before the confinement where Landlock would not allow that.
+// The same program answers the .thumbnailer plug-in's calls (as thumbcache-thumbnailer, the
+// package's other name for it), forking itself into this worker (PlugInMain).
 import ThumbcacheCodecs
 import ThumbcacheImaging
+import ThumbcachePlugIn
 import ThumbcacheSandbox
 
+if PlugInMain.isCall(CommandLine.arguments) { PlugInMain.run(CommandLine.arguments) }
 WorkerMain.run(decoders: .images)

@@ -1,0 +1,114 @@
+import ThumbcacheCodecs
+import ThumbcacheImaging
+import ThumbcacheSandbox
+import ThumbcacheSync
+import ThumbcacheWorker
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What thumbcache's .thumbnailer plug-in runs, once per file (GNOME's thumbnail factory,
+/// tumbler): `thumbcache-thumbnailer --size N INPUT OUTPUT`. Without a cache (always inside
+/// GNOME's sandbox, which hides it) it makes the thumbnail as `thumbcache freedesktop thumbnail`
+/// would, in a program that links neither Foundation nor the store, and forks its image worker
+/// instead of starting a program: a process per file pays for every start (Docs/PERFORMANCE.md).
+/// With a cache, or for a file whose bytes name no format (text), it hands the call to
+/// `thumbcache`, which has both. The image worker's program is this program too (the package
+/// installs one file under both names): `isCall` tells a plug-in's call from a worker's start.
+package enum PlugInMain {
+    /// Whether `arguments` are a plug-in's call (or its help), not a worker's start, which the
+    /// pool makes with `--memory` first.
+    package static func isCall(_ arguments: [String]) -> Bool {
+        arguments.count >= 2 && ["--size", "-s", "--print-confinement", "--help", "-h"].contains(arguments[1])
+    }
+
+    /// Answers the call and exits: 0 with the PNG written, 1 with the reason, 2 for arguments it
+    /// does not take.
+    package static func run(_ arguments: [String]) -> Never {
+        if arguments.count == 2, arguments[1] == "--print-confinement" {
+            do {
+                let (layers, forked) = try decoding().confinement(of: .images)
+                exit(0, saying: (forked ? "forked image worker\n" : "spawned image worker\n") + layers.map { $0 + "\n" }.joined())
+            } catch {
+                exit(1, saying: "Error: \(error)\n")
+            }
+        }
+        if arguments.count == 2, ["--help", "-h"].contains(arguments[1]) { exit(0, saying: usage) }
+        guard arguments.count == 5, ["--size", "-s"].contains(arguments[1]), let size = Int(arguments[2]), (1...4096).contains(size) else {
+            exit(2, saying: "Error: expected --size N (1 to 4096), then the input and the output\n" + usage)
+        }
+        let (input, output) = (arguments[3], arguments[4])
+        // A URI, a cache to serve from and store in, or a file only the content types can name
+        // (text has no signature; an unreadable file gets thumbcache's own error): thumbcache's call.
+        let file = FilePaths.resolved(input)
+        guard !input.hasPrefix("file:"), !CacheLocation.holdsCache(CacheLocation.standard),
+              let format = ImageDecoders.catalogue.format(ofFileAt: file) else {
+            handOn(size: arguments[2], input: input, output: output)
+        }
+        let pool = decoding()
+        do {
+            let (image, _) = try pool.thumbnail(ofFileAt: file, options: ThumbnailOptions(maxWidth: size, maxHeight: size), format: format)
+            let png = try ImageEncoder.png(image)
+            let descriptor: Int32
+            switch retryingInterrupts({ open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666) }) {
+            case .success(let fd): descriptor = fd
+            case .failure(let errno): exit(1, saying: "Error: cannot write \(output): \(errno)\n")
+            }
+            if let errno = png.withUnsafeBytes({ writeFully(descriptor, $0) }) { exit(1, saying: "Error: cannot write \(output): \(errno)\n") }
+            close(descriptor)
+        } catch {
+            exit(1, saying: "Error: \(error)\n")
+        }
+        pool.hangUpIdleWorkers()
+        Glibc.exit(0)
+    }
+
+    static let usage = """
+        Usage: thumbcache-thumbnailer --size N INPUT OUTPUT
+               thumbcache-thumbnailer --print-confinement
+
+        What thumbcache's .thumbnailer plug-in runs (`thumbcache freedesktop install` writes it):
+        writes the thumbnail of the file at path INPUT, at most N pixels on its longer side, to
+        OUTPUT as PNG; exits 1 with the file and the reason where none can be made. A confined
+        worker decodes the file. Where thumbcache's cache exists, `thumbcache freedesktop thumbnail`
+        answers instead, from the cache.
+
+        --print-confinement  how the image worker is confined on this system, a layer a line
+
+        """
+
+    /// Writes `text` to standard error (or output, for 0) in one call and exits with `code`.
+    static func exit(_ code: Int32, saying text: String) -> Never {
+        _ = Array(text.utf8).withUnsafeBytes { writeFully(code == 0 ? 1 : 2, $0) }
+        Glibc.exit(code)
+    }
+
+    /// The pool of one worker: the image family forked from this program, any other family's
+    /// program spawned; the limits `thumbcache`'s defaults give a one-file call.
+    static func decoding() -> WorkerPool {
+        var configuration = WorkerPool.Configuration(workers: 1, timeout: 20, memoryLimit: 1 << 30)
+        configuration.fork = WorkerFork(family: .images) { arguments in
+            WorkerMain.run(decoders: .images, arguments: ["thumbcache-worker"] + arguments)
+        }
+        return WorkerPool(configuration)
+    }
+
+    /// Replaces this process with `thumbcache freedesktop thumbnail` on the same call: beside this
+    /// program (a build's products), else in the `bin` of the prefix whose `libexec/thumbcache`
+    /// holds it (the package's), else on `PATH`.
+    static func handOn(size: String, input: String, output: String) -> Never {
+        var candidates: [String] = []
+        if let me = ProgramPaths.currentExecutable, let slash = me.lastIndex(of: "/") {
+            let dir = String(me[..<slash])
+            candidates.append(dir + "/thumbcache")
+            if dir.hasSuffix("/libexec/thumbcache") { candidates.append(dir.dropLast("/libexec/thumbcache".count) + "/bin/thumbcache") }
+        }
+        guard let program = candidates.first(where: { access($0, X_OK) == 0 }) ?? ProgramPaths.resolve("thumbcache") else {
+            exit(1, saying: "Error: \(input): thumbcache was not found beside this program or on PATH, and this file needs it\n")
+        }
+        let arguments = [program, "freedesktop", "thumbnail", "--size", size, input, output]
+        let pointers = arguments.map { strdup($0) } + [nil]
+        execv(program, pointers)
+        exit(1, saying: "Error: \(input): cannot run \(program): \(Errno.current)\n")
+    }
+}
