@@ -51,8 +51,9 @@ let package = Package(
         .systemLibrary(name: "CThumbcacheWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CThumbcacheGIF", providers: [.apt(["libgif-dev"])]),
         .systemLibrary(name: "CThumbcacheHEIF", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
-        .systemLibrary(name: "CThumbcacheDe265", pkgConfig: "libde265", providers: [.apt(["libde265-dev"])]),
-        .systemLibrary(name: "CThumbcacheDav1d", pkgConfig: "dav1d", providers: [.apt(["libdav1d-dev"])]),
+        // libde265 and dav1d behind shims that load them at the first HEIC or AVIF (not linked).
+        .target(name: "CThumbcacheDe265", dependencies: ["CThumbcacheLibraries"]),
+        .target(name: "CThumbcacheDav1d", dependencies: ["CThumbcacheLibraries"]),
         .systemLibrary(name: "CThumbcacheRSVG", pkgConfig: "librsvg-2.0", providers: [.apt(["librsvg2-dev"])]),
         // librsvg and cairo behind a shim that keeps GLib's types out of Swift.
         .target(name: "CThumbcacheSVG", dependencies: ["CThumbcacheRSVG"]),

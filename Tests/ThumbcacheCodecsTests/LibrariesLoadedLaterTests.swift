@@ -5,11 +5,13 @@ import ThumbcacheTestSupport
 @testable import ThumbcacheWorker
 
 /// A worker starts without the libraries only some of its formats need (a PDF never needs
-/// libarchive, a JPEG never libtiff or LibRaw) and loads one, already confined, at the first file that
+/// libarchive, a JPEG never libtiff, LibRaw, libde265 or dav1d) and loads one, already confined, at the first file that
 /// needs it: Landlock lets it read the system's libraries (SECURITY.md). Without Landlock, where
 /// every open is refused once confined, it loads them before, and the files decode the same.
 struct LibrariesLoadedLaterTests {
-    enum Case: String, CaseIterable { case archiveInTheDocumentsWorker, tiffInTheImageWorker, rawInTheImageWorker }
+    enum Case: String, CaseIterable {
+        case archiveInTheDocumentsWorker, tiffInTheImageWorker, rawInTheImageWorker, heicInTheImageWorker, avifInTheImageWorker
+    }
 
     @Test(arguments: Case.allCases, [true, false])
     func aWorkerLoadsALibraryConfinedAtItsFirstFileThatNeedsIt(_ which: Case, landlock: Bool) throws {
@@ -30,6 +32,14 @@ struct LibrariesLoadedLaterTests {
             first = try dir.write("photo.png", ImageEncoder.png(photo))
             second = try dir.write("linear.dng", DNGFixture(raw: photo, preview: nil, orientation: 1).build())
             (library, format) = ("libraw_r", .dng)
+        case .heicInTheImageWorker:
+            first = try dir.write("photo.png", ImageEncoder.png(photo))
+            second = try FixtureTools.fixture(dir, "photo.heic", from: photo, "heif-enc") { ["-q", "90", "-o", $1, $0] }
+            (library, format) = ("libde265", .heif)
+        case .avifInTheImageWorker:
+            first = try dir.write("photo.png", ImageEncoder.png(photo))
+            second = try FixtureTools.fixture(dir, "photo.avif", from: photo, "convert") { [$0, "-alpha", "off", "-quality", "90", $1] }
+            (library, format) = ("libdav1d", .avif)
         }
         var configuration = WorkerPool.Configuration(workers: 1)
         configuration.withoutLandlock = !landlock

@@ -1,3 +1,5 @@
+import CThumbcacheDav1d
+import CThumbcacheDe265
 import CThumbcacheRaw
 import ThumbcacheCodecSupport
 import ThumbcacheImaging
@@ -28,9 +30,15 @@ extension ImageDecoderRegistration {
     package static let avif = directHEIF(.avif, fallback: handOnToLibheif)
 
     /// HEIF or AVIF (`signature`) through the direct path, with `fallback` for what it does not handle.
+    /// libde265 and dav1d, loaded at the first file that needs one, or both before the confinement
+    /// where Landlock would not let them load later: the codec is known only inside the file.
     package static func directHEIF(_ signature: FormatDeclaration, fallback: @escaping HEIFFallback) -> ImageDecoderRegistration {
         ImageDecoderRegistration(signature) { (fd, name, settings) throws(ImagingError) in
             try DirectHEIFSource.open(descriptor: fd, name: name, threads: settings.threads, fallback: fallback)
+        }
+        .loadingLibrary {
+            _ = cde265_load()
+            _ = cdav1d_load()
         }
     }
 

@@ -73,12 +73,12 @@ final class StreamedPlanes: @unchecked Sendable {
             get_buffer: { context, spec, image, userdata in
                 let planes = Unmanaged<StreamedPlanes>.fromOpaque(userdata!).takeUnretainedValue()
                 if let spec, let image, planes.allocate(spec.pointee, image) { return 1 }
-                return de265_get_default_image_allocation_functions().pointee.get_buffer(context, spec, image, nil)
+                return cde265_get_default_image_allocation_functions().pointee.get_buffer(context, spec, image, nil)
             },
             release_buffer: { context, image, userdata in
                 let planes = Unmanaged<StreamedPlanes>.fromOpaque(userdata!).takeUnretainedValue()
                 if let image, planes.release(image) { return }
-                de265_get_default_image_allocation_functions().pointee.release_buffer(context, image, nil)
+                cde265_get_default_image_allocation_functions().pointee.release_buffer(context, image, nil)
             })
     }
 
@@ -126,10 +126,10 @@ final class StreamedPlanes: @unchecked Sendable {
             return armed && mapping == nil
         }
         guard take else { return false }
-        let chroma = de265_get_chroma_format(image)
+        let chroma = cde265_get_chroma_format(image)
         let mono = chroma == de265_chroma_mono
-        let bits = Int(de265_get_bits_per_pixel(image, 0))
-        guard (8...12).contains(bits), mono || de265_get_bits_per_pixel(image, 1) == bits, spec.width > 0, spec.height > 0 else { return false }
+        let bits = Int(cde265_get_bits_per_pixel(image, 0))
+        guard (8...12).contains(bits), mono || cde265_get_bits_per_pixel(image, 1) == bits, spec.width > 0, spec.height > 0 else { return false }
         let sample = bits > 8 ? 2 : 1
         let model = HEVCTileDecoder.model(chroma)
         var (sx, sy) = (1, 1)
@@ -151,7 +151,7 @@ final class StreamedPlanes: @unchecked Sendable {
             return false
         }
         let hugePagesOff = madvise(base, bytes, MADV_NOHUGEPAGE) == 0 || errno == EINVAL
-        for (c, p) in planes.enumerated() { de265_set_image_plane(image, Int32(c), base + p.offset, Int32(p.stride), nil) }
+        for (c, p) in planes.enumerated() { cde265_set_image_plane(image, Int32(c), base + p.offset, Int32(p.stride), nil) }
         lock.withLock {
             mapping = UnsafeMutableRawBufferPointer(start: base, count: bytes)
             holder = image

@@ -64,22 +64,24 @@ final class HEVCTileDecoder: TileDecoder {
     init(path: String, fast: Bool, streamed: Bool = false) throws(ImagingError) {
         precondition(fast || !streamed)
         self.path = path
-        guard let context = de265_new_decoder() else { throw ImagingError(path: path, reason: .corrupt("libde265: out of memory")) }
+        guard let context = cde265_new_decoder() else {
+            throw ImagingError(path: path, reason: .corrupt(cde265_load().map { String(cString: $0) } ?? "libde265: out of memory"))
+        }
         self.context = context
         if fast {
-            de265_set_parameter_bool(context, DE265_DECODER_PARAM_DISABLE_DEBLOCKING, 1)
-            de265_set_parameter_bool(context, DE265_DECODER_PARAM_DISABLE_SAO, 1)
+            cde265_set_parameter_bool(context, DE265_DECODER_PARAM_DISABLE_DEBLOCKING, 1)
+            cde265_set_parameter_bool(context, DE265_DECODER_PARAM_DISABLE_SAO, 1)
         }
         self.streamed = streamed ? StreamedPlanes() : nil
         if let planes = self.streamed {
             var functions = StreamedPlanes.allocation
-            de265_set_image_allocation_functions(context, &functions, Unmanaged.passUnretained(planes).toOpaque())
+            cde265_set_image_allocation_functions(context, &functions, Unmanaged.passUnretained(planes).toOpaque())
         }
     }
 
     deinit {
         release()
-        de265_free_decoder(context)
+        cde265_free_decoder(context)
     }
 
     private func failure(_ reason: String) -> ImagingError { ImagingError(path: path, reason: .corrupt(reason)) }
@@ -87,7 +89,7 @@ final class HEVCTileDecoder: TileDecoder {
     func decode(config: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer, tile: HEIFContainer.ItemID,
                 declared: (width: Int, height: Int), copied: () -> Void) throws(ImagingError) -> DecodedTile {
         release()
-        de265_reset(context)
+        cde265_reset(context)
         // A sequence parameter set states the picture libde265 will allocate: it may exceed the
         // declared size only by the padding to a coding block (at most 64 pixels).
         func push(_ nal: UnsafeRawPointer, _ length: Int) throws(ImagingError) {
@@ -101,8 +103,8 @@ final class HEVCTileDecoder: TileDecoder {
                size.width > (declared.width + 63) / 64 * 64 || size.height > (declared.height + 63) / 64 * 64 {
                 throw failure("tile \(tile) codes a \(size.width)×\(size.height) picture, larger than its declared \(declared.width)×\(declared.height)")
             }
-            let error = de265_push_NAL(context, nal, Int32(length), 0, nil)
-            guard de265_isOK(error) != 0 else { throw failure("libde265: \(String(cString: de265_get_error_text(error)))") }
+            let error = cde265_push_NAL(context, nal, Int32(length), 0, nil)
+            guard cde265_isOK(error) != 0 else { throw failure("libde265: \(String(cString: cde265_get_error_text(error)))") }
         }
         // The record: 22 bytes of profile and sizes (the NAL length size in the last two bits of
         // byte 21), then arrays of parameter-set NAL units, each with a 16-bit length.
@@ -133,31 +135,31 @@ final class HEVCTileDecoder: TileDecoder {
             at += length
         }
         copied()
-        guard de265_isOK(de265_flush_data(context)) != 0 else { throw failure("libde265 refused the end of tile \(tile)") }
+        guard cde265_isOK(cde265_flush_data(context)) != 0 else { throw failure("libde265 refused the end of tile \(tile)") }
         var more: Int32 = 1
-        var image = de265_get_next_picture(context)
+        var image = cde265_get_next_picture(context)
         while image == nil, more != 0 {
-            let error = de265_decode(context, &more)
-            image = de265_get_next_picture(context)
-            guard image != nil || de265_isOK(error) != 0 || error == DE265_ERROR_WAITING_FOR_INPUT_DATA else {
-                throw failure("libde265: \(String(cString: de265_get_error_text(error)))")
+            let error = cde265_decode(context, &more)
+            image = cde265_get_next_picture(context)
+            guard image != nil || cde265_isOK(error) != 0 || error == DE265_ERROR_WAITING_FOR_INPUT_DATA else {
+                throw failure("libde265: \(String(cString: cde265_get_error_text(error)))")
             }
         }
         guard let image else { throw failure("tile \(tile) decoded to no picture") }
         holding = true
-        let model = Self.model(de265_get_chroma_format(image))
+        let model = Self.model(cde265_get_chroma_format(image))
         // Above 8 bits a sample takes two bytes; one depth for every plane, as the record said.
-        let bits = Int(de265_get_bits_per_pixel(image, 0))
+        let bits = Int(cde265_get_bits_per_pixel(image, 0))
         var planes: [(UnsafePointer<UInt8>, Int)] = []
         for c in 0..<(model == .gray ? 1 : 3) {
             var stride: Int32 = 0
-            guard de265_get_bits_per_pixel(image, Int32(c)) == bits, (8...12).contains(bits),
-                  let p = de265_get_image_plane(image, Int32(c), &stride) else {
+            guard cde265_get_bits_per_pixel(image, Int32(c)) == bits, (8...12).contains(bits),
+                  let p = cde265_get_image_plane(image, Int32(c), &stride) else {
                 throw failure("tile \(tile)'s planes are not all of one depth from 8 to 12 bits")
             }
             planes.append((p, Int(stride)))
         }
-        return DecodedTile(width: Int(de265_get_image_width(image, 0)), height: Int(de265_get_image_height(image, 0)),
+        return DecodedTile(width: Int(cde265_get_image_width(image, 0)), height: Int(cde265_get_image_height(image, 0)),
                            model: model, planes: planes, bits: bits, colour: nil)
     }
 
@@ -172,7 +174,7 @@ final class HEVCTileDecoder: TileDecoder {
     }
 
     func release() {
-        if holding { de265_release_next_picture(context) }
+        if holding { cde265_release_next_picture(context) }
         holding = false
     }
 
@@ -271,7 +273,7 @@ final class AV1TileDecoder: TileDecoder {
     init(path: String, fast: Bool, maxPixels: Int) throws(ImagingError) {
         self.path = path
         var settings = Dav1dSettings()
-        dav1d_default_settings(&settings)
+        cdav1d_default_settings(&settings)
         settings.n_threads = 1
         settings.max_frame_delay = 1
         settings.frame_size_limit = UInt32(clamping: maxPixels)
@@ -280,14 +282,16 @@ final class AV1TileDecoder: TileDecoder {
             settings.apply_grain = 0
         }
         var context: OpaquePointer?
-        guard dav1d_open(&context, &settings) == 0, let context else { throw ImagingError(path: path, reason: .corrupt("dav1d: cannot start")) }
+        guard cdav1d_open(&context, &settings) == 0, let context else {
+            throw ImagingError(path: path, reason: .corrupt(cdav1d_load().map { String(cString: $0) } ?? "dav1d: cannot start"))
+        }
         self.context = context
     }
 
     deinit {
         release()
         var c: OpaquePointer? = context
-        dav1d_close(&c)
+        cdav1d_close(&c)
     }
 
     private func failure(_ reason: String) -> ImagingError { ImagingError(path: path, reason: .corrupt(reason)) }
@@ -295,23 +299,23 @@ final class AV1TileDecoder: TileDecoder {
     func decode(config: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer, tile: HEIFContainer.ItemID,
                 declared: (width: Int, height: Int), copied: () -> Void) throws(ImagingError) -> DecodedTile {
         release()
-        dav1d_flush(context)
+        cdav1d_flush(context)
         guard config.count >= 4 else { throw failure("tile \(tile)'s AV1 configuration ends early") }
         var input = Dav1dData()
         let size = config.count - 4 + data.count
-        guard size > 0, let buffer = dav1d_data_create(&input, size) else { throw failure("tile \(tile) is empty") }
+        guard size > 0, let buffer = cdav1d_data_create(&input, size) else { throw failure("tile \(tile) is empty") }
         UnsafeMutableRawPointer(buffer).copyMemory(from: config.baseAddress! + 4, byteCount: config.count - 4)
         if data.count > 0 { (UnsafeMutableRawPointer(buffer) + config.count - 4).copyMemory(from: data.baseAddress!, byteCount: data.count) }
         copied()
-        defer { dav1d_data_unref(&input) }
+        defer { cdav1d_data_unref(&input) }
         var got = false
         // Send until the data is taken, taking a picture whenever dav1d has one; then drain.
         for _ in 0..<64 where !got {
             if input.sz > 0 {
-                let sent = dav1d_send_data(context, &input)
+                let sent = cdav1d_send_data(context, &input)
                 guard sent == 0 || sent == -EAGAIN else { throw failure("dav1d refused tile \(tile) (\(-sent))") }
             }
-            let r = dav1d_get_picture(context, &picture)
+            let r = cdav1d_get_picture(context, &picture)
             if r == 0 { got = true } else if r != -EAGAIN { throw failure("dav1d: tile \(tile) does not decode (\(-r))") }
         }
         guard got else { throw failure("tile \(tile) decoded to no picture") }
@@ -335,7 +339,7 @@ final class AV1TileDecoder: TileDecoder {
     }
 
     func release() {
-        if holding { dav1d_picture_unref(&picture) }
+        if holding { cdav1d_picture_unref(&picture) }
         holding = false
     }
 }
