@@ -41,7 +41,7 @@ package enum PlugInMain {
         // A URI, a cache to serve from and store in, or a file only the content types can name
         // (text has no signature; an unreadable file gets thumbcache's own error): thumbcache's call.
         let file = FilePaths.resolved(input)
-        guard !input.hasPrefix("file:"), !CacheLocation.holdsCache(CacheLocation.standard),
+        guard !input.hasPrefix("file://"), !CacheLocation.holdsCache(CacheLocation.standard),
               let format = ImageDecoders.catalogue.format(ofFileAt: file) else {
             handOn(size: arguments[2], input: input, output: output)
         }

@@ -70,17 +70,12 @@ final class WorkerProcess: @unchecked Sendable {
     /// arguments), without its `exec`, libraries and runtime start. Only where this process has
     /// one thread: a fork copies the caller's thread alone, and any lock another held stays held.
     static func fork(_ configuration: WorkerPool.Configuration, _ fork: WorkerFork) throws(WorkerFailure.Reason) -> WorkerProcess {
-        try start(family: fork.family, name: "the forked \(fork.family.rawValue) worker") { channel, errors throws(WorkerFailure.Reason) in
+        try start(family: fork.family, name: "the forked \(fork.family.rawValue) worker", forked: true) { channel, errors throws(WorkerFailure.Reason) in
             let pid = tc_fork_worker(channel, errors)
             if pid == 0 { fork.run(Self.arguments(configuration)) }
             guard pid > 0 else { throw .unavailable("cannot fork a \(fork.family.rawValue) worker: \(Errno.current)") }
             return pid
-        }.marked(forked: true)
-    }
-
-    private func marked(forked: Bool) -> WorkerProcess {
-        self.forked = forked
-        return self
+        }
     }
 
     /// A worker's arguments after its program's name: its limits, as ``WorkerFork/run`` gets them too.
@@ -91,7 +86,7 @@ final class WorkerProcess: @unchecked Sendable {
 
     /// Makes the channel and the standard error pipe, has `launch` start the worker on their child
     /// ends (returning its pid), and waits for its hello.
-    private static func start(family: WorkerFamily, name: String,
+    private static func start(family: WorkerFamily, name: String, forked: Bool = false,
                               launch: (_ channel: Int32, _ errors: Int32) throws(WorkerFailure.Reason) -> pid_t) throws(WorkerFailure.Reason) -> WorkerProcess {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
@@ -131,6 +126,7 @@ final class WorkerProcess: @unchecked Sendable {
         }
         if let error = hello.error { throw .unavailable("\(name) could not confine itself: \(error)") }
         worker.layers = hello.layers
+        worker.forked = forked
         return worker
     }
 
