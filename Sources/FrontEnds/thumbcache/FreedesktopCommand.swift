@@ -41,7 +41,7 @@ struct FreedesktopCommand: ParsableCommand {
         @Option(name: .long, help: ArgumentHelp("Install into this thumbnailers directory instead.", valueName: "dir"))
         var directory: String?
 
-        @Option(name: .long, help: ArgumentHelp("The thumbcache program the plug-in runs (default: this one).", valueName: "path"))
+        @Option(name: .long, help: ArgumentHelp("The thumbcache program (default: this one): the plug-in's program is looked for beside it, else the entry runs it.", valueName: "path"))
         var executable: String?
 
         @Option(name: .long, help: ArgumentHelp("The plug-in's program the entry runs (default: thumbcache-thumbnailer where the worker programs are, else `thumbcache freedesktop thumbnail`).", valueName: "path"))
