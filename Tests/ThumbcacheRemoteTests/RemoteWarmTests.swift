@@ -306,7 +306,8 @@ extension RemoteWarmTests {
             }
             let line = serve.waitForLines(1, timeout: 60).first ?? ""
             let port = ((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any])?["port"] as? Int ?? 0
-            try #require(port > 0, "serve did not start: \(line)")
+            // Once, in a loaded CI run, serve ended without a line: what it wrote then is the clue.
+            try #require(port > 0, "serve did not start: \(line) \(serve.wait(timeout: 5).stderr)")
             let path = photo.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? photo
             let byPath = try RawHTTP.request("GET", "/thumbnail?path=\(path)&size=256", port: port)
             let immutable = try #require(byPath.header("location"))
