@@ -25,7 +25,8 @@ struct RemoteOptions: ParsableArguments {
     }
 
     /// The remote, checked once: wrong credentials or a missing bucket stop the command here
-    /// with one clear error; an unreachable one is a warning, and the command decodes locally.
+    /// with one clear error; one that does not answer, or fails of its own, is a warning, and the
+    /// command decodes locally.
     /// Unchecked (`get`): nothing is asked until the local cache misses, and a remote that then
     /// fails is a warning, the thumbnail made here.
     func open(checked: Bool = true) throws -> RemoteCache? {

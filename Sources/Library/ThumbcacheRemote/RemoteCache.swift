@@ -74,15 +74,19 @@ public final class RemoteCache: Sendable {
         try RemoteCache(tier: RemoteLocation.tier(for: url, environment: environment), uploadPolicy: uploadPolicy, warnings: warnings)
     }
 
-    /// Checks once that the remote can be used; wrong credentials or a missing bucket are an
-    /// error the caller shows at start. An unreachable remote is not: it is reported as a
-    /// warning and the breaker opens.
+    /// Checks once that the remote can be used; wrong credentials, a missing bucket or an address
+    /// thumbcache cannot use are an error the caller shows at start. A remote that does not
+    /// answer, or answers with a failure of its own (an S3 service's 500 or 503 after the
+    /// retries), is not: it is reported as a warning and the breaker opens, as it would later.
     public func check() throws(RemoteError) {
         switch tier.check() {
         case .success: succeeded()
         case .failure(let e):
-            guard case .unreachable = e.reason else { throw e }
-            failed(e)
+            switch e.reason {
+            case .denied, .missing, .invalidLocation: throw e
+            // At the start the one answer there is decides: the breaker opens at once, and says so.
+            case .unreachable, .failed, .corruptObject: failed(e, isOutage: true)
+            }
         }
     }
 
@@ -192,10 +196,10 @@ public final class RemoteCache: Sendable {
         }
     }
 
-    private func failed(_ error: RemoteError) {
+    private func failed(_ error: RemoteError, isOutage: Bool = false) {
         let message = state.withLock { s -> String? in
             s.consecutiveFailures += 1
-            guard error.reason.isOutage || s.consecutiveFailures >= Self.failuresToOpen else { return nil }
+            guard isOutage || error.reason.isOutage || s.consecutiveFailures >= Self.failuresToOpen else { return nil }
             s.openUntil = MonotonicClock.nanoseconds() + UInt64(cooldown * 1e9)
             s.stats.outages += 1
             if s.stats.unavailable == nil { s.stats.unavailable = error.description }
