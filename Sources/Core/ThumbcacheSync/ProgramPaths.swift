@@ -36,6 +36,17 @@ package enum ProgramPaths {
         return nil
     }()
 
+    /// Where thumbcache's other programs are, for one at `path`: its own directory (a build's
+    /// products), then the other half of an installed prefix, whose `bin` holds `thumbcache` and
+    /// whose `libexec/thumbcache` holds the worker programs and the plug-in's.
+    package static func companionDirectories(of path: String) -> [String] {
+        guard let slash = path.lastIndex(of: "/") else { return [] }
+        let dir = String(path[..<slash]), libexec = "/libexec/thumbcache"
+        if dir.hasSuffix("/bin") { return [dir, dir.dropLast(4) + libexec] }
+        if dir.hasSuffix(libexec) { return [dir, dir.dropLast(libexec.count) + "/bin"] }
+        return [dir]
+    }
+
     /// The directories of `$PATH`, in order (a default when it is unset or empty).
     package static var searchPath: [String] {
         let value = getenv("PATH").map { String(cString: $0) } ?? ""

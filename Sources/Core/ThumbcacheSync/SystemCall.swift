@@ -32,6 +32,20 @@ package func writeFully(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) ->
     return nil
 }
 
+/// Writes `bytes` to the file at `path` (created or truncated) as `cp` writes one, without the
+/// fsync Foundation's `Data.write` adds: a process started per file (the plug-in's, a `get`) would
+/// pay for it with nothing to show, since its caller reads the file back at once. Nil, or the
+/// errno of the open or write that failed.
+package func writeFile(_ bytes: [UInt8], to path: String) -> Errno? {
+    let descriptor: Int32
+    switch retryingInterrupts({ open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666) }) {
+    case .success(let fd): descriptor = fd
+    case .failure(let errno): return errno
+    }
+    defer { close(descriptor) }
+    return bytes.withUnsafeBytes { writeFully(descriptor, $0) }
+}
+
 /// Fills `buffer` from `descriptor` at `offset`, through short reads and interrupts: the bytes
 /// read (fewer than asked only at the end of the file), or the errno of the read that failed.
 package func readFully(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Result<Int, Errno> {

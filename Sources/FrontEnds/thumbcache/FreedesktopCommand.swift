@@ -79,11 +79,7 @@ struct FreedesktopCommand: ParsableCommand {
         /// `thumbcache-thumbnailer` where the worker programs of `program` are: beside it (a
         /// build's products), else in the `libexec/thumbcache` of its prefix (the package's).
         static func thumbnailerProgram(beside program: String) -> String? {
-            guard let slash = program.lastIndex(of: "/") else { return nil }
-            let dir = String(program[..<slash]), name = "thumbcache-thumbnailer"
-            var candidates = [dir + "/" + name]
-            if dir.hasSuffix("/bin") { candidates.append(dir.dropLast(4) + "/libexec/thumbcache/" + name) }
-            return candidates.first { access($0, X_OK) == 0 }
+            ProgramPaths.companionDirectories(of: program).map { $0 + "/thumbcache-thumbnailer" }.first { access($0, X_OK) == 0 }
         }
 
         /// Writes `text` to `path` (its directory made if missing), atomically.

@@ -48,14 +48,7 @@ package enum PlugInMain {
         let pool = decoding()
         do {
             let (image, _) = try pool.thumbnail(ofFileAt: file, options: ThumbnailOptions(maxWidth: size, maxHeight: size), format: format)
-            let png = try ImageEncoder.png(image)
-            let descriptor: Int32
-            switch retryingInterrupts({ open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666) }) {
-            case .success(let fd): descriptor = fd
-            case .failure(let errno): exit(1, saying: "Error: cannot write \(output): \(errno)\n")
-            }
-            if let errno = png.withUnsafeBytes({ writeFully(descriptor, $0) }) { exit(1, saying: "Error: cannot write \(output): \(errno)\n") }
-            close(descriptor)
+            if let errno = writeFile(try ImageEncoder.png(image), to: output) { exit(1, saying: "Error: cannot write \(output): \(errno)\n") }
         } catch {
             exit(1, saying: "Error: \(error)\n")
         }
@@ -97,12 +90,7 @@ package enum PlugInMain {
     /// program (a build's products), else in the `bin` of the prefix whose `libexec/thumbcache`
     /// holds it (the package's), else on `PATH`.
     static func handOn(size: String, input: String, output: String) -> Never {
-        var candidates: [String] = []
-        if let me = ProgramPaths.currentExecutable, let slash = me.lastIndex(of: "/") {
-            let dir = String(me[..<slash])
-            candidates.append(dir + "/thumbcache")
-            if dir.hasSuffix("/libexec/thumbcache") { candidates.append(dir.dropLast("/libexec/thumbcache".count) + "/bin/thumbcache") }
-        }
+        let candidates = ProgramPaths.currentExecutable.map { ProgramPaths.companionDirectories(of: $0) }?.map { $0 + "/thumbcache" } ?? []
         guard let program = candidates.first(where: { access($0, X_OK) == 0 }) ?? ProgramPaths.resolve("thumbcache") else {
             exit(1, saying: "Error: \(input): thumbcache was not found beside this program or on PATH, and this file needs it\n")
         }

@@ -375,10 +375,8 @@ package final class WorkerPool: ImageDecoding {
         if let image = ProgramPaths.currentImage, image != exe, let slash = image.lastIndex(of: "/") {
             candidates.append(image[..<slash] + "/" + name)
         }
-        // Installed: beside the libexec of this program's prefix (/usr/local), then the package's.
-        if let exe, let slash = exe.lastIndex(of: "/"), exe[..<slash].hasSuffix("/bin") {
-            candidates.append(exe[..<slash].dropLast(4) + "/libexec/thumbcache/" + name)
-        }
+        // Installed: the libexec of this program's prefix (/usr/local), then the package's.
+        if let exe { candidates += ProgramPaths.companionDirectories(of: exe).dropFirst().map { $0 + "/" + name } }
         candidates.append(Self.installedWorkers + "/" + name)
         candidates += ProgramPaths.searchPath.map { $0 + "/" + name }
         if let found = candidates.first(where: { access($0, X_OK) == 0 }) { return found }
