@@ -157,18 +157,38 @@ struct FreedesktopCommand: ParsableCommand {
         static func write(_ input: String, to output: String, size: Int, cacheDirectory: String, fullHash: Bool,
                           isolation: DecoderIsolation) async throws {
             if try writeWithoutCache(input, to: output, size: size, cacheDirectory: cacheDirectory, isolation: isolation) { return }
+            if try writeStored(input, to: output, size: size, cacheDirectory: cacheDirectory, fullHash: fullHash) { return }
             let file = resolved(input)
             do {
-                guard let store = try? ThumbnailStore.open(directory: cacheDirectory, options: .init(keying: fullHash ? .full : .standard)) else {
+                guard let store = try? openStore(cacheDirectory, fullHash: fullHash) else {
                     return try writeDirectly(file, to: output, size: size, isolation: isolation)
                 }
-                let request = ThumbnailRequest(fileAt: file, size: Double(size), representationTypes: .thumbnail)
-                try await OneFile.representation(request, store: store, isolation: isolation, standardThumbnails: nil) { _ in
+                try await OneFile.representation(request(file, size: size), store: store, isolation: isolation, standardThumbnails: nil) { _ in
                     [ImageThumbnailProvider()]
                 } deliver: { representation, _ in try OutputFile.write(representation.pngData(), to: output) }
             } catch {
                 throw CommandFailure("\(error)")
             }
+        }
+
+        /// Writes `input`'s thumbnail stored in the cache in `cacheDirectory` and returns true;
+        /// false where none is stored or no cache opens. Synchronous, so that the plug-in's call
+        /// answers a hit on the main thread before its first `await` (a miss opens the store again).
+        static func writeStored(_ input: String, to output: String, size: Int, cacheDirectory: String, fullHash: Bool) throws -> Bool {
+            guard let store = try? openStore(cacheDirectory, fullHash: fullHash) else { return false }
+            do {
+                return try OneFile.stored(request(resolved(input), size: size), in: store) { try OutputFile.write($0.pngData(), to: output) }
+            } catch {
+                throw CommandFailure("\(error)")
+            }
+        }
+
+        private static func openStore(_ directory: String, fullHash: Bool) throws -> ThumbnailStore {
+            try ThumbnailStore.open(directory: directory, options: .init(keying: fullHash ? .full : .standard))
+        }
+
+        private static func request(_ file: String, size: Int) -> ThumbnailRequest {
+            ThumbnailRequest(fileAt: file, size: Double(size), representationTypes: .thumbnail)
         }
 
         /// Where no cache exists (inside GNOME's sandbox, always; a new cache there would land in

@@ -145,16 +145,22 @@ struct GetCommand: AsyncParsableCommand {
         return call
     }
 
-    /// Runs a quick call with every other option at its default: on a miss, the daemon serving
-    /// the same store, if one runs, makes the thumbnail. False when a remote is configured and it
-    /// was a miss: nothing was written, and the usual way takes the call.
-    static func run(_ call: Call) async throws -> Bool {
-        let store = try ThumbnailStore.open(directory: call.cache ?? ThumbnailStore.defaultDirectory)
-        if call.remote {
-            guard let hit = try CacheHit.thumbnail(for: request(call), in: store) else { return false }
-            try finish(hit, call)
-            return true
-        }
+    /// The store a quick call reads and writes.
+    static func store(_ call: Call) throws -> ThumbnailStore {
+        try ThumbnailStore.open(directory: call.cache ?? ThumbnailStore.defaultDirectory)
+    }
+
+    /// Answers a quick call from the cache: true with the stored thumbnail written, false on a
+    /// miss. Synchronous, for the main thread (``OneFile/stored(_:in:deliver:)``).
+    static func answerFromCache(_ call: Call, store: ThumbnailStore) throws -> Bool {
+        try OneFile.stored(request(call), in: store) { try finish($0, call) }
+    }
+
+    /// Runs a quick call that missed the cache, with every other option at its default: the
+    /// daemon serving the same store, if one runs, makes the thumbnail. False when a remote is
+    /// configured: nothing was written, and the usual way takes the call.
+    static func run(_ call: Call, store: ThumbnailStore) async throws -> Bool {
+        if call.remote { return false }
         let isolation = DecoderOptions.sandboxed(workers: 1)
         try await OneFile.representation(request(call), store: store, isolation: isolation, standardThumbnails: FreedesktopThumbnailCache(),
                                          askingDaemon: call.daemon) {

@@ -7,17 +7,23 @@ import ThumbcacheWorker
 /// providers and content types are made (they read shared-mime-info's database and the installed
 /// plug-ins), so that its start overlaps them.
 enum OneFile {
-    /// Hands `request`'s representation to `deliver` (which writes it out; true when the session's
-    /// daemon made it) before the worker is let go, without waiting for it to end: the process
-    /// exits next. On a miss, with `askingDaemon`, the daemon serving the same store (if one
-    /// answers) is asked before anything starts here.
+    /// Hands `request`'s stored thumbnail to `deliver` and returns true; false on a miss.
+    /// Synchronous, so that a process made for one file answers a hit on its main thread before
+    /// its first `await`, which would start a thread of the concurrency pool.
+    static func stored(_ request: ThumbnailRequest, in store: ThumbnailStore, deliver: (ThumbnailRepresentation) throws -> Void) throws -> Bool {
+        guard let hit = try CacheHit.thumbnail(for: request, in: store) else { return false }
+        try deliver(hit)
+        return true
+    }
+
+    /// After a miss (``stored(_:in:deliver:)``), hands `request`'s representation to `deliver`
+    /// (which writes it out; true when the session's daemon made it) before the worker is let go,
+    /// without waiting for it to end: the process exits next. With `askingDaemon`, the daemon
+    /// serving the same store (if one answers) is asked before anything starts here.
     static func representation(_ request: ThumbnailRequest, store: ThumbnailStore, isolation: DecoderIsolation,
                                standardThumbnails: FreedesktopThumbnailCache?, askingDaemon: Bool = false,
                                providers: (inout ContentTypeRegistry) -> [any ThumbnailProvider],
                                deliver: (ThumbnailRepresentation, _ fromDaemon: Bool) throws -> Void) async throws {
-        if let hit = try CacheHit.thumbnail(for: request, in: store) {
-            return try deliver(hit, false)
-        }
         if askingDaemon, let answer = SessionSocket.ask(request, storeDirectory: store.directory) { return try deliver(answer, true) }
         let decoding = prepared(forFileAt: request.path, isolation: isolation)
         // Without waiting for the worker's exit (a millisecond or two with poppler or FFmpeg

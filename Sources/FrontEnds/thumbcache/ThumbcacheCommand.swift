@@ -26,6 +26,9 @@ struct ThumbcacheCommand: AsyncParsableCommand {
                 // Before any `await`: without a cache (GNOME's sandbox) the call is done here, on this thread.
                 if try FreedesktopCommand.Thumbnail.writeWithoutCache(call.input, to: call.output, size: call.size, cacheDirectory: cache,
                                                                        isolation: isolation) { return }
+                // A hit too, on the main thread, before any `await`.
+                if try FreedesktopCommand.Thumbnail.writeStored(call.input, to: call.output, size: call.size, cacheDirectory: cache,
+                                                                 fullHash: false) { Glibc.exit(0) }
                 try await exitingWhereItEnds {
                     try await FreedesktopCommand.Thumbnail.write(call.input, to: call.output, size: call.size, cacheDirectory: cache,
                                                                  fullHash: false, isolation: isolation)
@@ -34,7 +37,10 @@ struct ThumbcacheCommand: AsyncParsableCommand {
                 return
             }
             if let call = GetCommand.quickCall(CommandLine.arguments) {
-                try await exitingWhereItEnds { try await GetCommand.run(call) }
+                // A hit is answered here, on the main thread, before any `await`.
+                let store = try GetCommand.store(call)
+                if try GetCommand.answerFromCache(call, store: store) { Glibc.exit(0) }
+                try await exitingWhereItEnds { try await GetCommand.run(call, store: store) }
             }
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
