@@ -80,7 +80,7 @@ public final class ThumbnailGenerator: Sendable {
 
     /// Stops the background uploads; with `waiting`, first uploads what is queued (unless the
     /// remote is unavailable). Nil without a remote.
-    public func finishUploads(waiting: Bool = true) -> RemoteUploader.Summary? {
+    public func finishUploads(waiting: Bool = true) -> RemoteUploadSummary? {
         uploader?.finish(waiting: waiting)
     }
 

@@ -64,7 +64,7 @@ public struct RemoteWarmSummary: Sendable, Codable, Hashable {
     /// The remote, as configured (no credentials).
     public var remote: String
     public var statistics: RemoteStatistics
-    public var uploads: RemoteUploader.Summary
+    public var uploads: RemoteUploadSummary
 }
 
 /// What a warm did to the metadata index.

@@ -11,7 +11,7 @@ import Glibc
 /// unavailable nothing is tried and everything stays queued. A crash loses nothing: an entry
 /// leaves the queue only after its upload succeeded (an upload repeated after a crash stores
 /// the same bytes again).
-public final class RemoteUploader: Sendable {
+package final class RemoteUploader: Sendable {
     package let store: ThumbnailStore
     package let remote: RemoteCache
     private let state = ConditionLockedState(State())
@@ -47,18 +47,9 @@ public final class RemoteUploader: Sendable {
     /// Something was queued: look at the queue again.
     package func nudge() { state.withLock { $0.nudged = true } }
 
-    /// What the uploader did, when it stopped.
-    public struct Summary: Sendable, Codable, Hashable {
-        public var uploaded: Int
-        /// Entries left on the queue, for a later run.
-        public var stillQueued: Int
-        /// Why the store could not be read or written, if that stopped it.
-        public var storeError: String?
-    }
-
     /// Stops the uploader and returns what it did. With `waiting`, first uploads everything
     /// the remote takes now (ending early if the remote becomes unavailable).
-    package func finish(waiting: Bool = true) -> Summary {
+    package func finish(waiting: Bool = true) -> RemoteUploadSummary {
         state.withLock { s in
             s.draining = true
             s.nudged = true
@@ -71,7 +62,7 @@ public final class RemoteUploader: Sendable {
         }) {
             pthread_join(running, nil)
         }
-        return Summary(uploaded: uploaded, stillQueued: (try? store.queuedUploadCount()) ?? 0, storeError: error)
+        return RemoteUploadSummary(uploaded: uploaded, stillQueued: (try? store.queuedUploadCount()) ?? 0, storeError: error)
     }
 
     private func run() {
@@ -146,4 +137,13 @@ public final class RemoteUploader: Sendable {
         }
         state.withLock { $0.stopped = true }
     }
+}
+
+/// What a run's write-behind uploads did, when they stopped.
+public struct RemoteUploadSummary: Sendable, Codable, Hashable {
+    public var uploaded: Int
+    /// Entries left on the queue, for a later run.
+    public var stillQueued: Int
+    /// Why the store could not be read or written, if that stopped the uploads.
+    public var storeError: String?
 }
