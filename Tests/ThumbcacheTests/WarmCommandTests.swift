@@ -27,13 +27,18 @@ struct WarmCommandTests {
         return try JSONDecoder().decode(Summary.self, from: Data(out.utf8))
     }
 
-    /// Help text is prose: a line end escaped twice inside `"""` would print a backslash.
-    @Test(arguments: ["warm", "get", "search", "info", "text", "stats", "compact", "thumbnail", "freedesktop", "daemon", "watch", "serve"])
-    func helpHasNoStrayBackslashes(command: String) throws {
-        let (end, out, _) = try run([command, "--help"])
+    /// Help text is prose: a line end escaped twice inside `"""` would print a backslash. An
+    /// example fits in 80 columns: a longer one is wrapped, and its end lands in the left margin.
+    @Test(arguments: ["", "warm", "get", "search", "info", "text", "stats", "compact", "thumbnail", "freedesktop", "daemon", "watch", "serve"])
+    func helpHasNoStrayBackslashesAndExamplesFit(command: String) throws {
+        let (end, out, _) = try run((command.isEmpty ? [] : [command]) + ["--help"])
         #expect(end == .exited(0))
         #expect(out.contains("USAGE"))
         #expect(!out.contains("\\"), "\(out)")
+        let lines = out.split(separator: "\n", omittingEmptySubsequences: false)
+        for (line, next) in zip(lines, lines.dropFirst()) where line.hasPrefix("  thumbcache ") {
+            #expect(next.isEmpty || next.hasPrefix(" "), "an example wrapped: \(line) / \(next)")
+        }
     }
 
     /// The stat cache keeps each file's detected type: a second warm of an unchanged tree opens

@@ -9,16 +9,20 @@ struct SearchCommand: ParsableCommand {
         discussion: """
             Prints one path per line, like mdfind. `thumbcache warm DIR` indexes the files under \
             DIR, the words inside them included. The query is a Spotlight query expression or \
-            plain words (see Docs/QUERY.md); a query with words lists the best matches first:
+            plain words (see QUERY.md in /usr/share/doc/thumbcache or Docs/); a query with words \
+            lists the best matches first:
 
-              thumbcache search holiday                      in names, titles, tags and the text inside files
+              thumbcache search holiday           in names, titles, tags and texts
               thumbcache search '"annual report" revenue' --snippets
-              thumbcache search 'photosynth*'                a prefix
-              thumbcache search 'kMDItemTextContent == "invoice"cd && kMDItemContentTypeTree == "com.adobe.pdf"'
+              thumbcache search 'photosynth*'     a prefix
+              thumbcache search 'kMDItemTextContent == "invoice"cd &&
+                                 kMDItemContentTypeTree == "com.adobe.pdf"'
 
               thumbcache search 'kMDItemFSName == "*holiday*"c'
-              thumbcache search 'kMDItemContentTypeTree == "public.image" && kMDItemPixelWidth >= 4000'
-              thumbcache search 'kMDItemContentModificationDate >= $time.today(-7)' --onlyin ~/Pictures
+              thumbcache search 'kMDItemContentTypeTree == "public.image" &&
+                                 kMDItemPixelWidth >= 4000'
+              thumbcache search --onlyin ~/Pictures 'kMDItemContentModificationDate >=
+                                 $time.today(-7)'
               thumbcache search 'kMDItemUserTags == "work"' --attr kMDItemFSSize --json
 
             Operators: == != < > <= >= InRange(attr, low, high) && || ! NOT ( ). Strings take \

@@ -82,17 +82,17 @@ struct ThumbcacheCommand: AsyncParsableCommand {
             --cache overrides all of them.
 
             Examples:
-              thumbcache warm ~/Pictures            precompute everything under ~/Pictures
-              thumbcache get a.jpg -o a.png         one thumbnail, cached
-              thumbcache search holiday             indexed files whose name, title or tags say so
-              thumbcache info a.jpg                 every indexed attribute of a file
-              thumbcache stats --json               what the cache holds, as JSON
-              thumbcache thumbnail a.jpg -o a.png   one thumbnail, no cache
-              thumbcache warm --freedesktop ~/Pictures   also the thumbnails file managers read
-              thumbcache freedesktop install        let GNOME and Thunar use thumbcache
-              thumbcache daemon                     serve thumbnails on D-Bus, as tumblerd does
-              thumbcache watch ~/Pictures           keep the cache and index up to date live
-              thumbcache serve ~/Pictures           browse, search and tag them in a web browser
+              thumbcache warm ~/Pictures           precompute everything under ~/Pictures
+              thumbcache get a.jpg -o a.png        one thumbnail, cached
+              thumbcache search holiday            files whose name, tags or text say so
+              thumbcache info a.jpg                every indexed attribute of a file
+              thumbcache stats --json              what the cache holds, as JSON
+              thumbcache thumbnail a.jpg -o a.png  one thumbnail, no cache
+              thumbcache warm --freedesktop ~/Pictures   for file managers too
+              thumbcache freedesktop install       let GNOME and Thunar use thumbcache
+              thumbcache daemon                    serve thumbnails on D-Bus, as tumblerd
+              thumbcache watch ~/Pictures          keep the cache and index up to date
+              thumbcache serve ~/Pictures          browse, search and tag in a browser
             """,
         version: thumbcacheVersion,
         subcommands: [WarmCommand.self, GetCommand.self, SearchCommand.self, InfoCommand.self, TextCommand.self, StatsCommand.self, CompactCommand.self, CheckCommand.self, ThumbnailCommand.self,

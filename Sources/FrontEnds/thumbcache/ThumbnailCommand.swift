@@ -28,7 +28,7 @@ struct ThumbnailCommand: ParsableCommand {
               thumbcache thumbnail photo.jpg -o photo-256.png
               thumbcache thumbnail --page 20 --size 1024 manual.pdf -o page-20.png
               thumbcache thumbnail --size 128 --output-dir thumbs ~/Pictures/*.jpg
-              thumbcache thumbnail IMG_0042.HEIC DSC_0007.NEF drawing.svg --output-dir thumbs
+              thumbcache thumbnail IMG_0042.HEIC DSC_0007.NEF art.svg --output-dir thumbs
             """
     )
 

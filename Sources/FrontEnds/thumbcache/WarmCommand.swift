@@ -30,9 +30,9 @@ struct WarmCommand: AsyncParsableCommand {
 
             Files are decoded in sandboxed worker processes (one per job for each family of \
             formats met: images, documents, video and audio; reused across files, each confined \
-            with seccomp before it reads a byte; see Docs/SECURITY.md): a decoder \
-            that crashes, hangs past --timeout or uses more than --memory-limit costs only the \
-            file it was decoding, and its worker is replaced.
+            with seccomp before it reads a byte; see SECURITY.md in /usr/share/doc/thumbcache \
+            or Docs/): a decoder that crashes, hangs past --timeout or uses more than \
+            --memory-limit costs only the file it was decoding, and its worker is replaced.
 
             A file that cannot be read or decoded is reported with its path and reason, and \
             remembered so that later warms do not retry it (--retry-failed does); the warm goes \
