@@ -43,8 +43,8 @@ struct ThumbcacheCommand: AsyncParsableCommand {
                 try await exitingWhereItEnds { try await GetCommand.run(call, store: store) }
             }
             var command = try parseAsRoot()
-            if var asyncCommand = command as? AsyncParsableCommand {
-                try await asyncCommand.run()
+            if let asyncCommand = command as? AsyncParsableCommand {
+                try await runExitingWhereItEnds(asyncCommand)
             } else {
                 try command.run()
             }
@@ -60,6 +60,14 @@ struct ThumbcacheCommand: AsyncParsableCommand {
     /// main thread to dispatch): 0.5-1 ms of a process made for one file, spent on nothing.
     nonisolated static func exitingWhereItEnds(_ call: @Sendable () async throws -> Bool) async throws {
         if try await call() { Glibc.exit(0) }
+    }
+
+    /// Runs a parsed command and exits where it ends, for the same reason: `info`, `search` or
+    /// `text` called once per file would otherwise start a thread only to exit.
+    nonisolated static func runExitingWhereItEnds(_ command: sending any AsyncParsableCommand) async throws {
+        var command = command
+        try await command.run()
+        Glibc.exit(0)
     }
 
     static func exitWriting(_ error: any Error) -> Never {
