@@ -41,6 +41,18 @@ struct WarmCommandTests {
         }
     }
 
+    /// A mistyped command is answered with the nearest one, as a usage error.
+    @Test func aMistypedCommandIsAnsweredWithTheNearest() throws {
+        let (end, _, err) = try run(["serch", "holiday"])
+        #expect(end == .exited(64))
+        #expect(err.contains("'serch' is not a thumbcache command. Did you mean 'search'?"), "\(err)")
+        let (far, _, farErr) = try run(["frobnicate"])
+        #expect(far == .exited(64))
+        #expect(farErr.contains("'frobnicate' is not a thumbcache command.") && !farErr.contains("Did you mean"), "\(farErr)")
+        let (_, _, near) = try run(["wach", "/tmp"])
+        #expect(near.contains("Did you mean 'watch'?"), "\(near)")
+    }
+
     /// The stat cache keeps each file's detected type: a second warm of an unchanged tree opens
     /// its directories and nothing else (strace, on the real binary and its workers).
     @Test func aRewarmOfAnUnchangedTreeOpensNoFile() throws {

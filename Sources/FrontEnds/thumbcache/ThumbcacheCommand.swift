@@ -42,6 +42,10 @@ struct ThumbcacheCommand: AsyncParsableCommand {
                 if try GetCommand.answerFromCache(call, store: store) { Glibc.exit(0) }
                 try await exitingWhereItEnds { try await GetCommand.run(call, store: store) }
             }
+            if let message = unknownCommand(CommandLine.arguments) {
+                _ = (message + "\n").utf8.withContiguousStorageIfAvailable { writeFully(2, UnsafeRawBufferPointer($0)) }
+                Glibc.exit(ExitCode.validationFailure.rawValue)
+            }
             var command = try parseAsRoot()
             if let asyncCommand = command as? AsyncParsableCommand {
                 try await runExitingWhereItEnds(asyncCommand)
@@ -68,6 +72,35 @@ struct ThumbcacheCommand: AsyncParsableCommand {
         var command = command
         try await command.run()
         Glibc.exit(0)
+    }
+
+    /// What to say when the first argument names no command (ArgumentParser would only call it
+    /// an unexpected argument): the nearest command's name, if a typo away.
+    static func unknownCommand(_ arguments: [String]) -> String? {
+        guard arguments.count > 1 else { return nil }
+        let name = arguments[1]
+        let names = configuration.subcommands.map { $0._commandName } + ["help"]
+        guard !name.hasPrefix("-"), !names.contains(name) else { return nil }
+        let nearest = names.map { (name: $0, distance: editDistance(name, $0)) }.min { $0.distance < $1.distance }
+        let suggestion = nearest.flatMap { $0.distance <= 2 ? " Did you mean '\($0.name)'?" : nil } ?? ""
+        return "Error: '\(name)' is not a thumbcache command.\(suggestion)\n  See 'thumbcache --help' for the commands."
+    }
+
+    /// The number of one-character insertions, deletions and substitutions between `a` and `b`.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        guard !a.isEmpty, !b.isEmpty else { return max(a.count, b.count) }
+        var row = Array(0...b.count)
+        for i in 1...a.count {
+            var diagonal = row[0]
+            row[0] = i
+            for j in 1...b.count {
+                let above = row[j]
+                row[j] = a[i - 1] == b[j - 1] ? diagonal : 1 + min(diagonal, above, row[j - 1])
+                diagonal = above
+            }
+        }
+        return row[b.count]
     }
 
     static func exitWriting(_ error: any Error) -> Never {
