@@ -57,8 +57,6 @@ struct ThumbcacheCommand: AsyncParsableCommand {
         }
     }
 
-    /// ArgumentParser's `exit(withError:)`, the message written in one call: its own stream wrote
-    /// stderr one byte per system call.
     /// Runs a one-file call and, when it is done (true), exits from the thread it ended on.
     /// Returning to `main` would first start a thread for the main actor (async `main` gives the
     /// main thread to dispatch): 0.5-1 ms of a process made for one file, spent on nothing.
@@ -103,6 +101,8 @@ struct ThumbcacheCommand: AsyncParsableCommand {
         return row[b.count]
     }
 
+    /// ArgumentParser's `exit(withError:)`, the message written in one call: its own stream wrote
+    /// stderr one byte per system call.
     static func exitWriting(_ error: any Error) -> Never {
         let message = fullMessage(for: error)
         let code = exitCode(for: error)
