@@ -157,25 +157,26 @@ struct FreedesktopCommand: ParsableCommand {
         static func write(_ input: String, to output: String, size: Int, cacheDirectory: String, fullHash: Bool,
                           isolation: DecoderIsolation) async throws {
             if try writeWithoutCache(input, to: output, size: size, cacheDirectory: cacheDirectory, isolation: isolation) { return }
-            if try writeStored(input, to: output, size: size, cacheDirectory: cacheDirectory, fullHash: fullHash) { return }
-            let file = resolved(input)
-            do {
-                guard let store = try? openStore(cacheDirectory, fullHash: fullHash) else {
-                    return try writeDirectly(file, to: output, size: size, isolation: isolation)
+            guard let store = openCache(cacheDirectory, fullHash: fullHash) else {
+                do {
+                    return try writeDirectly(resolved(input), to: output, size: size, isolation: isolation)
+                } catch {
+                    throw CommandFailure("\(error)")
                 }
-                try await OneFile.representation(request(file, size: size), store: store, isolation: isolation, standardThumbnails: nil) { _ in
-                    [ImageThumbnailProvider()]
-                } deliver: { representation, _ in try OutputFile.write(representation.pngData(), to: output) }
-            } catch {
-                throw CommandFailure("\(error)")
             }
+            if try writeStored(input, to: output, size: size, store: store) { return }
+            try await writeMade(input, to: output, size: size, store: store, isolation: isolation)
         }
 
-        /// Writes `input`'s thumbnail stored in the cache in `cacheDirectory` and returns true;
-        /// false where none is stored or no cache opens. Synchronous, so that the plug-in's call
-        /// answers a hit on the main thread before its first `await` (a miss opens the store again).
-        static func writeStored(_ input: String, to output: String, size: Int, cacheDirectory: String, fullHash: Bool) throws -> Bool {
-            guard let store = try? openStore(cacheDirectory, fullHash: fullHash) else { return false }
+        /// The cache in `directory`, nil where it cannot be opened (the thumbnail is then made directly).
+        static func openCache(_ directory: String, fullHash: Bool) -> ThumbnailStore? {
+            try? ThumbnailStore.open(directory: directory, options: .init(keying: fullHash ? .full : .standard))
+        }
+
+        /// Writes `input`'s thumbnail stored in `store` and returns true; false where none is.
+        /// Synchronous, so that the plug-in's call answers a hit on the main thread before its
+        /// first `await`.
+        static func writeStored(_ input: String, to output: String, size: Int, store: ThumbnailStore) throws -> Bool {
             do {
                 return try OneFile.stored(request(resolved(input), size: size), in: store) { try OutputFile.write($0.pngData(), to: output) }
             } catch {
@@ -183,8 +184,16 @@ struct FreedesktopCommand: ParsableCommand {
             }
         }
 
-        private static func openStore(_ directory: String, fullHash: Bool) throws -> ThumbnailStore {
-            try ThumbnailStore.open(directory: directory, options: .init(keying: fullHash ? .full : .standard))
+        /// After a miss, makes `input`'s thumbnail, stores it in `store` and writes it to `output`.
+        static func writeMade(_ input: String, to output: String, size: Int, store: ThumbnailStore, isolation: DecoderIsolation) async throws {
+            do {
+                try await OneFile.representation(request(resolved(input), size: size), store: store, isolation: isolation,
+                                                 standardThumbnails: nil) { _ in
+                    [ImageThumbnailProvider()]
+                } deliver: { representation, _ in try OutputFile.write(representation.pngData(), to: output) }
+            } catch {
+                throw CommandFailure("\(error)")
+            }
         }
 
         private static func request(_ file: String, size: Int) -> ThumbnailRequest {

@@ -27,11 +27,14 @@ struct ThumbcacheCommand: AsyncParsableCommand {
                 if try FreedesktopCommand.Thumbnail.writeWithoutCache(call.input, to: call.output, size: call.size, cacheDirectory: cache,
                                                                        isolation: isolation) { return }
                 // A hit too, on the main thread, before any `await`.
-                if try FreedesktopCommand.Thumbnail.writeStored(call.input, to: call.output, size: call.size, cacheDirectory: cache,
-                                                                 fullHash: false) { Glibc.exit(0) }
+                guard let store = FreedesktopCommand.Thumbnail.openCache(cache, fullHash: false) else {
+                    return try await FreedesktopCommand.Thumbnail.write(call.input, to: call.output, size: call.size, cacheDirectory: cache,
+                                                                        fullHash: false, isolation: isolation)
+                }
+                if try FreedesktopCommand.Thumbnail.writeStored(call.input, to: call.output, size: call.size, store: store) { Glibc.exit(0) }
                 try await exitingWhereItEnds {
-                    try await FreedesktopCommand.Thumbnail.write(call.input, to: call.output, size: call.size, cacheDirectory: cache,
-                                                                 fullHash: false, isolation: isolation)
+                    try await FreedesktopCommand.Thumbnail.writeMade(call.input, to: call.output, size: call.size, store: store,
+                                                                     isolation: isolation)
                     return true
                 }
                 return
