@@ -53,6 +53,18 @@ struct WarmCommandTests {
         #expect(near.contains("Did you mean 'watch'?"), "\(near)")
     }
 
+    /// `thumbnail -o` writes what the name says, as `get` does; --format overrides the name.
+    @Test func aThumbnailIsWrittenInTheFormatItsNameSays() throws {
+        let dir = TemporaryDirectory()
+        let source = try dir.write("a.png", ImageEncoder.png(TestPictures.source(width: 64, height: 48)))
+        for (name, extra, jpeg) in [("t.jpg", [String](), true), ("t.JPEG", [], true), ("t.png", [], false), ("u.jpg", ["--format", "png"], false)] {
+            let (end, _, err) = try run(["thumbnail", source, "-o", dir.appending(name), "--size", "32"] + extra)
+            #expect(end == .exited(0), "\(err)")
+            let head = Array(try Data(contentsOf: URL(fileURLWithPath: dir.appending(name))).prefix(2))
+            #expect(head == (jpeg ? [0xFF, 0xD8] : [0x89, 0x50]), "\(name) \(extra)")
+        }
+    }
+
     /// The stat cache keeps each file's detected type: a second warm of an unchanged tree opens
     /// its directories and nothing else (strace, on the real binary and its workers).
     @Test func aRewarmOfAnUnchangedTreeOpensNoFile() throws {

@@ -52,8 +52,8 @@ struct ThumbnailCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The page of a document to draw, from 1.", valueName: "n"))
     var page: Int = 1
 
-    @Option(name: .long, help: "Output format: png or jpeg.")
-    var format: OutputFormat = .png
+    @Option(name: .long, help: "Output format: png or jpeg (default: what --output's name ends in, .jpg or .jpeg for jpeg; else png).")
+    var format: OutputFormat?
 
     @Option(name: .shortAndLong, help: ArgumentHelp("Output file (only with one input).", valueName: "path"))
     var output: String?
@@ -83,7 +83,7 @@ struct ThumbnailCommand: ParsableCommand {
                 // The types are made only for a file whose bytes name no format (a copy of the
                 // process's built-ins after the first).
                 let image = try DirectThumbnail.make(file, options: options, decoding: decoding, types: ContentTypeRegistry())
-                let bytes = format == .png ? try ImageEncoder.png(image) : try ImageEncoder.jpeg(image)
+                let bytes = outputFormat == .png ? try ImageEncoder.png(image) : try ImageEncoder.jpeg(image)
                 try OutputFile.write(bytes, to: destination(for: file))
             } catch {
                 failed += 1
@@ -93,11 +93,18 @@ struct ThumbnailCommand: ParsableCommand {
         if failed > 0 { throw ExitCode(1) }
     }
 
+    /// --format, else the one `--output`'s name says, as `get` reads it: a `thumb.jpg` holds a JPEG.
+    private var outputFormat: OutputFormat {
+        if let format { return format }
+        let name = output?.lowercased() ?? ""
+        return name.hasSuffix(".jpg") || name.hasSuffix(".jpeg") ? .jpeg : .png
+    }
+
     private func destination(for file: String) -> String {
         if let output { return output }
         let name = (file as NSString).lastPathComponent
         let base = (name as NSString).deletingPathExtension
-        let ext = format == .png ? "png" : "jpg"
+        let ext = outputFormat == .png ? "png" : "jpg"
         return ((outputDir ?? ".") as NSString).appendingPathComponent("\(base).\(ext)")
     }
 }
