@@ -104,7 +104,9 @@ struct CheckCommand: ParsableCommand {
     }
 
     static func text(_ r: Report) -> String {
-        func counts(_ checked: [String: Int]) -> String { checked.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") }
+        func counts(_ checked: [String: Int]) -> String {
+            checked.isEmpty ? "empty" : checked.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        }
         let records = r.store.recordsChecked + (r.index?.recordsChecked ?? 0) + (r.freedesktop?.recordsChecked ?? 0)
         var lines = [String(format: "Checked %@ in %.2f s: %d records (%.0f records/s)", r.directory, r.seconds, records, r.recordsPerSecond)]
         lines.append("  cache: " + counts(r.store.checked))
