@@ -53,6 +53,18 @@ struct WarmCommandTests {
         #expect(near.contains("Did you mean 'watch'?"), "\(near)")
     }
 
+    /// A command that only reads or tidies the cache says there is none, and makes none, where
+    /// `--cache` names nothing (a mistyped path).
+    @Test(arguments: [["stats"], ["search", "holiday"], ["info", "/etc/hostname"], ["compact"], ["check"]])
+    func aCommandThatReadsTheCacheMakesNone(arguments: [String]) throws {
+        let dir = TemporaryDirectory()
+        let cache = dir.appending("typo")
+        let (end, _, err) = try run(arguments + ["--cache", cache])
+        #expect(end == .exited(1))
+        #expect(err.contains("no cache at \(cache)"), "\(err)")
+        #expect(!FileManager.default.fileExists(atPath: cache))
+    }
+
     /// `thumbnail -o` writes what the name says, as `get` does; --format overrides the name.
     @Test func aThumbnailIsWrittenInTheFormatItsNameSays() throws {
         let dir = TemporaryDirectory()

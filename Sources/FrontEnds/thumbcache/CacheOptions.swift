@@ -20,6 +20,15 @@ struct CacheOptions: ParsableArguments {
         try ThumbnailStore.open(directory: directory, options: .init(durability: durability, keying: fullHash ? .full : .standard))
     }
 
+    /// Stops a command that only reads or tidies the cache where there is none: a mistyped
+    /// `--cache` would otherwise be made into an empty cache and reported on as one.
+    func requireExisting(toDo what: String) throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw CommandFailure("no cache at \(directory): nothing to \(what) (`thumbcache warm DIR` or `thumbcache get FILE` makes one)")
+        }
+    }
+
     /// The metadata index beside the thumbnails: `<cache>/index`.
     var indexDirectory: String { directory + "/index" }
 

@@ -65,10 +65,7 @@ struct CheckCommand: ParsableCommand {
     }
 
     func run() throws {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: cacheOptions.directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw CommandFailure("no cache at \(cacheOptions.directory): nothing to check")
-        }
+        try cacheOptions.requireExisting(toDo: "check")
         let store = try cacheOptions.open()
         let hasIndex = FileManager.default.fileExists(atPath: cacheOptions.indexDirectory)
         let index = hasIndex ? try cacheOptions.openIndex() : nil

@@ -99,6 +99,7 @@ struct CompactCommand: ParsableCommand {
     }
 
     func run() throws {
+        try cacheOptions.requireExisting(toDo: "compact")
         let store = try cacheOptions.open()
         let start = Date()
         let before = try store.statistics()

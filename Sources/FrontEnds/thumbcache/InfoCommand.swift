@@ -25,6 +25,7 @@ struct InfoCommand: ParsableCommand {
 
     func run() throws {
         let path = FilePaths.resolved(file)
+        try cacheOptions.requireExisting(toDo: "look up")
         let index = try cacheOptions.openIndex()
         guard let item = try index.item(path: path) else {
             let why = FileManager.default.fileExists(atPath: path) ? "not in the index (run `thumbcache warm` on its directory)" : "no such file, and not in the index"

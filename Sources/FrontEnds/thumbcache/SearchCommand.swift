@@ -60,6 +60,7 @@ struct SearchCommand: ParsableCommand {
     }
 
     func run() throws {
+        try cacheOptions.requireExisting(toDo: "search")
         let index = try cacheOptions.openIndex()
         let options = SearchOptions(onlyIn: onlyIn.map(FilePaths.resolved), limit: count ? 0 : limit,
                                     attributes: attributes.isEmpty ? nil : attributes, snippets: snippets || json)

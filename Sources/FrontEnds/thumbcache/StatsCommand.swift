@@ -14,6 +14,7 @@ struct StatsCommand: ParsableCommand {
     var json = false
 
     func run() throws {
+        try cacheOptions.requireExisting(toDo: "report on")
         let s = try cacheOptions.open().statistics()
         if json {
             let encoder = JSONEncoder()
