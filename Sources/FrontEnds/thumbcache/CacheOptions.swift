@@ -23,6 +23,7 @@ struct CacheOptions: ParsableArguments {
     /// Stops a command that only reads or tidies the cache where there is none: a mistyped
     /// `--cache` would otherwise be made into an empty cache and reported on as one.
     func requireExisting(toDo what: String) throws {
+        // The directory, not `ThumbnailStore.exists`: a cache may hold its index alone.
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw CommandFailure("no cache at \(directory): nothing to \(what) (`thumbcache warm DIR` or `thumbcache get FILE` makes one)")

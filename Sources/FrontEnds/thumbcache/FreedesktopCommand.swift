@@ -156,29 +156,28 @@ struct FreedesktopCommand: ParsableCommand {
         /// exists (and stored there), else made directly.
         static func write(_ input: String, to output: String, size: Int, cacheDirectory: String, fullHash: Bool,
                           isolation: DecoderIsolation) async throws {
-            if try writeWithoutCache(input, to: output, size: size, cacheDirectory: cacheDirectory, isolation: isolation) { return }
-            guard let store = openCache(cacheDirectory, fullHash: fullHash) else {
-                do {
-                    return try writeDirectly(resolved(input), to: output, size: size, isolation: isolation)
-                } catch {
-                    throw CommandFailure("\(error)")
-                }
-            }
-            if try writeStored(input, to: output, size: size, store: store) { return }
+            guard let store = try writeBeforeAwait(input, to: output, size: size, cacheDirectory: cacheDirectory, fullHash: fullHash,
+                                                   isolation: isolation) else { return }
             try await writeMade(input, to: output, size: size, store: store, isolation: isolation)
         }
 
-        /// The cache in `directory`, nil where it cannot be opened (the thumbnail is then made directly).
-        static func openCache(_ directory: String, fullHash: Bool) -> ThumbnailStore? {
-            try? ThumbnailStore.open(directory: directory, options: .init(keying: fullHash ? .full : .standard))
-        }
-
-        /// Writes `input`'s thumbnail stored in `store` and returns true; false where none is.
-        /// Synchronous, so that the plug-in's call answers a hit on the main thread before its
-        /// first `await`.
-        static func writeStored(_ input: String, to output: String, size: Int, store: ThumbnailStore) throws -> Bool {
+        /// What the call does synchronously, so that the plug-in's call runs it on the main thread
+        /// before its first `await` (a worker it starts then waits for no thread of the pool):
+        /// the thumbnail made directly where no cache exists (inside GNOME's sandbox, always; a
+        /// new cache there would land in its private /tmp and be thrown away) or it does not
+        /// open, else the stored one; nil when written. On a miss, the open store
+        /// ``writeMade(_:to:size:store:isolation:)`` needs.
+        static func writeBeforeAwait(_ input: String, to output: String, size: Int, cacheDirectory: String, fullHash: Bool,
+                                     isolation: DecoderIsolation) throws -> ThumbnailStore? {
             do {
-                return try OneFile.stored(request(resolved(input), size: size), in: store) { try OutputFile.write($0.pngData(), to: output) }
+                guard ThumbnailStore.exists(directory: cacheDirectory),
+                      let store = try? ThumbnailStore.open(directory: cacheDirectory, options: .init(keying: fullHash ? .full : .standard))
+                else {
+                    try writeDirectly(resolved(input), to: output, size: size, isolation: isolation)
+                    return nil
+                }
+                let stored = try OneFile.stored(request(resolved(input), size: size), in: store) { try OutputFile.write($0.pngData(), to: output) }
+                return stored ? nil : store
             } catch {
                 throw CommandFailure("\(error)")
             }
@@ -198,22 +197,6 @@ struct FreedesktopCommand: ParsableCommand {
 
         private static func request(_ file: String, size: Int) -> ThumbnailRequest {
             ThumbnailRequest(fileAt: file, size: Double(size), representationTypes: .thumbnail)
-        }
-
-        /// Where no cache exists (inside GNOME's sandbox, always; a new cache there would land in
-        /// its private /tmp and be thrown away), writes the thumbnail made directly and returns
-        /// true; false, having done nothing, where one exists. Synchronous, so that the plug-in's
-        /// call runs it on the main thread before its first `await`: the worker then starts
-        /// without waiting for a thread of the concurrency pool.
-        static func writeWithoutCache(_ input: String, to output: String, size: Int, cacheDirectory: String,
-                                      isolation: DecoderIsolation) throws -> Bool {
-            guard !ThumbnailStore.exists(directory: cacheDirectory) else { return false }
-            do {
-                try writeDirectly(resolved(input), to: output, size: size, isolation: isolation)
-            } catch {
-                throw CommandFailure("\(error)")
-            }
-            return true
         }
 
         private static func resolved(_ input: String) -> String {

@@ -23,15 +23,10 @@ struct ThumbcacheCommand: AsyncParsableCommand {
             if let call = FreedesktopCommand.Thumbnail.plugInCall(CommandLine.arguments) {
                 // The defaults of every option the call leaves out, as ArgumentParser would give them.
                 let (cache, isolation) = (ThumbnailStore.defaultDirectory, DecoderOptions.sandboxed(workers: 1))
-                // Before any `await`: without a cache (GNOME's sandbox) the call is done here, on this thread.
-                if try FreedesktopCommand.Thumbnail.writeWithoutCache(call.input, to: call.output, size: call.size, cacheDirectory: cache,
-                                                                       isolation: isolation) { return }
-                // A hit too, on the main thread, before any `await`.
-                guard let store = FreedesktopCommand.Thumbnail.openCache(cache, fullHash: false) else {
-                    return try await FreedesktopCommand.Thumbnail.write(call.input, to: call.output, size: call.size, cacheDirectory: cache,
-                                                                        fullHash: false, isolation: isolation)
-                }
-                if try FreedesktopCommand.Thumbnail.writeStored(call.input, to: call.output, size: call.size, store: store) { Glibc.exit(0) }
+                // Before any `await`: without a cache (GNOME's sandbox), or a hit, the call is done here.
+                guard let store = try FreedesktopCommand.Thumbnail.writeBeforeAwait(call.input, to: call.output, size: call.size,
+                                                                                    cacheDirectory: cache, fullHash: false,
+                                                                                    isolation: isolation) else { Glibc.exit(0) }
                 try await exitingWhereItEnds {
                     try await FreedesktopCommand.Thumbnail.writeMade(call.input, to: call.output, size: call.size, store: store,
                                                                      isolation: isolation)
@@ -50,8 +45,11 @@ struct ThumbcacheCommand: AsyncParsableCommand {
                 Glibc.exit(ExitCode.validationFailure.rawValue)
             }
             var command = try parseAsRoot()
-            if let asyncCommand = command as? AsyncParsableCommand {
-                try await runExitingWhereItEnds(asyncCommand)
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await exitingWhereItEnds {
+                    try await asyncCommand.run()
+                    return true
+                }
             } else {
                 try command.run()
             }
@@ -60,19 +58,11 @@ struct ThumbcacheCommand: AsyncParsableCommand {
         }
     }
 
-    /// Runs a one-file call and, when it is done (true), exits from the thread it ended on.
-    /// Returning to `main` would first start a thread for the main actor (async `main` gives the
-    /// main thread to dispatch): 0.5-1 ms of a process made for one file, spent on nothing.
-    nonisolated static func exitingWhereItEnds(_ call: @Sendable () async throws -> Bool) async throws {
+    /// Runs `call` and, when it is done (true), exits from the thread it ended on. Returning to
+    /// `main` would first start a thread for the main actor (async `main` gives the main thread
+    /// to dispatch): 0.5-1 ms of a process made for one file, or of `info` called once per file.
+    nonisolated static func exitingWhereItEnds(_ call: sending () async throws -> Bool) async throws {
         if try await call() { Glibc.exit(0) }
-    }
-
-    /// Runs a parsed command and exits where it ends, for the same reason: `info`, `search` or
-    /// `text` called once per file would otherwise start a thread only to exit.
-    nonisolated static func runExitingWhereItEnds(_ command: sending any AsyncParsableCommand) async throws {
-        var command = command
-        try await command.run()
-        Glibc.exit(0)
     }
 
     /// What to say when the first argument names no command (ArgumentParser would only call it
