@@ -8,6 +8,7 @@
 #include <jerror.h>
 
 #include "cjpeg.h"
+#include "eighth.h"
 
 struct error_manager {
     struct jpeg_error_mgr base;
@@ -28,6 +29,10 @@ struct cjpeg_decoder {
     size_t exif_length;
     uint8_t *xmp;
     size_t xmp_length;
+    const uint8_t *bytes;  // the JPEG in memory, when it is read from there
+    size_t length;
+    eighth *eighth;        // the image at 1/8, when eighth.c decoded it
+    uint32_t next_row;
 };
 
 static void on_error_exit(j_common_ptr cinfo) {
@@ -174,6 +179,8 @@ static cjpeg_decoder *open_source(FILE *file, const uint8_t *bytes, size_t lengt
         return NULL;
     }
     d->file = file;
+    d->bytes = bytes;
+    d->length = length;
     d->cinfo.err = jpeg_std_error(&d->error.base);
     d->error.base.error_exit = on_error_exit;
     d->error.base.emit_message = on_emit_message;
@@ -233,8 +240,37 @@ cjpeg_decoder *cjpeg_open_memory(const uint8_t *bytes, size_t length, cjpeg_info
     return open_source(NULL, bytes, length, info, status, message, message_size);
 }
 
-cjpeg_status cjpeg_start(cjpeg_decoder *d, int denominator, int fast, uint32_t *out_width, uint32_t *out_height) {
+// Tries eighth.c; 1 when it decoded the image. Otherwise the decoder is as after cjpeg_open again:
+// the source rewound and the header read anew, for libjpeg to decode (and report what is wrong).
+static int decode_eighth(cjpeg_decoder *d) {
+    d->eighth = eighth_decode(&d->cinfo, &d->error.fatal_warning);
+    if (d->eighth) return 1;
+    jpeg_destroy_decompress(&d->cinfo);
+    d->error.fatal_warning = 0;
+    d->error.message[0] = 0;
+    if (d->file && fseek(d->file, 0, SEEK_SET) != 0) {
+        snprintf(d->error.message, sizeof d->error.message, "cannot read the file again: %s", strerror(errno));
+        return -1;
+    }
+    cjpeg_info info;
+    return read_header(d, &info, d->bytes, d->length) == CJPEG_OK ? 0 : -1;
+}
+
+cjpeg_status cjpeg_start(cjpeg_decoder *d, int denominator, int flags, uint32_t *out_width, uint32_t *out_height) {
     if (setjmp(d->error.jump)) return CJPEG_ERROR;
+    int fast = flags & CJPEG_START_FAST;
+    if (denominator == 8 && !(flags & CJPEG_START_LIBJPEG) && eighth_eligible(&d->cinfo)) {
+        int done = decode_eighth(d);
+        if (done < 0) return CJPEG_ERROR;
+        if (done) {
+            d->started = 1;
+            *out_width = eighth_width(d->eighth);
+            *out_height = eighth_height(d->eighth);
+            return CJPEG_OK;
+        }
+        // read_header set its own jump: this function's must be the one taken from here on.
+        if (setjmp(d->error.jump)) return CJPEG_ERROR;
+    }
     d->cinfo.scale_num = 1;
     d->cinfo.scale_denom = (unsigned)denominator;
     d->cinfo.dct_method = fast ? JDCT_IFAST : JDCT_ISLOW;
@@ -261,6 +297,14 @@ cjpeg_status cjpeg_start(cjpeg_decoder *d, int denominator, int fast, uint32_t *
 }
 
 cjpeg_status cjpeg_read_row(cjpeg_decoder *d, uint8_t *row) {
+    if (d->eighth) {
+        if (d->next_row >= eighth_height(d->eighth)) {
+            snprintf(d->error.message, sizeof d->error.message, "no more scanlines");
+            return CJPEG_ERROR;
+        }
+        eighth_row(d->eighth, d->next_row++, row);
+        return CJPEG_OK;
+    }
     if (setjmp(d->error.jump)) return CJPEG_ERROR;
     JSAMPROW target = d->cmyk ? d->scratch : row;
     if (jpeg_read_scanlines(&d->cinfo, &target, 1) != 1) {
@@ -286,6 +330,10 @@ cjpeg_status cjpeg_read_row(cjpeg_decoder *d, uint8_t *row) {
 }
 
 cjpeg_status cjpeg_finish(cjpeg_decoder *d) {
+    if (d->eighth) {  // eighth.c read to the end of the image already
+        d->started = 0;
+        return CJPEG_OK;
+    }
     if (setjmp(d->error.jump)) return CJPEG_ERROR;
     jpeg_finish_decompress(&d->cinfo);
     d->started = 0;
@@ -298,6 +346,7 @@ void cjpeg_close(cjpeg_decoder *d) {
     if (!d) return;
     // jpeg_destroy never fails; abort also releases a decompression in progress.
     jpeg_destroy_decompress(&d->cinfo);
+    eighth_free(d->eighth);
     if (d->file) fclose(d->file);
     free(d->scratch);
     free(d->exif);

@@ -178,8 +178,16 @@ final class JPEGSource: RowSource {
     /// result will be shrunk at least 2× more (fast IDCT, merged upsampling).
     @discardableResult
     func start(shrink: Int, fast: Bool = false) throws(ImagingError) -> (width: Int, height: Int) {
+        try start(shrink: shrink, fast: fast, libjpegOnly: false)
+    }
+
+    /// As `start(shrink:fast:)`. At 1/8 the shim decodes what it can itself (libjpeg's pixels, from
+    /// a fraction of the work); `libjpegOnly` asks for libjpeg's decoder, the reference it is held to.
+    @discardableResult
+    func start(shrink: Int, fast: Bool, libjpegOnly: Bool) throws(ImagingError) -> (width: Int, height: Int) {
         var w: UInt32 = 0, h: UInt32 = 0
-        guard cjpeg_start(decoder, Int32(shrink), fast ? 1 : 0, &w, &h) == CJPEG_OK else { throw fail() }
+        let flags = (fast ? Int32(CJPEG_START_FAST) : 0) | (libjpegOnly ? Int32(CJPEG_START_LIBJPEG) : 0)
+        guard cjpeg_start(decoder, Int32(shrink), flags, &w, &h) == CJPEG_OK else { throw fail() }
         outputWidth = Int(w)
         outputHeight = Int(h)
         return (outputWidth, outputHeight)

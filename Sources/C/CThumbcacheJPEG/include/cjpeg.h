@@ -38,11 +38,16 @@ cjpeg_decoder *cjpeg_open_fd(int fd, cjpeg_info *info, cjpeg_status *status, cha
 cjpeg_decoder *cjpeg_open_memory(const uint8_t *bytes, size_t length, cjpeg_info *info, cjpeg_status *status,
                                  char *message, size_t message_size);
 
+enum {
+    CJPEG_START_FAST = 1,     // the fast integer IDCT and merged (non-"fancy") chroma upsampling:
+                              // for output shrunk at least 2× afterwards, where their small errors vanish
+    CJPEG_START_LIBJPEG = 2,  // at 1/8 too, libjpeg's own decoder (the reference the shim's is held to)
+};
+
 /// Starts decompression to RGBA8 at scale 1/denominator (1, 2, 4 or 8). The scaled size is
-/// libjpeg's: ceil(width / denominator) × ceil(height / denominator). With `fast`, the fast
-/// integer IDCT and merged (non-"fancy") chroma upsampling are used: for output that is shrunk
-/// at least 2× afterwards, where their small errors vanish.
-cjpeg_status cjpeg_start(cjpeg_decoder *decoder, int denominator, int fast, uint32_t *out_width, uint32_t *out_height);
+/// libjpeg's: ceil(width / denominator) × ceil(height / denominator). At 1/8 the shim decodes
+/// what it can itself (eighth.c): libjpeg's pixels, from a fraction of its work.
+cjpeg_status cjpeg_start(cjpeg_decoder *decoder, int denominator, int flags, uint32_t *out_width, uint32_t *out_height);
 
 /// Reads the next output row (out_width × 4 bytes).
 cjpeg_status cjpeg_read_row(cjpeg_decoder *decoder, uint8_t *row);

@@ -1,0 +1,835 @@
+// A JPEG at 1/8 scale without libjpeg's per-block machinery.
+//
+// At scale_denom = 8 libjpeg-turbo still runs its whole decoder for every block (the coefficient
+// buffer cleared, a function pointer per block, every scan of a progressive file kept in a
+// coefficient array of the whole image) to keep one number a block: its DC coefficient. Here the
+// Huffman data is walked once, the DC coefficients are kept, and libjpeg-turbo 2.1's own
+// arithmetic (jidctred.c, jdcolor.c, jdmaster.c) turns them into the same pixels. A progressive
+// file needs only its DC scans: its AC scans are skipped to their next marker. Anything unusual
+// makes eighth_decode return NULL and the caller decodes with libjpeg, so errors read as they
+// always have. 4:2:0 is left to libjpeg: at 1/8 its chroma blocks need AC coefficients too (a
+// 2×2 IDCT), where libjpeg-turbo's SIMD is faster than a decoder of our own.
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <limits.h>
+#include <jpeglib.h>
+
+#include "eighth.h"
+
+enum { LOOKAHEAD = 9, MAX_BLOCKS = 1 << 24 };
+
+// Zig-zag index to natural order (a DQT segment lists its values in zig-zag order).
+static const uint8_t natural_order[64] = {
+    0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 18, 11, 4,  5,  12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13,
+    6,  7,  14, 21, 28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31,
+    39, 46, 53, 60, 61, 54, 47, 55, 62, 63};
+
+typedef struct {
+    uint8_t bits[17];
+    uint8_t values[256];
+    int defined;
+} raw_table;
+
+typedef struct {
+    uint16_t look[1 << LOOKAHEAD];  // (length << 8) | symbol for codes up to LOOKAHEAD bits, else 0
+    // An AC code and its extra bits skipped in one lookup, where both fit in LOOKAHEAD bits, else
+    // 0: (how far the coefficient index moves << 8) | bits used. An end of block moves it 64.
+    int32_t ac[1 << LOOKAHEAD];
+    int32_t maxcode[18];
+    int32_t valoffset[18];
+    uint8_t values[256];
+} huffman;
+
+typedef struct {
+    int h, v;
+    int id;
+    int table;          // quantization table number
+    int latched;        // its quantization table copied (at its first scan, as libjpeg does)
+    int16_t quant[64];  // libjpeg keeps them as `short`: values over 32767 wrap, here too
+    int seen;
+    uint32_t blocks_wide, blocks_high;  // the component's blocks holding image data
+    uint32_t plane_wide, plane_high;    // blocks allocated: padded to whole MCUs
+    int16_t *dc;        // a DC coefficient a block
+    uint8_t *samples;   // the component's pixels at 1/8, made at the end from `dc`
+    int coef_bits[64];  // progressive: the successive-approximation state, as libjpeg tracks it
+} component;
+
+struct eighth {
+    uint32_t width, height;  // output: ceil(image / 8)
+    int count;
+    int max_h, max_v;
+    component c[3];
+};
+
+typedef struct {
+    j_decompress_ptr cinfo;
+    struct jpeg_source_mgr *src;
+    const uint8_t *p;
+    size_t n;
+    uint64_t buffer;
+    int bits;     // valid bits at the bottom of `buffer`
+    int padding;  // of those, zero bits added after a marker: using one means the data ran out
+    int marker;   // the marker that ended the entropy-coded data, 0 while none
+} reader;
+
+// MARK: Bytes
+
+static int fill_source(reader *r) {
+    r->src->next_input_byte = r->p;
+    r->src->bytes_in_buffer = 0;
+    // Our sources insert an end-of-image marker at the end of the data (and warn: the caller
+    // checks the warning), so this always returns bytes.
+    (*r->src->fill_input_buffer)(r->cinfo);
+    r->p = r->src->next_input_byte;
+    r->n = r->src->bytes_in_buffer;
+    return r->n > 0;
+}
+
+static inline int byte(reader *r, uint8_t *c) {
+    if (r->n == 0 && !fill_source(r)) return 0;
+    *c = *r->p++;
+    r->n--;
+    return 1;
+}
+
+static int read16(reader *r, int *value) {
+    uint8_t a, b;
+    if (!byte(r, &a) || !byte(r, &b)) return 0;
+    *value = (a << 8) | b;
+    return 1;
+}
+
+// libjpeg's next_marker: bytes before a marker are skipped (libjpeg warns but goes on), fill
+// bytes (0xFF 0xFF) are skipped, 0xFF 0x00 is data.
+static int next_marker(reader *r) {
+    uint8_t c;
+    for (;;) {
+        if (!byte(r, &c)) return 0;
+        while (c != 0xFF)
+            if (!byte(r, &c)) return 0;
+        do {
+            if (!byte(r, &c)) return 0;
+        } while (c == 0xFF);
+        if (c != 0) return c;
+    }
+}
+
+// MARK: Bits
+
+// Tops the buffer up to more than 56 bits. After a marker only zero bits follow, counted.
+static void fill_bits(reader *r) {
+    // Whole bytes at once while the next eight hold no 0xFF (a marker or a stuffed byte).
+    while (r->bits <= 48 && r->n >= 8 && !r->marker) {
+        uint64_t word;
+        memcpy(&word, r->p, 8);
+        uint64_t inverted = ~word;
+        if ((inverted - 0x0101010101010101ull) & ~inverted & 0x8080808080808080ull) break;
+        int count = (63 - r->bits) >> 3;
+        uint64_t bytes = __builtin_bswap64(word) >> (64 - 8 * count);
+        r->buffer = (r->buffer << (8 * count)) | bytes;
+        r->bits += 8 * count;
+        r->p += count;
+        r->n -= (size_t)count;
+    }
+    while (r->bits <= 56) {
+        uint8_t c;
+        if (!r->marker) {
+            if (r->n > 0 && *r->p != 0xFF) {
+                c = *r->p++;
+                r->n--;
+            } else {
+                if (!byte(r, &c)) c = 0;
+                if (c == 0xFF) {
+                    do {
+                        if (!byte(r, &c)) c = 0xD9;
+                    } while (c == 0xFF);
+                    if (c == 0) c = 0xFF;
+                    else {
+                        r->marker = c;
+                        continue;
+                    }
+                }
+            }
+        } else {
+            c = 0;
+            r->padding += 8;
+        }
+        r->buffer = (r->buffer << 8) | c;
+        r->bits += 8;
+    }
+}
+
+static inline unsigned peek(reader *r, int count) {
+    return (unsigned)(r->buffer >> (r->bits - count)) & ((1u << count) - 1);
+}
+
+// A symbol, or -1 for a code the table lacks (libjpeg warns: corrupt data). Needs 16 bits.
+static inline int decode(reader *r, const huffman *t) {
+    unsigned e = t->look[peek(r, LOOKAHEAD)];
+    if (e) {
+        r->bits -= (int)(e >> 8);
+        return (int)(e & 0xFF);
+    }
+    int l = LOOKAHEAD + 1;
+    int32_t code = (int32_t)peek(r, l);
+    while (l <= 16 && code > t->maxcode[l]) {
+        l++;
+        code = (int32_t)peek(r, l);
+    }
+    if (l > 16) return -1;
+    r->bits -= l;
+    return t->values[(code + t->valoffset[l]) & 0xFF];
+}
+
+static inline int extend(unsigned value, int size) {
+    return value < (1u << (size - 1)) ? (int)value + (int)(~0u << size) + 1 : (int)value;
+}
+
+static inline int receive(reader *r, int size) {
+    unsigned v = peek(r, size);
+    r->bits -= size;
+    return extend(v, size);
+}
+
+// MARK: Tables
+
+// libjpeg's jpeg_make_d_derived_tbl, with its checks; 0 where libjpeg would stop with an error.
+static int derive(const raw_table *raw, int dc, huffman *t) {
+    if (!raw->defined) return 0;
+    char size[257];
+    uint32_t codes[257];
+    int p = 0;
+    for (int l = 1; l <= 16; l++) {
+        int i = raw->bits[l];
+        if (p + i > 256) return 0;
+        while (i--) size[p++] = (char)l;
+    }
+    size[p] = 0;
+    int count = p;
+    uint32_t code = 0;
+    int si = size[0];
+    p = 0;
+    while (size[p]) {
+        while (size[p] == si) codes[p++] = code++;
+        if (code >= (1u << si)) return 0;
+        code <<= 1;
+        si++;
+    }
+    p = 0;
+    for (int l = 1; l <= 16; l++) {
+        if (raw->bits[l]) {
+            t->valoffset[l] = p - (int32_t)codes[p];
+            p += raw->bits[l];
+            t->maxcode[l] = (int32_t)codes[p - 1];
+        } else {
+            t->maxcode[l] = -1;
+        }
+    }
+    t->valoffset[17] = 0;
+    t->maxcode[17] = 0xFFFFF;
+    memset(t->look, 0, sizeof t->look);
+    p = 0;
+    for (int l = 1; l <= LOOKAHEAD; l++) {
+        for (int i = 1; i <= raw->bits[l]; i++, p++) {
+            uint32_t first = codes[p] << (LOOKAHEAD - l);
+            for (uint32_t k = 0; k < (1u << (LOOKAHEAD - l)); k++)
+                t->look[first + k] = (uint16_t)((l << 8) | raw->values[p]);
+        }
+    }
+    memcpy(t->values, raw->values, sizeof t->values);
+    for (unsigned i = 0; i < (1u << LOOKAHEAD); i++) {
+        unsigned e = t->look[i];
+        int length = (int)(e >> 8), rs = (int)(e & 0xFF), run = rs >> 4, size = rs & 15;
+        t->ac[i] = 0;
+        if (!e || length + size > LOOKAHEAD) continue;
+        if (size == 0) {
+            t->ac[i] = ((run == 15 ? 16 : 64) << 8) | length;
+            continue;
+        }
+        t->ac[i] = ((run + 1) << 8) | (length + size);
+    }
+    if (dc)
+        for (int i = 0; i < count; i++)
+            if (raw->values[i] > 15) return 0;
+    return 1;
+}
+
+typedef struct {
+    raw_table dc[4], ac[4];
+    uint16_t quant[4][64];  // natural order
+    int quant_defined[4];
+    int restart_interval;
+} tables;
+
+static void copy_raw(const JHUFF_TBL *from, raw_table *to) {
+    to->defined = from != NULL;
+    if (!from) return;
+    memcpy(to->bits, from->bits, sizeof to->bits);
+    memcpy(to->values, from->huffval, sizeof to->values);
+}
+
+static int read_dht(reader *r, tables *t) {
+    int length;
+    if (!read16(r, &length)) return 0;
+    length -= 2;
+    while (length > 16) {
+        uint8_t index, b;
+        if (!byte(r, &index)) return 0;
+        raw_table table = {.defined = 1};
+        int count = 0;
+        for (int i = 1; i <= 16; i++) {
+            if (!byte(r, &b)) return 0;
+            table.bits[i] = b;
+            count += b;
+        }
+        length -= 17;
+        if (count > 256 || count > length) return 0;
+        for (int i = 0; i < count; i++)
+            if (!byte(r, &table.values[i])) return 0;
+        length -= count;
+        if (index & 0x10) {
+            if ((index & 0x0F) > 3 || (index & 0xE0)) return 0;
+            t->ac[index & 0x0F] = table;
+        } else {
+            if (index > 3) return 0;
+            t->dc[index] = table;
+        }
+    }
+    return length == 0;
+}
+
+static int read_dqt(reader *r, tables *t) {
+    int length;
+    if (!read16(r, &length)) return 0;
+    length -= 2;
+    while (length > 0) {
+        uint8_t n;
+        if (!byte(r, &n)) return 0;
+        int precision = n >> 4, index = n & 0x0F;
+        if (index > 3 || precision > 1 || length < 1 + 64 * (precision + 1)) return 0;
+        for (int i = 0; i < 64; i++) {
+            int value;
+            if (precision) {
+                if (!read16(r, &value)) return 0;
+            } else {
+                uint8_t b;
+                if (!byte(r, &b)) return 0;
+                value = b;
+            }
+            t->quant[index][natural_order[i]] = (uint16_t)value;
+        }
+        t->quant_defined[index] = 1;
+        length -= 1 + 64 * (precision + 1);
+    }
+    return length == 0;
+}
+
+static int read_dri(reader *r, tables *t) {
+    int length, interval;
+    if (!read16(r, &length) || length != 4 || !read16(r, &interval)) return 0;
+    t->restart_interval = interval;
+    return 1;
+}
+
+static int skip_segment(reader *r) {
+    int length;
+    if (!read16(r, &length) || length < 2) return 0;
+    for (int i = 2; i < length; i++) {
+        uint8_t b;
+        if (!byte(r, &b)) return 0;
+    }
+    return 1;
+}
+
+// MARK: Scans
+
+typedef struct {
+    int count;
+    int index[4];  // into eighth.c
+    int dc_table[4], ac_table[4];
+    int ss, se, ah, al;
+} scan;
+
+static int read_sos(reader *r, const eighth *e, scan *s) {
+    int length;
+    uint8_t n, b;
+    if (!read16(r, &length) || !byte(r, &n)) return 0;
+    if (n < 1 || n > 4 || length != n * 2 + 6) return 0;
+    s->count = n;
+    for (int i = 0; i < n; i++) {
+        uint8_t id;
+        if (!byte(r, &id) || !byte(r, &b)) return 0;
+        int found = -1;
+        for (int ci = 0; ci < e->count; ci++)
+            if (e->c[ci].id == id) found = ci;
+        if (found < 0) return 0;
+        for (int j = 0; j < i; j++)
+            if (s->index[j] == found) return 0;  // libjpeg renames a repeated id; not handled here
+        s->index[i] = found;
+        s->dc_table[i] = b >> 4;
+        s->ac_table[i] = b & 0x0F;
+    }
+    uint8_t ss, se, a;
+    if (!byte(r, &ss) || !byte(r, &se) || !byte(r, &a)) return 0;
+    s->ss = ss;
+    s->se = se;
+    s->ah = a >> 4;
+    s->al = a & 0x0F;
+    return 1;
+}
+
+// The post-IDCT range limit of jdmaster.c (prepare_range_limit_table), indexed by value & 1023.
+static uint8_t idct_limit[1024];
+
+static void make_limits(void) {
+    for (int i = 0; i < 1024; i++)
+        idct_limit[i] = (uint8_t)(i < 128 ? i + 128 : i < 512 ? 255 : i < 896 ? 0 : i - 896);
+}
+
+typedef struct {
+    reader *r;
+    eighth *e;
+    const scan *s;
+    huffman dc[4], ac[4];
+    int predictor[4];
+    int padded;  // the data ran out: libjpeg would warn
+} scan_state;
+
+// libjpeg's process_restart: the rest of the byte dropped, the next marker must be the expected RSTn.
+static int restart(scan_state *st, int *next) {
+    reader *r = st->r;
+    if (r->padding > r->bits) st->padded = 1;
+    int m = r->marker ? r->marker : next_marker(r);
+    if (m != 0xD0 + *next) return 0;
+    *next = (*next + 1) & 7;
+    r->marker = 0;
+    r->bits = 0;
+    r->buffer = 0;
+    r->padding = 0;
+    for (int k = 0; k < 4; k++) st->predictor[k] = 0;
+    return 1;
+}
+
+// The bit buffer in locals while a scan is decoded (written back around the rare calls that need
+// the reader), so that the compiler keeps it in registers.
+#define LOAD_BITS() (buffer = r->buffer, bits = r->bits)
+#define SAVE_BITS() (r->buffer = buffer, r->bits = bits)
+#define FILL_BITS()                                                                                                    \
+    do {                                                                                                               \
+        if (bits < 32) {                                                                                               \
+            SAVE_BITS();                                                                                               \
+            fill_bits(r);                                                                                              \
+            LOAD_BITS();                                                                                               \
+        }                                                                                                              \
+    } while (0)
+#define PEEK(count) ((unsigned)(buffer >> (bits - (count))) & ((1u << (count)) - 1))
+// A symbol into `out`, or a return of 0 for a code the table lacks.
+#define DECODE(out, table)                                                                                             \
+    do {                                                                                                               \
+        unsigned look_ = (table)->look[PEEK(LOOKAHEAD)];                                                               \
+        if (look_) {                                                                                                   \
+            bits -= (int)(look_ >> 8);                                                                                 \
+            out = (int)(look_ & 0xFF);                                                                                 \
+        } else {                                                                                                       \
+            SAVE_BITS();                                                                                               \
+            out = decode(r, (table));                                                                                  \
+            LOAD_BITS();                                                                                               \
+            if (out < 0) return 0;                                                                                     \
+        }                                                                                                              \
+    } while (0)
+
+// Where each block of an MCU goes, worked out once a scan.
+typedef struct {
+    component *c;
+    const huffman *dc, *ac;
+    int k;          // the component's place in the scan (its DC predictor)
+    uint32_t x, y;  // the block's offset within the MCU, in blocks
+} mcu_block;
+
+// A sequential scan: each block's DC kept, its AC codes walked to find the block's end.
+static int decode_sequential(scan_state *st, uint32_t mcus_wide, uint32_t mcus_high, int restart_interval) {
+    reader *r = st->r;
+    const scan *s = st->s;
+    mcu_block blocks[10];
+    int count = 0;
+    for (int k = 0; k < s->count; k++) {
+        component *c = &st->e->c[s->index[k]];
+        int h = s->count == 1 ? 1 : c->h, v = s->count == 1 ? 1 : c->v;
+        for (int y = 0; y < v; y++)
+            for (int x = 0; x < h; x++)
+                blocks[count++] = (mcu_block){c, &st->dc[s->dc_table[k]], &st->ac[s->ac_table[k]], k, (uint32_t)x, (uint32_t)y};
+    }
+    uint64_t buffer;
+    int bits;
+    LOAD_BITS();
+    int to_go = restart_interval, next = 0;
+    for (uint32_t my = 0; my < mcus_high; my++) {
+        for (uint32_t mx = 0; mx < mcus_wide; mx++) {
+            if (restart_interval) {
+                if (to_go == 0) {
+                    SAVE_BITS();
+                    if (!restart(st, &next)) return 0;
+                    LOAD_BITS();
+                    to_go = restart_interval;
+                }
+                to_go--;
+            }
+            for (int b = 0; b < count; b++) {
+                const mcu_block *m = &blocks[b];
+                component *c = m->c;
+                uint32_t bx = mx * (uint32_t)(s->count == 1 ? 1 : c->h) + m->x;
+                uint32_t by = my * (uint32_t)(s->count == 1 ? 1 : c->v) + m->y;
+                FILL_BITS();
+                int sym;
+                DECODE(sym, m->dc);
+                int diff = 0;
+                if (sym) {
+                    diff = extend(PEEK(sym), sym);
+                    bits -= sym;
+                }
+                unsigned sum = (unsigned)st->predictor[m->k] + (unsigned)diff;  // libjpeg lets it wrap
+                st->predictor[m->k] = (int)sum;
+                const huffman *act = m->ac;
+                c->dc[(size_t)by * c->plane_wide + bx] = (int16_t)sum;
+                for (int i = 1; i < 64;) {
+                    FILL_BITS();
+                    int32_t fast = act->ac[PEEK(LOOKAHEAD)];
+                    if (fast) {
+                        bits -= fast & 0xFF;
+                        i += (fast >> 8) & 0xFF;
+                        continue;
+                    }
+                    int rs;
+                    DECODE(rs, act);
+                    int run = rs >> 4, size = rs & 15;
+                    if (size) {
+                        i += run + 1;
+                        bits -= size;
+                    } else {
+                        if (run != 15) break;
+                        i += 16;
+                    }
+                }
+            }
+            if (r->padding > bits) return 0;  // libjpeg would have warned that the data ran out
+        }
+    }
+    SAVE_BITS();
+    return 1;
+}
+
+// One block of a progressive DC scan.
+static inline int progressive_block(scan_state *st, int k, component *c, uint32_t bx, uint32_t by) {
+    reader *r = st->r;
+    if (r->bits < 32) fill_bits(r);
+    int16_t *dc = &c->dc[(size_t)by * c->plane_wide + bx];
+    if (st->s->ah == 0) {
+        int s = decode(r, &st->dc[st->s->dc_table[k]]);
+        if (s < 0) return 0;
+        if (s) s = receive(r, s);
+        int last = st->predictor[k];
+        if ((last >= 0 && s > INT_MAX - last) || (last < 0 && s < INT_MIN - last)) return 0;  // libjpeg: an error
+        st->predictor[k] = last + s;
+        *dc = (int16_t)(int)((unsigned)(last + s) << st->s->al);
+    } else {
+        if (peek(r, 1)) *dc = (int16_t)(*dc | (1 << st->s->al));
+        r->bits -= 1;
+    }
+    return 1;
+}
+
+static int decode_scan(scan_state *st, int progressive, int restart_interval) {
+    reader *r = st->r;
+    eighth *e = st->e;
+    const scan *s = st->s;
+    uint32_t mcus_wide, mcus_high;
+    if (s->count == 1) {
+        mcus_wide = e->c[s->index[0]].blocks_wide;
+        mcus_high = e->c[s->index[0]].blocks_high;
+    } else {
+        mcus_wide = (r->cinfo->image_width + 8u * e->max_h - 1) / (8u * e->max_h);
+        mcus_high = (r->cinfo->image_height + 8u * e->max_v - 1) / (8u * e->max_v);
+    }
+    if (!progressive) return decode_sequential(st, mcus_wide, mcus_high, restart_interval);
+    int to_go = restart_interval, next = 0;
+    for (uint32_t my = 0; my < mcus_high; my++) {
+        for (uint32_t mx = 0; mx < mcus_wide; mx++) {
+            if (restart_interval) {
+                if (to_go == 0) {
+                    if (!restart(st, &next)) return 0;
+                    to_go = restart_interval;
+                }
+                to_go--;
+            }
+            for (int k = 0; k < s->count; k++) {
+                component *c = &e->c[s->index[k]];
+                int h = s->count == 1 ? 1 : c->h, v = s->count == 1 ? 1 : c->v;
+                for (int y = 0; y < v; y++) {
+                    for (int x = 0; x < h; x++) {
+                        uint32_t bx = mx * (uint32_t)h + (uint32_t)x, by = my * (uint32_t)v + (uint32_t)y;
+                        if (!progressive_block(st, k, c, bx, by)) return 0;
+                    }
+                }
+            }
+            if (r->padding > r->bits) return 0;  // libjpeg would have warned that the data ran out
+        }
+    }
+    if (r->padding > r->bits) return 0;
+    return 1;
+}
+
+// libjpeg's checks of a progressive scan (start_pass_phuff_decoder): 0 where it errors or warns.
+static int check_progression(eighth *e, const scan *s) {
+    int dc_band = s->ss == 0;
+    if (dc_band ? s->se != 0 : (s->ss > s->se || s->se >= 64 || s->count != 1)) return 0;
+    if (s->ah != 0 && s->al != s->ah - 1) return 0;
+    if (s->al > 13) return 0;
+    for (int k = 0; k < s->count; k++) {
+        int *bits = e->c[s->index[k]].coef_bits;
+        if (!dc_band && bits[0] < 0) return 0;
+        for (int i = s->ss; i <= s->se; i++) {
+            int expected = bits[i] < 0 ? 0 : bits[i];
+            if (s->ah != expected) return 0;
+            bits[i] = s->al;
+        }
+    }
+    return 1;
+}
+
+// Skips an AC scan of a progressive file: to the next marker that is not a restart.
+static int skip_scan(reader *r) {
+    for (;;) {
+        int m = next_marker(r);
+        if (m == 0) return 0;
+        if (m < 0xD0 || m > 0xD7) return m;
+    }
+}
+
+// MARK: The image
+
+int eighth_eligible(j_decompress_ptr cinfo) {
+    if (cinfo->data_precision != 8 || cinfo->arith_code || cinfo->CCIR601_sampling) return 0;
+    if (cinfo->image_width == 0 || cinfo->image_height == 0) return 0;
+    if (cinfo->num_components == 1) return cinfo->jpeg_color_space == JCS_GRAYSCALE;
+    if (cinfo->num_components != 3 || cinfo->jpeg_color_space != JCS_YCbCr) return 0;
+    const jpeg_component_info *c = cinfo->comp_info;
+    if (c[1].h_samp_factor != 1 || c[1].v_samp_factor != 1 || c[2].h_samp_factor != 1 || c[2].v_samp_factor != 1)
+        return 0;
+    // 4:4:4 and 4:2:2; 4:2:0's chroma needs AC coefficients at 1/8 (libjpeg scales it by a 2×2 IDCT).
+    return c[0].v_samp_factor == 1 && (c[0].h_samp_factor == 1 || c[0].h_samp_factor == 2);
+}
+
+static int setup(eighth *e, j_decompress_ptr cinfo) {
+    e->count = cinfo->num_components;
+    e->width = (cinfo->image_width + 7) / 8;
+    e->height = (cinfo->image_height + 7) / 8;
+    e->max_h = cinfo->max_h_samp_factor;
+    e->max_v = cinfo->max_v_samp_factor;
+    uint64_t total = 0;
+    for (int ci = 0; ci < e->count; ci++) {
+        const jpeg_component_info *info = &cinfo->comp_info[ci];
+        component *c = &e->c[ci];
+        c->h = e->count == 1 ? 1 : info->h_samp_factor;
+        c->v = e->count == 1 ? 1 : info->v_samp_factor;
+        c->id = info->component_id;
+        c->table = info->quant_tbl_no;
+        if (c->table < 0 || c->table > 3) return 0;
+        uint64_t hs = (uint64_t)info->h_samp_factor, vs = (uint64_t)info->v_samp_factor;
+        c->blocks_wide = (uint32_t)((cinfo->image_width * hs + 8u * e->max_h - 1) / (8u * e->max_h));
+        c->blocks_high = (uint32_t)((cinfo->image_height * vs + 8u * e->max_v - 1) / (8u * e->max_v));
+        if (e->count == 1) {
+            c->blocks_wide = (cinfo->image_width + 7) / 8;
+            c->blocks_high = (cinfo->image_height + 7) / 8;
+        }
+        uint32_t mcus_wide = (cinfo->image_width + 8u * e->max_h - 1) / (8u * e->max_h);
+        uint32_t mcus_high = (cinfo->image_height + 8u * e->max_v - 1) / (8u * e->max_v);
+        c->plane_wide = e->count == 1 ? c->blocks_wide : mcus_wide * (uint32_t)c->h;
+        c->plane_high = e->count == 1 ? c->blocks_high : mcus_high * (uint32_t)c->v;
+        uint64_t blocks = (uint64_t)c->plane_wide * c->plane_high;
+        total += blocks;
+        if (total > MAX_BLOCKS) return 0;
+        c->dc = calloc(blocks ? blocks : 1, sizeof(int16_t));
+        if (!c->dc) return 0;
+        for (int i = 0; i < 64; i++) c->coef_bits[i] = -1;
+    }
+    return 1;
+}
+
+static int latch(component *c, const tables *t) {
+    if (c->latched) return 1;
+    if (!t->quant_defined[c->table]) return 0;
+    for (int i = 0; i < 64; i++) c->quant[i] = (int16_t)t->quant[c->table][i];
+    c->latched = 1;
+    return 1;
+}
+
+static int run_scan(reader *r, eighth *e, const scan *s, tables *t, int progressive) {
+    scan_state st;
+    memset(st.predictor, 0, sizeof st.predictor);
+    st.r = r;
+    st.e = e;
+    st.s = s;
+    st.padded = 0;
+    if (!progressive && (s->ss != 0 || s->se != 63 || s->ah != 0 || s->al != 0)) return 0;
+    if (progressive && !check_progression(e, s)) return 0;
+    for (int k = 0; k < s->count; k++) {
+        component *c = &e->c[s->index[k]];
+        if (!latch(c, t)) return 0;
+        c->seen = 1;
+        int dc_needed = !progressive || (s->ss == 0 && s->ah == 0), ac_needed = !progressive || s->ss > 0;
+        // libjpeg checks a table's number only where the scan uses the table.
+        if ((dc_needed && s->dc_table[k] > 3) || (ac_needed && s->ac_table[k] > 3)) return 0;
+        if (dc_needed && !derive(&t->dc[s->dc_table[k]], 1, &st.dc[s->dc_table[k]])) return 0;
+        if (ac_needed && !derive(&t->ac[s->ac_table[k]], 0, &st.ac[s->ac_table[k]])) return 0;
+    }
+    if (s->count > 1) {
+        int blocks = 0;
+        for (int k = 0; k < s->count; k++) blocks += e->c[s->index[k]].h * e->c[s->index[k]].v;
+        if (blocks > 10) return 0;
+    }
+    r->bits = 0;
+    r->buffer = 0;
+    r->padding = 0;
+    r->marker = 0;
+    if (progressive && s->ss > 0) {
+        int m = skip_scan(r);
+        if (!m) return 0;
+        r->marker = m;
+        return 1;
+    }
+    if (!decode_scan(&st, progressive, t->restart_interval) || st.padded) return 0;
+    return 1;
+}
+
+static void finish_samples(eighth *e) {
+    for (int ci = 0; ci < e->count; ci++) {
+        component *c = &e->c[ci];
+        int q = c->quant[0];
+        size_t count = (size_t)c->plane_wide * c->plane_high;
+        uint8_t *s = malloc(count ? count : 1);
+        if (!s) continue;
+        for (size_t i = 0; i < count; i++) {
+            int value = c->dc[i] * q;
+            s[i] = idct_limit[((value + 4) >> 3) & 1023];
+        }
+        c->samples = s;
+        free(c->dc);
+        c->dc = NULL;
+    }
+}
+
+eighth *eighth_decode(j_decompress_ptr cinfo, int *fatal_warning) {
+    static int limits_made;
+    if (!limits_made) {
+        make_limits();
+        limits_made = 1;
+    }
+    eighth *e = calloc(1, sizeof *e);
+    tables *t = calloc(1, sizeof *t);
+    if (!e || !t) goto fail;
+    if (!setup(e, cinfo)) goto fail;
+    for (int i = 0; i < 4; i++) {
+        copy_raw(cinfo->dc_huff_tbl_ptrs[i], &t->dc[i]);
+        copy_raw(cinfo->ac_huff_tbl_ptrs[i], &t->ac[i]);
+        if (cinfo->quant_tbl_ptrs[i]) {
+            memcpy(t->quant[i], cinfo->quant_tbl_ptrs[i]->quantval, sizeof t->quant[i]);
+            t->quant_defined[i] = 1;
+        }
+    }
+    t->restart_interval = (int)cinfo->restart_interval;
+    reader r = {.cinfo = cinfo, .src = cinfo->src, .p = cinfo->src->next_input_byte, .n = cinfo->src->bytes_in_buffer};
+    scan s = {.count = cinfo->comps_in_scan, .ss = cinfo->Ss, .se = cinfo->Se, .ah = cinfo->Ah, .al = cinfo->Al};
+    for (int k = 0; k < s.count; k++) {
+        s.index[k] = cinfo->cur_comp_info[k]->component_index;
+        s.dc_table[k] = cinfo->cur_comp_info[k]->dc_tbl_no;
+        s.ac_table[k] = cinfo->cur_comp_info[k]->ac_tbl_no;
+    }
+    int progressive = cinfo->progressive_mode;
+    // A sequential image whose first scan holds every component has one scan: libjpeg stops at a second.
+    int one_scan = !progressive && s.count == e->count;
+    if (!run_scan(&r, e, &s, t, progressive)) goto fail;
+    for (;;) {
+        int m = r.marker ? r.marker : next_marker(&r);
+        r.marker = 0;
+        if (m == 0xD9) break;
+        int ok;
+        switch (m) {
+        case 0xDA:
+            ok = !one_scan && read_sos(&r, e, &s) && run_scan(&r, e, &s, t, progressive);
+            break;
+        case 0xC4: ok = read_dht(&r, t); break;
+        case 0xDB: ok = read_dqt(&r, t); break;
+        case 0xDD: ok = read_dri(&r, t); break;
+        case 0xD0: case 0xD1: case 0xD2: case 0xD3: case 0xD4: case 0xD5: case 0xD6: case 0xD7: ok = 1; break;
+        default:
+            ok = (m >= 0xE0 && m <= 0xEF) || m == 0xFE ? skip_segment(&r) : 0;
+        }
+        if (!ok || *fatal_warning) goto fail;
+    }
+    if (*fatal_warning) goto fail;
+    for (int ci = 0; ci < e->count; ci++)
+        if (!e->c[ci].seen) goto fail;
+    finish_samples(e);
+    for (int ci = 0; ci < e->count; ci++)
+        if (!e->c[ci].samples) goto fail;
+    free(t);
+    return e;
+fail:
+    free(t);
+    eighth_free(e);
+    return NULL;
+}
+
+uint32_t eighth_width(const eighth *e) { return e->width; }
+uint32_t eighth_height(const eighth *e) { return e->height; }
+
+// jdcolor.c's tables for YCbCr to RGB (build_ycc_rgb_table), made once.
+static int cr_r[256], cb_b[256], cr_g[256], cb_g[256];
+static int color_made;
+
+static void make_color(void) {
+    for (int i = 0, x = -128; i < 256; i++, x++) {
+        cr_r[i] = (int)((91881 * (int64_t)x + 32768) >> 16);   // FIX(1.40200)
+        cb_b[i] = (int)((116130 * (int64_t)x + 32768) >> 16);  // FIX(1.77200)
+        cr_g[i] = -46802 * x;                                  // -FIX(0.71414)
+        cb_g[i] = -22554 * x + 32768;                          // -FIX(0.34414), with ONE_HALF
+    }
+    color_made = 1;
+}
+
+static inline uint8_t clamp(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
+
+void eighth_row(const eighth *e, uint32_t y, uint8_t *row) {
+    const component *Y = &e->c[0];
+    if (e->count == 1) {
+        const uint8_t *s = Y->samples + (size_t)y * Y->plane_wide;
+        for (uint32_t x = 0; x < e->width; x++) {
+            row[4 * x] = row[4 * x + 1] = row[4 * x + 2] = s[x];
+            row[4 * x + 3] = 255;
+        }
+        return;
+    }
+    if (!color_made) make_color();
+    const uint8_t *ys = Y->samples + (size_t)y * Y->plane_wide;
+    // 4:2:2's chroma sample serves two pixels (libjpeg's h2v1 upsampling, merged or not: the same sums).
+    const uint8_t *cb = e->c[1].samples + (size_t)y * e->c[1].plane_wide;
+    const uint8_t *cr = e->c[2].samples + (size_t)y * e->c[2].plane_wide;
+    int shift = Y->h == 2;
+    for (uint32_t x = 0; x < e->width; x++) {
+        int l = ys[x], b = cb[x >> shift], r = cr[x >> shift];
+        row[4 * x] = clamp(l + cr_r[r]);
+        row[4 * x + 1] = clamp(l + ((cb_g[b] + cr_g[r]) >> 16));
+        row[4 * x + 2] = clamp(l + cb_b[b]);
+        row[4 * x + 3] = 255;
+    }
+}
+
+void eighth_free(eighth *e) {
+    if (!e) return;
+    for (int ci = 0; ci < 3; ci++) {
+        free(e->c[ci].dc);
+        free(e->c[ci].samples);
+    }
+    free(e);
+}

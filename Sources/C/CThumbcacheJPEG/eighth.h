@@ -1,0 +1,29 @@
+#ifndef CJPEG_EIGHTH_H
+#define CJPEG_EIGHTH_H
+// A JPEG decoded at 1/8 scale from its entropy-coded data, with libjpeg-turbo's own arithmetic, so
+// that its pixels are libjpeg's at scale_denom = 8 byte for byte (Docs/IMAGING.md, "JPEG at 1/8").
+// Internal to the shim: cjpeg.c hands it libjpeg's parsed header and its source.
+#include <stdint.h>
+#include <jpeglib.h>
+
+typedef struct eighth eighth;
+
+/// Whether the header read by `cinfo` (up to its first scan) is one this decoder takes: 8-bit
+/// Huffman-coded grayscale, or YCbCr sampled 4:4:4 or 4:2:2, sequential or progressive.
+int eighth_eligible(j_decompress_ptr cinfo);
+
+/// Decodes every scan from `cinfo`'s source, positioned after the first SOS header, to the end
+/// of the image. NULL when the data is anything but clean (a bad code, a marker out of place, an
+/// early end, a warning libjpeg would give): the caller then decodes the file again with libjpeg,
+/// which reports what is wrong as it always has.
+eighth *eighth_decode(j_decompress_ptr cinfo, int *fatal_warning);
+
+uint32_t eighth_width(const eighth *e);
+uint32_t eighth_height(const eighth *e);
+
+/// Writes output row `y` as RGBA8 (width × 4 bytes).
+void eighth_row(const eighth *e, uint32_t y, uint8_t *row);
+
+void eighth_free(eighth *e);
+
+#endif

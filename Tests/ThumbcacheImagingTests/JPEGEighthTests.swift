@@ -1,0 +1,99 @@
+import Testing
+import ThumbcacheTestSupport
+@testable import ThumbcacheImaging
+
+/// A JPEG at 1/8 through the shim's own decoder (eighth.c), held to libjpeg's pixels byte for byte.
+struct JPEGEighthTests {
+    struct Flavour: CustomTestStringConvertible, Sendable {
+        var name: String
+        var lumaSampling: (Int, Int) = (1, 1)
+        var progressive = false
+        var gray = false
+        var restartRows = 0
+        var testDescription: String { name }
+    }
+
+    static let flavours: [Flavour] = [
+        .init(name: "4:4:4"), .init(name: "4:2:2", lumaSampling: (2, 1)), .init(name: "gray", gray: true),
+        .init(name: "progressive 4:4:4", progressive: true), .init(name: "progressive 4:2:2", lumaSampling: (2, 1), progressive: true),
+        .init(name: "progressive gray", progressive: true, gray: true),
+        .init(name: "4:4:4, restarts", restartRows: 1), .init(name: "progressive 4:2:2, restarts", lumaSampling: (2, 1), progressive: true, restartRows: 2),
+        // Left to libjpeg by the shim (its chroma needs AC coefficients at 1/8): the same either way.
+        .init(name: "4:2:0", lumaSampling: (2, 2)), .init(name: "progressive 4:2:0", lumaSampling: (2, 2), progressive: true),
+    ]
+
+    static let sizes: [(Int, Int)] = [(203, 157), (1, 1), (9, 17), (64, 48), (401, 7)]
+
+    func jpeg(_ flavour: Flavour, width: Int, height: Int) throws -> [UInt8] {
+        var options = ImageEncoder.JPEGOptions(quality: 85, progressive: flavour.progressive)
+        options.lumaSampling = flavour.lumaSampling
+        options.restartRows = flavour.restartRows
+        if flavour.gray { options.color = .gray }
+        return try ImageEncoder.jpeg(photoLikeImage(width: width, height: height), options: options)
+    }
+
+    func decode(_ jpeg: [UInt8], shrink: Int = 8, libjpegOnly: Bool) throws(ImagingError) -> (width: Int, height: Int, pixels: [UInt8]) {
+        let source = try JPEGSource(bytes: jpeg, path: "t.jpg")
+        let (w, h) = try source.start(shrink: shrink, fast: true, libjpegOnly: libjpegOnly)
+        var pixels: [UInt8] = []
+        try source.readRows { pixels.append(contentsOf: UnsafeBufferPointer(start: $0, count: w * 4)) }
+        return (w, h, pixels)
+    }
+
+    @Test(arguments: flavours)
+    func oneEighthIsLibjpegsPixels(flavour: Flavour) throws {
+        for (width, height) in Self.sizes {
+            let bytes = try jpeg(flavour, width: width, height: height)
+            let ours = try decode(bytes, libjpegOnly: false), libjpeg = try decode(bytes, libjpegOnly: true)
+            #expect(ours.width == (width + 7) / 8 && ours.height == (height + 7) / 8)
+            #expect(ours.width == libjpeg.width && ours.height == libjpeg.height)
+            let differing = zip(ours.pixels, libjpeg.pixels).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+            #expect(ours.pixels.count == libjpeg.pixels.count && differing == nil,
+                    "\(flavour.name) \(width)×\(height): first differing byte at \(differing.map(String.init) ?? "-")")
+        }
+    }
+
+    /// The bytes of a progressive JPEG whose last scan (an AC scan) carries a code no table has.
+    func damagedLastScan(_ jpeg: [UInt8]) throws -> [UInt8] {
+        let sos = try #require(jpeg.indices.dropLast().last { jpeg[$0] == 0xFF && jpeg[$0 + 1] == 0xDA })
+        let data = sos + 2 + Int(jpeg[sos + 2]) << 8 + Int(jpeg[sos + 3])
+        let end = try #require(jpeg[data...].indices.dropLast().first { jpeg[$0] == 0xFF && jpeg[$0 + 1] != 0 })
+        try #require(end - data >= 32)
+        var damaged = jpeg
+        for i in stride(from: data, to: data + 32, by: 2) { damaged[i] = 0xFF; damaged[i + 1] = 0 }  // all ones
+        return damaged
+    }
+
+    /// At 1/8 a progressive JPEG's AC scans are skipped, not decoded: damage confined to them does
+    /// not stop its thumbnail, whose pixels they cannot change; a scale that needs them reports it.
+    @Test func aProgressiveJPEGAtOneEighthReadsOnlyItsDCScans() throws {
+        let flavour = Flavour(name: "progressive 4:4:4", progressive: true)
+        let intact = try jpeg(flavour, width: 203, height: 157)
+        let damaged = try damagedLastScan(intact)
+        let ours = try decode(damaged, libjpegOnly: false)
+        #expect(ours.pixels == (try decode(intact, libjpegOnly: true)).pixels, "the intact file's pixels")
+        #expect(throws: ImagingError.self) { try decode(damaged, libjpegOnly: true) }
+        #expect(throws: ImagingError.self) { try decode(damaged, shrink: 4, libjpegOnly: false) }
+    }
+
+    /// What the shim's decoder does not take cleanly it leaves to libjpeg, whose error the caller sees.
+    @Test(arguments: [false, true])
+    func aBrokenJPEGGivesLibjpegsOwnError(progressive: Bool) throws {
+        let flavour = Flavour(name: "4:4:4", progressive: progressive)
+        let whole = try jpeg(flavour, width: 203, height: 157)
+        // Cut inside the first scan's data, so the DC (which the shim reads) is missing too.
+        let firstScan = try #require(whole.indices.dropLast().first { whole[$0] == 0xFF && whole[$0 + 1] == 0xDA })
+        let cut = Array(whole[..<(firstScan + 40)])
+        func message(_ libjpegOnly: Bool) -> String? {
+            do {
+                _ = try decode(cut, libjpegOnly: libjpegOnly)
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }
+        let ours = try #require(message(false))
+        #expect(ours == message(true))
+        #expect(ours.contains("premature end") || ours.contains("Premature end"), "\(ours)")
+    }
+}
