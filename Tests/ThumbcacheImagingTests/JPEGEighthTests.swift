@@ -76,6 +76,25 @@ struct JPEGEighthTests {
         #expect(throws: ImagingError.self) { try decode(damaged, shrink: 4, libjpegOnly: false) }
     }
 
+    /// A sequential image is decoded as its rows are asked for: where its data goes bad halfway, the
+    /// rows already given stand and libjpeg, started over, gives the rest or its own error.
+    @Test(arguments: [0.3, 0.6, 0.9])
+    func aJPEGDamagedPartWayGivesWhatLibjpegGives(at fraction: Double) throws {
+        let whole = try jpeg(Flavour(name: "4:2:2", lumaSampling: (2, 1)), width: 640, height: 480)
+        var damaged = whole
+        let at = Int(Double(whole.count) * fraction)
+        for i in at..<(at + 24) where i + 1 < whole.count - 2 { damaged[i] = i % 2 == 0 ? 0xFF : 0xD3 }  // restart markers out of place
+        func outcome(_ libjpegOnly: Bool) -> String {
+            do {
+                let decoded = try decode(damaged, libjpegOnly: libjpegOnly)
+                return "\(decoded.width)×\(decoded.height) \(decoded.pixels.hashValue)"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(outcome(false) == outcome(true))
+    }
+
     /// What the shim's decoder does not take cleanly it leaves to libjpeg, whose error the caller sees.
     @Test(arguments: [false, true])
     func aBrokenJPEGGivesLibjpegsOwnError(progressive: Bool) throws {

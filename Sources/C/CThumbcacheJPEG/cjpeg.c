@@ -31,8 +31,9 @@ struct cjpeg_decoder {
     size_t xmp_length;
     const uint8_t *bytes;  // the JPEG in memory, when it is read from there
     size_t length;
-    eighth *eighth;        // the image at 1/8, when eighth.c decoded it
+    eighth *eighth;        // the image at 1/8, when eighth.c decodes it
     uint32_t next_row;
+    int flags;             // cjpeg_start's
 };
 
 static void on_error_exit(j_common_ptr cinfo) {
@@ -240,11 +241,11 @@ cjpeg_decoder *cjpeg_open_memory(const uint8_t *bytes, size_t length, cjpeg_info
     return open_source(NULL, bytes, length, info, status, message, message_size);
 }
 
-// Tries eighth.c; 1 when it decoded the image. Otherwise the decoder is as after cjpeg_open again:
-// the source rewound and the header read anew, for libjpeg to decode (and report what is wrong).
-static int decode_eighth(cjpeg_decoder *d) {
-    d->eighth = eighth_decode(&d->cinfo, &d->error.fatal_warning);
-    if (d->eighth) return 1;
+// The decoder as after cjpeg_open again: the source rewound and the header read anew, for libjpeg
+// to decode from the start (and report what is wrong). 0, or -1 where that failed.
+static int reopen(cjpeg_decoder *d) {
+    eighth_free(d->eighth);
+    d->eighth = NULL;
     jpeg_destroy_decompress(&d->cinfo);
     d->error.fatal_warning = 0;
     d->error.message[0] = 0;
@@ -256,9 +257,32 @@ static int decode_eighth(cjpeg_decoder *d) {
     return read_header(d, &info, d->bytes, d->length) == CJPEG_OK ? 0 : -1;
 }
 
+// Tries eighth.c: 1 when it takes the image; otherwise (0, or -1 on failure) as reopen.
+static int decode_eighth(cjpeg_decoder *d) {
+    d->eighth = eighth_decode(&d->cinfo, &d->error.fatal_warning);
+    return d->eighth ? 1 : reopen(d);
+}
+
+static cjpeg_status start_libjpeg(cjpeg_decoder *d, int denominator, int flags, uint32_t *out_width, uint32_t *out_height);
+
+// eighth.c stopped at bad data after giving `rows` rows: libjpeg decodes from the start, its
+// first rows (the same) read past, so that it gives the rest or reports what is wrong.
+static cjpeg_status resume_with_libjpeg(cjpeg_decoder *d, uint32_t rows) {
+    if (reopen(d) != 0) return CJPEG_ERROR;
+    if (setjmp(d->error.jump)) return CJPEG_ERROR;
+    uint32_t w, h;
+    if (start_libjpeg(d, 8, d->flags, &w, &h) != CJPEG_OK) return CJPEG_ERROR;
+    uint8_t *skipped = malloc((size_t)w * 4);
+    if (!skipped) return CJPEG_ERROR;
+    cjpeg_status status = CJPEG_OK;
+    for (uint32_t y = 0; y < rows && status == CJPEG_OK; y++) status = cjpeg_read_row(d, skipped);
+    free(skipped);
+    return status;
+}
+
 cjpeg_status cjpeg_start(cjpeg_decoder *d, int denominator, int flags, uint32_t *out_width, uint32_t *out_height) {
     if (setjmp(d->error.jump)) return CJPEG_ERROR;
-    int fast = flags & CJPEG_START_FAST;
+    d->flags = flags;
     if (denominator == 8 && !(flags & CJPEG_START_LIBJPEG) && eighth_eligible(&d->cinfo)) {
         int done = decode_eighth(d);
         if (done < 0) return CJPEG_ERROR;
@@ -271,6 +295,12 @@ cjpeg_status cjpeg_start(cjpeg_decoder *d, int denominator, int flags, uint32_t 
         // read_header set its own jump: this function's must be the one taken from here on.
         if (setjmp(d->error.jump)) return CJPEG_ERROR;
     }
+    return start_libjpeg(d, denominator, flags, out_width, out_height);
+}
+
+// libjpeg's decompression at 1/denominator; the caller has set the jump.
+static cjpeg_status start_libjpeg(cjpeg_decoder *d, int denominator, int flags, uint32_t *out_width, uint32_t *out_height) {
+    int fast = flags & CJPEG_START_FAST;
     d->cinfo.scale_num = 1;
     d->cinfo.scale_denom = (unsigned)denominator;
     d->cinfo.dct_method = fast ? JDCT_IFAST : JDCT_ISLOW;
@@ -302,8 +332,11 @@ cjpeg_status cjpeg_read_row(cjpeg_decoder *d, uint8_t *row) {
             snprintf(d->error.message, sizeof d->error.message, "no more scanlines");
             return CJPEG_ERROR;
         }
-        eighth_row(d->eighth, d->next_row++, row);
-        return CJPEG_OK;
+        if (eighth_row(d->eighth, d->next_row, row)) {
+            d->next_row++;
+            return CJPEG_OK;
+        }
+        if (resume_with_libjpeg(d, d->next_row) != CJPEG_OK) return CJPEG_ERROR;
     }
     if (setjmp(d->error.jump)) return CJPEG_ERROR;
     JSAMPROW target = d->cmyk ? d->scratch : row;
@@ -330,9 +363,19 @@ cjpeg_status cjpeg_read_row(cjpeg_decoder *d, uint8_t *row) {
 }
 
 cjpeg_status cjpeg_finish(cjpeg_decoder *d) {
-    if (d->eighth) {  // eighth.c read to the end of the image already
-        d->started = 0;
-        return CJPEG_OK;
+    if (d->eighth) {
+        if (eighth_finish(d->eighth)) {
+            d->started = 0;
+            return CJPEG_OK;
+        }
+        if (resume_with_libjpeg(d, d->next_row) != CJPEG_OK) return CJPEG_ERROR;
+        // Rows eighth.c did not give (a caller that finishes early) are libjpeg's to read past.
+        uint8_t *skipped = malloc((size_t)d->cinfo.output_width * 4);
+        if (!skipped) return CJPEG_ERROR;
+        cjpeg_status status = CJPEG_OK;
+        while (status == CJPEG_OK && d->cinfo.output_scanline < d->cinfo.output_height) status = cjpeg_read_row(d, skipped);
+        free(skipped);
+        if (status != CJPEG_OK) return status;
     }
     if (setjmp(d->error.jump)) return CJPEG_ERROR;
     jpeg_finish_decompress(&d->cinfo);

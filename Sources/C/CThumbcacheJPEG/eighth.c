@@ -17,7 +17,9 @@
 
 #include "eighth.h"
 
-enum { LOOKAHEAD = 9, MAX_BLOCKS = 1 << 24 };
+// A progressive or multi-scan image is held whole here, 3 bytes a block: one of more blocks (12 MB,
+// a 4:4:4 image of 89 MP) is left to libjpeg. A one-scan sequential image is streamed, of any size.
+enum { LOOKAHEAD = 9, MAX_BLOCKS = 1 << 22 };
 
 // Zig-zag index to natural order (a DQT segment lists its values in zig-zag order).
 static const uint8_t natural_order[64] = {
@@ -60,6 +62,9 @@ struct eighth {
     int count;
     int max_h, max_v;
     component c[3];
+    // A one-scan sequential image is decoded a row of MCUs at a time, as its rows are asked for
+    // (its planes one MCU row high): what the decoding needs between rows.
+    struct stream *stream;
 };
 
 typedef struct {
@@ -394,6 +399,8 @@ typedef struct {
     huffman dc[4], ac[4];
     int predictor[4];
     int padded;  // the data ran out: libjpeg would warn
+    int to_go, next_restart;  // MCUs to the next restart marker, and its number
+    uint32_t row_base;        // the MCU row the planes' first block row holds
 } scan_state;
 
 // libjpeg's process_restart: the rest of the byte dropped, the next marker must be the expected RSTn.
@@ -448,7 +455,7 @@ typedef struct {
 } mcu_block;
 
 // A sequential scan: each block's DC kept, its AC codes walked to find the block's end.
-static int decode_sequential(scan_state *st, uint32_t mcus_wide, uint32_t mcus_high, int restart_interval) {
+static int decode_sequential(scan_state *st, uint32_t mcus_wide, uint32_t from, uint32_t to, int restart_interval) {
     reader *r = st->r;
     const scan *s = st->s;
     mcu_block blocks[10];
@@ -463,23 +470,22 @@ static int decode_sequential(scan_state *st, uint32_t mcus_wide, uint32_t mcus_h
     uint64_t buffer;
     int bits;
     LOAD_BITS();
-    int to_go = restart_interval, next = 0;
-    for (uint32_t my = 0; my < mcus_high; my++) {
+    for (uint32_t my = from; my < to; my++) {
         for (uint32_t mx = 0; mx < mcus_wide; mx++) {
             if (restart_interval) {
-                if (to_go == 0) {
+                if (st->to_go == 0) {
                     SAVE_BITS();
-                    if (!restart(st, &next)) return 0;
+                    if (!restart(st, &st->next_restart)) return 0;
                     LOAD_BITS();
-                    to_go = restart_interval;
+                    st->to_go = restart_interval;
                 }
-                to_go--;
+                st->to_go--;
             }
             for (int b = 0; b < count; b++) {
                 const mcu_block *m = &blocks[b];
                 component *c = m->c;
                 uint32_t bx = mx * (uint32_t)(s->count == 1 ? 1 : c->h) + m->x;
-                uint32_t by = my * (uint32_t)(s->count == 1 ? 1 : c->v) + m->y;
+                uint32_t by = (my - st->row_base) * (uint32_t)(s->count == 1 ? 1 : c->v) + m->y;
                 FILL_BITS();
                 int sym;
                 DECODE(sym, m->dc);
@@ -551,7 +557,7 @@ static int decode_scan(scan_state *st, int progressive, int restart_interval) {
         mcus_wide = (r->cinfo->image_width + 8u * e->max_h - 1) / (8u * e->max_h);
         mcus_high = (r->cinfo->image_height + 8u * e->max_v - 1) / (8u * e->max_v);
     }
-    if (!progressive) return decode_sequential(st, mcus_wide, mcus_high, restart_interval);
+    if (!progressive) return decode_sequential(st, mcus_wide, 0, mcus_high, restart_interval);
     int to_go = restart_interval, next = 0;
     for (uint32_t my = 0; my < mcus_high; my++) {
         for (uint32_t mx = 0; mx < mcus_wide; mx++) {
@@ -608,9 +614,23 @@ static int skip_scan(reader *r) {
 
 // MARK: The image
 
+// The blocks setup() allocates: each component's padded to whole MCUs.
+static uint64_t blocks_needed(j_decompress_ptr cinfo) {
+    uint64_t mcus_wide = (cinfo->image_width + 8u * cinfo->max_h_samp_factor - 1) / (8u * cinfo->max_h_samp_factor);
+    uint64_t mcus_high = (cinfo->image_height + 8u * cinfo->max_v_samp_factor - 1) / (8u * cinfo->max_v_samp_factor);
+    if (cinfo->num_components == 1) return ((cinfo->image_width + 7u) / 8) * (uint64_t)((cinfo->image_height + 7u) / 8);
+    uint64_t total = 0;
+    for (int ci = 0; ci < cinfo->num_components; ci++)
+        total += mcus_wide * (uint64_t)cinfo->comp_info[ci].h_samp_factor * mcus_high * (uint64_t)cinfo->comp_info[ci].v_samp_factor;
+    return total;
+}
+
 int eighth_eligible(j_decompress_ptr cinfo) {
     if (cinfo->data_precision != 8 || cinfo->arith_code || cinfo->CCIR601_sampling) return 0;
     if (cinfo->image_width == 0 || cinfo->image_height == 0) return 0;
+    if (cinfo->num_components != 1 && cinfo->num_components != 3) return 0;
+    int one_scan = !cinfo->progressive_mode && cinfo->comps_in_scan == cinfo->num_components;
+    if (!one_scan && blocks_needed(cinfo) > MAX_BLOCKS) return 0;
     if (cinfo->num_components == 1) return cinfo->jpeg_color_space == JCS_GRAYSCALE;
     if (cinfo->num_components != 3 || cinfo->jpeg_color_space != JCS_YCbCr) return 0;
     const jpeg_component_info *c = cinfo->comp_info;
@@ -646,11 +666,13 @@ static int setup(eighth *e, j_decompress_ptr cinfo) {
         uint32_t mcus_high = (cinfo->image_height + 8u * e->max_v - 1) / (8u * e->max_v);
         c->plane_wide = e->count == 1 ? c->blocks_wide : mcus_wide * (uint32_t)c->h;
         c->plane_high = e->count == 1 ? c->blocks_high : mcus_high * (uint32_t)c->v;
+        if (e->stream) c->plane_high = (uint32_t)c->v;  // one MCU row (every component's v is 1 then)
         uint64_t blocks = (uint64_t)c->plane_wide * c->plane_high;
         total += blocks;
         if (total > MAX_BLOCKS) return 0;
         c->dc = calloc(blocks ? blocks : 1, sizeof(int16_t));
-        if (!c->dc) return 0;
+        c->samples = malloc(blocks ? blocks : 1);
+        if (!c->dc || !c->samples) return 0;
         for (int i = 0; i < 64; i++) c->coef_bits[i] = -1;
     }
     return 1;
@@ -664,13 +686,16 @@ static int latch(component *c, const tables *t) {
     return 1;
 }
 
-static int run_scan(reader *r, eighth *e, const scan *s, tables *t, int progressive) {
-    scan_state st;
-    memset(st.predictor, 0, sizeof st.predictor);
-    st.r = r;
-    st.e = e;
-    st.s = s;
-    st.padded = 0;
+// A scan's checks (libjpeg's), its tables derived, the reader at its data. 0 where libjpeg would stop.
+static int prepare_scan(reader *r, eighth *e, const scan *s, tables *t, int progressive, scan_state *st) {
+    memset(st->predictor, 0, sizeof st->predictor);
+    st->r = r;
+    st->e = e;
+    st->s = s;
+    st->padded = 0;
+    st->to_go = t->restart_interval;
+    st->next_restart = 0;
+    st->row_base = 0;
     if (!progressive && (s->ss != 0 || s->se != 63 || s->ah != 0 || s->al != 0)) return 0;
     if (progressive && !check_progression(e, s)) return 0;
     for (int k = 0; k < s->count; k++) {
@@ -680,8 +705,8 @@ static int run_scan(reader *r, eighth *e, const scan *s, tables *t, int progress
         int dc_needed = !progressive || (s->ss == 0 && s->ah == 0), ac_needed = !progressive || s->ss > 0;
         // libjpeg checks a table's number only where the scan uses the table.
         if ((dc_needed && s->dc_table[k] > 3) || (ac_needed && s->ac_table[k] > 3)) return 0;
-        if (dc_needed && !derive(&t->dc[s->dc_table[k]], 1, &st.dc[s->dc_table[k]])) return 0;
-        if (ac_needed && !derive(&t->ac[s->ac_table[k]], 0, &st.ac[s->ac_table[k]])) return 0;
+        if (dc_needed && !derive(&t->dc[s->dc_table[k]], 1, &st->dc[s->dc_table[k]])) return 0;
+        if (ac_needed && !derive(&t->ac[s->ac_table[k]], 0, &st->ac[s->ac_table[k]])) return 0;
     }
     if (s->count > 1) {
         int blocks = 0;
@@ -692,6 +717,12 @@ static int run_scan(reader *r, eighth *e, const scan *s, tables *t, int progress
     r->buffer = 0;
     r->padding = 0;
     r->marker = 0;
+    return 1;
+}
+
+static int run_scan(reader *r, eighth *e, const scan *s, tables *t, int progressive) {
+    scan_state st;
+    if (!prepare_scan(r, e, s, t, progressive, &st)) return 0;
     if (progressive && s->ss > 0) {
         int m = skip_scan(r);
         if (!m) return 0;
@@ -702,20 +733,52 @@ static int run_scan(reader *r, eighth *e, const scan *s, tables *t, int progress
     return 1;
 }
 
-static void finish_samples(eighth *e) {
+// After the scans that were decoded: the markers to the end of the image, any further scans
+// decoded (`one_scan`: libjpeg stops at a second one).
+static int read_to_end(reader *r, eighth *e, scan *s, tables *t, int progressive, int one_scan, const int *fatal_warning) {
+    for (;;) {
+        int m = r->marker ? r->marker : next_marker(r);
+        r->marker = 0;
+        if (m == 0xD9) break;
+        int ok;
+        switch (m) {
+        case 0xDA:
+            ok = !one_scan && read_sos(r, e, s) && run_scan(r, e, s, t, progressive);
+            break;
+        case 0xC4: ok = read_dht(r, t); break;
+        case 0xDB: ok = read_dqt(r, t); break;
+        case 0xDD: ok = read_dri(r, t); break;
+        case 0xD0: case 0xD1: case 0xD2: case 0xD3: case 0xD4: case 0xD5: case 0xD6: case 0xD7: ok = 1; break;
+        default:
+            ok = (m >= 0xE0 && m <= 0xEF) || m == 0xFE ? skip_segment(r) : 0;
+        }
+        if (!ok || *fatal_warning) return 0;
+    }
+    if (*fatal_warning) return 0;
+    for (int ci = 0; ci < e->count; ci++)
+        if (!e->c[ci].seen) return 0;
+    return 1;
+}
+
+struct stream {
+    reader r;
+    scan s;
+    tables t;
+    scan_state st;
+    uint32_t mcus_wide, next_row;
+    const int *fatal_warning;
+};
+
+// Each component's pixels, from the DC coefficients of its planes.
+static void make_samples(eighth *e) {
     for (int ci = 0; ci < e->count; ci++) {
         component *c = &e->c[ci];
         int q = c->quant[0];
         size_t count = (size_t)c->plane_wide * c->plane_high;
-        uint8_t *s = malloc(count ? count : 1);
-        if (!s) continue;
         for (size_t i = 0; i < count; i++) {
             int value = c->dc[i] * q;
-            s[i] = idct_limit[((value + 4) >> 3) & 1023];
+            c->samples[i] = idct_limit[((value + 4) >> 3) & 1023];
         }
-        c->samples = s;
-        free(c->dc);
-        c->dc = NULL;
     }
 }
 
@@ -725,9 +788,15 @@ eighth *eighth_decode(j_decompress_ptr cinfo, int *fatal_warning) {
         make_limits();
         limits_made = 1;
     }
+    int progressive = cinfo->progressive_mode;
+    // A sequential image whose first scan holds every component has one scan (libjpeg stops at a
+    // second): it is decoded as its rows are asked for, in planes one MCU row high.
+    int one_scan = !progressive && cinfo->comps_in_scan == cinfo->num_components;
     eighth *e = calloc(1, sizeof *e);
     tables *t = calloc(1, sizeof *t);
-    if (!e || !t) goto fail;
+    struct stream *stream = one_scan ? calloc(1, sizeof *stream) : NULL;
+    if (!e || !t || (one_scan && !stream)) goto fail;
+    e->stream = stream;
     if (!setup(e, cinfo)) goto fail;
     for (int i = 0; i < 4; i++) {
         copy_raw(cinfo->dc_huff_tbl_ptrs[i], &t->dc[i]);
@@ -745,34 +814,19 @@ eighth *eighth_decode(j_decompress_ptr cinfo, int *fatal_warning) {
         s.dc_table[k] = cinfo->cur_comp_info[k]->dc_tbl_no;
         s.ac_table[k] = cinfo->cur_comp_info[k]->ac_tbl_no;
     }
-    int progressive = cinfo->progressive_mode;
-    // A sequential image whose first scan holds every component has one scan: libjpeg stops at a second.
-    int one_scan = !progressive && s.count == e->count;
-    if (!run_scan(&r, e, &s, t, progressive)) goto fail;
-    for (;;) {
-        int m = r.marker ? r.marker : next_marker(&r);
-        r.marker = 0;
-        if (m == 0xD9) break;
-        int ok;
-        switch (m) {
-        case 0xDA:
-            ok = !one_scan && read_sos(&r, e, &s) && run_scan(&r, e, &s, t, progressive);
-            break;
-        case 0xC4: ok = read_dht(&r, t); break;
-        case 0xDB: ok = read_dqt(&r, t); break;
-        case 0xDD: ok = read_dri(&r, t); break;
-        case 0xD0: case 0xD1: case 0xD2: case 0xD3: case 0xD4: case 0xD5: case 0xD6: case 0xD7: ok = 1; break;
-        default:
-            ok = (m >= 0xE0 && m <= 0xEF) || m == 0xFE ? skip_segment(&r) : 0;
-        }
-        if (!ok || *fatal_warning) goto fail;
+    if (one_scan) {
+        stream->r = r;
+        stream->s = s;
+        stream->t = *t;
+        stream->fatal_warning = fatal_warning;
+        stream->mcus_wide = (cinfo->image_width + 8u * e->max_h - 1) / (8u * e->max_h);
+        if (!prepare_scan(&stream->r, e, &stream->s, &stream->t, 0, &stream->st)) goto fail;
+        free(t);
+        return e;
     }
-    if (*fatal_warning) goto fail;
-    for (int ci = 0; ci < e->count; ci++)
-        if (!e->c[ci].seen) goto fail;
-    finish_samples(e);
-    for (int ci = 0; ci < e->count; ci++)
-        if (!e->c[ci].samples) goto fail;
+    if (!run_scan(&r, e, &s, t, progressive)) goto fail;
+    if (!read_to_end(&r, e, &s, t, progressive, 0, fatal_warning)) goto fail;
+    make_samples(e);
     free(t);
     return e;
 fail:
@@ -800,7 +854,8 @@ static void make_color(void) {
 
 static inline uint8_t clamp(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
 
-void eighth_row(const eighth *e, uint32_t y, uint8_t *row) {
+// Output row `y` of the planes (the only row of a streamed image's: 0).
+static void compose(const eighth *e, uint32_t y, uint8_t *row) {
     const component *Y = &e->c[0];
     if (e->count == 1) {
         const uint8_t *s = Y->samples + (size_t)y * Y->plane_wide;
@@ -825,11 +880,34 @@ void eighth_row(const eighth *e, uint32_t y, uint8_t *row) {
     }
 }
 
+int eighth_row(eighth *e, uint32_t y, uint8_t *row) {
+    struct stream *stream = e->stream;
+    if (!stream) {
+        compose(e, y, row);
+        return 1;
+    }
+    if (y != stream->next_row) return 0;
+    stream->st.row_base = y;
+    if (!decode_sequential(&stream->st, stream->mcus_wide, y, y + 1, stream->t.restart_interval)) return 0;
+    make_samples(e);
+    stream->next_row++;
+    compose(e, 0, row);
+    return 1;
+}
+
+int eighth_finish(eighth *e) {
+    struct stream *stream = e->stream;
+    if (!stream) return 1;
+    if (stream->next_row != e->height || stream->st.padded) return 0;
+    return read_to_end(&stream->r, e, &stream->s, &stream->t, 0, 1, stream->fatal_warning);
+}
+
 void eighth_free(eighth *e) {
     if (!e) return;
     for (int ci = 0; ci < 3; ci++) {
         free(e->c[ci].dc);
         free(e->c[ci].samples);
     }
+    free(e->stream);
     free(e);
 }

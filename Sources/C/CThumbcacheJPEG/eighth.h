@@ -13,16 +13,20 @@ typedef struct eighth eighth;
 int eighth_eligible(j_decompress_ptr cinfo);
 
 /// Decodes every scan from `cinfo`'s source, positioned after the first SOS header, to the end
-/// of the image. NULL when the data is anything but clean (a bad code, a marker out of place, an
-/// early end, a warning libjpeg would give): the caller then decodes the file again with libjpeg,
-/// which reports what is wrong as it always has.
+/// of the image; a one-scan sequential image only as its rows are asked for. NULL (or 0 from
+/// eighth_row or eighth_finish) when the data is anything but clean (a bad code, a marker out of
+/// place, an early end, a warning libjpeg would give): the caller then decodes the file with
+/// libjpeg from its start, whose rows are the same, and which reports what is wrong.
 eighth *eighth_decode(j_decompress_ptr cinfo, int *fatal_warning);
 
 uint32_t eighth_width(const eighth *e);
 uint32_t eighth_height(const eighth *e);
 
-/// Writes output row `y` as RGBA8 (width × 4 bytes).
-void eighth_row(const eighth *e, uint32_t y, uint8_t *row);
+/// Writes output row `y` as RGBA8 (width × 4 bytes); rows are asked for in order. 0 on bad data.
+int eighth_row(eighth *e, uint32_t y, uint8_t *row);
+
+/// Reads the rest of the image to its end, after the last row. 0 on bad data.
+int eighth_finish(eighth *e);
 
 void eighth_free(eighth *e);
 
