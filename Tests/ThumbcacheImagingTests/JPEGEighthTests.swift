@@ -53,6 +53,18 @@ struct JPEGEighthTests {
         }
     }
 
+    /// A one-component image's scan is never interleaved: an MCU is one block whatever the
+    /// sampling factors say (here 2×2, which changes nothing in its data).
+    @Test func aGrayJPEGWithSamplingFactorsIsOneBlockAnMCU() throws {
+        var bytes = try jpeg(Flavour(name: "gray", gray: true), width: 211, height: 97)
+        let sof = try #require(bytes.indices.dropLast().first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xC0 })
+        try #require(bytes[sof + 9] == 1 && bytes[sof + 11] == 0x11)
+        bytes[sof + 11] = 0x22
+        let ours = try decode(bytes, libjpegOnly: false), libjpeg = try decode(bytes, libjpegOnly: true)
+        let same = ours.pixels == libjpeg.pixels
+        #expect(same)
+    }
+
     /// The bytes of a progressive JPEG whose last scan (an AC scan) carries a code no table has.
     func damagedLastScan(_ jpeg: [UInt8]) throws -> [UInt8] {
         let sos = try #require(jpeg.indices.dropLast().last { jpeg[$0] == 0xFF && jpeg[$0 + 1] == 0xDA })

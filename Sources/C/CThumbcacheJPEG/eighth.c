@@ -765,7 +765,7 @@ struct stream {
     scan s;
     tables t;
     scan_state st;
-    uint32_t mcus_wide, next_row;
+    uint32_t mcus_wide, mcus_high, next_row;  // an MCU row is an output row (every component's v is 1)
     const int *fatal_warning;
 };
 
@@ -819,7 +819,9 @@ eighth *eighth_decode(j_decompress_ptr cinfo, int *fatal_warning) {
         stream->s = s;
         stream->t = *t;
         stream->fatal_warning = fatal_warning;
-        stream->mcus_wide = (cinfo->image_width + 8u * e->max_h - 1) / (8u * e->max_h);
+        // One component's scan is not interleaved: an MCU is one of its blocks, whatever its factors.
+        stream->mcus_wide = e->count == 1 ? e->c[0].blocks_wide : (cinfo->image_width + 8u * e->max_h - 1) / (8u * e->max_h);
+        stream->mcus_high = e->count == 1 ? e->c[0].blocks_high : (cinfo->image_height + 8u * e->max_v - 1) / (8u * e->max_v);
         if (!prepare_scan(&stream->r, e, &stream->s, &stream->t, 0, &stream->st)) goto fail;
         free(t);
         return e;
@@ -898,7 +900,7 @@ int eighth_row(eighth *e, uint32_t y, uint8_t *row) {
 int eighth_finish(eighth *e) {
     struct stream *stream = e->stream;
     if (!stream) return 1;
-    if (stream->next_row != e->height || stream->st.padded) return 0;
+    if (stream->next_row != stream->mcus_high || stream->st.padded) return 0;
     return read_to_end(&stream->r, e, &stream->s, &stream->t, 0, 1, stream->fatal_warning);
 }
 
