@@ -6,13 +6,14 @@
 // Huffman data is walked once, the DC coefficients are kept, and libjpeg-turbo 2.1's own
 // arithmetic (jidctred.c, jdcolor.c, jdmaster.c) turns them into the same pixels. A progressive
 // file needs only its DC scans: its AC scans are skipped to their next marker. Anything unusual
-// makes eighth_decode return NULL and the caller decodes with libjpeg, so errors read as they
-// always have. 4:2:0 is left to libjpeg: at 1/8 its chroma blocks need AC coefficients too (a
+// makes this decoder give up and the caller decode with libjpeg, so errors read as they always
+// have. 4:2:0 is left to libjpeg: at 1/8 its chroma blocks need AC coefficients too (a
 // 2×2 IDCT), where libjpeg-turbo's SIMD is faster than a decoder of our own.
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
 #include <limits.h>
+#include <pthread.h>
 #include <jpeglib.h>
 
 #include "eighth.h"
@@ -390,6 +391,13 @@ static uint8_t idct_limit[1024];
 static void make_limits(void) {
     for (int i = 0; i < 1024; i++)
         idct_limit[i] = (uint8_t)(i < 128 ? i + 128 : i < 512 ? 255 : i < 896 ? 0 : i - 896);
+}
+
+static void make_color(void);
+
+static void make_tables(void) {
+    make_limits();
+    make_color();
 }
 
 typedef struct {
@@ -783,11 +791,9 @@ static void make_samples(eighth *e) {
 }
 
 eighth *eighth_decode(j_decompress_ptr cinfo, int *fatal_warning) {
-    static int limits_made;
-    if (!limits_made) {
-        make_limits();
-        limits_made = 1;
-    }
+    // Decoders on several threads (an in-process warm) may start at once: the tables are made once.
+    static pthread_once_t tables_made = PTHREAD_ONCE_INIT;
+    pthread_once(&tables_made, make_tables);
     int progressive = cinfo->progressive_mode;
     // A sequential image whose first scan holds every component has one scan (libjpeg stops at a
     // second): it is decoded as its rows are asked for, in planes one MCU row high.
@@ -842,7 +848,6 @@ uint32_t eighth_height(const eighth *e) { return e->height; }
 
 // jdcolor.c's tables for YCbCr to RGB (build_ycc_rgb_table), made once.
 static int cr_r[256], cb_b[256], cr_g[256], cb_g[256];
-static int color_made;
 
 static void make_color(void) {
     for (int i = 0, x = -128; i < 256; i++, x++) {
@@ -851,7 +856,6 @@ static void make_color(void) {
         cr_g[i] = -46802 * x;                                  // -FIX(0.71414)
         cb_g[i] = -22554 * x + 32768;                          // -FIX(0.34414), with ONE_HALF
     }
-    color_made = 1;
 }
 
 static inline uint8_t clamp(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
@@ -867,7 +871,6 @@ static void compose(const eighth *e, uint32_t y, uint8_t *row) {
         }
         return;
     }
-    if (!color_made) make_color();
     const uint8_t *ys = Y->samples + (size_t)y * Y->plane_wide;
     // 4:2:2's chroma sample serves two pixels (libjpeg's h2v1 upsampling, merged or not: the same sums).
     const uint8_t *cb = e->c[1].samples + (size_t)y * e->c[1].plane_wide;
