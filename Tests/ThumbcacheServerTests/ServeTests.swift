@@ -262,8 +262,8 @@ struct ServeTests {
     @Test func aKilledServersSocketFolderIsRemovedAndALiveOnesKept() throws {
         let f = try Fixture()
         let live = try Server(f), killed = try Server(f)
-        let (liveFolder, killedFolder) = (try #require(Self.socketFolder(live.child.processIdentifier)),
-                                          try #require(Self.socketFolder(killed.child.processIdentifier)))
+        let (liveFolder, killedFolder) = (try #require(Self.socketFolder(live.child.processIdentifier, within: 10)),
+                                          try #require(Self.socketFolder(killed.child.processIdentifier, within: 10)))
         killed.child.kill(SIGKILL)
         _ = killed.child.wait(timeout: 20)
         #expect(FileManager.default.fileExists(atPath: killedFolder + "/http"))
@@ -273,6 +273,18 @@ struct ServeTests {
         #expect(removed.contains(killedFolder) && !FileManager.default.fileExists(atPath: killedFolder))
         #expect(!removed.contains(liveFolder) && FileManager.default.fileExists(atPath: liveFolder + "/http"))
         #expect(try live.get("/search?q=beach0").status == 200)
+    }
+
+    /// The folder of the Unix socket process `pid` listens on, looked for again until it shows or
+    /// `seconds` pass: a CI run once read neither it nor its socket just after the server said it
+    /// was listening.
+    static func socketFolder(_ pid: pid_t, within seconds: Double) -> String? {
+        let end = Date().addingTimeInterval(seconds)
+        repeat {
+            if let folder = socketFolder(pid) { return folder }
+            usleep(50_000)
+        } while Date() < end
+        return nil
     }
 
     /// The folder of the Unix socket process `pid` listens on, from its descriptors and /proc/net/unix.
