@@ -22,6 +22,9 @@
 // a 4:4:4 image of 89 MP) is left to libjpeg. A one-scan sequential image is streamed, of any size.
 enum { LOOKAHEAD = 9, MAX_BLOCKS = 1 << 22 };
 
+// MCUs across `size` pixels of an interleaved scan, whose MCU is 8 × `max_factor` pixels that way.
+static uint32_t mcu_count(uint32_t size, int max_factor) { return (size + 8u * (uint32_t)max_factor - 1) / (8u * (uint32_t)max_factor); }
+
 // Zig-zag index to natural order (a DQT segment lists its values in zig-zag order).
 static const uint8_t natural_order[64] = {
     0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 18, 11, 4,  5,  12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13,
@@ -562,8 +565,8 @@ static int decode_scan(scan_state *st, int progressive, int restart_interval) {
         mcus_wide = e->c[s->index[0]].blocks_wide;
         mcus_high = e->c[s->index[0]].blocks_high;
     } else {
-        mcus_wide = (r->cinfo->image_width + 8u * e->max_h - 1) / (8u * e->max_h);
-        mcus_high = (r->cinfo->image_height + 8u * e->max_v - 1) / (8u * e->max_v);
+        mcus_wide = mcu_count(r->cinfo->image_width, e->max_h);
+        mcus_high = mcu_count(r->cinfo->image_height, e->max_v);
     }
     if (!progressive) return decode_sequential(st, mcus_wide, 0, mcus_high, restart_interval);
     int to_go = restart_interval, next = 0;
@@ -624,8 +627,8 @@ static int skip_scan(reader *r) {
 
 // The blocks setup() allocates: each component's padded to whole MCUs.
 static uint64_t blocks_needed(j_decompress_ptr cinfo) {
-    uint64_t mcus_wide = (cinfo->image_width + 8u * cinfo->max_h_samp_factor - 1) / (8u * cinfo->max_h_samp_factor);
-    uint64_t mcus_high = (cinfo->image_height + 8u * cinfo->max_v_samp_factor - 1) / (8u * cinfo->max_v_samp_factor);
+    uint64_t mcus_wide = mcu_count(cinfo->image_width, cinfo->max_h_samp_factor);
+    uint64_t mcus_high = mcu_count(cinfo->image_height, cinfo->max_v_samp_factor);
     if (cinfo->num_components == 1) return ((cinfo->image_width + 7u) / 8) * (uint64_t)((cinfo->image_height + 7u) / 8);
     uint64_t total = 0;
     for (int ci = 0; ci < cinfo->num_components; ci++)
@@ -654,7 +657,6 @@ static int setup(eighth *e, j_decompress_ptr cinfo) {
     e->height = (cinfo->image_height + 7) / 8;
     e->max_h = cinfo->max_h_samp_factor;
     e->max_v = cinfo->max_v_samp_factor;
-    uint64_t total = 0;
     for (int ci = 0; ci < e->count; ci++) {
         const jpeg_component_info *info = &cinfo->comp_info[ci];
         component *c = &e->c[ci];
@@ -670,14 +672,11 @@ static int setup(eighth *e, j_decompress_ptr cinfo) {
             c->blocks_wide = (cinfo->image_width + 7) / 8;
             c->blocks_high = (cinfo->image_height + 7) / 8;
         }
-        uint32_t mcus_wide = (cinfo->image_width + 8u * e->max_h - 1) / (8u * e->max_h);
-        uint32_t mcus_high = (cinfo->image_height + 8u * e->max_v - 1) / (8u * e->max_v);
+        uint32_t mcus_wide = mcu_count(cinfo->image_width, e->max_h), mcus_high = mcu_count(cinfo->image_height, e->max_v);
         c->plane_wide = e->count == 1 ? c->blocks_wide : mcus_wide * (uint32_t)c->h;
         c->plane_high = e->count == 1 ? c->blocks_high : mcus_high * (uint32_t)c->v;
         if (e->stream) c->plane_high = (uint32_t)c->v;  // one MCU row (every component's v is 1 then)
-        uint64_t blocks = (uint64_t)c->plane_wide * c->plane_high;
-        total += blocks;
-        if (total > MAX_BLOCKS) return 0;
+        uint64_t blocks = (uint64_t)c->plane_wide * c->plane_high;  // within MAX_BLOCKS: eighth_eligible checked
         c->dc = calloc(blocks ? blocks : 1, sizeof(int16_t));
         c->samples = malloc(blocks ? blocks : 1);
         if (!c->dc || !c->samples) return 0;
@@ -826,8 +825,8 @@ eighth *eighth_decode(j_decompress_ptr cinfo, int *fatal_warning) {
         stream->t = *t;
         stream->fatal_warning = fatal_warning;
         // One component's scan is not interleaved: an MCU is one of its blocks, whatever its factors.
-        stream->mcus_wide = e->count == 1 ? e->c[0].blocks_wide : (cinfo->image_width + 8u * e->max_h - 1) / (8u * e->max_h);
-        stream->mcus_high = e->count == 1 ? e->c[0].blocks_high : (cinfo->image_height + 8u * e->max_v - 1) / (8u * e->max_v);
+        stream->mcus_wide = e->count == 1 ? e->c[0].blocks_wide : mcu_count(cinfo->image_width, e->max_h);
+        stream->mcus_high = e->count == 1 ? e->c[0].blocks_high : mcu_count(cinfo->image_height, e->max_v);
         if (!prepare_scan(&stream->r, e, &stream->s, &stream->t, 0, &stream->st)) goto fail;
         free(t);
         return e;
