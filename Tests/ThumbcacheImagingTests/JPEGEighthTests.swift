@@ -127,4 +127,37 @@ struct JPEGEighthTests {
         #expect(ours == message(true))
         #expect(ours.contains("premature end") || ours.contains("Premature end"), "\(ours)")
     }
+
+    /// Over the limit of images held whole, a progressive JPEG the shim decodes at 1/8 (3 bytes a
+    /// block) still gets its thumbnail there; at any other scale, or of a kind libjpeg decodes
+    /// (4:2:0), or where the shim gives up on bad data and libjpeg would hold it whole, the limit
+    /// holds as it did.
+    @Test func aProgressiveJPEGOverTheWholeImageLimitIsDecodedAtOneEighth() throws {
+        let dir = TemporaryDirectory()
+        let limits = DecodeLimits(maxBufferedPixels: 40_000)
+        func thumbnail(_ bytes: [UInt8], size: Int, limits: DecodeLimits = limits) throws(ImagingError) -> RGBAImage {
+            let path = try! dir.write("p.jpg", bytes)
+            return try Thumbnailer.thumbnail(ofFileAt: path, options: .init(maxWidth: size, maxHeight: size, limits: limits)).image
+        }
+        func reason(_ bytes: [UInt8], size: Int) -> ImagingError.Reason? {
+            do {
+                _ = try thumbnail(bytes, size: size)
+                return nil
+            } catch {
+                return error.reason
+            }
+        }
+        let tooLarge = ImagingError.Reason.tooLarge(width: 400, height: 300, limit: 40_000)
+        let progressive = try jpeg(Flavour(name: "progressive 4:2:2", lumaSampling: (2, 1), progressive: true), width: 400, height: 300)
+        let small = try thumbnail(progressive, size: 24), withinDefaults = try thumbnail(progressive, size: 24, limits: DecodeLimits())
+        #expect(small.width == 24 && small.pixels == withinDefaults.pixels)
+        #expect(reason(progressive, size: 100) == tooLarge, "at 1/2, libjpeg holds it whole")
+        let yuv420 = try jpeg(Flavour(name: "progressive 4:2:0", lumaSampling: (2, 2), progressive: true), width: 400, height: 300)
+        #expect(reason(yuv420, size: 24) == tooLarge)
+        // Its first scan (the DC) cut short: the shim gives up, and libjpeg may not take it.
+        let firstScan = try #require(progressive.indices.dropLast().first { progressive[$0] == 0xFF && progressive[$0 + 1] == 0xDA })
+        let cut = Array(progressive[..<(firstScan + 60)])
+        #expect(reason(cut, size: 24) == tooLarge)
+        #expect(throws: ImagingError.self) { try thumbnail(cut, size: 24, limits: DecodeLimits()) }
+    }
 }

@@ -34,6 +34,7 @@ struct cjpeg_decoder {
     eighth *eighth;        // the image at 1/8, when eighth.c decodes it
     uint32_t next_row;
     int flags;             // cjpeg_start's
+    uint64_t whole_limit;  // libjpeg's progressive decode refused over this many pixels (0: any)
 };
 
 static void on_error_exit(j_common_ptr cinfo) {
@@ -135,6 +136,8 @@ static cjpeg_status read_header(cjpeg_decoder *d, cjpeg_info *info, const uint8_
     info->components = d->cinfo.num_components;
     info->color_space = d->cinfo.jpeg_color_space;
     info->progressive = d->cinfo.progressive_mode;
+    info->eighth = eighth_eligible(&d->cinfo);
+    info->eighth_bytes = info->eighth ? eighth_held_bytes(&d->cinfo) : 0;
     info->exif = NULL;
     info->exif_length = 0;
     info->xmp = NULL;
@@ -298,8 +301,17 @@ cjpeg_status cjpeg_start(cjpeg_decoder *d, int denominator, int flags, uint32_t 
     return start_libjpeg(d, denominator, flags, out_width, out_height);
 }
 
+void cjpeg_limit_whole_image(cjpeg_decoder *d, uint64_t max_pixels) { d->whole_limit = max_pixels; }
+
 // libjpeg's decompression at 1/denominator; the caller has set the jump.
 static cjpeg_status start_libjpeg(cjpeg_decoder *d, int denominator, int flags, uint32_t *out_width, uint32_t *out_height) {
+    uint64_t pixels = (uint64_t)d->cinfo.image_width * d->cinfo.image_height;
+    if (d->whole_limit && d->cinfo.progressive_mode && pixels > d->whole_limit) {
+        snprintf(d->error.message, sizeof d->error.message,
+                 "%u×%u pixels exceeds the limit of %llu pixels of a progressive JPEG that libjpeg decodes whole",
+                 d->cinfo.image_width, d->cinfo.image_height, (unsigned long long)d->whole_limit);
+        return CJPEG_TOO_LARGE;
+    }
     int fast = flags & CJPEG_START_FAST;
     d->cinfo.scale_num = 1;
     d->cinfo.scale_denom = (unsigned)denominator;

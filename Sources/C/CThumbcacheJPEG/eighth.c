@@ -18,9 +18,9 @@
 
 #include "eighth.h"
 
-// A progressive or multi-scan image is held whole here, 3 bytes a block: one of more blocks (12 MB,
-// a 4:4:4 image of 89 MP) is left to libjpeg. A one-scan sequential image is streamed, of any size.
-enum { LOOKAHEAD = 9, MAX_BLOCKS = 1 << 22 };
+// A progressive or multi-scan image is held whole here, 3 bytes a block: one of more blocks (48 MB,
+// a 4:4:4 image of 358 MP) is left to libjpeg. A one-scan sequential image is streamed, of any size.
+enum { LOOKAHEAD = 9, MAX_BLOCKS = 1 << 24 };
 
 // MCUs across `size` pixels of an interleaved scan, whose MCU is 8 × `max_factor` pixels that way.
 static uint32_t mcu_count(uint32_t size, int max_factor) { return (size + 8u * (uint32_t)max_factor - 1) / (8u * (uint32_t)max_factor); }
@@ -649,6 +649,11 @@ int eighth_eligible(j_decompress_ptr cinfo) {
         return 0;
     // 4:4:4 and 4:2:2; 4:2:0's chroma needs AC coefficients at 1/8 (libjpeg scales it by a 2×2 IDCT).
     return c[0].v_samp_factor == 1 && (c[0].h_samp_factor == 1 || c[0].h_samp_factor == 2);
+}
+
+uint64_t eighth_held_bytes(j_decompress_ptr cinfo) {
+    int one_scan = !cinfo->progressive_mode && cinfo->comps_in_scan == cinfo->num_components;
+    return one_scan ? 0 : 3 * blocks_needed(cinfo);  // an int16_t DC and a sample a block
 }
 
 static int setup(eighth *e, j_decompress_ptr cinfo) {

@@ -12,6 +12,10 @@ typedef struct eighth eighth;
 /// Huffman-coded grayscale, or YCbCr sampled 4:4:4 or 4:2:2, sequential or progressive.
 int eighth_eligible(j_decompress_ptr cinfo);
 
+/// The bytes eighth_decode holds for an eligible image: 3 a block of one it holds whole (a
+/// progressive or multi-scan image), 0 for one it streams.
+uint64_t eighth_held_bytes(j_decompress_ptr cinfo);
+
 /// Decodes every scan from `cinfo`'s source, positioned after the first SOS header, to the end
 /// of the image; a one-scan sequential image only as its rows are asked for. NULL (or 0 from
 /// eighth_row or eighth_finish) when the data is anything but clean (a bad code, a marker out of

@@ -101,6 +101,8 @@ final class JPEGSource: RowSource {
     private(set) var motionPhoto: MotionPhoto?
     private(set) var outputWidth = 0
     private(set) var outputHeight = 0
+    /// libjpeg's decode of a progressive image refused over this many pixels (0: any).
+    private var wholeImageLimit = 0
     /// Keeps in-memory bytes alive for a decoder reading from memory.
     private let bytes: [UInt8]?
 
@@ -158,16 +160,24 @@ final class JPEGSource: RowSource {
     var height: Int { Int(info.height) }
     var progressive: Bool { info.progressive != 0 }
 
-    /// Progressive JPEG: libjpeg keeps every coefficient, up to 6 bytes per pixel.
+    /// Progressive JPEG: libjpeg keeps every coefficient, up to 6 bytes per pixel; at 1/8 the
+    /// shim keeps 3 bytes a block of the kinds it decodes itself.
     var header: RowSourceHeader {
         var media: MediaMetadata?
         if let motionPhoto {
             media = MediaMetadata()
             media?.motionPhoto = motionPhoto
         }
-        return RowSourceHeader(width: width, height: height, hasAlpha: false, exif: exif, maxShrink: 8, buffered: progressive,
-                               bufferedBytes: progressive ? width * height * 6 : 0, bitsPerSample: 8,
-                               colorSpace: info.components == 1 ? "Gray" : info.components == 4 ? "CMYK" : "RGB", media: media)
+        var header = RowSourceHeader(width: width, height: height, hasAlpha: false, exif: exif, maxShrink: 8, buffered: progressive,
+                                     bufferedBytes: progressive ? width * height * 6 : 0, bitsPerSample: 8,
+                                     colorSpace: info.components == 1 ? "Gray" : info.components == 4 ? "CMYK" : "RGB", media: media)
+        if progressive, info.eighth != 0 { header.bufferedAtEighth = Int(clamping: info.eighth_bytes) }
+        return header
+    }
+
+    func limitWholeImageDecode(toPixels pixels: Int) {
+        wholeImageLimit = max(0, pixels)
+        cjpeg_limit_whole_image(decoder, UInt64(wholeImageLimit))
     }
 
     private func fail() -> ImagingError {
@@ -187,7 +197,12 @@ final class JPEGSource: RowSource {
     func start(shrink: Int, fast: Bool, libjpegOnly: Bool) throws(ImagingError) -> (width: Int, height: Int) {
         var w: UInt32 = 0, h: UInt32 = 0
         let flags = (fast ? Int32(CJPEG_START_FAST) : 0) | (libjpegOnly ? Int32(CJPEG_START_LIBJPEG) : 0)
-        guard cjpeg_start(decoder, Int32(shrink), flags, &w, &h) == CJPEG_OK else { throw fail() }
+        switch cjpeg_start(decoder, Int32(shrink), flags, &w, &h) {
+        case CJPEG_OK: break
+        case CJPEG_TOO_LARGE:
+            throw ImagingError(path: path, reason: .tooLarge(width: info.width, height: info.height, limit: wholeImageLimit))
+        default: throw fail()
+        }
         outputWidth = Int(w)
         outputHeight = Int(h)
         return (outputWidth, outputHeight)

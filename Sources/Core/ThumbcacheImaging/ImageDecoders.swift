@@ -21,12 +21,18 @@ package protocol RowSource: AnyObject {
     func start(shrink: Int, fast: Bool, output: (width: Int, height: Int)) throws(ImagingError) -> (width: Int, height: Int)
     /// Feeds every row, top to bottom, as straight-alpha RGBA8 (`width × 4` bytes each).
     func readRows(_ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError)
+    /// Before ``start(shrink:fast:)`` at 1/8 of an image counted by its
+    /// ``RowSourceHeader/bufferedAtEighth``: where the decode would fall back to holding the whole
+    /// image, it refuses one over `pixels` (``ImagingError/Reason/tooLarge(width:height:limit:)``).
+    func limitWholeImageDecode(toPixels pixels: Int)
 }
 
 extension RowSource {
     package func start(shrink: Int, fast: Bool, output: (width: Int, height: Int)) throws(ImagingError) -> (width: Int, height: Int) {
         try start(shrink: shrink, fast: fast)
     }
+
+    package func limitWholeImageDecode(toPixels pixels: Int) {}
 }
 
 /// A source drawn at any size (a vector format): the planner asks for the exact size it needs.
@@ -63,6 +69,9 @@ package struct RowSourceHeader: Sendable, Hashable {
     package var buffered: Bool
     /// Bytes a buffered decode holds (estimated); 0 when it streams.
     package var bufferedBytes: Int
+    /// Bytes a buffered decode holds when started at 1/8, where the decoder then holds far less
+    /// than the whole image (a progressive JPEG decoded from its DC scans); nil otherwise.
+    package var bufferedAtEighth: Int?
     /// How the stored pixels are turned for display when the format says so itself (TIFF's
     /// Orientation tag, a raw file's flip), or `.up` when the decoder already turned them (HEIF's
     /// irot/imir); nil: EXIF's orientation, if any.

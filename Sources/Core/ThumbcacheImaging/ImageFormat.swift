@@ -38,7 +38,8 @@ package struct DecodeLimits: Sendable, Hashable, Codable {
     /// 65000×65000 is refused).
     package var maxPixels: Int
     /// Most pixels of an image that must be held whole while decoding: interlaced PNG (every
-    /// pass refines the whole image) and progressive JPEG (libjpeg keeps every coefficient).
+    /// pass refines the whole image) and progressive JPEG (libjpeg keeps every coefficient; at
+    /// 1/8 the shim's own decode, 3 bytes a block, is bound by `maxPixels` instead).
     /// Default 64 MP: at most 256 MB of RGBA, or about 200 MB of coefficients.
     package var maxBufferedPixels: Int
 

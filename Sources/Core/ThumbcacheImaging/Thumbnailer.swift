@@ -219,6 +219,22 @@ package enum Thumbnailer {
         }
     }
 
+    /// The bytes a decode at 1/`shrink` holds, checked against the limit of images held whole.
+    /// Over that limit, an image its decoder takes at 1/8 in far less (a progressive JPEG from its DC
+    /// scans) is still decoded there, its fallback to a whole-image decode refused; up to the
+    /// limit, the budget counts what that fallback would hold.
+    private static func heldBytes(_ header: RowSourceHeader, shrink: Int, source: any RowSource, name: String,
+                                  limits: DecodeLimits) throws(ImagingError) -> Int {
+        guard header.buffered else { return header.bufferedBytes }
+        let pixels = header.width.multipliedReportingOverflow(by: header.height)
+        if shrink == 8, let eighth = header.bufferedAtEighth, pixels.overflow || pixels.partialValue > limits.maxBufferedPixels {
+            source.limitWholeImageDecode(toPixels: limits.maxBufferedPixels)
+            return eighth
+        }
+        try checkLimits(name, width: header.width, height: header.height, buffered: true, limits)
+        return header.bufferedBytes
+    }
+
     /// Stored-space (width, height, crop) from displayed-space geometry.
     private static func storedGeometry(
         _ g: (width: Int, height: Int, crop: (x: Int, y: Int, width: Int, height: Int)), orientation: Orientation
@@ -269,16 +285,17 @@ package enum Thumbnailer {
         if header.width == 0 || header.height == 0, header.media != nil {
             throw ImagingError(path: name, reason: .noPicture("\(format) file without an embedded picture"))
         }
-        try checkLimits(name, width: header.width, height: header.height, buffered: header.buffered, options.limits)
+        try checkLimits(name, width: header.width, height: header.height, buffered: false, options.limits)
         let p = plan(header, options: options)
         let g = p.output
         // The shrink is chosen on the crop, which is what gets resized.
         let d = shrinkFactor(width: g.crop.width, height: g.crop.height, outputWidth: g.width, outputHeight: g.height,
                              maxShrink: header.maxShrink)
+        let held = try heldBytes(header, shrink: d, source: source, name: name, limits: options.limits)
         // The fast decode only where at least 2× of shrinking follows.
         let remaining = min(Double(g.crop.width) / Double(d * g.width), Double(g.crop.height) / Double(d * g.height))
         // A buffered decode's memory is taken in start and given back when readRows ends.
-        let downscaled = try whileBuffering(header.bufferedBytes) { () throws(ImagingError) -> RGBAImage in
+        let downscaled = try whileBuffering(held) { () throws(ImagingError) -> RGBAImage in
             let (sw, sh) = try source.start(shrink: d, fast: remaining >= 2, output: (g.width, g.height))
             let crop = scaledCrop(g.crop, from: (header.width, header.height), to: (sw, sh), shrink: d)
             let (kernel, premultiply, linearLight) = (options.kernel, header.hasAlpha, options.linearLight)

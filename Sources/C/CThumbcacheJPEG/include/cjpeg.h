@@ -12,6 +12,7 @@ typedef enum {
     CJPEG_ERROR = 1,      // libjpeg error or a pixel-losing warning; see cjpeg_message
     CJPEG_IO = 2,         // the file could not be opened
     CJPEG_NOT_JPEG = 3,
+    CJPEG_TOO_LARGE = 4,  // over the limit set by cjpeg_limit_whole_image
 } cjpeg_status;
 
 typedef struct {
@@ -20,6 +21,8 @@ typedef struct {
     int components;           // 1 gray, 3 YCbCr/RGB, 4 CMYK/YCCK
     int color_space;          // 1 gray, 2 RGB, 3 YCbCr, 4 CMYK, 5 YCCK
     int progressive;
+    int eighth;               // at 1/8 the shim decodes it from its DC coefficients (eighth.c)
+    uint64_t eighth_bytes;    // what that holds: 3 bytes a block of a progressive image, 0 when streamed
     const uint8_t *exif;      // APP1 "Exif\0\0" payload after the 6-byte prefix (valid until close), or NULL
     size_t exif_length;
     const uint8_t *xmp;       // APP1 XMP packet after its "http://ns.adobe.com/xap/1.0/\0" prefix (valid until close), or NULL
@@ -48,6 +51,12 @@ enum {
 /// libjpeg's: ceil(width / denominator) × ceil(height / denominator). At 1/8 the shim decodes
 /// what it can itself (eighth.c): libjpeg's pixels, from a fraction of its work.
 cjpeg_status cjpeg_start(cjpeg_decoder *decoder, int denominator, int flags, uint32_t *out_width, uint32_t *out_height);
+
+/// Refuses, with CJPEG_TOO_LARGE, libjpeg's decode of a progressive image of more than
+/// `max_pixels` (0: any), since libjpeg holds all its coefficients: the caller's limit where only
+/// the shim's own 1/8 decode (`eighth_bytes`) was counted on, which gives up to libjpeg on data
+/// it does not take.
+void cjpeg_limit_whole_image(cjpeg_decoder *decoder, uint64_t max_pixels);
 
 /// Reads the next output row (out_width × 4 bytes).
 cjpeg_status cjpeg_read_row(cjpeg_decoder *decoder, uint8_t *row);
