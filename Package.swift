@@ -51,9 +51,11 @@ let package = Package(
         .systemLibrary(name: "CThumbcacheWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CThumbcacheGIF", providers: [.apt(["libgif-dev"])]),
         .systemLibrary(name: "CThumbcacheHEIF", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
-        // libde265 and dav1d behind shims that load them at the first HEIC or AVIF (not linked).
+        // libde265, dav1d and FFmpeg's HEVC decoder behind shims that load them at the first HEIC
+        // or AVIF (not linked).
         .target(name: "CThumbcacheDe265", dependencies: ["CThumbcacheLibraries"]),
         .target(name: "CThumbcacheDav1d", dependencies: ["CThumbcacheLibraries"]),
+        .target(name: "CThumbcacheAVCodec", dependencies: ["CThumbcacheLibraries"]),
         .systemLibrary(name: "CThumbcacheRSVG", pkgConfig: "librsvg-2.0", providers: [.apt(["librsvg2-dev"])]),
         // librsvg and cairo behind a shim that keeps GLib's types out of Swift.
         .target(name: "CThumbcacheSVG", dependencies: ["CThumbcacheRSVG"]),
@@ -129,9 +131,9 @@ let package = Package(
         // above all, was most of a worker's start (Docs/SECURITY.md, "Worker families").
         // What the families share: mapped files, drawn sources, the shims' error messages.
         .target(name: "ThumbcacheCodecSupport", dependencies: ["ThumbcacheImaging", "ThumbcacheSync"]),
-        // Images: WebP, GIF, TIFF, HEIF/AVIF (libde265, dav1d), camera raw, QOI, BMP/ICO/PNM/TGA.
+        // Images: WebP, GIF, TIFF, HEIF/AVIF (libavcodec or libde265, dav1d), camera raw, QOI, BMP/ICO/PNM/TGA.
         .target(name: "ThumbcacheCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "ThumbcacheSync", "CThumbcacheWebP", "CThumbcacheGIF", "CThumbcacheTIFF",
-                                                         "CThumbcacheDe265", "CThumbcacheDav1d", "CThumbcacheRaw", "CThumbcacheQOI"]),
+                                                         "CThumbcacheDe265", "CThumbcacheDav1d", "CThumbcacheAVCodec", "CThumbcacheRaw", "CThumbcacheQOI"]),
         // The image libraries slowest to load: libheif (with x265 and libaom) for the HEIF the
         // direct path hands on, libjxl (with highway) for JPEG XL.
         .target(name: "ThumbcacheHeavyCodecs", dependencies: ["ThumbcacheCodecSupport", "ThumbcacheImaging", "CThumbcacheHEIF", "CThumbcacheJXL"]),

@@ -7,7 +7,7 @@ import ThumbcacheTestSupport
 struct LicenceBoundaryTests {
     /// Targets that link what must stay out of the library products.
     static let workerOnly: Set<String> = ["CThumbcacheSandbox", "ThumbcacheSandbox", "ThumbcacheCodecSupport", "ThumbcacheCodecs", "ThumbcacheDocumentCodecs",
-                                                 "ThumbcacheMediaCodecs", "ThumbcacheVectorCodecs", "ThumbcacheHeavyCodecs", "CThumbcacheWebP", "CThumbcacheGIF", "CThumbcacheTIFF", "CThumbcacheHEIF", "CThumbcacheDe265", "CThumbcacheDav1d", "CThumbcacheSVG", "CThumbcacheRSVG", "CThumbcacheRaw", "CThumbcacheJXL", "CThumbcacheVideo", "CThumbcachePDF", "CPoppler", "CThumbcacheText", "CThumbcacheFreeType", "CThumbcacheArchive"]
+                                                 "ThumbcacheMediaCodecs", "ThumbcacheVectorCodecs", "ThumbcacheHeavyCodecs", "CThumbcacheWebP", "CThumbcacheGIF", "CThumbcacheTIFF", "CThumbcacheHEIF", "CThumbcacheDe265", "CThumbcacheDav1d", "CThumbcacheAVCodec", "CThumbcacheSVG", "CThumbcacheRSVG", "CThumbcacheRaw", "CThumbcacheJXL", "CThumbcacheVideo", "CThumbcachePDF", "CPoppler", "CThumbcacheText", "CThumbcacheFreeType", "CThumbcacheArchive"]
 
     struct Manifest: Decodable {
         struct Product: Decodable {

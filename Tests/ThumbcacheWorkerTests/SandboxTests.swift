@@ -298,6 +298,34 @@ struct SandboxTests {
         #expect(testPool.familiesStarted == [.images, .heavy])
     }
 
+    /// A damaged HEIC in the confined image worker: libavcodec, loaded there at the first HEIC, says
+    /// what it found through its return codes, never through a log that asks whether standard error
+    /// is a terminal (an ioctl the filter kills the worker for).
+    @Test func aDamagedHEICIsAnErrorFromTheConfinedWorkerNotAKill() throws {
+        let dir = TemporaryDirectory()
+        let heic = dir.appending("grid.heic")
+        let tool = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Tools/make-heic-grid").path
+        try FixtureTools.run("/usr/bin/python3", [tool, try dir.write("source.png", ImageEncoder.png(testPhoto(width: 256, height: 192))),
+                                                  heic, "--tile", "64"])
+        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: heic)))
+        // A tile's slice (an IDR unit, 0x28 0x01, after its 4-byte length) no longer says it is its
+        // picture's first: libavcodec logs that a first slice is missing, and fails the tile.
+        func isSlice(_ i: Int) -> Bool {
+            guard bytes[i + 4] == 0x28, bytes[i + 5] == 1, bytes[i + 6] & 0x80 != 0 else { return false }
+            let length = Int(bytes[i]) << 24 | Int(bytes[i + 1]) << 16 | Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
+            return length < bytes.count - i
+        }
+        let slice = try #require((0..<(bytes.count - 7)).first(where: isSlice))
+        bytes[slice + 6] &= 0x7F
+        let damaged = try dir.write("damaged.heic", bytes)
+        let pool = WorkerPool(.init(workers: 1))
+        let box = ThumbnailOptions(maxWidth: 64, maxHeight: 64)
+        #expect(try pool.thumbnail(ofFileAt: heic, options: box, format: nil).image.width == 64)
+        let error = #expect(throws: ImagingError.self) { try pool.thumbnail(ofFileAt: damaged, options: box, format: nil) }
+        #expect("\(error?.reason as Any)".contains("libavcodec"), "\(String(describing: error))")
+    }
+
     /// A pool that lives for hours lets idle workers go after ``WorkerPool/Configuration/idleExit``
     /// (their processes end), and the next file of their family starts another.
     @Test func idleWorkersEndAndTheNextFileStartsAnother() throws {

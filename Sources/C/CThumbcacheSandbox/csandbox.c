@@ -38,8 +38,9 @@ static const int allowed[] = {
     SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigaction), SCMP_SYS(sigaltstack),
     SCMP_SYS(restart_syscall), SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(getrlimit),
     // Read-only facts libraries size their buffers and thread pools by (libtiff asks for physical
-    // memory, dav1d for the CPUs it may use).
-    SCMP_SYS(sysinfo), SCMP_SYS(sched_getaffinity),
+    // memory, dav1d for the CPUs it may use, libnuma, loaded with FFmpeg's libraries, for the
+    // memory policy).
+    SCMP_SYS(sysinfo), SCMP_SYS(sched_getaffinity), SCMP_SYS(get_mempolicy),
     // What a new thread does as it starts (glibc registers its robust futex list and rseq area).
     SCMP_SYS(set_robust_list), SCMP_SYS(rseq),
 };
@@ -50,6 +51,8 @@ static const int allowed[] = {
 static const int refused[] = {
     SCMP_SYS(open), SCMP_SYS(openat2), SCMP_SYS(creat), SCMP_SYS(socket), SCMP_SYS(socketpair),
     SCMP_SYS(fork), SCMP_SYS(vfork), SCMP_SYS(readlink), SCMP_SYS(readlinkat),
+    // libnuma (loaded with FFmpeg's libraries) probes whether it could set a memory policy.
+    SCMP_SYS(set_mempolicy),
 };
 
 // Path probes: fontconfig checks its configuration files with access() before reading them.

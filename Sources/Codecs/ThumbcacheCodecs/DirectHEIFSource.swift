@@ -1,3 +1,4 @@
+import CThumbcacheAVCodec
 import Glibc
 import ThumbcacheCodecSupport
 import ThumbcacheImaging
@@ -210,7 +211,7 @@ final class DirectHEIFSource: RowSource {
 
     /// `picture`'s rows, opaque RGBA (an alpha plane's grey in its colour channels).
     private func readColour(_ picture: Picture, _ sink: (UnsafePointer<UInt8>) -> Void) throws(ImagingError) {
-        if picture.tiles.count == 1, picture.codec == .hevc, fast { return try stream(picture, sink) }
+        if picture.tiles.count == 1, picture.codec == .hevc, fast, streams(picture) { return try stream(picture, sink) }
         let s = shrink
         let outWidth = (picture.width + s - 1) / s
         let rows = picture.tiles.count / picture.columns
@@ -253,9 +254,20 @@ final class DirectHEIFSource: RowSource {
         }
     }
 
+    /// Planes of more bytes than this stream through libde265 (``stream(_:_:)``); fewer go whole to libavcodec, faster.
+    static let wholePictureBytes = 16 << 20
+
+    /// Whether `picture` (one coded HEVC picture) streams: its planes over ``wholePictureBytes``, or no libavcodec.
+    private func streams(_ picture: Picture) -> Bool {
+        guard let record = picture.configs[picture.tiles[0]] else { return true }
+        let bytes = TileCodec.hevcPlaneBytes(UnsafeRawBufferPointer(rebasing: file.bytes[record]), pixels: picture.tileWidth * picture.tileHeight)
+        // Loaded only for a picture it would take: its libraries are 13 MB of a worker's memory.
+        return bytes > Self.wholePictureBytes || cavc_load() != nil
+    }
+
     private func makeDecoder(_ picture: Picture) throws(ImagingError) -> any TileDecoder {
         switch picture.codec {
-        case .hevc: try HEVCTileDecoder(path: path, fast: fast)
+        case .hevc: if let decoder = LibavcodecTileDecoder(path: path, fast: fast) { decoder } else { try HEVCTileDecoder(path: path, fast: fast) }
         case .av1: try AV1TileDecoder(path: path, fast: fast, maxPixels: picture.tileWidth * picture.tileHeight)
         }
     }

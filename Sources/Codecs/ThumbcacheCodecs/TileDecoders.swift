@@ -18,6 +18,14 @@ enum TileCodec: Equatable {
         }
     }
 
+    /// The bytes of the planes of an HEVC picture of `pixels` that `config` describes: its
+    /// chroma_format_idc (byte 16) gives samples a pixel, its depth two bytes a sample above 8 bits.
+    static func hevcPlaneBytes(_ config: UnsafeRawBufferPointer, pixels: Int) -> Int {
+        guard config.count >= 23 else { return Int.max }
+        let halves = [2, 3, 4, 6][Int(config[16] & 3)]
+        return pixels * halves / 2 * (TileCodec.hevc.bits(config) > 8 ? 2 : 1)
+    }
+
     /// The sample depth `config` states (HEVC's; an AV1 record's high_bitdepth and twelve_bit flags).
     func bits(_ config: UnsafeRawBufferPointer) -> Int {
         switch self {
@@ -90,49 +98,13 @@ final class HEVCTileDecoder: TileDecoder {
                 declared: (width: Int, height: Int), copied: () -> Void) throws(ImagingError) -> DecodedTile {
         release()
         cde265_reset(context)
-        // A sequence parameter set states the picture libde265 will allocate: it may exceed the
-        // declared size only by the padding to a coding block (at most 64 pixels).
-        func push(_ nal: UnsafeRawPointer, _ length: Int) throws(ImagingError) {
-            guard length > 0 else { return }
+        try Self.forEachNAL(config: config, data: data, tile: tile, declared: declared, path: path) { nal, length throws(ImagingError) in
             let type = nal.load(as: UInt8.self) >> 1 & 0x3F
             if type == 34, let streamed, Self.usesTiles(pps: UnsafeRawBufferPointer(start: nal, count: length)) != false {
                 streamed.sawTiles()
             }
-            if type == 33,
-               let size = Self.pictureSize(sps: UnsafeRawBufferPointer(start: nal, count: length)),
-               size.width > (declared.width + 63) / 64 * 64 || size.height > (declared.height + 63) / 64 * 64 {
-                throw failure("tile \(tile) codes a \(size.width)×\(size.height) picture, larger than its declared \(declared.width)×\(declared.height)")
-            }
             let error = cde265_push_NAL(context, nal, Int32(length), 0, nil)
             guard cde265_isOK(error) != 0 else { throw failure("libde265: \(String(cString: cde265_get_error_text(error)))") }
-        }
-        // The record: 22 bytes of profile and sizes (the NAL length size in the last two bits of
-        // byte 21), then arrays of parameter-set NAL units, each with a 16-bit length.
-        guard config.count >= 23 else { throw failure("tile \(tile)'s HEVC configuration ends early") }
-        let lengthSize = Int(config[21] & 3) + 1
-        var at = 23
-        for _ in 0..<Int(config[22]) {
-            guard at + 3 <= config.count else { throw failure("tile \(tile)'s HEVC configuration ends early") }
-            let count = Int(config[at + 1]) << 8 | Int(config[at + 2])
-            at += 3
-            for _ in 0..<count {
-                guard at + 2 <= config.count else { throw failure("tile \(tile)'s HEVC configuration ends early") }
-                let length = Int(config[at]) << 8 | Int(config[at + 1])
-                at += 2
-                guard length <= config.count - at else { throw failure("tile \(tile)'s HEVC configuration ends early") }
-                try push(config.baseAddress! + at, length)
-                at += length
-            }
-        }
-        at = 0
-        while at < data.count {
-            guard lengthSize <= data.count - at else { throw failure("tile \(tile) ends inside a NAL unit's length") }
-            var length = 0
-            for i in 0..<lengthSize { length = length << 8 | Int(data[at + i]) }
-            at += lengthSize
-            guard length <= data.count - at else { throw failure("tile \(tile) is truncated") }
-            try push(data.baseAddress! + at, length)
-            at += length
         }
         copied()
         guard cde265_isOK(cde265_flush_data(context)) != 0 else { throw failure("libde265 refused the end of tile \(tile)") }
@@ -161,6 +133,53 @@ final class HEVCTileDecoder: TileDecoder {
         }
         return DecodedTile(width: Int(cde265_get_image_width(image, 0)), height: Int(cde265_get_image_height(image, 0)),
                            model: model, planes: planes, bits: bits, colour: nil)
+    }
+
+    /// Each NAL unit of a tile, in decoding order: the parameter sets of its configuration record,
+    /// then its coded bytes' length-prefixed units. A sequence parameter set may state a picture
+    /// larger than the declared one only by the padding to a coding block (at most 64 pixels),
+    /// which is checked before a decoder allocates it.
+    static func forEachNAL(config: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer, tile: HEIFContainer.ItemID,
+                           declared: (width: Int, height: Int), path: String,
+                           _ body: (UnsafeRawPointer, Int) throws(ImagingError) -> Void) throws(ImagingError) {
+        func failure(_ reason: String) -> ImagingError { ImagingError(path: path, reason: .corrupt(reason)) }
+        func visit(_ nal: UnsafeRawPointer, _ length: Int) throws(ImagingError) {
+            guard length > 0 else { return }
+            if nal.load(as: UInt8.self) >> 1 & 0x3F == 33,
+               let size = pictureSize(sps: UnsafeRawBufferPointer(start: nal, count: length)),
+               size.width > (declared.width + 63) / 64 * 64 || size.height > (declared.height + 63) / 64 * 64 {
+                throw failure("tile \(tile) codes a \(size.width)×\(size.height) picture, larger than its declared \(declared.width)×\(declared.height)")
+            }
+            try body(nal, length)
+        }
+        // The record: 22 bytes of profile and sizes (the NAL length size in the last two bits of
+        // byte 21), then arrays of parameter-set NAL units, each with a 16-bit length.
+        guard config.count >= 23 else { throw failure("tile \(tile)'s HEVC configuration ends early") }
+        let lengthSize = Int(config[21] & 3) + 1
+        var at = 23
+        for _ in 0..<Int(config[22]) {
+            guard at + 3 <= config.count else { throw failure("tile \(tile)'s HEVC configuration ends early") }
+            let count = Int(config[at + 1]) << 8 | Int(config[at + 2])
+            at += 3
+            for _ in 0..<count {
+                guard at + 2 <= config.count else { throw failure("tile \(tile)'s HEVC configuration ends early") }
+                let length = Int(config[at]) << 8 | Int(config[at + 1])
+                at += 2
+                guard length <= config.count - at else { throw failure("tile \(tile)'s HEVC configuration ends early") }
+                try visit(config.baseAddress! + at, length)
+                at += length
+            }
+        }
+        at = 0
+        while at < data.count {
+            guard lengthSize <= data.count - at else { throw failure("tile \(tile) ends inside a NAL unit's length") }
+            var length = 0
+            for i in 0..<lengthSize { length = length << 8 | Int(data[at + i]) }
+            at += lengthSize
+            guard length <= data.count - at else { throw failure("tile \(tile) is truncated") }
+            try visit(data.baseAddress! + at, length)
+            at += length
+        }
     }
 
     /// The planes of a libde265 chroma format.
