@@ -30,11 +30,9 @@ import ThumbcacheTestSupport
         return dir.appending("textured.heic")
     }
 
-    /// Rows handed on before the decode ends are already final: they equal a whole decode's. The
-    /// pages above them are gone by the end. Samples above 8 bits take two bytes.
-    @Test(arguments: [8, 10]) func rowsAreHandedOnFinishedAndTheirPagesGo(bits: Int) throws {
-        let dir = TemporaryDirectory()
-        let path = try Self.textured(dir, bits: bits)
+    /// `body` given the one coded picture of the HEIC at `path`: its configuration record, its
+    /// coded bytes and its item.
+    static func withOnePicture(_ path: String, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, HEIFContainer.ItemID) throws -> Void) throws {
         let file = try Data(contentsOf: URL(fileURLWithPath: path))
         try file.withUnsafeBytes { bytes in
             let container = try HEIFContainer(bytes)
@@ -43,8 +41,16 @@ import ThumbcacheTestSupport
             for p in container.properties(of: item) { if case .hvcC(let r) = p.property { record = r } }
             let extents = try container.extents(of: item)
             try #require(record != nil && extents.count == 1)
-            let config = UnsafeRawBufferPointer(rebasing: bytes[record!]), coded = UnsafeRawBufferPointer(rebasing: bytes[extents[0]])
+            try body(UnsafeRawBufferPointer(rebasing: bytes[record!]), UnsafeRawBufferPointer(rebasing: bytes[extents[0]]), item)
+        }
+    }
 
+    /// Rows handed on before the decode ends are already final: they equal a whole decode's. The
+    /// pages above them are gone by the end. Samples above 8 bits take two bytes.
+    @Test(arguments: [8, 10]) func rowsAreHandedOnFinishedAndTheirPagesGo(bits: Int) throws {
+        let dir = TemporaryDirectory()
+        let path = try Self.textured(dir, bits: bits)
+        try Self.withOnePicture(path) { config, coded, item in
             let whole = try HEVCTileDecoder(path: path, fast: true)
             let reference = try whole.decode(config: config, data: coded, tile: item, declared: (4000, 3000), copied: {})
             #expect(reference.bits == bits)

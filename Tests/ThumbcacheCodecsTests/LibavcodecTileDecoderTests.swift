@@ -10,17 +10,7 @@ import ThumbcacheTestSupport
     /// `body` given a HEIC's one coded picture: its record, its coded bytes and its item.
     func withPicture(bits: Int, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, HEIFContainer.ItemID) throws -> Void) throws {
         let dir = TemporaryDirectory()
-        let path = try HEIFStreamingTests.textured(dir, bits: bits, width: 330, height: 250)
-        let file = try Data(contentsOf: URL(fileURLWithPath: path))
-        try file.withUnsafeBytes { bytes in
-            let container = try HEIFContainer(bytes)
-            let item = container.primary
-            var record: Range<Int>?
-            for p in container.properties(of: item) { if case .hvcC(let r) = p.property { record = r } }
-            let extents = try container.extents(of: item)
-            try #require(record != nil && extents.count == 1)
-            try body(UnsafeRawBufferPointer(rebasing: bytes[record!]), UnsafeRawBufferPointer(rebasing: bytes[extents[0]]), item)
-        }
+        try HEIFStreamingTests.withOnePicture(try HEIFStreamingTests.textured(dir, bits: bits, width: 330, height: 250), body)
     }
 
     /// Every plane's visible samples, row by row.
