@@ -54,7 +54,7 @@ cavc_hevc *cavc_hevc_new(int skip_filters) {
     // One thread: the caller runs a decoder per core it may use.
     d->context->thread_count = 1;
     if (skip_filters) d->context->skip_loop_filter = AVDISCARD_ALL;
-    // Damage is an error, as libde265's would be, not a picture with parts made up.
+    // Damage it detects is an error, not a picture with parts made up (libde265 goes on more often).
     d->context->err_recognition = AV_EF_EXPLODE;
     if (codec.avcodec_open2(d->context, hevc, NULL) < 0) goto fail;
     return d;
