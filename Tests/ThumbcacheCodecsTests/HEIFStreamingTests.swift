@@ -111,9 +111,9 @@ import ThumbcacheTestSupport
             return nal
         }
         for cuQPDelta in [false, true] {
-            #expect(pps(cuQPDelta: cuQPDelta, tiles: true).withUnsafeBytes { HEVCTileDecoder.usesTiles(pps: $0) } == true)
-            #expect(pps(cuQPDelta: cuQPDelta, tiles: false).withUnsafeBytes { HEVCTileDecoder.usesTiles(pps: $0) } == false)
+            #expect(pps(cuQPDelta: cuQPDelta, tiles: true).withUnsafeBytes { HEVCBitstream.usesTiles(pps: $0) } == true)
+            #expect(pps(cuQPDelta: cuQPDelta, tiles: false).withUnsafeBytes { HEVCBitstream.usesTiles(pps: $0) } == false)
         }
-        #expect([UInt8]([0x44, 0x01]).withUnsafeBytes { HEVCTileDecoder.usesTiles(pps: $0) } == nil)
+        #expect([UInt8]([0x44, 0x01]).withUnsafeBytes { HEVCBitstream.usesTiles(pps: $0) } == nil)
     }
 }

@@ -260,7 +260,7 @@ final class DirectHEIFSource: RowSource {
     /// Whether `picture` (one coded HEVC picture) streams: its planes over ``wholePictureBytes``, or no libavcodec.
     private func streams(_ picture: Picture) -> Bool {
         guard let record = picture.configs[picture.tiles[0]] else { return true }
-        let bytes = TileCodec.hevcPlaneBytes(UnsafeRawBufferPointer(rebasing: file.bytes[record]), pixels: picture.tileWidth * picture.tileHeight)
+        let bytes = HEVCBitstream.planeBytes(UnsafeRawBufferPointer(rebasing: file.bytes[record]), pixels: picture.tileWidth * picture.tileHeight)
         // Loaded only for a picture it would take: its libraries are 13 MB of a worker's memory.
         return bytes > Self.wholePictureBytes || cavc_load() != nil
     }

@@ -26,7 +26,7 @@ final class LibavcodecTileDecoder: TileDecoder {
         release()
         stream.removeAll(keepingCapacity: true)
         stream.reserveCapacity(config.count + data.count + 64)
-        try HEVCTileDecoder.forEachNAL(config: config, data: data, tile: tile, declared: declared, path: path) { nal, length in
+        try HEVCBitstream.forEachNAL(config: config, data: data, tile: tile, declared: declared, path: path) { nal, length in
             stream += [0, 0, 0, 1]
             stream.append(contentsOf: UnsafeRawBufferPointer(start: nal, count: length))
         }

@@ -18,14 +18,6 @@ enum TileCodec: Equatable {
         }
     }
 
-    /// The bytes of the planes of an HEVC picture of `pixels` that `config` describes: its
-    /// chroma_format_idc (byte 16) gives samples a pixel, its depth two bytes a sample above 8 bits.
-    static func hevcPlaneBytes(_ config: UnsafeRawBufferPointer, pixels: Int) -> Int {
-        guard config.count >= 23 else { return Int.max }
-        let halves = [2, 3, 4, 6][Int(config[16] & 3)]
-        return pixels * halves / 2 * (TileCodec.hevc.bits(config) > 8 ? 2 : 1)
-    }
-
     /// The sample depth `config` states (HEVC's; an AV1 record's high_bitdepth and twelve_bit flags).
     func bits(_ config: UnsafeRawBufferPointer) -> Int {
         switch self {
@@ -98,9 +90,9 @@ final class HEVCTileDecoder: TileDecoder {
                 declared: (width: Int, height: Int), copied: () -> Void) throws(ImagingError) -> DecodedTile {
         release()
         cde265_reset(context)
-        try Self.forEachNAL(config: config, data: data, tile: tile, declared: declared, path: path) { nal, length throws(ImagingError) in
+        try HEVCBitstream.forEachNAL(config: config, data: data, tile: tile, declared: declared, path: path) { nal, length throws(ImagingError) in
             let type = nal.load(as: UInt8.self) >> 1 & 0x3F
-            if type == 34, let streamed, Self.usesTiles(pps: UnsafeRawBufferPointer(start: nal, count: length)) != false {
+            if type == 34, let streamed, HEVCBitstream.usesTiles(pps: UnsafeRawBufferPointer(start: nal, count: length)) != false {
                 streamed.sawTiles()
             }
             let error = cde265_push_NAL(context, nal, Int32(length), 0, nil)
@@ -133,6 +125,33 @@ final class HEVCTileDecoder: TileDecoder {
         }
         return DecodedTile(width: Int(cde265_get_image_width(image, 0)), height: Int(cde265_get_image_height(image, 0)),
                            model: model, planes: planes, bits: bits, colour: nil)
+    }
+
+    /// The planes of a libde265 chroma format.
+    static func model(_ chroma: de265_chroma) -> PlanarImage.Model {
+        switch chroma {
+        case de265_chroma_mono: .gray
+        case de265_chroma_420: .ycbcr(subsampleX: 2, subsampleY: 2)
+        case de265_chroma_422: .ycbcr(subsampleX: 2, subsampleY: 1)
+        default: .ycbcr(subsampleX: 1, subsampleY: 1)
+        }
+    }
+
+    func release() {
+        if holding { cde265_release_next_picture(context) }
+        holding = false
+    }
+}
+
+/// What thumbcache reads of an HEVC stream itself, for either decoder: its NAL units from a HEIF
+/// item, and the few parameter-set fields it checks before a decoder allocates anything.
+enum HEVCBitstream {
+    /// The bytes of the planes of an HEVC picture of `pixels` that `config` describes: its
+    /// chroma_format_idc (byte 16) gives samples a pixel, its depth two bytes a sample above 8 bits.
+    static func planeBytes(_ config: UnsafeRawBufferPointer, pixels: Int) -> Int {
+        guard config.count >= 23 else { return Int.max }
+        let halves = [2, 3, 4, 6][Int(config[16] & 3)]
+        return pixels * halves / 2 * (TileCodec.hevc.bits(config) > 8 ? 2 : 1)
     }
 
     /// Each NAL unit of a tile, in decoding order: the parameter sets of its configuration record,
@@ -180,21 +199,6 @@ final class HEVCTileDecoder: TileDecoder {
             try visit(data.baseAddress! + at, length)
             at += length
         }
-    }
-
-    /// The planes of a libde265 chroma format.
-    static func model(_ chroma: de265_chroma) -> PlanarImage.Model {
-        switch chroma {
-        case de265_chroma_mono: .gray
-        case de265_chroma_420: .ycbcr(subsampleX: 2, subsampleY: 2)
-        case de265_chroma_422: .ycbcr(subsampleX: 2, subsampleY: 1)
-        default: .ycbcr(subsampleX: 1, subsampleY: 1)
-        }
-    }
-
-    func release() {
-        if holding { cde265_release_next_picture(context) }
-        holding = false
     }
 
     /// The payload of a parameter set NAL unit after its 2-byte header, without emulation-prevention
