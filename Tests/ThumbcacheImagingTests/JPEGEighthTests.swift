@@ -32,12 +32,35 @@ struct JPEGEighthTests {
         return try ImageEncoder.jpeg(photoLikeImage(width: width, height: height), options: options)
     }
 
-    func decode(_ jpeg: [UInt8], shrink: Int = 8, libjpegOnly: Bool) throws(ImagingError) -> (width: Int, height: Int, pixels: [UInt8]) {
-        let source = try JPEGSource(bytes: jpeg, path: "t.jpg")
+    func decode(_ jpeg: [UInt8], shrink: Int = 8, libjpegOnly: Bool, threads: Int = 1) throws(ImagingError) -> (width: Int, height: Int, pixels: [UInt8]) {
+        let decoded = try decodeTelling(jpeg, shrink: shrink, libjpegOnly: libjpegOnly, threads: threads)
+        return (decoded.width, decoded.height, decoded.pixels)
+    }
+
+    /// As `decode`, with which decoder took it (JPEGSource.decodedBy: 2 on two threads).
+    func decodeTelling(_ jpeg: [UInt8], shrink: Int = 8, libjpegOnly: Bool = false, threads: Int = 1) throws(ImagingError)
+        -> (width: Int, height: Int, pixels: [UInt8], decodedBy: Int)
+    {
+        let source = try JPEGSource(bytes: jpeg, path: "t.jpg", threads: threads)
         let (w, h) = try source.start(shrink: shrink, fast: true, libjpegOnly: libjpegOnly)
         var pixels: [UInt8] = []
         try source.readRows { pixels.append(contentsOf: UnsafeBufferPointer(start: $0, count: w * 4)) }
-        return (w, h, pixels)
+        return (w, h, pixels, source.decodedBy)
+    }
+
+    /// A photo with grain (a fixed sequence), whose scan is over the 128 KiB the two-thread decode needs.
+    func grainyJPEG(_ flavour: Flavour, width: Int = 1280, height: Int = 960) throws -> [UInt8] {
+        var image = photoLikeImage(width: width, height: height)
+        var state: UInt32 = 2_463_534_242
+        for i in image.pixels.indices where i % 4 != 3 {
+            state ^= state << 13; state ^= state >> 17; state ^= state << 5
+            image.pixels[i] = UInt8(clamping: Int(image.pixels[i]) + Int(state >> 27) - 16)
+        }
+        var options = ImageEncoder.JPEGOptions(quality: 85, progressive: flavour.progressive)
+        options.lumaSampling = flavour.lumaSampling
+        options.restartRows = flavour.restartRows
+        if flavour.gray { options.color = .gray }
+        return try ImageEncoder.jpeg(image, options: options)
     }
 
     @Test(arguments: flavours)
@@ -159,5 +182,78 @@ struct JPEGEighthTests {
         let cut = Array(progressive[..<(firstScan + 60)])
         #expect(reason(cut, size: 24) == tooLarge)
         #expect(throws: ImagingError.self) { try thumbnail(cut, size: 24, limits: DecodeLimits()) }
+    }
+
+    static let splitFlavours: [Flavour] = [.init(name: "4:2:0", lumaSampling: (2, 2)), .init(name: "4:4:4"),
+                                           .init(name: "4:2:2", lumaSampling: (2, 1)), .init(name: "gray", gray: true)]
+
+    /// With two threads, a sequential scan is decoded from its start and, guessed, from its middle;
+    /// the pixels are libjpeg's all the same (4:2:0's chroma through libjpeg's 2×2 IDCT).
+    /// (Where the guessing thread gets no core in time, the first decodes the scan alone, as it
+    /// may on a loaded machine: up to 20 decodes, each held to libjpeg's pixels, until one is on two.)
+    @Test(arguments: splitFlavours)
+    func onTwoThreadsTheScanGivesLibjpegsPixels(flavour: Flavour) throws {
+        let bytes = try grainyJPEG(flavour)
+        let libjpeg = try decode(bytes, libjpegOnly: true)
+        var onTwo = false
+        for _ in 0..<20 where !onTwo {
+            let ours = try decodeTelling(bytes, threads: 2)
+            onTwo = ours.decodedBy == 2
+            #expect(ours.decodedBy != 0, "\(flavour.name): taken by the shim")
+            #expect(ours.width == libjpeg.width && ours.height == libjpeg.height)
+            let differing = zip(ours.pixels, libjpeg.pixels).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+            #expect(ours.pixels.count == libjpeg.pixels.count && differing == nil, "\(flavour.name): first differing byte at \(differing.map(String.init) ?? "-")")
+        }
+        #expect(onTwo, "\(flavour.name): the guessing thread fell into step")
+    }
+
+    /// From a file, the guessing thread reads its own copy of the data (none of it mapped): the
+    /// same pixels, decoded on two threads.
+    @Test func fromAFileTheGuessReadsItsOwnCopy() throws {
+        let dir = TemporaryDirectory()
+        let bytes = try grainyJPEG(Flavour(name: "4:2:0", lumaSampling: (2, 2)))
+        let file = try ImageFile(path: try dir.write("grainy.jpg", bytes))
+        let source = try JPEGSource(descriptor: file.descriptor, name: "grainy.jpg", threads: 2)
+        let (w, _) = try source.start(shrink: 8, fast: true)
+        var pixels: [UInt8] = []
+        try source.readRows { pixels.append(contentsOf: UnsafeBufferPointer(start: $0, count: w * 4)) }
+        #expect(source.decodedBy != 0)
+        #expect(pixels == (try decode(bytes, libjpegOnly: true)).pixels)
+    }
+
+    /// On one thread a 4:2:0 image stays with libjpeg-turbo, which is faster there; so do the
+    /// kinds the two-thread decode leaves alone (restart markers, progressive 4:2:0).
+    @Test func whatTwoThreadsDoNotTakeStaysWithLibjpeg() throws {
+        let yuv420 = Flavour(name: "4:2:0", lumaSampling: (2, 2))
+        #expect(try decodeTelling(grainyJPEG(yuv420), threads: 1).decodedBy == 0)
+        var restarts = yuv420
+        restarts.restartRows = 4
+        #expect(try decodeTelling(grainyJPEG(restarts), threads: 2).decodedBy == 0)
+        #expect(try decodeTelling(grainyJPEG(Flavour(name: "progressive 4:2:0", lumaSampling: (2, 2), progressive: true)), threads: 2).decodedBy == 0)
+        #expect(try decodeTelling(jpeg(yuv420, width: 203, height: 157), threads: 2).decodedBy == 0, "too small to be worth a thread")
+    }
+
+    /// Damage in either half (restart markers out of place, or bytes of garbage), or a cut: what
+    /// libjpeg gives, pixels or its error, whichever thread met it.
+    @Test(arguments: [0.2, 0.45, 0.55, 0.8, 0.999])
+    func damageOnTwoThreadsGivesWhatLibjpegGives(at fraction: Double) throws {
+        let whole = try grainyJPEG(Flavour(name: "4:2:0", lumaSampling: (2, 2)))
+        let at = Int(Double(whole.count) * fraction)
+        var markers = whole, garbage = whole
+        for i in at..<min(at + 24, whole.count - 2) {
+            markers[i] = i % 2 == 0 ? 0xFF : 0xD3
+            garbage[i] = UInt8(truncatingIfNeeded: i &* 131)
+        }
+        for damaged in [markers, garbage, Array(whole[..<at])] {
+            func outcome(_ libjpegOnly: Bool) -> String {
+                do {
+                    let decoded = try decode(damaged, libjpegOnly: libjpegOnly, threads: 2)
+                    return "\(decoded.width)×\(decoded.height) \(decoded.pixels.hashValue)"
+                } catch {
+                    return "\(error)"
+                }
+            }
+            #expect(outcome(false) == outcome(true), "damage at \(at) of \(whole.count)")
+        }
     }
 }

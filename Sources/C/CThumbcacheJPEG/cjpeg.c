@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <unistd.h>
 #include <setjmp.h>
+#include <sys/stat.h>
 #include <jpeglib.h>
 #include <jerror.h>
 
@@ -260,9 +261,27 @@ static int reopen(cjpeg_decoder *d) {
     return read_header(d, &info, d->bytes, d->length) == CJPEG_OK ? 0 : -1;
 }
 
-// Tries eighth.c: 1 when it takes the image; otherwise (0, or -1 on failure) as reopen.
+// Tries eighth.c: 1 when it takes the image; 2 when it does not (nothing read); otherwise (0, or
+// -1 on failure) as reopen. With CJPEG_START_TWO_THREADS it is told where the rest of the file is.
 static int decode_eighth(cjpeg_decoder *d) {
-    d->eighth = eighth_decode(&d->cinfo, &d->error.fatal_warning);
+    eighth_more more = {.file = -1};
+    if (d->flags & CJPEG_START_TWO_THREADS) {
+        struct jpeg_source_mgr *src = d->cinfo.src;
+        struct stat st;
+        long position = d->file ? ftell(d->file) : -1;
+        if (d->bytes) {
+            more.data = src->next_input_byte;
+            more.length = src->bytes_in_buffer;
+        } else if (position >= (long)src->bytes_in_buffer && fstat(fileno(d->file), &st) == 0 && S_ISREG(st.st_mode) &&
+                   st.st_size > position) {
+            more.file = fileno(d->file);
+            more.offset = (uint64_t)position - src->bytes_in_buffer;
+            more.length = (size_t)((uint64_t)st.st_size - more.offset);
+        }
+    }
+    int two = more.data || more.file >= 0;
+    if (!eighth_takes(&d->cinfo, two ? more.length : 0)) return 2;
+    d->eighth = eighth_decode(&d->cinfo, &d->error.fatal_warning, two ? &more : NULL);
     return d->eighth ? 1 : reopen(d);
 }
 
@@ -289,14 +308,14 @@ cjpeg_status cjpeg_start(cjpeg_decoder *d, int denominator, int flags, uint32_t 
     if (denominator == 8 && !(flags & CJPEG_START_LIBJPEG) && eighth_eligible(&d->cinfo)) {
         int done = decode_eighth(d);
         if (done < 0) return CJPEG_ERROR;
-        if (done) {
+        if (done == 1) {
             d->started = 1;
             *out_width = eighth_width(d->eighth);
             *out_height = eighth_height(d->eighth);
             return CJPEG_OK;
         }
         // read_header set its own jump: this function's must be the one taken from here on.
-        if (setjmp(d->error.jump)) return CJPEG_ERROR;
+        if (done == 0 && setjmp(d->error.jump)) return CJPEG_ERROR;
     }
     return start_libjpeg(d, denominator, flags, out_width, out_height);
 }
@@ -504,3 +523,8 @@ cjpeg_status cjpeg_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t h
 }
 
 void cjpeg_free(void *pointer) { free(pointer); }
+
+int cjpeg_decoded_by(const cjpeg_decoder *d) {
+    if (!d->eighth) return 0;
+    return eighth_threads_used(d->eighth) == 2 ? 2 : 1;
+}

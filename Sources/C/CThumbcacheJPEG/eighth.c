@@ -7,13 +7,18 @@
 // arithmetic (jidctred.c, jdcolor.c, jdmaster.c) turns them into the same pixels. A progressive
 // file needs only its DC scans: its AC scans are skipped to their next marker. Anything unusual
 // makes this decoder give up and the caller decode with libjpeg, so errors read as they always
-// have. 4:2:0 is left to libjpeg: at 1/8 its chroma blocks need AC coefficients too (a
-// 2×2 IDCT), where libjpeg-turbo's SIMD is faster than a decoder of our own.
+// have. A sequential 4:2:0 image's chroma is scaled by libjpeg with a 2×2 IDCT of each block (its
+// luma's blocks give one pixel, a chroma block four): the walk keeps the 25 coefficients that IDCT
+// reads and applies the same arithmetic, which libjpeg-turbo's SIMD gives too within the ranges
+// checked here. A progressive 4:2:0 image would need its AC scans: it is left to libjpeg.
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
 #include <limits.h>
 #include <pthread.h>
+#include <unistd.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <jpeglib.h>
 
 #include "eighth.h"
@@ -39,8 +44,9 @@ typedef struct {
 
 typedef struct {
     uint16_t look[1 << LOOKAHEAD];  // (length << 8) | symbol for codes up to LOOKAHEAD bits, else 0
-    // An AC code and its extra bits skipped in one lookup, where both fit in LOOKAHEAD bits, else
-    // 0: (how far the coefficient index moves << 8) | bits used. An end of block moves it 64.
+    // An AC code and its extra bits taken in one lookup, where both fit in LOOKAHEAD bits, else
+    // 0: (the coefficient << 16) | (how far the coefficient index moves << 8) | bits used. An end
+    // of block moves it 64; a run of sixteen zeros (coefficient 0) 16.
     int32_t ac[1 << LOOKAHEAD];
     int32_t maxcode[18];
     int32_t valoffset[18];
@@ -58,6 +64,9 @@ typedef struct {
     uint32_t plane_wide, plane_high;    // blocks allocated: padded to whole MCUs
     int16_t *dc;        // a DC coefficient a block
     uint8_t *samples;   // the component's pixels at 1/8, made at the end from `dc`
+    // 4:2:0's chroma: 2 × 2 pixels a block, made as each block is walked (`samples` is twice as
+    // wide and high as the plane; `dc` goes unused).
+    int square;
     int coef_bits[64];  // progressive: the successive-approximation state, as libjpeg tracks it
 } component;
 
@@ -69,6 +78,7 @@ struct eighth {
     // A one-scan sequential image is decoded a row of MCUs at a time, as its rows are asked for
     // (its planes one MCU row high): what the decoding needs between rows.
     struct stream *stream;
+    int threads_used;  // 2 where the scan was decoded on two threads (EIGHTH_SPLIT)
 };
 
 typedef struct {
@@ -80,11 +90,22 @@ typedef struct {
     int bits;     // valid bits at the bottom of `buffer`
     int padding;  // of those, zero bits added after a marker: using one means the data ran out
     int marker;   // the marker that ended the entropy-coded data, 0 while none
+    // Bytes of entropy-coded data put in `buffer` (a stuffed 0xFF 0x00 is one): with `bits`, where
+    // in the data the next code starts, the same for readers that began at different bytes.
+    uint64_t loaded;
+    int in_memory;  // reads `p`/`n` only (no source): past them, an end-of-image marker
 } reader;
+
+static const uint8_t end_of_image[2] = {0xFF, 0xD9};
 
 // MARK: Bytes
 
 static int fill_source(reader *r) {
+    if (r->in_memory) {
+        r->p = end_of_image;
+        r->n = sizeof end_of_image;
+        return 1;
+    }
     r->src->next_input_byte = r->p;
     r->src->bytes_in_buffer = 0;
     // Our sources insert an end-of-image marker at the end of the data (and warn: the caller
@@ -138,6 +159,7 @@ static void fill_bits(reader *r) {
         uint64_t bytes = __builtin_bswap64(word) >> (64 - 8 * count);
         r->buffer = (r->buffer << (8 * count)) | bytes;
         r->bits += 8 * count;
+        r->loaded += (uint64_t)count;
         r->p += count;
         r->n -= (size_t)count;
     }
@@ -163,9 +185,11 @@ static void fill_bits(reader *r) {
         } else {
             c = 0;
             r->padding += 8;
+            r->loaded--;  // not data
         }
         r->buffer = (r->buffer << 8) | c;
         r->bits += 8;
+        r->loaded++;
     }
 }
 
@@ -256,7 +280,8 @@ static int derive(const raw_table *raw, int dc, huffman *t) {
             t->ac[i] = ((run == 15 ? 16 : 64) << 8) | length;
             continue;
         }
-        t->ac[i] = ((run + 1) << 8) | (length + size);
+        unsigned extra = (i >> (LOOKAHEAD - length - size)) & ((1u << size) - 1);
+        t->ac[i] = (int32_t)((uint32_t)extend(extra, size) << 16) | ((run + 1) << 8) | (length + size);
     }
     if (dc)
         for (int i = 0; i < count; i++)
@@ -412,6 +437,15 @@ typedef struct {
     int padded;  // the data ran out: libjpeg would warn
     int to_go, next_restart;  // MCUs to the next restart marker, and its number
     uint32_t row_base;        // the MCU row the planes' first block row holds
+    // A sequential scan on two threads (below): the guesser, the guess looked at, and where the
+    // guesses are taken from.
+    struct guess *guess;
+    uint32_t guess_cursor[8];  // in each run (MAX_RUNS)
+    int guess_run;
+    uint32_t guess_index;
+    uint64_t guess_watch;      // bits of data before the earliest run: no block before it is looked up
+    uint64_t from_mcu;
+    int from_phase;
 } scan_state;
 
 // libjpeg's process_restart: the rest of the byte dropped, the next marker must be the expected RSTn.
@@ -457,6 +491,71 @@ static int restart(scan_state *st, int *next) {
         }                                                                                                              \
     } while (0)
 
+// jidctred.c's 2×2 IDCT of a 4:2:0 chroma block (rows and columns 0, 1, 3, 5 and 7 of its
+// coefficients, dequantized), in two steps: its sums that do not involve the DC coefficient, which a
+// block decoded before its DC predictor is known can have (the split decode), then its pixels. Its
+// column 0 gives 4 × DC × quant + `top` (`bottom`) exactly, since DC × quant × 2¹⁵ is a multiple of
+// the 2¹³ that column is divided by; `odd` are its rows' sums of columns 1, 3, 5 and 7.
+typedef struct {
+    int32_t top, bottom;
+    int32_t odd[2];
+} square_part;
+
+enum { C7 = -5906, C5 = 6967, C3 = -10426, C1 = 29692 };  // FIX(x) of sqrt(2) × sums of cosines, 13 bits
+
+// Each step returns 0 where a value leaves the range in which libjpeg-turbo's SIMD version (16-bit
+// lanes, saturating) and its C version (which wraps in the range limit) agree: the caller then
+// leaves the image to libjpeg.
+#define OUTSIDE16(v) ((uint64_t)((int64_t)(v) + 32768) > 65535u)
+#define OUTSIDE30(v) ((uint64_t)((int64_t)(v) + (1 << 30)) > (uint64_t)1 << 31)
+
+static int square_part_of(const int16_t *coef, const int16_t *quant, square_part *part) {
+    int32_t top[8], bottom[8];
+    unsigned outside = 0;
+    for (int col = 0; col < 8; col += col ? 2 : 1) {  // 0, 1, 3, 5, 7
+        int32_t z0 = col ? (int32_t)coef[col] * quant[col] : 0, z1 = (int32_t)coef[8 + col] * quant[8 + col];
+        int32_t z3 = (int32_t)coef[24 + col] * quant[24 + col], z5 = (int32_t)coef[40 + col] * quant[40 + col];
+        int32_t z7 = (int32_t)coef[56 + col] * quant[56 + col];
+        outside |= OUTSIDE16(z0) | OUTSIDE16(z1) | OUTSIDE16(z3) | OUTSIDE16(z5) | OUTSIDE16(z7);
+        if ((z1 | z3 | z5 | z7) == 0) {
+            top[col] = bottom[col] = z0 * 4;  // what the sums below give then
+            continue;
+        }
+        int64_t even = (int64_t)z0 * 32768, odd = (int64_t)z7 * C7 + (int64_t)z5 * C5 + (int64_t)z3 * C3 + (int64_t)z1 * C1;
+        int64_t a = (even + odd + (1 << 12)) >> 13, b = (even - odd + (1 << 12)) >> 13;
+        outside |= OUTSIDE30(odd) | OUTSIDE16(a) | OUTSIDE16(b);
+        top[col] = (int32_t)a;
+        bottom[col] = (int32_t)b;
+    }
+    const int32_t *rows[2] = {top, bottom};
+    for (int i = 0; i < 2; i++) {
+        const int32_t *w = rows[i];
+        int64_t odd = (int64_t)w[7] * C7 + (int64_t)w[5] * C5 + (int64_t)w[3] * C3 + (int64_t)w[1] * C1;
+        outside |= OUTSIDE30(odd);
+        part->odd[i] = (int32_t)odd;
+    }
+    part->top = top[0];
+    part->bottom = bottom[0];
+    return !outside;
+}
+
+// The block's four pixels into `out` (two rows, `stride` apart), from its DC coefficient.
+static int square_finish(int16_t dc, int16_t quant, const square_part *part, uint8_t *out, size_t stride) {
+    int32_t z0 = (int32_t)dc * quant;
+    unsigned outside = OUTSIDE16(z0);
+    for (int i = 0; i < 2; i++) {
+        int32_t w0 = z0 * 4 + (i ? part->bottom : part->top);
+        int64_t even = (int64_t)w0 * 32768;
+        int64_t left = (even + part->odd[i] + (1 << 19)) >> 20, right = (even - part->odd[i] + (1 << 19)) >> 20;
+        outside |= OUTSIDE16(w0) | ((uint64_t)(left + 512) > 1023u) | ((uint64_t)(right + 512) > 1023u);
+        out[(size_t)i * stride] = idct_limit[left & 1023];
+        out[(size_t)i * stride + 1] = idct_limit[right & 1023];
+    }
+    return !outside;
+}
+#undef OUTSIDE16
+#undef OUTSIDE30
+
 // Where each block of an MCU goes, worked out once a scan.
 typedef struct {
     component *c;
@@ -465,11 +564,8 @@ typedef struct {
     uint32_t x, y;  // the block's offset within the MCU, in blocks
 } mcu_block;
 
-// A sequential scan: each block's DC kept, its AC codes walked to find the block's end.
-static int decode_sequential(scan_state *st, uint32_t mcus_wide, uint32_t from, uint32_t to, int restart_interval) {
-    reader *r = st->r;
+static int mcu_layout(const scan_state *st, mcu_block blocks[10]) {
     const scan *s = st->s;
-    mcu_block blocks[10];
     int count = 0;
     for (int k = 0; k < s->count; k++) {
         component *c = &st->e->c[s->index[k]];
@@ -478,10 +574,73 @@ static int decode_sequential(scan_state *st, uint32_t mcus_wide, uint32_t from, 
             for (int x = 0; x < h; x++)
                 blocks[count++] = (mcu_block){c, &st->dc[s->dc_table[k]], &st->ac[s->ac_table[k]], k, (uint32_t)x, (uint32_t)y};
     }
+    return count;
+}
+
+// A block's DC difference into `diff` (the bit buffer in locals, as in decode_sequential).
+#define WALK_DC(diff, table)                                                                                           \
+    do {                                                                                                               \
+        FILL_BITS();                                                                                                   \
+        int sym_;                                                                                                      \
+        DECODE(sym_, table);                                                                                           \
+        diff = 0;                                                                                                      \
+        if (sym_) {                                                                                                    \
+            diff = extend(PEEK(sym_), sym_);                                                                           \
+            bits -= sym_;                                                                                              \
+        }                                                                                                              \
+    } while (0)
+
+// A block's AC codes walked to its end; with `coef`, its coefficients kept where libjpeg puts them
+// (past the 64th: the last), `kept` set where there is one.
+#define WALK_AC(table, coef, kept)                                                                                     \
+    do {                                                                                                               \
+        const huffman *act_ = (table);                                                                                 \
+        for (int i = 1; i < 64;) {                                                                                     \
+            FILL_BITS();                                                                                               \
+            int32_t fast = act_->ac[PEEK(LOOKAHEAD)];                                                                  \
+            if (fast) {                                                                                                \
+                bits -= fast & 0xFF;                                                                                   \
+                i += (fast >> 8) & 0xFF;                                                                               \
+                if ((coef) && (fast >> 16)) {                                                                          \
+                    (coef)[i > 64 ? 63 : natural_order[i - 1]] = (int16_t)(fast >> 16);                                \
+                    kept = 1;                                                                                          \
+                }                                                                                                      \
+                continue;                                                                                              \
+            }                                                                                                          \
+            int rs;                                                                                                    \
+            DECODE(rs, act_);                                                                                          \
+            int run = rs >> 4, size = rs & 15;                                                                         \
+            if (size) {                                                                                                \
+                i += run;                                                                                              \
+                if (coef) {                                                                                            \
+                    (coef)[i > 63 ? 63 : natural_order[i]] = (int16_t)extend(PEEK(size), size);                        \
+                    kept = 1;                                                                                          \
+                }                                                                                                      \
+                bits -= size;                                                                                          \
+                i++;                                                                                                   \
+            } else {                                                                                                   \
+                if (run != 15) break;                                                                                  \
+                i += 16;                                                                                               \
+            }                                                                                                          \
+        }                                                                                                              \
+    } while (0)
+
+static int in_step(scan_state *st, uint64_t at, int phase);
+static void watch_guesses(scan_state *st, const reader *r);
+
+// A sequential scan: each block's DC kept, its AC codes walked to find the block's end. With a
+// guessing thread (st->guess), returns 2 where its blocks are found to be this scan's from the
+// block at st->from_mcu and st->from_phase on: the caller takes them from there.
+static int decode_sequential(scan_state *st, uint32_t mcus_wide, uint32_t from, uint32_t to, int restart_interval) {
+    reader *r = st->r;
+    const scan *s = st->s;
+    mcu_block blocks[10];
+    int count = mcu_layout(st, blocks);
     uint64_t buffer;
     int bits;
     LOAD_BITS();
     for (uint32_t my = from; my < to; my++) {
+        if (st->guess) watch_guesses(st, r);
         for (uint32_t mx = 0; mx < mcus_wide; mx++) {
             if (restart_interval) {
                 if (st->to_go == 0) {
@@ -495,45 +654,400 @@ static int decode_sequential(scan_state *st, uint32_t mcus_wide, uint32_t from, 
             for (int b = 0; b < count; b++) {
                 const mcu_block *m = &blocks[b];
                 component *c = m->c;
+                if (st->guess && r->loaded * 8 - (uint64_t)bits >= st->guess_watch && in_step(st, r->loaded * 8 - (uint64_t)bits, b)) {
+                    SAVE_BITS();
+                    st->from_mcu = (uint64_t)my * mcus_wide + mx;
+                    st->from_phase = b;
+                    return 2;
+                }
                 uint32_t bx = mx * (uint32_t)(s->count == 1 ? 1 : c->h) + m->x;
                 uint32_t by = (my - st->row_base) * (uint32_t)(s->count == 1 ? 1 : c->v) + m->y;
-                FILL_BITS();
-                int sym;
-                DECODE(sym, m->dc);
-                int diff = 0;
-                if (sym) {
-                    diff = extend(PEEK(sym), sym);
-                    bits -= sym;
-                }
+                int diff;
+                WALK_DC(diff, m->dc);
                 unsigned sum = (unsigned)st->predictor[m->k] + (unsigned)diff;  // libjpeg lets it wrap
                 st->predictor[m->k] = (int)sum;
-                const huffman *act = m->ac;
-                c->dc[(size_t)by * c->plane_wide + bx] = (int16_t)sum;
-                for (int i = 1; i < 64;) {
-                    FILL_BITS();
-                    int32_t fast = act->ac[PEEK(LOOKAHEAD)];
-                    if (fast) {
-                        bits -= fast & 0xFF;
-                        i += (fast >> 8) & 0xFF;
-                        continue;
-                    }
-                    int rs;
-                    DECODE(rs, act);
-                    int run = rs >> 4, size = rs & 15;
-                    if (size) {
-                        i += run + 1;
-                        bits -= size;
-                    } else {
-                        if (run != 15) break;
-                        i += 16;
-                    }
+                if (c->square) {
+                    int16_t values[64] = {0}, *coef = values;
+                    int any = 0;
+                    WALK_AC(m->ac, coef, any);
+                    size_t stride = 2 * (size_t)c->plane_wide;
+                    square_part part = {0, 0, {0, 0}};  // a block of its DC alone
+                    if ((any && !square_part_of(coef, c->quant, &part)) ||
+                        !square_finish((int16_t)sum, c->quant[0], &part, c->samples + 2 * (size_t)by * stride + 2 * (size_t)bx, stride))
+                        return 0;
+                    continue;
                 }
+                c->dc[(size_t)by * c->plane_wide + bx] = (int16_t)sum;
+                int16_t *none = NULL;
+                int any = 0;
+                WALK_AC(m->ac, none, any);
+                (void)any;
             }
             if (r->padding > bits) return 0;  // libjpeg would have warned that the data ran out
         }
     }
     SAVE_BITS();
     return 1;
+}
+
+// MARK: A sequential scan on two threads
+//
+// Huffman codes carry no positions, so a scan cannot be cut in two and each half decoded on its
+// own; but a decoder started at an arbitrary bit soon falls into step with the real code
+// boundaries (JPEG's codes resynchronize within a few blocks). The second thread guesses: it
+// decodes from the middle of the data, as though an MCU began there, and records where each block
+// it finds begins, its place in an MCU and its DC difference. The first thread decodes from the
+// start; once past the middle, a block of its that begins at a bit where a guessed block begins,
+// at the same place in an MCU, is the same block, and so is every block after it (the same
+// state decodes the same way). From there the guesses are taken, their DC differences summed on
+// from the first thread's predictors. Where the guesser never falls into step, the first thread
+// decodes it all, as it would alone: the pixels never depend on the guess.
+//
+// Bytes are not blocks (a sky is cheaper than a meadow), so the guesser may finish first: it then
+// guesses again, from halfway between where the first thread has read to and where its last run
+// began, until that run falls into step with the one after it in the data. The first thread takes
+// the runs in the data's order, each from where it meets the next.
+
+// Data of less is decoded on one thread (a thread's start is not worth it); an image of more
+// blocks is streamed as it would be on one, whose memory does not grow with it. A run that has
+// decoded this many blocks past the next one's start without falling into step with it ends.
+enum { SPLIT_MIN_BYTES = 1 << 17, SPLIT_MAX_BYTES = 1 << 28, SPLIT_MAX_BLOCKS = 1 << 21, MAX_RUNS = 8, RUN_SLACK = 1 << 12 };
+
+typedef struct {
+    uint32_t at;     // where the block begins: bits of data from its run's first byte
+    int16_t diff;    // its DC difference
+    uint8_t phase;   // its place in an MCU, counted from where its run began (or began again)
+    uint8_t flags;   // GUESS_PADDED: it used bits past the data; GUESS_AGAIN: its run began again here
+    uint32_t part;   // a 4:2:0 chroma block's: its sums' place in `parts`
+} guessed_block;
+
+enum { GUESS_PADDED = 1, GUESS_AGAIN = 2 };
+enum { RUN_GOING = 0, RUN_JOINED = 1, RUN_GAVE_UP = 2 };
+
+typedef struct {
+    const uint8_t *start;       // its first byte
+    uint64_t base;              // bits of data before it
+    uint32_t first;             // its first record in `found`
+    _Atomic uint32_t published; // its records so far
+    _Atomic int state;          // RUN_JOINED: in step with the run after it (run 0: at the data's end)
+    uint32_t joins, into;       // its record `joins` is the next run's record `into` (both from their firsts)
+} guess_run;
+
+struct guess {
+    const uint8_t *data, *end;  // the scan's data (to the end of the file)
+    mcu_block blocks[10];
+    int count;
+    guessed_block *found;
+    square_part *parts;
+    uint32_t capacity, parts_capacity;
+    guess_run runs[MAX_RUNS];   // each begins before the one before it
+    _Atomic int run_count;
+    _Atomic uint64_t first_read;        // bytes of data the first thread has read
+    // The guesser's own copy of the data, read from the file (else `data` is the caller's memory):
+    // what the file holds is read in order by the first thread, never mapped, so that one cut
+    // short while it is read is an error, not a fault.
+    int file;
+    uint64_t offset;
+    size_t length;
+    uint8_t *copy;
+    _Atomic int stop;
+    reader last;                // run 0's reader where it stopped: the end of the scan's data
+};
+
+// One block decoded by the guesser into `q` (and `part`); 0 where no block can begin here.
+static inline __attribute__((always_inline)) int guess_one(reader *r, const mcu_block *m, guessed_block *q, square_part *part) {
+    uint64_t buffer;
+    int bits;
+    LOAD_BITS();
+    int diff;
+    WALK_DC(diff, m->dc);
+    q->diff = (int16_t)diff;
+    if (m->c->square) {
+        int16_t values[64] = {0}, *coef = values;
+        int any = 0;
+        WALK_AC(m->ac, coef, any);
+        *part = (square_part){0, 0, {0, 0}};
+        if (any && !square_part_of(coef, m->c->quant, part)) return 0;
+    } else {
+        int16_t *none = NULL;
+        int any = 0;
+        WALK_AC(m->ac, none, any);
+        (void)any;
+    }
+    if (r->padding > bits) q->flags |= GUESS_PADDED;
+    SAVE_BITS();
+    return 1;
+}
+
+// Bits of data before `at` (a stuffed 0xFF 0x00 is one byte); `at` moved past a stuffed 0x00.
+// 0 where a marker comes first.
+static uint64_t bits_before(const uint8_t *data, const uint8_t **at) {
+    if ((*at)[-1] == 0xFF) (*at)++;
+    uint64_t stuffed = 0;
+    const uint8_t *p = data;
+    while ((p = memchr(p, 0xFF, (size_t)(*at - p))) != NULL) {
+        if (p[1] != 0) return 0;
+        stuffed++;
+        p += 2;
+    }
+    return ((uint64_t)(*at - data) - stuffed) * 8;
+}
+
+// Where in `data` (before `limit`) the `count`th byte of data is (a stuffed 0xFF 0x00 is one).
+static const uint8_t *byte_of(const uint8_t *data, const uint8_t *limit, uint64_t count) {
+    const uint8_t *p = data;
+    uint64_t stuffed = 0;
+    while ((p = memchr(p, 0xFF, (size_t)(limit - p))) != NULL && p + 1 < limit) {
+        if ((uint64_t)(p - data) - stuffed >= count) break;
+        stuffed++;
+        p += 2;
+    }
+    uint64_t raw = count + stuffed;
+    return raw < (uint64_t)(limit - data) ? data + raw : limit;
+}
+
+// The middle of the scan's data, taken to end with the file unless a marker comes before; NULL
+// where the data is too short to be worth a second thread.
+static const uint8_t *middle_of(const uint8_t *data, const uint8_t *end, uint64_t *bits) {
+    for (;;) {
+        if (end - data < SPLIT_MIN_BYTES) return NULL;
+        const uint8_t *middle = data + (end - data) / 2, *p = data;
+        while ((p = memchr(p, 0xFF, (size_t)(middle - p))) != NULL && p[1] == 0) p += 2;
+        if (!p) {
+            *bits = bits_before(data, &middle);
+            return middle;
+        }
+        end = p;  // a marker before the middle: the scan ends there
+    }
+}
+
+// Run `k` of the guesser, from its start until it falls into step with run k - 1 (or, run 0,
+// reaches the end of the data). Its state says how it ended.
+static void guess_run_blocks(struct guess *g, int k, uint32_t *found, uint32_t *parts) {
+    guess_run *run = &g->runs[k], *next = k > 0 ? &g->runs[k - 1] : NULL;
+    reader state = {.p = run->start, .n = (size_t)(g->end - run->start), .in_memory = 1};
+    uint64_t next_start = next ? next->base - run->base : UINT64_MAX;  // in this run's bits
+    uint32_t next_count = next ? atomic_load_explicit(&next->published, memory_order_acquire) : 0, cursor = 0, past = 0;
+    int phase = 0, again = 0, outcome = RUN_GAVE_UP;
+    while (*found < g->capacity && !atomic_load_explicit(&g->stop, memory_order_relaxed)) {
+        if (state.bits < 32) fill_bits(&state);
+        if (state.marker && state.padding >= state.bits) {  // nothing left but padding
+            if (!next) {
+                g->last = state;
+                outcome = RUN_JOINED;
+            }
+            break;
+        }
+        uint64_t at = state.loaded * 8 - (uint64_t)state.bits;
+        if (at >= next_start) {
+            uint64_t there = at - next_start;
+            while (cursor < next_count && g->found[next->first + cursor].at < there) cursor++;
+            if (cursor < next_count && g->found[next->first + cursor].at == there && g->found[next->first + cursor].phase == phase) {
+                run->joins = *found - run->first;
+                run->into = cursor;
+                outcome = RUN_JOINED;
+                break;
+            }
+            if (++past > RUN_SLACK || cursor == next_count) break;
+        }
+        int square = g->blocks[phase].c->square;
+        if (square && *parts == g->parts_capacity) break;
+        guessed_block *q = &g->found[*found];
+        q->at = (uint32_t)at;
+        q->phase = (uint8_t)phase;
+        q->flags = again ? GUESS_AGAIN : 0;
+        q->part = *parts;
+        if (!guess_one(&state, &g->blocks[phase], q, &g->parts[square ? *parts : 0])) {
+            // Not a block here (a code no table has): begin again at the next byte not yet read.
+            state.bits = 0;
+            state.buffer = 0;
+            again = 1;
+            phase = 0;
+            continue;
+        }
+        again = 0;
+        phase = phase + 1 == g->count ? 0 : phase + 1;
+        *parts += (uint32_t)square;
+        (*found)++;
+        if ((*found & 63) == 0) atomic_store_explicit(&run->published, *found - run->first, memory_order_release);
+    }
+    atomic_store_explicit(&run->published, *found - run->first, memory_order_release);
+    atomic_store_explicit(&run->state, outcome, memory_order_release);
+}
+
+// The guesser's thread: run 0 from the middle of the data; then, while the first thread is far
+// enough behind the last run's start, another from halfway between.
+static void *guess_blocks(void *argument) {
+    struct guess *g = argument;
+    if (!g->data) {
+        g->copy = malloc(g->length);
+        size_t got = 0;
+        while (g->copy && got < g->length) {
+            ssize_t n = pread(g->file, g->copy + got, g->length - got, (off_t)(g->offset + got));
+            if (n <= 0) break;
+            got += (size_t)n;
+        }
+        if (!g->copy || got < SPLIT_MIN_BYTES) return NULL;  // the first thread decodes alone
+        g->data = g->copy;
+        g->end = g->copy + got;
+    }
+    uint32_t found = 0, parts = 0;
+    uint64_t base = 0;
+    const uint8_t *start = middle_of(g->data, g->end, &base);
+    for (int k = 0; start && k < MAX_RUNS && !atomic_load_explicit(&g->stop, memory_order_relaxed); k++) {
+        g->runs[k].start = start;
+        g->runs[k].base = base;
+        g->runs[k].first = found;
+        atomic_store_explicit(&g->run_count, k + 1, memory_order_release);
+        guess_run_blocks(g, k, &found, &parts);
+        if (atomic_load_explicit(&g->runs[k].state, memory_order_relaxed) != RUN_JOINED) break;
+        const uint8_t *from = byte_of(g->data, start, atomic_load_explicit(&g->first_read, memory_order_acquire) + 4096);
+        if (start - from < SPLIT_MIN_BYTES / 2) break;
+        start = from + (start - from) / 2;
+        base = bits_before(g->data, &start);
+    }
+    return NULL;
+}
+
+// Whether the first thread's block that begins `at` bits into the data, at `phase` in its MCU, is
+// a guessed one, in the run that begins last before it (st->guess_run, st->guess_index then).
+static int in_step(scan_state *st, uint64_t at, int phase) {
+    struct guess *g = st->guess;
+    int runs = atomic_load_explicit(&g->run_count, memory_order_acquire), best = -1;
+    for (int k = 0; k < runs; k++)
+        if (g->runs[k].base <= at && (best < 0 || g->runs[k].base > g->runs[best].base)) best = k;
+    if (best < 0) return 0;
+    guess_run *run = &g->runs[best];
+    uint64_t relative = at - run->base;
+    uint32_t *cursor = &st->guess_cursor[best];
+    uint32_t published = atomic_load_explicit(&run->published, memory_order_acquire);
+    while (*cursor < published && g->found[run->first + *cursor].at < relative) (*cursor)++;
+    // Where the guesser is behind (or has given up) this thread goes on: once in step, every
+    // later block of the guesser's is one of this thread's, so a later one will do.
+    if (*cursor == published) return 0;
+    const guessed_block *q = &g->found[run->first + *cursor];
+    if (q->at != relative || q->phase != phase) return 0;
+    st->guess_run = best;
+    st->guess_index = *cursor;
+    return 1;
+}
+
+// At each row of MCUs: tells the guesser how far this thread has read, and notes where its
+// earliest run begins.
+static void watch_guesses(scan_state *st, const reader *r) {
+    struct guess *g = st->guess;
+    atomic_store_explicit(&g->first_read, r->loaded, memory_order_release);
+    int runs = atomic_load_explicit(&g->run_count, memory_order_acquire);
+    uint64_t watch = UINT64_MAX;
+    for (int k = 0; k < runs; k++)
+        if (g->runs[k].base < watch) watch = g->runs[k].base;
+    st->guess_watch = watch;
+}
+
+// Where the next taken block goes: its place in its MCU and the MCU's.
+typedef struct {
+    int phase;
+    uint32_t mx, my;
+} block_place;
+
+// One guessed block into the planes at `at` (then moved on), its DC difference summed on.
+static int take_guess(scan_state *st, struct guess *g, const mcu_block *blocks, int count, block_place *at,
+                      const guessed_block *q, int first, uint32_t mcus_wide) {
+    const scan *s = st->s;
+    if ((!first && (q->flags & GUESS_AGAIN)) || (q->flags & GUESS_PADDED)) return 0;
+    const mcu_block *m = &blocks[at->phase];
+    component *c = m->c;
+    uint32_t bx = at->mx * (uint32_t)(s->count == 1 ? 1 : c->h) + m->x, by = at->my * (uint32_t)(s->count == 1 ? 1 : c->v) + m->y;
+    if (++at->phase == count) {
+        at->phase = 0;
+        if (++at->mx == mcus_wide) {
+            at->mx = 0;
+            at->my++;
+        }
+    }
+    unsigned sum = (unsigned)st->predictor[m->k] + (unsigned)q->diff;
+    st->predictor[m->k] = (int)sum;
+    if (!c->square) {
+        c->dc[(size_t)by * c->plane_wide + bx] = (int16_t)sum;
+        return 1;
+    }
+    size_t stride = 2 * (size_t)c->plane_wide;
+    return square_finish((int16_t)sum, c->quant[0], &g->parts[q->part], c->samples + 2 * (size_t)by * stride + 2 * (size_t)bx, stride);
+}
+
+// Takes the guessed blocks from where the first thread fell into step with a run, run after run
+// in the data's order, to the end of the scan. 0 where they do not reach it cleanly (the data ran
+// out, a run began again or gave up): libjpeg then says what is wrong.
+static int take_guesses(scan_state *st, struct guess *g, uint32_t mcus_wide, uint32_t mcus_high) {
+    mcu_block blocks[10];
+    int count = mcu_layout(st, blocks);
+    block_place at = {st->from_phase, (uint32_t)(st->from_mcu % mcus_wide), (uint32_t)(st->from_mcu / mcus_wide)};
+    int k = st->guess_run, first = 1;
+    uint32_t i = st->guess_index;  // in run k
+    while (at.my < mcus_high) {
+        guess_run *run = &g->runs[k];
+        int state = atomic_load_explicit(&run->state, memory_order_acquire);
+        uint32_t published = atomic_load_explicit(&run->published, memory_order_acquire);
+        if (k > 0 && state == RUN_JOINED && i == run->joins) {  // on into the next run
+            i = run->into;
+            k--;
+            first = 1;
+            continue;
+        }
+        if (i >= published) {
+            if (state != RUN_GOING) return 0;  // it stopped short
+            sched_yield();
+            continue;
+        }
+        uint32_t end = k > 0 && state == RUN_JOINED ? run->joins : published;
+        for (; i < end && at.my < mcus_high; i++, first = 0)
+            if (!take_guess(st, g, blocks, count, &at, &g->found[run->first + i], first, mcus_wide)) return 0;
+    }
+    while (atomic_load_explicit(&g->runs[0].state, memory_order_acquire) == RUN_GOING) sched_yield();
+    if (atomic_load_explicit(&g->runs[0].state, memory_order_acquire) != RUN_JOINED) return 0;
+    *st->r = g->last;  // at the end of the scan's data
+    return 1;
+}
+
+// A one-scan sequential image without restart markers, held whole: the guesser started on a
+// thread of its own, the scan decoded here until in step with it, the rest taken from it.
+static int decode_split(scan_state *st, const eighth_more *more, uint32_t mcus_wide, uint32_t mcus_high, int *threads_used,
+                        uint8_t **copy) {
+    struct guess *g = calloc(1, sizeof *g);
+    if (!g) return decode_sequential(st, mcus_wide, 0, mcus_high, 0);
+    if (more->data) {
+        g->data = more->data;
+        g->end = more->data + more->length;
+    } else {
+        g->file = more->file;
+        g->offset = more->offset;
+        g->length = more->length;
+    }
+    g->count = mcu_layout(st, g->blocks);
+    uint64_t total = (uint64_t)mcus_wide * mcus_high * (uint64_t)g->count;
+    g->capacity = (uint32_t)(total + (MAX_RUNS + 1) * RUN_SLACK);  // every block, and what runs overlap by
+    int squares = 0;
+    for (int b = 0; b < g->count; b++) squares += g->blocks[b].c->square;
+    g->parts_capacity = (uint32_t)((uint64_t)g->capacity * (uint64_t)squares / (uint64_t)g->count + 2 * MAX_RUNS);
+    g->found = malloc((size_t)g->capacity * sizeof *g->found);
+    g->parts = malloc((size_t)g->parts_capacity * sizeof *g->parts);
+    pthread_t thread;
+    int started = g->found && g->parts && pthread_create(&thread, NULL, guess_blocks, g) == 0;
+    st->guess = started ? g : NULL;
+    memset(st->guess_cursor, 0, sizeof st->guess_cursor);
+    int result = decode_sequential(st, mcus_wide, 0, mcus_high, 0);
+    *threads_used = result == 2 ? 2 : 1;
+    if (result == 2) result = take_guesses(st, g, mcus_wide, mcus_high);
+    if (started) {
+        atomic_store_explicit(&g->stop, 1, memory_order_relaxed);
+        pthread_join(thread, NULL);
+    }
+    st->guess = NULL;
+    free(g->found);
+    free(g->parts);
+    *copy = g->copy;  // run 0's reader, now this thread's, may read on in it
+    free(g);
+    return result;
 }
 
 // One block of a progressive DC scan.
@@ -647,7 +1161,9 @@ int eighth_eligible(j_decompress_ptr cinfo) {
     const jpeg_component_info *c = cinfo->comp_info;
     if (c[1].h_samp_factor != 1 || c[1].v_samp_factor != 1 || c[2].h_samp_factor != 1 || c[2].v_samp_factor != 1)
         return 0;
-    // 4:4:4 and 4:2:2; 4:2:0's chroma needs AC coefficients at 1/8 (libjpeg scales it by a 2×2 IDCT).
+    // 4:4:4 and 4:2:2; 4:2:0 in one sequential scan (its chroma's 2×2 IDCT needs AC coefficients,
+    // which a progressive file's AC scans would give).
+    if (c[0].h_samp_factor == 2 && c[0].v_samp_factor == 2) return one_scan;
     return c[0].v_samp_factor == 1 && (c[0].h_samp_factor == 1 || c[0].h_samp_factor == 2);
 }
 
@@ -680,10 +1196,11 @@ static int setup(eighth *e, j_decompress_ptr cinfo) {
         uint32_t mcus_wide = mcu_count(cinfo->image_width, e->max_h), mcus_high = mcu_count(cinfo->image_height, e->max_v);
         c->plane_wide = e->count == 1 ? c->blocks_wide : mcus_wide * (uint32_t)c->h;
         c->plane_high = e->count == 1 ? c->blocks_high : mcus_high * (uint32_t)c->v;
-        if (e->stream) c->plane_high = (uint32_t)c->v;  // one MCU row (every component's v is 1 then)
+        if (e->stream) c->plane_high = (uint32_t)c->v;  // one MCU row
+        c->square = e->max_v == 2 && ci > 0;
         uint64_t blocks = (uint64_t)c->plane_wide * c->plane_high;  // within MAX_BLOCKS: eighth_eligible checked
         c->dc = calloc(blocks ? blocks : 1, sizeof(int16_t));
-        c->samples = malloc(blocks ? blocks : 1);
+        c->samples = malloc(blocks ? (c->square ? 4 * blocks : blocks) : 1);
         if (!c->dc || !c->samples) return 0;
         for (int i = 0; i < 64; i++) c->coef_bits[i] = -1;
     }
@@ -708,6 +1225,9 @@ static int prepare_scan(reader *r, eighth *e, const scan *s, tables *t, int prog
     st->to_go = t->restart_interval;
     st->next_restart = 0;
     st->row_base = 0;
+    st->guess = NULL;
+    st->guess_index = 0;
+    st->guess_watch = UINT64_MAX;
     if (!progressive && (s->ss != 0 || s->se != 63 || s->ah != 0 || s->al != 0)) return 0;
     if (progressive && !check_progression(e, s)) return 0;
     for (int k = 0; k < s->count; k++) {
@@ -777,7 +1297,9 @@ struct stream {
     scan s;
     tables t;
     scan_state st;
-    uint32_t mcus_wide, mcus_high, next_row;  // an MCU row is an output row (every component's v is 1)
+    uint32_t mcus_wide, mcus_high, next_row;
+    uint32_t mcu_rows;  // decoded
+    uint32_t tall;      // output rows an MCU row gives: 2 for 4:2:0, else 1
     const int *fatal_warning;
 };
 
@@ -785,6 +1307,7 @@ struct stream {
 static void make_samples(eighth *e) {
     for (int ci = 0; ci < e->count; ci++) {
         component *c = &e->c[ci];
+        if (c->square) continue;  // made as its blocks were walked
         int q = c->quant[0];
         size_t count = (size_t)c->plane_wide * c->plane_high;
         for (size_t i = 0; i < count; i++) {
@@ -794,7 +1317,21 @@ static void make_samples(eighth *e) {
     }
 }
 
-eighth *eighth_decode(j_decompress_ptr cinfo, int *fatal_warning) {
+// Whether eighth_decode would decode the image on two threads, given `length` bytes in memory.
+static int splits(j_decompress_ptr cinfo, uint64_t length) {
+    int one_scan = !cinfo->progressive_mode && cinfo->comps_in_scan == cinfo->num_components;
+    return one_scan && length >= SPLIT_MIN_BYTES && length <= SPLIT_MAX_BYTES && cinfo->restart_interval == 0 &&
+           blocks_needed(cinfo) <= SPLIT_MAX_BLOCKS;
+}
+
+int eighth_takes(j_decompress_ptr cinfo, uint64_t length) {
+    if (!eighth_eligible(cinfo)) return 0;
+    // 4:2:0 on one thread is slower here than in libjpeg-turbo (its chroma's IDCT in SIMD).
+    int square = cinfo->num_components == 3 && cinfo->comp_info[0].v_samp_factor == 2;
+    return !square || splits(cinfo, length);
+}
+
+eighth *eighth_decode(j_decompress_ptr cinfo, int *fatal_warning, const eighth_more *more) {
     // Decoders on several threads (an in-process warm) may start at once: the tables are made once.
     static pthread_once_t tables_made = PTHREAD_ONCE_INIT;
     pthread_once(&tables_made, make_tables);
@@ -802,10 +1339,13 @@ eighth *eighth_decode(j_decompress_ptr cinfo, int *fatal_warning) {
     // A sequential image whose first scan holds every component has one scan (libjpeg stops at a
     // second): it is decoded as its rows are asked for, in planes one MCU row high.
     int one_scan = !progressive && cinfo->comps_in_scan == cinfo->num_components;
+    // On two threads, held whole: a one-scan image without restart markers, its data in memory.
+    int split = more && splits(cinfo, more->length);
+    uint8_t *copy = NULL;
     eighth *e = calloc(1, sizeof *e);
     tables *t = calloc(1, sizeof *t);
-    struct stream *stream = one_scan ? calloc(1, sizeof *stream) : NULL;
-    if (!e || !t || (one_scan && !stream)) goto fail;
+    struct stream *stream = one_scan && !split ? calloc(1, sizeof *stream) : NULL;
+    if (!e || !t || (one_scan && !split && !stream)) goto fail;
     e->stream = stream;
     if (!setup(e, cinfo)) goto fail;
     for (int i = 0; i < 4; i++) {
@@ -824,7 +1364,7 @@ eighth *eighth_decode(j_decompress_ptr cinfo, int *fatal_warning) {
         s.dc_table[k] = cinfo->cur_comp_info[k]->dc_tbl_no;
         s.ac_table[k] = cinfo->cur_comp_info[k]->ac_tbl_no;
     }
-    if (one_scan) {
+    if (one_scan && !split) {
         stream->r = r;
         stream->s = s;
         stream->t = *t;
@@ -832,7 +1372,20 @@ eighth *eighth_decode(j_decompress_ptr cinfo, int *fatal_warning) {
         // One component's scan is not interleaved: an MCU is one of its blocks, whatever its factors.
         stream->mcus_wide = e->count == 1 ? e->c[0].blocks_wide : mcu_count(cinfo->image_width, e->max_h);
         stream->mcus_high = e->count == 1 ? e->c[0].blocks_high : mcu_count(cinfo->image_height, e->max_v);
+        stream->tall = e->count == 1 ? 1 : (uint32_t)e->max_v;
         if (!prepare_scan(&stream->r, e, &stream->s, &stream->t, 0, &stream->st)) goto fail;
+        free(t);
+        return e;
+    }
+    if (split) {
+        scan_state st;
+        uint32_t mcus_wide = e->count == 1 ? e->c[0].blocks_wide : mcu_count(cinfo->image_width, e->max_h);
+        uint32_t mcus_high = e->count == 1 ? e->c[0].blocks_high : mcu_count(cinfo->image_height, e->max_v);
+        if (!prepare_scan(&r, e, &s, t, 0, &st) || decode_split(&st, more, mcus_wide, mcus_high, &e->threads_used, &copy) != 1 ||
+            st.padded || !read_to_end(&r, e, &s, t, 0, 1, fatal_warning))
+            goto fail;
+        make_samples(e);
+        free(copy);
         free(t);
         return e;
     }
@@ -842,12 +1395,14 @@ eighth *eighth_decode(j_decompress_ptr cinfo, int *fatal_warning) {
     free(t);
     return e;
 fail:
+    free(copy);
     free(t);
     eighth_free(e);
     return NULL;
 }
 
 uint32_t eighth_width(const eighth *e) { return e->width; }
+int eighth_threads_used(const eighth *e) { return e->threads_used ? e->threads_used : 1; }
 uint32_t eighth_height(const eighth *e) { return e->height; }
 
 // jdcolor.c's tables for YCbCr to RGB (build_ycc_rgb_table), made once.
@@ -876,10 +1431,12 @@ static void compose(const eighth *e, uint32_t y, uint8_t *row) {
         return;
     }
     const uint8_t *ys = Y->samples + (size_t)y * Y->plane_wide;
-    // 4:2:2's chroma sample serves two pixels (libjpeg's h2v1 upsampling, merged or not: the same sums).
-    const uint8_t *cb = e->c[1].samples + (size_t)y * e->c[1].plane_wide;
-    const uint8_t *cr = e->c[2].samples + (size_t)y * e->c[2].plane_wide;
-    int shift = Y->h == 2;
+    // 4:2:2's chroma sample serves two pixels (libjpeg's h2v1 upsampling, merged or not: the same
+    // sums); 4:2:0's chroma has a pixel each, twice as many a block (its rows as wide as luma's).
+    int square = e->c[1].square, shift = Y->h == 2 && !square;
+    size_t chroma_row = square ? (size_t)y * 2 * e->c[1].plane_wide : (size_t)y * e->c[1].plane_wide;
+    const uint8_t *cb = e->c[1].samples + chroma_row;
+    const uint8_t *cr = e->c[2].samples + chroma_row;
     for (uint32_t x = 0; x < e->width; x++) {
         int l = ys[x], b = cb[x >> shift], r = cr[x >> shift];
         row[4 * x] = clamp(l + cr_r[r]);
@@ -896,18 +1453,22 @@ int eighth_row(eighth *e, uint32_t y, uint8_t *row) {
         return 1;
     }
     if (y != stream->next_row) return 0;
-    stream->st.row_base = y;
-    if (!decode_sequential(&stream->st, stream->mcus_wide, y, y + 1, stream->t.restart_interval)) return 0;
-    make_samples(e);
+    uint32_t mcu_row = y / stream->tall;
+    if (mcu_row == stream->mcu_rows) {
+        stream->st.row_base = mcu_row;
+        if (!decode_sequential(&stream->st, stream->mcus_wide, mcu_row, mcu_row + 1, stream->t.restart_interval)) return 0;
+        make_samples(e);
+        stream->mcu_rows++;
+    }
     stream->next_row++;
-    compose(e, 0, row);
+    compose(e, y % stream->tall, row);
     return 1;
 }
 
 int eighth_finish(eighth *e) {
     struct stream *stream = e->stream;
     if (!stream) return 1;
-    if (stream->next_row != stream->mcus_high || stream->st.padded) return 0;
+    if (stream->mcu_rows != stream->mcus_high || stream->st.padded) return 0;
     return read_to_end(&stream->r, e, &stream->s, &stream->t, 0, 1, stream->fatal_warning);
 }
 

@@ -105,10 +105,13 @@ final class JPEGSource: RowSource {
     private var wholeImageLimit = 0
     /// Keeps in-memory bytes alive for a decoder reading from memory.
     private let bytes: [UInt8]?
+    /// At 1/8 a sequential image may be decoded on two threads (eighth.c's split decode).
+    private let twoThreads: Bool
 
-    init(descriptor: Int32, name: String) throws(ImagingError) {
+    init(descriptor: Int32, name: String, threads: Int = 1) throws(ImagingError) {
         path = name
         bytes = nil
+        twoThreads = threads > 1
         var info = cjpeg_info()
         var status = CJPEG_OK
         var message = [CChar](repeating: 0, count: 256)
@@ -127,9 +130,10 @@ final class JPEGSource: RowSource {
     }
 
     /// A JPEG held in memory; `path` names where it came from, for errors.
-    init(bytes: [UInt8], path: String) throws(ImagingError) {
+    init(bytes: [UInt8], path: String, threads: Int = 1) throws(ImagingError) {
         self.path = path
         self.bytes = bytes
+        twoThreads = threads > 1
         (decoder, info) = try bytes.withUnsafeBytes { b in Result { () throws(ImagingError) in try Self.open(b, path: path) } }.get()
         exif = nil
     }
@@ -139,6 +143,7 @@ final class JPEGSource: RowSource {
     init(memory: UnsafeRawBufferPointer, path: String) throws(ImagingError) {
         self.path = path
         bytes = nil
+        twoThreads = false
         (decoder, info) = try Self.open(memory, path: path)
         exif = nil
     }
@@ -175,6 +180,9 @@ final class JPEGSource: RowSource {
         return header
     }
 
+    /// After start: 0 where libjpeg decodes, 1 where the shim does, 2 where it did on two threads.
+    var decodedBy: Int { Int(cjpeg_decoded_by(decoder)) }
+
     func limitWholeImageDecode(toPixels pixels: Int) {
         wholeImageLimit = max(0, pixels)
         cjpeg_limit_whole_image(decoder, UInt64(wholeImageLimit))
@@ -197,6 +205,7 @@ final class JPEGSource: RowSource {
     func start(shrink: Int, fast: Bool, libjpegOnly: Bool) throws(ImagingError) -> (width: Int, height: Int) {
         var w: UInt32 = 0, h: UInt32 = 0
         let flags = (fast ? Int32(CJPEG_START_FAST) : 0) | (libjpegOnly ? Int32(CJPEG_START_LIBJPEG) : 0)
+            | (twoThreads ? Int32(CJPEG_START_TWO_THREADS) : 0)
         switch cjpeg_start(decoder, Int32(shrink), flags, &w, &h) {
         case CJPEG_OK: break
         case CJPEG_TOO_LARGE:

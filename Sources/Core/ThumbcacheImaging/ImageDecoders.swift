@@ -371,9 +371,10 @@ extension ImageDecoderRegistration {
         try PNGSource(descriptor: fd, name: name)
     }
 
-    /// JPEG through libjpeg-turbo: DCT-scaled on load (1/2 … 1/8), streamed unless progressive.
-    package static let jpeg = ImageDecoderRegistration(.jpeg) { (fd, name) throws(ImagingError) in
-        try JPEGSource(descriptor: fd, name: name)
+    /// JPEG through libjpeg-turbo: DCT-scaled on load (1/2 … 1/8), streamed unless progressive;
+    /// at 1/8 with two threads to spare, a sequential one's scan is decoded on both.
+    package static let jpeg = ImageDecoderRegistration(.jpeg) { (fd, name, settings) throws(ImagingError) in
+        try JPEGSource(descriptor: fd, name: name, threads: settings.threads)
     }
 }
 

@@ -45,6 +45,7 @@ enum {
     CJPEG_START_FAST = 1,     // the fast integer IDCT and merged (non-"fancy") chroma upsampling:
                               // for output shrunk at least 2× afterwards, where their small errors vanish
     CJPEG_START_LIBJPEG = 2,  // at 1/8 too, libjpeg's own decoder (the reference the shim's is held to)
+    CJPEG_START_TWO_THREADS = 4,  // at 1/8, a sequential image's scan may be decoded on two threads
 };
 
 /// Starts decompression to RGBA8 at scale 1/denominator (1, 2, 4 or 8). The scaled size is
@@ -57,6 +58,10 @@ cjpeg_status cjpeg_start(cjpeg_decoder *decoder, int denominator, int flags, uin
 /// the shim's own 1/8 decode (`eighth_bytes`) was counted on, which gives up to libjpeg on data
 /// it does not take.
 void cjpeg_limit_whole_image(cjpeg_decoder *decoder, uint64_t max_pixels);
+
+/// After cjpeg_start: 0 where libjpeg decodes, 1 where the shim does (eighth.c), 2 where the
+/// shim decoded the scan on two threads.
+int cjpeg_decoded_by(const cjpeg_decoder *decoder);
 
 /// Reads the next output row (out_width × 4 bytes).
 cjpeg_status cjpeg_read_row(cjpeg_decoder *decoder, uint8_t *row);
