@@ -78,7 +78,9 @@ struct eighth {
     // A one-scan sequential image is decoded a row of MCUs at a time, as its rows are asked for
     // (its planes one MCU row high): what the decoding needs between rows.
     struct stream *stream;
-    int threads_used;  // 2 where the scan was decoded on two threads (EIGHTH_SPLIT)
+    int threads_used;          // 2 where the scan was decoded on two threads
+    uint32_t tall;             // output rows an MCU row gives (a one-scan image's)
+    struct pending *pending;   // a two-thread decode's guesses still to take
 };
 
 typedef struct {
@@ -975,44 +977,90 @@ static int take_guess(scan_state *st, struct guess *g, const mcu_block *blocks, 
     return square_finish((int16_t)sum, c->quant[0], &g->parts[q->part], c->samples + 2 * (size_t)by * stride + 2 * (size_t)bx, stride);
 }
 
-// Takes the guessed blocks from where the first thread fell into step with a run, run after run
-// in the data's order, to the end of the scan. 0 where they do not reach it cleanly (the data ran
-// out, a run began again or gave up): libjpeg then says what is wrong.
-static int take_guesses(scan_state *st, struct guess *g, uint32_t mcus_wide, uint32_t mcus_high) {
+static void end_guessing(struct guess *g, pthread_t thread, int started);
+static void make_samples_rows(eighth *e, uint64_t from, uint64_t to);
+static int read_to_end(reader *r, eighth *e, scan *s, tables *t, int progressive, int one_scan, const int *fatal_warning);
+
+// The rest of a two-thread decode once the threads met: the guesses still to take, taken as rows
+// are asked for, so that the rows above the meeting are made (and downscaled) while the guesser
+// decodes on.
+struct pending {
+    struct guess *g;
+    pthread_t thread;
+    scan s;
+    tables t;
+    reader r;
+    scan_state st;        // the first thread's, its predictors where it stopped
     mcu_block blocks[10];
-    int count = mcu_layout(st, blocks);
-    block_place at = {st->from_phase, (uint32_t)(st->from_mcu % mcus_wide), (uint32_t)(st->from_mcu / mcus_wide)};
-    int k = st->guess_run, first = 1;
-    uint32_t i = st->guess_index;  // in run k
-    while (at.my < mcus_high) {
-        guess_run *run = &g->runs[k];
+    int count;
+    block_place at;       // where the next block taken goes
+    int run, first;
+    uint32_t index;       // the next guess to take, in run `run`
+    uint32_t mcus_wide, mcus_high, rows_made;
+    const int *fatal_warning;
+};
+
+static void end_pending(eighth *e) {
+    struct pending *p = e->pending;
+    if (!p) return;
+    end_guessing(p->g, p->thread, 1);
+    free(p);
+    e->pending = NULL;
+}
+
+// Takes the guesses, run after run in the data's order, until MCU row `limit` is whole and its
+// pixels made; at the scan's end, the markers after it read and the guesser let go. 0 where the
+// guesses do not reach it cleanly (the data ran out, a run began again or gave up, a marker out of
+// place): libjpeg then says what is wrong.
+static int take_until(eighth *e, uint64_t limit) {
+    struct pending *p = e->pending;
+    struct guess *g = p->g;
+    if (limit > p->mcus_high) limit = p->mcus_high;
+    while (p->at.my < limit) {
+        guess_run *run = &g->runs[p->run];
         int state = atomic_load_explicit(&run->state, memory_order_acquire);
         uint32_t published = atomic_load_explicit(&run->published, memory_order_acquire);
-        if (k > 0 && state == RUN_JOINED && i == run->joins) {  // on into the next run
-            i = run->into;
-            k--;
-            first = 1;
+        if (p->run > 0 && state == RUN_JOINED && p->index == run->joins) {  // on into the next run
+            p->index = run->into;
+            p->run--;
+            p->first = 1;
             continue;
         }
-        if (i >= published) {
+        if (p->index >= published) {
             if (state != RUN_GOING) return 0;  // it stopped short
             sched_yield();
             continue;
         }
-        uint32_t end = k > 0 && state == RUN_JOINED ? run->joins : published;
-        for (; i < end && at.my < mcus_high; i++, first = 0)
-            if (!take_guess(st, g, blocks, count, &at, &g->found[run->first + i], first, mcus_wide)) return 0;
+        uint32_t end = p->run > 0 && state == RUN_JOINED ? run->joins : published;
+        for (; p->index < end && p->at.my < limit; p->index++, p->first = 0)
+            if (!take_guess(&p->st, g, p->blocks, p->count, &p->at, &g->found[run->first + p->index], p->first, p->mcus_wide)) return 0;
     }
+    make_samples_rows(e, p->rows_made, p->at.my);
+    p->rows_made = p->at.my;
+    if (p->at.my < p->mcus_high) return 1;
     while (atomic_load_explicit(&g->runs[0].state, memory_order_acquire) == RUN_GOING) sched_yield();
     if (atomic_load_explicit(&g->runs[0].state, memory_order_acquire) != RUN_JOINED) return 0;
-    *st->r = g->last;  // at the end of the scan's data
-    return 1;
+    reader last = g->last;  // at the end of the scan's data, in the guesser's copy
+    int ok = read_to_end(&last, e, &p->s, &p->t, 0, 1, p->fatal_warning);
+    end_pending(e);
+    return ok;
 }
 
-// A one-scan sequential image without restart markers, held whole: the guesser started on a
-// thread of its own, the scan decoded here until in step with it, the rest taken from it.
-static int decode_split(scan_state *st, const eighth_more *more, uint32_t mcus_wide, uint32_t mcus_high, int *threads_used,
-                        uint8_t **copy) {
+static void end_guessing(struct guess *g, pthread_t thread, int started) {
+    if (started) {
+        atomic_store_explicit(&g->stop, 1, memory_order_relaxed);
+        pthread_join(thread, NULL);
+    }
+    free(g->found);
+    free(g->parts);
+    free(g->copy);
+    free(g);
+}
+
+// Starts the guesser and decodes here until in step with it: 2 then, the guesser and its thread
+// in *kept and *kept_thread; 1 where this thread decoded the whole scan, 0 on bad data.
+static int decode_split(scan_state *st, const eighth_more *more, uint32_t mcus_wide, uint32_t mcus_high, struct guess **kept,
+                        pthread_t *kept_thread) {
     struct guess *g = calloc(1, sizeof *g);
     if (!g) return decode_sequential(st, mcus_wide, 0, mcus_high, 0);
     if (more->data) {
@@ -1036,17 +1084,13 @@ static int decode_split(scan_state *st, const eighth_more *more, uint32_t mcus_w
     st->guess = started ? g : NULL;
     memset(st->guess_cursor, 0, sizeof st->guess_cursor);
     int result = decode_sequential(st, mcus_wide, 0, mcus_high, 0);
-    *threads_used = result == 2 ? 2 : 1;
-    if (result == 2) result = take_guesses(st, g, mcus_wide, mcus_high);
-    if (started) {
-        atomic_store_explicit(&g->stop, 1, memory_order_relaxed);
-        pthread_join(thread, NULL);
-    }
     st->guess = NULL;
-    free(g->found);
-    free(g->parts);
-    *copy = g->copy;  // run 0's reader, now this thread's, may read on in it
-    free(g);
+    if (result == 2) {  // only with the guesser started
+        *kept = g;
+        *kept_thread = thread;
+        return 2;
+    }
+    end_guessing(g, thread, started);
     return result;
 }
 
@@ -1304,18 +1348,21 @@ struct stream {
 };
 
 // Each component's pixels, from the DC coefficients of its planes.
-static void make_samples(eighth *e) {
+// Each component's pixels of MCU rows [from, to) of its planes, from their DC coefficients.
+static void make_samples_rows(eighth *e, uint64_t from, uint64_t to) {
     for (int ci = 0; ci < e->count; ci++) {
         component *c = &e->c[ci];
         if (c->square) continue;  // made as its blocks were walked
         int q = c->quant[0];
-        size_t count = (size_t)c->plane_wide * c->plane_high;
-        for (size_t i = 0; i < count; i++) {
+        uint64_t v = e->count == 1 ? 1 : (uint64_t)c->v, last = to * v < c->plane_high ? to * v : c->plane_high;
+        for (size_t i = (size_t)(from * v) * c->plane_wide; i < (size_t)last * c->plane_wide; i++) {
             int value = c->dc[i] * q;
             c->samples[i] = idct_limit[((value + 4) >> 3) & 1023];
         }
     }
 }
+
+static void make_samples(eighth *e) { make_samples_rows(e, 0, UINT32_MAX); }
 
 // Whether eighth_decode would decode the image on two threads, given `length` bytes in memory.
 static int splits(j_decompress_ptr cinfo, uint64_t length) {
@@ -1341,13 +1388,13 @@ eighth *eighth_decode(j_decompress_ptr cinfo, int *fatal_warning, const eighth_m
     int one_scan = !progressive && cinfo->comps_in_scan == cinfo->num_components;
     // On two threads, held whole: a one-scan image without restart markers, its data in memory.
     int split = more && splits(cinfo, more->length);
-    uint8_t *copy = NULL;
     eighth *e = calloc(1, sizeof *e);
     tables *t = calloc(1, sizeof *t);
     struct stream *stream = one_scan && !split ? calloc(1, sizeof *stream) : NULL;
     if (!e || !t || (one_scan && !split && !stream)) goto fail;
     e->stream = stream;
     if (!setup(e, cinfo)) goto fail;
+    e->tall = e->count == 1 ? 1 : (uint32_t)e->max_v;
     for (int i = 0; i < 4; i++) {
         copy_raw(cinfo->dc_huff_tbl_ptrs[i], &t->dc[i]);
         copy_raw(cinfo->ac_huff_tbl_ptrs[i], &t->ac[i]);
@@ -1378,14 +1425,32 @@ eighth *eighth_decode(j_decompress_ptr cinfo, int *fatal_warning, const eighth_m
         return e;
     }
     if (split) {
-        scan_state st;
-        uint32_t mcus_wide = e->count == 1 ? e->c[0].blocks_wide : mcu_count(cinfo->image_width, e->max_h);
-        uint32_t mcus_high = e->count == 1 ? e->c[0].blocks_high : mcu_count(cinfo->image_height, e->max_v);
-        if (!prepare_scan(&r, e, &s, t, 0, &st) || decode_split(&st, more, mcus_wide, mcus_high, &e->threads_used, &copy) != 1 ||
-            st.padded || !read_to_end(&r, e, &s, t, 0, 1, fatal_warning))
-            goto fail;
+        struct pending *p = calloc(1, sizeof *p);
+        if (!p) goto fail;
+        p->s = s;
+        p->t = *t;
+        p->r = r;
+        p->fatal_warning = fatal_warning;
+        p->mcus_wide = e->count == 1 ? e->c[0].blocks_wide : mcu_count(cinfo->image_width, e->max_h);
+        p->mcus_high = e->count == 1 ? e->c[0].blocks_high : mcu_count(cinfo->image_height, e->max_v);
+        int result = prepare_scan(&p->r, e, &p->s, &p->t, 0, &p->st) ? decode_split(&p->st, more, p->mcus_wide, p->mcus_high, &p->g, &p->thread) : 0;
+        e->threads_used = result == 2 ? 2 : 1;
+        if (result == 2) {
+            e->pending = p;
+            p->count = mcu_layout(&p->st, p->blocks);
+            p->at = (block_place){p->st.from_phase, (uint32_t)(p->st.from_mcu % p->mcus_wide), (uint32_t)(p->st.from_mcu / p->mcus_wide)};
+            p->run = p->st.guess_run;
+            p->index = p->st.guess_index;
+            p->first = 1;
+            make_samples_rows(e, 0, p->at.my);
+            p->rows_made = p->at.my;
+            free(t);
+            return e;
+        }
+        int ok = result == 1 && !p->st.padded && read_to_end(&p->r, e, &p->s, &p->t, 0, 1, fatal_warning);
+        free(p);
+        if (!ok) goto fail;
         make_samples(e);
-        free(copy);
         free(t);
         return e;
     }
@@ -1395,7 +1460,6 @@ eighth *eighth_decode(j_decompress_ptr cinfo, int *fatal_warning, const eighth_m
     free(t);
     return e;
 fail:
-    free(copy);
     free(t);
     eighth_free(e);
     return NULL;
@@ -1449,6 +1513,7 @@ static void compose(const eighth *e, uint32_t y, uint8_t *row) {
 int eighth_row(eighth *e, uint32_t y, uint8_t *row) {
     struct stream *stream = e->stream;
     if (!stream) {
+        if (e->pending && !take_until(e, (uint64_t)y / e->tall + 1)) return 0;
         compose(e, y, row);
         return 1;
     }
@@ -1467,13 +1532,14 @@ int eighth_row(eighth *e, uint32_t y, uint8_t *row) {
 
 int eighth_finish(eighth *e) {
     struct stream *stream = e->stream;
-    if (!stream) return 1;
+    if (!stream) return e->pending ? take_until(e, UINT64_MAX) : 1;
     if (stream->mcu_rows != stream->mcus_high || stream->st.padded) return 0;
     return read_to_end(&stream->r, e, &stream->s, &stream->t, 0, 1, stream->fatal_warning);
 }
 
 void eighth_free(eighth *e) {
     if (!e) return;
+    end_pending(e);
     for (int ci = 0; ci < 3; ci++) {
         free(e->c[ci].dc);
         free(e->c[ci].samples);
