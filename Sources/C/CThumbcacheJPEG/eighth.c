@@ -781,18 +781,21 @@ static inline __attribute__((always_inline)) int guess_one(reader *r, const mcu_
     return 1;
 }
 
-// Bits of data before `at` (a stuffed 0xFF 0x00 is one byte); `at` moved past a stuffed 0x00.
-// 0 where a marker comes first.
-static uint64_t bits_before(const uint8_t *data, const uint8_t **at) {
-    if ((*at)[-1] == 0xFF) (*at)++;
-    uint64_t stuffed = 0;
-    const uint8_t *p = data;
-    while ((p = memchr(p, 0xFF, (size_t)(*at - p))) != NULL) {
-        if (p[1] != 0) return 0;
-        stuffed++;
-        p += 2;
+// `at`, or the byte after it where it is the 0x00 of a stuffed 0xFF 0x00: a place that does not
+// split one.
+static const uint8_t *whole(const uint8_t *at) { return at[-1] == 0xFF ? at + 1 : at; }
+
+// Bits of data from `data` to `at` (a place whole() gave), a stuffed 0xFF 0x00 being one byte of
+// data; -1 where a marker comes first (*marker then holds it).
+static int64_t bits_to(const uint8_t *data, const uint8_t *at, const uint8_t **marker) {
+    int64_t stuffed = 0;
+    for (const uint8_t *p = data; (p = memchr(p, 0xFF, (size_t)(at - p))) != NULL; p += 2, stuffed++) {
+        if (p[1] != 0) {
+            *marker = p;
+            return -1;
+        }
     }
-    return ((uint64_t)(*at - data) - stuffed) * 8;
+    return ((int64_t)(at - data) - stuffed) * 8;
 }
 
 // Where in `data` (before `limit`) the `count`th byte of data is (a stuffed 0xFF 0x00 is one).
@@ -813,13 +816,13 @@ static const uint8_t *byte_of(const uint8_t *data, const uint8_t *limit, uint64_
 static const uint8_t *middle_of(const uint8_t *data, const uint8_t *end, uint64_t *bits) {
     for (;;) {
         if (end - data < SPLIT_MIN_BYTES) return NULL;
-        const uint8_t *middle = data + (end - data) / 2, *p = data;
-        while ((p = memchr(p, 0xFF, (size_t)(middle - p))) != NULL && p[1] == 0) p += 2;
-        if (!p) {
-            *bits = bits_before(data, &middle);
+        const uint8_t *middle = whole(data + (end - data) / 2), *marker = NULL;
+        int64_t before = bits_to(data, middle, &marker);
+        if (before >= 0) {
+            *bits = (uint64_t)before;
             return middle;
         }
-        end = p;  // a marker before the middle: the scan ends there
+        end = marker;  // a marker before the middle: the scan ends there
     }
 }
 
@@ -905,8 +908,11 @@ static void *guess_blocks(void *argument) {
         if (atomic_load_explicit(&g->runs[k].state, memory_order_relaxed) != RUN_JOINED) break;
         const uint8_t *from = byte_of(g->data, start, atomic_load_explicit(&g->first_read, memory_order_acquire) + 4096);
         if (start - from < SPLIT_MIN_BYTES / 2) break;
-        start = from + (start - from) / 2;
-        base = bits_before(g->data, &start);
+        const uint8_t *marker = NULL;
+        start = whole(from + (start - from) / 2);
+        int64_t before = bits_to(g->data, start, &marker);  // no marker: it is before run 0's start
+        if (before < 0) break;
+        base = (uint64_t)before;
     }
     return NULL;
 }
