@@ -45,8 +45,12 @@ package final class StreamingDownscaler {
     private var scratch: [UInt8]
     private var reduced: [SIMD4<Float>]
     private var filtered: [SIMD4<Float>]
-    private var open: [Int: [SIMD4<Float>]] = [:]
-    private var spare: [[SIMD4<Float>]] = []
+    /// The sums of the output rows whose windows have begun and that are not yet emitted
+    /// (`nextOutput ..< opened`), row `j` at `j % ringRows`: one buffer for all of them, where a
+    /// dictionary of rows copied each row on every add (its value shared with the dictionary).
+    private var ring: [SIMD4<Float>]
+    private let ringRows: Int
+    private var opened = 0
     private var nextOutput = 0
     private var output: [UInt8]
 
@@ -85,6 +89,8 @@ package final class StreamingDownscaler {
         scratch = premultiply ? [UInt8](repeating: 0, count: crop.width * 4) : []
         reduced = [SIMD4<Float>](repeating: .zero, count: reducedWidth)
         filtered = [SIMD4<Float>](repeating: .zero, count: outputWidth)
+        ringRows = copies ? 0 : Self.rowsOpenAtOnce(vertical, sourceRows: reducedHeight)
+        ring = [SIMD4<Float>](repeating: .zero, count: ringRows * outputWidth)
         output = [UInt8](repeating: 0, count: outputWidth * outputHeight * 4)
     }
 
@@ -230,63 +236,72 @@ package final class StreamingDownscaler {
 
     /// Adds reduced row `r` into every open output row whose window covers it; emits the rows it completes.
     private func addVertically(_ r: Int) {
-        var j = nextOutput
-        while j < outputHeight && vertical.starts[j] <= r {
-            let start = vertical.starts[j]
-            let count = vertical.counts[j]
-            if r < start + count {
-                let weight = vertical.weights[vertical.offsets[j] + r - start]
-                var acc = open[j] ?? takeRow()
-                acc.withUnsafeMutableBufferPointer { a in
-                    filtered.withUnsafeBufferPointer { f in
-                        for x in 0..<outputWidth { a[x] += f[x] * weight }
+        let width = outputWidth
+        ring.withUnsafeMutableBufferPointer { ring in
+            filtered.withUnsafeBufferPointer { f in
+                var j = nextOutput
+                while j < outputHeight && vertical.starts[j] <= r {
+                    let start = vertical.starts[j]
+                    if r < start + vertical.counts[j] {
+                        let a = ring.baseAddress! + (j % ringRows) * width
+                        if j == opened {
+                            a.update(repeating: .zero, count: width)
+                            opened += 1
+                        }
+                        let weight = vertical.weights[vertical.offsets[j] + r - start]
+                        for x in 0..<width { a[x] += f[x] * weight }
                     }
+                    j += 1
                 }
-                open[j] = acc
             }
-            j += 1
         }
-        while nextOutput < outputHeight {
-            let end = vertical.starts[nextOutput] + vertical.counts[nextOutput]
-            guard end - 1 <= r, let acc = open.removeValue(forKey: nextOutput) else { break }
-            emit(acc, row: nextOutput)
-            spare.append(acc)
+        while nextOutput < opened && vertical.starts[nextOutput] + vertical.counts[nextOutput] - 1 <= r {
+            emit(row: nextOutput)
             nextOutput += 1
         }
     }
 
-    private func takeRow() -> [SIMD4<Float>] {
-        if var row = spare.popLast() {
-            row.withUnsafeMutableBufferPointer { $0.update(repeating: .zero) }
-            return row
+    /// The most output rows open at once (begun and not yet emitted) as `sourceRows` rows arrive:
+    /// what ``addVertically(_:)`` does, without the sums.
+    static func rowsOpenAtOnce(_ table: FilterTable, sourceRows: Int) -> Int {
+        let rows = table.starts.count
+        var (most, opened, emitted) = (1, 0, 0)
+        for r in 0..<sourceRows {
+            while opened < rows && table.starts[opened] <= r { opened += 1 }
+            most = max(most, opened - emitted)
+            while emitted < opened && table.starts[emitted] + table.counts[emitted] - 1 <= r { emitted += 1 }
         }
-        return [SIMD4<Float>](repeating: .zero, count: outputWidth)
+        return most
     }
 
-    private func emit(_ acc: [SIMD4<Float>], row y: Int) {
-        output.withUnsafeMutableBufferPointer { out in
-            let base = y * outputWidth * 4
-            for x in 0..<outputWidth {
-                var p = acc[x]
-                let a = min(max(p[3], 0), 255)
-                if premultiply {
-                    // Alpha that rounds to 0 is transparent: dividing by a tiny ringing residue
-                    // would give infinities, and 0 × ∞ is NaN.
-                    p = a >= 0.5 ? p * (255 / a) : .zero
-                }
-                if linearLight { p = SIMD4<Float>(SRGB.encode(p[0]), SRGB.encode(p[1]), SRGB.encode(p[2]), p[3]) }
-                if premultiply { p[3] = a } else { p[3] = 255 }
-                // Clamp, then round half up by adding 0.5 and truncating (one vector conversion,
-                // no libm call per lane).
-                // NaN-safe: a NaN is not ≥ 0, so it becomes 0 rather than trapping the conversion below.
-                p = p.replacing(with: 0, where: .!(p .>= 0)).replacing(with: 255, where: p .> 255)
-                // Lane by lane: `SIMD4<Int32>(SIMD4<Float>)` is a generic, unspecialised conversion.
-                p += 0.5
-                out[base + 4 * x] = UInt8(truncatingIfNeeded: Int32(p[0]))
-                out[base + 4 * x + 1] = UInt8(truncatingIfNeeded: Int32(p[1]))
-                out[base + 4 * x + 2] = UInt8(truncatingIfNeeded: Int32(p[2]))
-                out[base + 4 * x + 3] = UInt8(truncatingIfNeeded: Int32(p[3]))
+    private func emit(row y: Int) {
+        ring.withUnsafeBufferPointer { ring in
+            output.withUnsafeMutableBufferPointer { out in emit(ring.baseAddress! + (y % ringRows) * outputWidth, row: y, into: out) }
+        }
+    }
+
+    private func emit(_ acc: UnsafePointer<SIMD4<Float>>, row y: Int, into out: UnsafeMutableBufferPointer<UInt8>) {
+        let base = y * outputWidth * 4
+        for x in 0..<outputWidth {
+            var p = acc[x]
+            let a = min(max(p[3], 0), 255)
+            if premultiply {
+                // Alpha that rounds to 0 is transparent: dividing by a tiny ringing residue
+                // would give infinities, and 0 × ∞ is NaN.
+                p = a >= 0.5 ? p * (255 / a) : .zero
             }
+            if linearLight { p = SIMD4<Float>(SRGB.encode(p[0]), SRGB.encode(p[1]), SRGB.encode(p[2]), p[3]) }
+            if premultiply { p[3] = a } else { p[3] = 255 }
+            // Clamp, then round half up by adding 0.5 and truncating (one vector conversion,
+            // no libm call per lane).
+            // NaN-safe: a NaN is not ≥ 0, so it becomes 0 rather than trapping the conversion below.
+            p = p.replacing(with: 0, where: .!(p .>= 0)).replacing(with: 255, where: p .> 255)
+            // Lane by lane: `SIMD4<Int32>(SIMD4<Float>)` is a generic, unspecialised conversion.
+            p += 0.5
+            out[base + 4 * x] = UInt8(truncatingIfNeeded: Int32(p[0]))
+            out[base + 4 * x + 1] = UInt8(truncatingIfNeeded: Int32(p[1]))
+            out[base + 4 * x + 2] = UInt8(truncatingIfNeeded: Int32(p[2]))
+            out[base + 4 * x + 3] = UInt8(truncatingIfNeeded: Int32(p[3]))
         }
     }
 
