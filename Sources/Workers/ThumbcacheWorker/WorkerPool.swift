@@ -152,7 +152,13 @@ package final class WorkerPool: ImageDecoding {
     /// How a worker of `family` is confined (the layers its hello named) and whether it was
     /// forked from this process: a worker is checked out (started if none is idle) and back.
     package func confinement(of family: WorkerFamily) throws -> (layers: [String], forked: Bool) {
-        let worker = try checkOut(family, path: "(\(family.rawValue) worker)")
+        let path = "(\(family.rawValue) worker)"
+        let worker = try checkOut(family, path: path)
+        do throws(WorkerFailure.Reason) {
+            try worker.readHello()
+        } catch {
+            throw WorkerFailure(path: path, reason: discard(worker, after: error))
+        }
         defer { checkIn(worker) }
         return (worker.layers, worker.forked)
     }

@@ -19,6 +19,8 @@ final class WorkerProcess: @unchecked Sendable {
     private(set) var layers: [String] = []
     /// Forked from this process rather than spawned from a program of its own.
     private(set) var forked = false
+    /// What errors call it while its hello is still to be read; nil once read.
+    private var helloFrom: String?
     var served = 0
     /// When it was last checked in (monotonic nanoseconds).
     var idleSince: UInt64 = 0
@@ -69,8 +71,11 @@ final class WorkerProcess: @unchecked Sendable {
     /// the child runs as the spawned program would (channel, standard error, signals, the same
     /// arguments), without its `exec`, libraries and runtime start. Only where this process has
     /// one thread: a fork copies the caller's thread alone, and any lock another held stays held.
+    /// Its hello is left for ``call(_:file:deadline:maxPixelBytes:)`` to read after sending the
+    /// request: the request waits in the channel while the child confines itself, and the child
+    /// reads it as soon as its hello is out, sparing a round trip of the one file it is forked for.
     static func fork(_ configuration: WorkerPool.Configuration, _ fork: WorkerFork) throws(WorkerFailure.Reason) -> WorkerProcess {
-        try start(family: fork.family, name: "the forked \(fork.family.rawValue) worker", forked: true) { channel, errors throws(WorkerFailure.Reason) in
+        try launch(family: fork.family, name: "the forked \(fork.family.rawValue) worker", forked: true) { channel, errors throws(WorkerFailure.Reason) in
             let pid = tc_fork_worker(channel, errors)
             if pid == 0 { fork.run(Self.arguments(configuration)) }
             guard pid > 0 else { throw .unavailable("cannot fork a \(fork.family.rawValue) worker: \(Errno.current)") }
@@ -86,8 +91,16 @@ final class WorkerProcess: @unchecked Sendable {
 
     /// Makes the channel and the standard error pipe, has `launch` start the worker on their child
     /// ends (returning its pid), and waits for its hello.
-    private static func start(family: WorkerFamily, name: String, forked: Bool = false,
-                              launch: (_ channel: Int32, _ errors: Int32) throws(WorkerFailure.Reason) -> pid_t) throws(WorkerFailure.Reason) -> WorkerProcess {
+    private static func start(family: WorkerFamily, name: String,
+                              launch start: (_ channel: Int32, _ errors: Int32) throws(WorkerFailure.Reason) -> pid_t) throws(WorkerFailure.Reason) -> WorkerProcess {
+        let worker = try launch(family: family, name: name, forked: false, start)
+        try worker.readHello()
+        return worker
+    }
+
+    /// ``start(family:name:launch:)`` but for the hello, which ``readHello()`` reads.
+    private static func launch(family: WorkerFamily, name: String, forked: Bool,
+                               _ launch: (_ channel: Int32, _ errors: Int32) throws(WorkerFailure.Reason) -> pid_t) throws(WorkerFailure.Reason) -> WorkerProcess {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             throw .unavailable("socketpair: \(Errno.current)")
@@ -107,34 +120,44 @@ final class WorkerProcess: @unchecked Sendable {
         }
         _ = fcntl(pipe[0], F_SETFL, fcntl(pipe[0], F_GETFL) | O_NONBLOCK)
         let worker = WorkerProcess(pid: pid, family: family, channel: pair[0], errors: pipe[0])
+        worker.forked = forked
+        worker.helloFrom = name
+        return worker
+    }
+
+    /// Reads the worker's hello (its protocol version and confinement), the first thing a worker
+    /// sends; nothing once read. Throws where it cannot serve (it is killed when dropped).
+    func readHello() throws(WorkerFailure.Reason) {
+        guard let name = helloFrom else { return }
+        helloFrom = nil
         let reply: WorkerReply
         do {
-            reply = try worker.receiveReply(deadline: MonotonicClock.nanoseconds() + 10_000_000_000, maxPixelBytes: 0).reply
+            reply = try receiveReply(deadline: MonotonicClock.nanoseconds() + 10_000_000_000, maxPixelBytes: 0).reply
         } catch {
-            let status = worker.finish(kill: true)
+            let status = finish(kill: true)
             // A hello that does not read is most likely a worker program of another build
             // (a partial upgrade, or a developer's build beside an installed one).
             if case .protocolViolation = error as? WorkerFailure.Reason {
                 throw .unavailable("\(name) answered with a hello this thumbcache cannot read (protocol version \(WorkerProtocol.version)): "
                     + "a worker program from another build?")
             }
-            throw .unavailable("\(name) did not start (\(describe(status)))\(worker.standardErrorSuffix())")
+            throw .unavailable("\(name) did not start (\(describe(status)))\(standardErrorSuffix())")
         }
         guard let hello = reply.hello, hello.version == WorkerProtocol.version else {
             throw .unavailable("\(name) speaks protocol version \(reply.hello.map { String($0.version) } ?? "none"), this thumbcache \(WorkerProtocol.version): "
                 + "a worker program from another build?")
         }
         if let error = hello.error { throw .unavailable("\(name) could not confine itself: \(error)") }
-        worker.layers = hello.layers
-        worker.forked = forked
-        return worker
+        layers = hello.layers
     }
 
     /// Sends `request` with the file's descriptor and reads the reply, its pixels (if it has an
-    /// image) and its words (if it has a text format), which follow the pixels.
+    /// image) and its words (if it has a text format), which follow the pixels; before them, a
+    /// forked worker's hello, sent while the request waited.
     func call(_ request: WorkerRequest, file: Int32, deadline: UInt64, maxPixelBytes: Int) throws -> WorkerAnswer {
         let document = WorkerCoding.encode(request)
         try channel.send(WorkerChannel.le32(document.count) + document, attaching: file)
+        try readHello()
         return try receiveReply(deadline: deadline, maxPixelBytes: maxPixelBytes)
     }
 
