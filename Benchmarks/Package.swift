@@ -22,7 +22,7 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CThumbcacheLMDB", path: "Engine/C/CThumbcacheLMDB", pkgConfig: "lmdb"),
         .target(name: "CThumbcacheXXHash", path: "Engine/C/CThumbcacheXXHash"),
-        .target(name: "CThumbcachePNG", path: "Engine/C/CThumbcachePNG", linkerSettings: [.linkedLibrary("png16")]),
+        .target(name: "CThumbcachePNG", path: "Engine/C/CThumbcachePNG", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("isal"), .linkedLibrary("z")]),
         .target(name: "CThumbcacheWords", path: "Engine/C/CThumbcacheWords", linkerSettings: [.linkedLibrary("icuuc")]),
         .systemLibrary(name: "CThumbcacheZstd", path: "Engine/C/CThumbcacheZstd", pkgConfig: "libzstd"),
         .target(name: "CThumbcacheJPEG", path: "Engine/C/CThumbcacheJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
