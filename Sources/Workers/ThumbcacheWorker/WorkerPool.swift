@@ -146,7 +146,7 @@ package final class WorkerPool: ImageDecoding {
             state.withLock { $0.live[family, default: 0] -= 1 }
             return
         }
-        pthread_detach(startThread { [self] in startIdle(1, family: family, executable: executable) })
+        pthread_detach(startThread { [self] in startIdle(1, family: family, executable: executable, readingHellos: false) })
     }
 
     /// How a worker of `family` is confined (the layers its hello named) and whether it was
@@ -294,10 +294,12 @@ package final class WorkerPool: ImageDecoding {
     }
 
     /// Starts `count` workers (already counted live) into the family's idle list; one that cannot
-    /// start is left to a later checkout.
-    private func startIdle(_ count: Int, family: WorkerFamily, executable: String) {
+    /// start is left to a later checkout. Each is idle once its hello is read, or at once with
+    /// `readingHellos` false (a one-file call's worker, whose first request then goes ahead of it).
+    private func startIdle(_ count: Int, family: WorkerFamily, executable: String, readingHellos: Bool = true) {
         for started in 0..<count {
-            guard let worker = try? WorkerProcess.spawn(configuration, family: family, executable: executable) else {
+            guard let worker = try? WorkerProcess.spawn(configuration, family: family, executable: executable),
+                  !readingHellos || (try? worker.readHello()) != nil else {
                 state.withLock { $0.live[family, default: 0] -= count - started }
                 return
             }

@@ -40,9 +40,12 @@ final class WorkerProcess: @unchecked Sendable {
     }
 
     /// Starts `executable` with its channel on descriptor 3, standard error to a pipe the parent
-    /// reads when it dies, and nothing of the parent's environment; waits for its hello.
+    /// reads when it dies, and nothing of the parent's environment. Its hello is read after its
+    /// first request is sent (``call(_:file:deadline:maxPixelBytes:)``): the request waits in the
+    /// channel while the worker loads its libraries and confines itself, and it reads it as soon as
+    /// its hello is out, sparing a round trip of a process made for one file.
     static func spawn(_ configuration: WorkerPool.Configuration, family: WorkerFamily, executable: String) throws(WorkerFailure.Reason) -> WorkerProcess {
-        try start(family: family, name: executable) { channel, errors throws(WorkerFailure.Reason) in
+        try launch(family: family, name: executable, forked: false) { channel, errors throws(WorkerFailure.Reason) in
             var actions = posix_spawn_file_actions_t()
             posix_spawn_file_actions_init(&actions)
             defer { posix_spawn_file_actions_destroy(&actions) }
@@ -71,9 +74,7 @@ final class WorkerProcess: @unchecked Sendable {
     /// the child runs as the spawned program would (channel, standard error, signals, the same
     /// arguments), without its `exec`, libraries and runtime start. Only where this process has
     /// one thread: a fork copies the caller's thread alone, and any lock another held stays held.
-    /// Its hello is left for ``call(_:file:deadline:maxPixelBytes:)`` to read after sending the
-    /// request: the request waits in the channel while the child confines itself, and the child
-    /// reads it as soon as its hello is out, sparing a round trip of the one file it is forked for.
+    /// Its hello is read after its first request, as a spawned worker's is.
     static func fork(_ configuration: WorkerPool.Configuration, _ fork: WorkerFork) throws(WorkerFailure.Reason) -> WorkerProcess {
         try launch(family: fork.family, name: "the forked \(fork.family.rawValue) worker", forked: true) { channel, errors throws(WorkerFailure.Reason) in
             let pid = tc_fork_worker(channel, errors)
@@ -89,16 +90,8 @@ final class WorkerProcess: @unchecked Sendable {
             + (configuration.idlePriority ? ["--idle"] : []) + (configuration.withoutLandlock ? ["--without-landlock"] : [])
     }
 
-    /// Makes the channel and the standard error pipe, has `launch` start the worker on their child
-    /// ends (returning its pid), and waits for its hello.
-    private static func start(family: WorkerFamily, name: String,
-                              launch start: (_ channel: Int32, _ errors: Int32) throws(WorkerFailure.Reason) -> pid_t) throws(WorkerFailure.Reason) -> WorkerProcess {
-        let worker = try launch(family: family, name: name, forked: false, start)
-        try worker.readHello()
-        return worker
-    }
-
-    /// ``start(family:name:launch:)`` but for the hello, which ``readHello()`` reads.
+    /// Makes the channel and the standard error pipe and has `launch` start the worker on their
+    /// child ends (returning its pid); its hello is left for ``readHello()``.
     private static func launch(family: WorkerFamily, name: String, forked: Bool,
                                _ launch: (_ channel: Int32, _ errors: Int32) throws(WorkerFailure.Reason) -> pid_t) throws(WorkerFailure.Reason) -> WorkerProcess {
         var pair: [Int32] = [-1, -1]
@@ -152,8 +145,8 @@ final class WorkerProcess: @unchecked Sendable {
     }
 
     /// Sends `request` with the file's descriptor and reads the reply, its pixels (if it has an
-    /// image) and its words (if it has a text format), which follow the pixels; before them, a
-    /// forked worker's hello, sent while the request waited.
+    /// image) and its words (if it has a text format), which follow the pixels; before them, at a
+    /// worker's first request, its hello, sent while the request waited.
     func call(_ request: WorkerRequest, file: Int32, deadline: UInt64, maxPixelBytes: Int) throws -> WorkerAnswer {
         let document = WorkerCoding.encode(request)
         try channel.send(WorkerChannel.le32(document.count) + document, attaching: file)
