@@ -273,6 +273,9 @@ package final class WorkerPool: ImageDecoding {
             }
             let executable = try locateExecutable(family)
             let worker = try WorkerProcess.spawn(configuration, family: family, executable: executable)
+            // A batch's first worker is heard from before the rest of its family start, which
+            // would otherwise race it for the cores; a one-file call's request goes ahead of its hello.
+            if configuration.startsAllAtOnce { try worker.readHello() }
             let more = state.withLock { s in
                 s.started += 1
                 s.familiesStarted.insert(family)

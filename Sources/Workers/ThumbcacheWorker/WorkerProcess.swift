@@ -149,7 +149,12 @@ final class WorkerProcess: @unchecked Sendable {
     /// worker's first request, its hello, sent while the request waited.
     func call(_ request: WorkerRequest, file: Int32, deadline: UInt64, maxPixelBytes: Int) throws -> WorkerAnswer {
         let document = WorkerCoding.encode(request)
-        try channel.send(WorkerChannel.le32(document.count) + document, attaching: file)
+        do {
+            try channel.send(WorkerChannel.le32(document.count) + document, attaching: file)
+        } catch {
+            try readHello()  // a worker that ended before it read: its hello says why, if it could
+            throw error
+        }
         try readHello()
         return try receiveReply(deadline: deadline, maxPixelBytes: maxPixelBytes)
     }
