@@ -1496,9 +1496,9 @@ static void compose_unshifted(const uint8_t *ys, const uint8_t *cb, const uint8_
     for (uint32_t x = 0; x < width; x++) {
         int l = ys[x], b = cb[x] - 128, r = cr[x] - 128;
         int red = l + ((91881 * r + 32768) >> 16), green = l + ((-22554 * b - 46802 * r + 32768) >> 16), blue = l + ((116130 * b + 32768) >> 16);
-        row[4 * x] = (uint8_t)(red < 0 ? 0 : red > 255 ? 255 : red);
-        row[4 * x + 1] = (uint8_t)(green < 0 ? 0 : green > 255 ? 255 : green);
-        row[4 * x + 2] = (uint8_t)(blue < 0 ? 0 : blue > 255 ? 255 : blue);
+        row[4 * x] = clamp(red);
+        row[4 * x + 1] = clamp(green);
+        row[4 * x + 2] = clamp(blue);
         row[4 * x + 3] = 255;
     }
 }

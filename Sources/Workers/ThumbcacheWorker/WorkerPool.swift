@@ -146,7 +146,7 @@ package final class WorkerPool: ImageDecoding {
             state.withLock { $0.live[family, default: 0] -= 1 }
             return
         }
-        pthread_detach(startThread { [self] in startIdle(1, family: family, executable: executable, readingHellos: false) })
+        pthread_detach(startThread { [self] in startIdle(1, family: family, executable: executable) })
     }
 
     /// How a worker of `family` is confined (the layers its hello named) and whether it was
@@ -272,10 +272,7 @@ package final class WorkerPool: ImageDecoding {
                 return worker
             }
             let executable = try locateExecutable(family)
-            let worker = try WorkerProcess.spawn(configuration, family: family, executable: executable)
-            // A batch's first worker is heard from before the rest of its family start, which
-            // would otherwise race it for the cores; a one-file call's request goes ahead of its hello.
-            if configuration.startsAllAtOnce { try worker.readHello() }
+            let worker = try spawn(family, executable: executable)
             let more = state.withLock { s in
                 s.started += 1
                 s.familiesStarted.insert(family)
@@ -297,12 +294,10 @@ package final class WorkerPool: ImageDecoding {
     }
 
     /// Starts `count` workers (already counted live) into the family's idle list; one that cannot
-    /// start is left to a later checkout. Each is idle once its hello is read, or at once with
-    /// `readingHellos` false (a one-file call's worker, whose first request then goes ahead of it).
-    private func startIdle(_ count: Int, family: WorkerFamily, executable: String, readingHellos: Bool = true) {
+    /// start is left to a later checkout.
+    private func startIdle(_ count: Int, family: WorkerFamily, executable: String) {
         for started in 0..<count {
-            guard let worker = try? WorkerProcess.spawn(configuration, family: family, executable: executable),
-                  !readingHellos || (try? worker.readHello()) != nil else {
+            guard let worker = try? spawn(family, executable: executable) else {
                 state.withLock { $0.live[family, default: 0] -= count - started }
                 return
             }
@@ -311,6 +306,15 @@ package final class WorkerPool: ImageDecoding {
                 s.idle[family, default: []].append(worker)
             }
         }
+    }
+
+    /// A worker of `family` started from `executable`. A batch pool's is heard from before it is
+    /// used (its first worker before the rest of its family start, which would otherwise race it
+    /// for the cores); a one-file call's first request goes ahead of its hello.
+    private func spawn(_ family: WorkerFamily, executable: String) throws(WorkerFailure.Reason) -> WorkerProcess {
+        let worker = try WorkerProcess.spawn(configuration, family: family, executable: executable)
+        if configuration.startsAllAtOnce { try worker.readHello() }
+        return worker
     }
 
     private func checkIn(_ worker: WorkerProcess) {
