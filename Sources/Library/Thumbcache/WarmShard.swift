@@ -24,8 +24,9 @@ public struct WarmShard: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { "\(index)/\(count)" }
 
-    /// True if the file at `relativePath` (below its root, no leading slash) is in this share.
-    public func contains(relativePath: some StringProtocol) -> Bool {
+    /// True if the file at `relativePath` (below its root, no leading slash) is in this share: the
+    /// warmer's filter, not an app's (it sets ``Warmer/Options/shard``).
+    package func contains(relativePath: some StringProtocol) -> Bool {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
         for byte in relativePath.utf8 {
             hash ^= UInt64(byte)
