@@ -105,7 +105,7 @@ final class JPEGSource: RowSource {
     private var wholeImageLimit = 0
     /// Keeps in-memory bytes alive for a decoder reading from memory.
     private let bytes: [UInt8]?
-    /// At 1/8 a sequential image may be decoded on two threads (eighth.c's split decode).
+    /// At 1/8 a sequential image may be decoded on two threads (eighth_split.c).
     private let twoThreads: Bool
 
     init(descriptor: Int32, name: String, threads: Int = 1) throws(ImagingError) {
