@@ -308,9 +308,8 @@ package final class WorkerPool: ImageDecoding {
         }
     }
 
-    /// A worker of `family` started from `executable`. A batch pool's is heard from before it is
-    /// used (its first worker before the rest of its family start, which would otherwise race it
-    /// for the cores); a one-file call's first request goes ahead of its hello.
+    /// A worker of `family` from `executable`. A batch pool's is heard from before use (its first
+    /// before the rest of its family start and race it); a one-file call's request goes first.
     private func spawn(_ family: WorkerFamily, executable: String) throws(WorkerFailure.Reason) -> WorkerProcess {
         let worker = try WorkerProcess.spawn(configuration, family: family, executable: executable)
         if configuration.startsAllAtOnce { try worker.readHello() }
