@@ -294,7 +294,7 @@ static int read_sos(reader *r, const eighth *e, scan *s) {
 }
 
 // libjpeg's process_restart: the rest of the byte dropped, the next marker must be the expected RSTn.
-static int restart(scan_state *st, int *next) {
+int eighth_restart(scan_state *st, int *next) {
     reader *r = st->r;
     if (r->padding > r->bits) st->padded = 1;
     int m = r->marker ? r->marker : next_marker(r);
@@ -325,7 +325,7 @@ int eighth_decode_sequential(scan_state *st, uint32_t mcus_wide, uint32_t from, 
             if (restart_interval) {
                 if (st->to_go == 0) {
                     SAVE_BITS();
-                    if (!restart(st, &st->next_restart)) return 0;
+                    if (!eighth_restart(st, &st->next_restart)) return 0;
                     LOAD_BITS();
                     st->to_go = restart_interval;
                 }
@@ -408,7 +408,7 @@ static int decode_scan(scan_state *st, int progressive, int restart_interval) {
         for (uint32_t mx = 0; mx < mcus_wide; mx++) {
             if (restart_interval) {
                 if (to_go == 0) {
-                    if (!restart(st, &next)) return 0;
+                    if (!eighth_restart(st, &next)) return 0;
                     to_go = restart_interval;
                 }
                 to_go--;
@@ -626,8 +626,11 @@ struct stream {
 // Whether eighth_decode would decode the image on two threads, given `length` bytes in memory.
 static int splits(j_decompress_ptr cinfo, uint64_t length) {
     int one_scan = !cinfo->progressive_mode && cinfo->comps_in_scan == cinfo->num_components;
-    return one_scan && length >= SPLIT_MIN_BYTES && length <= SPLIT_MAX_BYTES && cinfo->restart_interval == 0 &&
-           blocks_needed(cinfo) <= SPLIT_MAX_BLOCKS;
+    if (!one_scan || length < SPLIT_MIN_BYTES || length > SPLIT_MAX_BYTES || blocks_needed(cinfo) > SPLIT_MAX_BLOCKS) return 0;
+    if (cinfo->restart_interval == 0) return 1;
+    uint32_t wide = cinfo->num_components == 1 ? (cinfo->image_width + 7) / 8 : mcu_count(cinfo->image_width, cinfo->max_h_samp_factor);
+    uint32_t high = cinfo->num_components == 1 ? (cinfo->image_height + 7) / 8 : mcu_count(cinfo->image_height, cinfo->max_v_samp_factor);
+    return eighth_restart_boundary(wide, high, cinfo->restart_interval) > 0;
 }
 
 int eighth_takes(j_decompress_ptr cinfo, uint64_t length) {

@@ -165,11 +165,16 @@ typedef struct {
 EIGHTH_INTERNAL void eighth_fill_bits(reader *r);
 EIGHTH_INTERNAL int eighth_decode_sequential(scan_state *st, uint32_t mcus_wide, uint32_t from, uint32_t to, int restart_interval);
 EIGHTH_INTERNAL int eighth_prepare_scan(reader *r, eighth *e, const scan *s, tables *t, int progressive, scan_state *st);
+// Takes the restart marker that ends an interval; 0 where it is not the one expected.
+EIGHTH_INTERNAL int eighth_restart(scan_state *st, int *next);
 EIGHTH_INTERNAL int eighth_read_to_end(reader *r, eighth *e, scan *s, tables *t, int progressive, int one_scan, const int *fatal_warning);
 
 // eighth_split.c: a one-scan image on two threads.
 EIGHTH_INTERNAL int eighth_split_decode(eighth *e, const reader *r, const scan *s, const tables *t, const eighth_more *more,
                                         const int *fatal_warning);
+// The MCU at which a scan with restart markers is cut in two: a restart at the start of an MCU
+// row, nearest the middle; 0 where there is none worth a thread.
+EIGHTH_INTERNAL uint64_t eighth_restart_boundary(uint32_t mcus_wide, uint32_t mcus_high, unsigned restart_interval);
 EIGHTH_INTERNAL int eighth_in_step(scan_state *st, uint64_t at, int phase);
 EIGHTH_INTERNAL void eighth_watch_guesses(scan_state *st, const reader *r);
 EIGHTH_INTERNAL int eighth_take_until(eighth *e, uint64_t limit);

@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "eighth_internal.h"
@@ -407,6 +408,150 @@ static int decode_split(scan_state *st, const eighth_more *more, uint32_t mcus_w
     end_guessing(g, thread, started);
     return result;
 }
+// MARK: A scan with restart markers on two threads
+//
+// At a restart marker the DC predictors start again from 0, so the data after one decodes on its
+// own, exactly: no guessing. The second thread counts the markers from the start of the data
+// (they are the only 0xFF bytes followed by 0xD0-0xD7), takes the one that begins the MCU row
+// nearest the middle, and decodes from there to the end into the same planes while the first
+// thread decodes up to it. The first thread then takes that marker itself, as it would alone:
+// where anything does not agree, or the second thread stopped at bad data, it decodes the rest
+// itself, so the pixels and errors are a one-thread decode's.
+
+static uint64_t gcd(uint64_t a, uint64_t b) {
+    while (b) {
+        uint64_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+uint64_t eighth_restart_boundary(uint32_t mcus_wide, uint32_t mcus_high, unsigned restart_interval) {
+    uint64_t total = (uint64_t)mcus_wide * mcus_high, interval = restart_interval;
+    if (interval == 0 || mcus_wide == 0) return 0;
+    uint64_t step = interval / gcd(interval, mcus_wide) * mcus_wide;  // MCUs between restarts at a row's start
+    uint64_t at = (total / 2 + step / 2) / step * step;
+    return at > 0 && at < total && at >= total / 4 && total - at >= total / 4 ? at : 0;
+}
+
+typedef struct {
+    const uint8_t *data;  // the caller's, or NULL: the file's (`more`)
+    int file;
+    uint64_t offset;
+    size_t length;
+    uint64_t markers;     // the marker to begin after: the data's markers-th (from 1)
+    uint8_t *copy;        // what follows it, read from the file
+    scan_state st;        // the first thread's after it prepared the scan, then this thread's own
+    reader r;
+    uint32_t mcus_wide, mcus_high, from_row;
+    int restart_interval;
+    int decoded;          // 1 where its rows were decoded cleanly
+} second_half;
+
+// Where the data's markers-th restart marker ends (bytes from the data's start), counting from
+// `*count` markers already seen with the last byte an 0xFF (`*ff`) or not; 0 if not in these bytes.
+// A marker out of its order, or any other marker (the end of the scan), stops the count (*count = UINT64_MAX).
+static uint64_t marker_end(const uint8_t *bytes, size_t length, uint64_t base, uint64_t markers, uint64_t *count, int *ff) {
+    for (size_t i = 0; i < length; i++) {
+        if (!*ff) {
+            const uint8_t *next = memchr(bytes + i, 0xFF, length - i);
+            if (!next) return 0;
+            i = (size_t)(next - bytes);
+            *ff = 1;
+            continue;
+        }
+        uint8_t b = bytes[i];
+        if (b == 0xFF) continue;  // fill bytes before a marker
+        *ff = 0;
+        if (b == 0x00) continue;  // a stuffed 0xFF
+        if (b < 0xD0 || b > 0xD7 || b != 0xD0 + (*count & 7)) {
+            *count = UINT64_MAX;
+            return 0;
+        }
+        if (++*count == markers) return base + i + 1;
+    }
+    return 0;
+}
+
+static void *decode_second_half(void *argument) {
+    second_half *h = argument;
+    uint64_t count = 0, after = 0;
+    int ff = 0;
+    if (h->data) {
+        after = marker_end(h->data, h->length, 0, h->markers, &count, &ff);
+        if (after) {
+            h->r.p = h->data + after;
+            h->r.n = h->length - after;
+        }
+    } else {
+        // The file is read in order a window at a time until the marker, then what follows it
+        // into a copy of its own (never mapped: a file cut short while read is an error, not a fault).
+        uint8_t window[1 << 15];
+        for (uint64_t at = 0; at < h->length && !after && count != UINT64_MAX;) {
+            size_t want = h->length - at < sizeof window ? (size_t)(h->length - at) : sizeof window;
+            ssize_t n = pread(h->file, window, want, (off_t)(h->offset + at));
+            if (n <= 0) break;
+            after = marker_end(window, (size_t)n, at, h->markers, &count, &ff);
+            at += (uint64_t)n;
+        }
+        if (after) {
+            size_t rest = h->length - after, got = 0;
+            h->copy = malloc(rest ? rest : 1);
+            while (h->copy && got < rest) {
+                ssize_t n = pread(h->file, h->copy + got, rest - got, (off_t)(h->offset + after + got));
+                if (n <= 0) break;
+                got += (size_t)n;
+            }
+            if (!h->copy || got < rest) return NULL;
+            h->r.p = h->copy;
+            h->r.n = rest;
+        }
+    }
+    if (!after) return NULL;
+    h->r.in_memory = 1;
+    h->st.r = &h->r;
+    h->st.to_go = h->restart_interval;
+    h->st.next_restart = (int)(h->markers & 7);
+    h->decoded = eighth_decode_sequential(&h->st, h->mcus_wide, h->from_row, h->mcus_high, h->restart_interval) == 1 && !h->st.padded;
+    return NULL;
+}
+
+// The whole scan of `p` (prepared), cut at a restart marker where eighth_restart_boundary finds
+// one, and the markers after it read. 0 on bad data.
+static int decode_at_restarts(eighth *e, struct pending *p, const eighth_more *more) {
+    scan_state *st = &p->st;
+    int interval = p->t.restart_interval;
+    uint64_t at = eighth_restart_boundary(p->mcus_wide, p->mcus_high, (unsigned)interval);
+    second_half *h = at ? calloc(1, sizeof *h) : NULL;
+    pthread_t thread;
+    int started = 0;
+    if (h) {
+        *h = (second_half){.data = more->data, .file = more->file, .offset = more->offset, .length = more->length,
+                           .markers = at / (uint64_t)interval, .st = *st, .mcus_wide = p->mcus_wide, .mcus_high = p->mcus_high,
+                           .from_row = (uint32_t)(at / p->mcus_wide), .restart_interval = interval};
+        h->r.cinfo = p->r.cinfo;
+        started = pthread_create(&thread, NULL, decode_second_half, h) == 0;
+    }
+    int ok = eighth_decode_sequential(st, p->mcus_wide, 0, started ? h->from_row : p->mcus_high, interval) == 1;
+    if (started) {
+        // The marker the second thread began after, taken here as a one-thread decode would.
+        ok = ok && eighth_restart(st, &st->next_restart) && !st->padded;
+        st->to_go = interval;
+        pthread_join(thread, NULL);
+        if (ok && h->decoded) {
+            e->threads_used = 2;
+            ok = eighth_read_to_end(&h->r, e, &p->s, &p->t, 0, 1, p->fatal_warning);
+        } else if (ok) {
+            ok = eighth_decode_sequential(st, p->mcus_wide, h->from_row, p->mcus_high, interval) == 1;
+        }
+    }
+    if (!(started && h->decoded) && ok) ok = !st->padded && eighth_read_to_end(&p->r, e, &p->s, &p->t, 0, 1, p->fatal_warning);
+    if (h) free(h->copy);
+    free(h);
+    return ok;
+}
+
 // A one-scan image from `r` (after its SOS header) on two threads: where they met, the guesses
 // still to take are kept in `e` (taken as rows are asked for); where the guesser never fell into
 // step, this thread decoded the scan and the rest of the image is read here. 0 on bad data.
@@ -421,7 +566,17 @@ int eighth_split_decode(eighth *e, const reader *r, const scan *s, const tables 
     p->fatal_warning = fatal_warning;
     p->mcus_wide = e->count == 1 ? e->c[0].blocks_wide : mcu_count(cinfo->image_width, e->max_h);
     p->mcus_high = e->count == 1 ? e->c[0].blocks_high : mcu_count(cinfo->image_height, e->max_v);
-    int result = eighth_prepare_scan(&p->r, e, &p->s, &p->t, 0, &p->st) ? decode_split(&p->st, more, p->mcus_wide, p->mcus_high, &p->g, &p->thread) : 0;
+    if (!eighth_prepare_scan(&p->r, e, &p->s, &p->t, 0, &p->st)) {
+        free(p);
+        return 0;
+    }
+    if (p->t.restart_interval) {
+        int ok = decode_at_restarts(e, p, more);
+        free(p);
+        if (ok) eighth_make_samples(e);
+        return ok;
+    }
+    int result = decode_split(&p->st, more, p->mcus_wide, p->mcus_high, &p->g, &p->thread);
     e->threads_used = result == 2 ? 2 : 1;
     if (result == 2) {
         e->pending = p;
