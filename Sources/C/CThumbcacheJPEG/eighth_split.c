@@ -1,4 +1,5 @@
-// A one-scan JPEG at 1/8 on two threads (eighth_internal.h says where the rest is).
+// A one-scan JPEG at 1/8 on two threads, guessed or cut at a restart marker (eighth_internal.h
+// says where the rest is).
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -408,6 +409,7 @@ static int decode_split(scan_state *st, const eighth_more *more, uint32_t mcus_w
     end_guessing(g, thread, started);
     return result;
 }
+
 // MARK: A scan with restart markers on two threads
 //
 // At a restart marker the DC predictors start again from 0, so the data after one decodes on its
@@ -552,9 +554,10 @@ static int decode_at_restarts(eighth *e, struct pending *p, const eighth_more *m
     return ok;
 }
 
-// A one-scan image from `r` (after its SOS header) on two threads: where they met, the guesses
-// still to take are kept in `e` (taken as rows are asked for); where the guesser never fell into
-// step, this thread decoded the scan and the rest of the image is read here. 0 on bad data.
+// A one-scan image from `r` (after its SOS header) on two threads. With restart markers it is cut
+// at one and decoded whole here. Else guessed: where the threads met, the guesses still to take
+// are kept in `e` (taken as rows are asked for); where the guesser never fell into step, this
+// thread decoded the scan and the rest of the image is read here. 0 on bad data.
 int eighth_split_decode(eighth *e, const reader *r, const scan *s, const tables *t, const eighth_more *more,
                         const int *fatal_warning) {
     j_decompress_ptr cinfo = r->cinfo;
