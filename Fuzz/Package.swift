@@ -23,6 +23,7 @@ let package = Package(
         .target(name: "FuzzSupport", dependencies: [.product(name: "ThumbcacheImaging", package: root)]),
         harness("fuzz-png", ["ThumbcacheImaging"]),
         harness("fuzz-jpeg", ["ThumbcacheImaging"]),
+        harness("fuzz-jpeg2", ["ThumbcacheImaging"]),
         harness("fuzz-exif", ["ThumbcacheImaging"]),
         harness("fuzz-simple", ["ThumbcacheImaging"]),
         harness("fuzz-heif", ["ThumbcacheImaging"]),
