@@ -40,6 +40,20 @@ struct FuzzRegressionTests {
         #expect(decoded >= Self.inputs(harness).filter { $0.path.contains("/Fuzz/Seeds/") }.count)
     }
 
+    /// The two-thread JPEG harness's inputs (fuzz-jpeg2): a thumbnail with two decode threads, the
+    /// guessed cut or the cut at a restart marker.
+    @Test func twoThreadJPEGInputs() throws {
+        var decoders = ImageDecoders.standard
+        decoders.settings = DecodeSettings(threads: 2)
+        let files = Self.inputs("jpeg2")
+        #expect(!files.isEmpty)
+        var decoded = 0
+        for file in files where (try? Thumbnailer.thumbnail(ofFileAt: file.path, options: Self.options, format: .jpeg, decoders: decoders)) != nil {
+            decoded += 1
+        }
+        #expect(decoded >= Self.inputs("jpeg2").filter { $0.path.contains("/Fuzz/Seeds/") }.count)
+    }
+
     /// The parsers of our own (fuzz-simple: the first byte picks BMP, ICO, Netpbm or TGA).
     @Test func simpleFormatInputs() throws {
         let formats: [ImageFormat] = [.bmp, .ico, .pnm, .tga]
