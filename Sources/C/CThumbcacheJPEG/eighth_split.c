@@ -32,8 +32,7 @@ typedef struct {
     int16_t diff;    // its DC difference
     uint8_t phase;   // its place in an MCU, counted from where its run began (or began again)
     uint8_t flags;   // GUESS_PADDED: it used bits past the data; GUESS_AGAIN: its run began again here
-    uint32_t part;   // a 4:2:0 chroma block's: its sums' place in `parts`
-} guessed_block;
+} guessed_block;     // 8 bytes: a 4:2:0 chroma block's sums are the next in `parts` (parts_before)
 
 enum { GUESS_PADDED = 1, GUESS_AGAIN = 2 };
 enum { RUN_GOING = 0, RUN_JOINED = 1, RUN_GAVE_UP = 2 };
@@ -42,6 +41,7 @@ typedef struct {
     const uint8_t *start;       // its first byte
     uint64_t base;              // bits of data before it
     uint32_t first;             // its first record in `found`
+    uint32_t parts_first;       // its first record's place in `parts` (4:2:0 chroma blocks' sums)
     _Atomic uint32_t published; // its records so far
     _Atomic int state;          // RUN_JOINED: in step with the run after it (run 0: at the data's end)
     uint32_t joins, into;       // its record `joins` is the next run's record `into` (both from their firsts)
@@ -173,7 +173,6 @@ static void guess_run_blocks(struct guess *g, int k, uint32_t *found, uint32_t *
         q->at = (uint32_t)at;
         q->phase = (uint8_t)phase;
         q->flags = again ? GUESS_AGAIN : 0;
-        q->part = *parts;
         if (!guess_one(&state, &g->blocks[phase], q, &g->parts[square ? *parts : 0])) {
             // Not a block here (a code no table has): begin again at the next byte not yet read.
             state.bits = 0;
@@ -215,6 +214,7 @@ static void *guess_blocks(void *argument) {
         g->runs[k].start = start;
         g->runs[k].base = base;
         g->runs[k].first = found;
+        g->runs[k].parts_first = parts;
         atomic_store_explicit(&g->run_count, k + 1, memory_order_release);
         guess_run_blocks(g, k, &found, &parts);
         if (atomic_load_explicit(&g->runs[k].state, memory_order_relaxed) != RUN_JOINED) break;
@@ -270,9 +270,19 @@ typedef struct {
     uint32_t mx, my;
 } block_place;
 
-// One guessed block into the planes at `at` (then moved on), its DC difference summed on.
+// Where run `k`'s record `index` (from its first) has its sums in `parts`, if it is a 4:2:0 chroma
+// block: the records before it in the run counted (a run is taken up from near its start).
+static uint32_t parts_before(const struct guess *g, int k, uint32_t index) {
+    const guess_run *run = &g->runs[k];
+    uint32_t part = run->parts_first;
+    for (uint32_t i = 0; i < index; i++) part += (uint32_t)g->blocks[g->found[run->first + i].phase].c->square;
+    return part;
+}
+
+// One guessed block into the planes at `at` (then moved on), its DC difference summed on; a 4:2:0
+// chroma block's sums are parts[*part], which moves on.
 static int take_guess(scan_state *st, struct guess *g, const mcu_block *blocks, int count, block_place *at,
-                      const guessed_block *q, int first, uint32_t mcus_wide) {
+                      const guessed_block *q, int first, uint32_t mcus_wide, uint32_t *part) {
     const scan *s = st->s;
     if ((!first && (q->flags & GUESS_AGAIN)) || (q->flags & GUESS_PADDED)) return 0;
     const mcu_block *m = &blocks[at->phase];
@@ -292,7 +302,7 @@ static int take_guess(scan_state *st, struct guess *g, const mcu_block *blocks, 
         return 1;
     }
     size_t stride = 2 * (size_t)c->plane_wide;
-    return square_finish((int16_t)sum, c->quant[0], &g->parts[q->part], c->samples + 2 * (size_t)by * stride + 2 * (size_t)bx, stride);
+    return square_finish((int16_t)sum, c->quant[0], &g->parts[(*part)++], c->samples + 2 * (size_t)by * stride + 2 * (size_t)bx, stride);
 }
 
 static void end_guessing(struct guess *g, pthread_t thread, int started);
@@ -312,6 +322,7 @@ struct pending {
     block_place at;       // where the next block taken goes
     int run, first;
     uint32_t index;       // the next guess to take, in run `run`
+    uint32_t part;        // the next 4:2:0 chroma block's place in the guesser's `parts`
     uint32_t mcus_wide, mcus_high, rows_made;
     const int *fatal_warning;
 };
@@ -339,6 +350,7 @@ int eighth_take_until(eighth *e, uint64_t limit) {
         if (p->run > 0 && state == RUN_JOINED && p->index == run->joins) {  // on into the next run
             p->index = run->into;
             p->run--;
+            p->part = parts_before(g, p->run, p->index);
             p->first = 1;
             continue;
         }
@@ -349,7 +361,7 @@ int eighth_take_until(eighth *e, uint64_t limit) {
         }
         uint32_t end = p->run > 0 && state == RUN_JOINED ? run->joins : published;
         for (; p->index < end && p->at.my < limit; p->index++, p->first = 0)
-            if (!take_guess(&p->st, g, p->blocks, p->count, &p->at, &g->found[run->first + p->index], p->first, p->mcus_wide)) return 0;
+            if (!take_guess(&p->st, g, p->blocks, p->count, &p->at, &g->found[run->first + p->index], p->first, p->mcus_wide, &p->part)) return 0;
     }
     eighth_make_samples_rows(e, p->rows_made, p->at.my);
     p->rows_made = p->at.my;
@@ -587,6 +599,7 @@ int eighth_split_decode(eighth *e, const reader *r, const scan *s, const tables 
         p->at = (block_place){p->st.from_phase, (uint32_t)(p->st.from_mcu % p->mcus_wide), (uint32_t)(p->st.from_mcu / p->mcus_wide)};
         p->run = p->st.guess_run;
         p->index = p->st.guess_index;
+        p->part = parts_before(p->g, p->run, p->index);
         p->first = 1;
         eighth_make_samples_rows(e, 0, p->at.my);
         p->rows_made = p->at.my;
