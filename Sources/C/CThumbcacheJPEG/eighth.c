@@ -628,8 +628,8 @@ static int splits(j_decompress_ptr cinfo, uint64_t length) {
     int one_scan = !cinfo->progressive_mode && cinfo->comps_in_scan == cinfo->num_components;
     if (!one_scan || length < SPLIT_MIN_BYTES || length > SPLIT_MAX_BYTES || blocks_needed(cinfo) > SPLIT_MAX_BLOCKS) return 0;
     if (cinfo->restart_interval == 0) return 1;
-    uint32_t wide = cinfo->num_components == 1 ? (cinfo->image_width + 7) / 8 : mcu_count(cinfo->image_width, cinfo->max_h_samp_factor);
-    uint32_t high = cinfo->num_components == 1 ? (cinfo->image_height + 7) / 8 : mcu_count(cinfo->image_height, cinfo->max_v_samp_factor);
+    uint32_t wide, high;
+    scan_mcus(cinfo, &wide, &high);
     return eighth_restart_boundary(wide, high, cinfo->restart_interval) > 0;
 }
 
@@ -678,9 +678,7 @@ eighth *eighth_decode(j_decompress_ptr cinfo, int *fatal_warning, const eighth_m
         stream->s = s;
         stream->t = *t;
         stream->fatal_warning = fatal_warning;
-        // One component's scan is not interleaved: an MCU is one of its blocks, whatever its factors.
-        stream->mcus_wide = e->count == 1 ? e->c[0].blocks_wide : mcu_count(cinfo->image_width, e->max_h);
-        stream->mcus_high = e->count == 1 ? e->c[0].blocks_high : mcu_count(cinfo->image_height, e->max_v);
+        scan_mcus(cinfo, &stream->mcus_wide, &stream->mcus_high);
         stream->tall = e->count == 1 ? 1 : (uint32_t)e->max_v;
         if (!eighth_prepare_scan(&stream->r, e, &stream->s, &stream->t, 0, &stream->st)) goto fail;
         free(t);

@@ -24,6 +24,14 @@ enum { LOOKAHEAD = 9, MAX_BLOCKS = 1 << 24 };
 // MCUs across `size` pixels of an interleaved scan, whose MCU is 8 × `max_factor` pixels that way.
 static inline uint32_t mcu_count(uint32_t size, int max_factor) { return (size + 8u * (uint32_t)max_factor - 1) / (8u * (uint32_t)max_factor); }
 
+// The MCUs across and down a scan of every component. One component's scan is not interleaved:
+// its MCU is one block, whatever its sampling factors.
+static inline void scan_mcus(j_decompress_ptr cinfo, uint32_t *wide, uint32_t *high) {
+    int one = cinfo->num_components == 1;
+    *wide = one ? (cinfo->image_width + 7) / 8 : mcu_count(cinfo->image_width, cinfo->max_h_samp_factor);
+    *high = one ? (cinfo->image_height + 7) / 8 : mcu_count(cinfo->image_height, cinfo->max_v_samp_factor);
+}
+
 // Zig-zag index to natural order (a DQT segment lists its values in zig-zag order).
 static const uint8_t natural_order[64] = {
     0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 18, 11, 4,  5,  12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13,

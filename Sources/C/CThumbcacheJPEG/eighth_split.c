@@ -539,28 +539,31 @@ static int decode_at_restarts(eighth *e, struct pending *p, const eighth_more *m
     uint64_t at = eighth_restart_boundary(p->mcus_wide, p->mcus_high, (unsigned)interval);
     second_half *h = at ? calloc(1, sizeof *h) : NULL;
     pthread_t thread;
-    int started = 0;
     if (h) {
         *h = (second_half){.data = more->data, .file = more->file, .offset = more->offset, .length = more->length,
                            .markers = at / (uint64_t)interval, .st = *st, .mcus_wide = p->mcus_wide, .mcus_high = p->mcus_high,
                            .from_row = (uint32_t)(at / p->mcus_wide), .restart_interval = interval};
         h->r.cinfo = p->r.cinfo;
-        started = pthread_create(&thread, NULL, decode_second_half, h) == 0;
+        if (pthread_create(&thread, NULL, decode_second_half, h) != 0) {
+            free(h);
+            h = NULL;
+        }
     }
-    int ok = eighth_decode_sequential(st, p->mcus_wide, 0, started ? h->from_row : p->mcus_high, interval) == 1;
-    if (started) {
+    int ok = eighth_decode_sequential(st, p->mcus_wide, 0, h ? h->from_row : p->mcus_high, interval) == 1;
+    reader *end = &p->r;  // where the scan's data ends: the markers after it are read from there
+    if (h) {
         // The marker the second thread began after, taken here as a one-thread decode would.
-        ok = ok && eighth_restart(st, &st->next_restart) && !st->padded;
+        ok = ok && eighth_restart(st, &st->next_restart);
         st->to_go = interval;
         pthread_join(thread, NULL);
         if (ok && h->decoded) {
             e->threads_used = 2;
-            ok = eighth_read_to_end(&h->r, e, &p->s, &p->t, 0, 1, p->fatal_warning);
+            end = &h->r;
         } else if (ok) {
             ok = eighth_decode_sequential(st, p->mcus_wide, h->from_row, p->mcus_high, interval) == 1;
         }
     }
-    if (!(started && h->decoded) && ok) ok = !st->padded && eighth_read_to_end(&p->r, e, &p->s, &p->t, 0, 1, p->fatal_warning);
+    ok = ok && !st->padded && eighth_read_to_end(end, e, &p->s, &p->t, 0, 1, p->fatal_warning);
     if (h) free(h->copy);
     free(h);
     return ok;
@@ -572,15 +575,13 @@ static int decode_at_restarts(eighth *e, struct pending *p, const eighth_more *m
 // thread decoded the scan and the rest of the image is read here. 0 on bad data.
 int eighth_split_decode(eighth *e, const reader *r, const scan *s, const tables *t, const eighth_more *more,
                         const int *fatal_warning) {
-    j_decompress_ptr cinfo = r->cinfo;
     struct pending *p = calloc(1, sizeof *p);
     if (!p) return 0;
     p->s = *s;
     p->t = *t;
     p->r = *r;
     p->fatal_warning = fatal_warning;
-    p->mcus_wide = e->count == 1 ? e->c[0].blocks_wide : mcu_count(cinfo->image_width, e->max_h);
-    p->mcus_high = e->count == 1 ? e->c[0].blocks_high : mcu_count(cinfo->image_height, e->max_v);
+    scan_mcus(r->cinfo, &p->mcus_wide, &p->mcus_high);
     if (!eighth_prepare_scan(&p->r, e, &p->s, &p->t, 0, &p->st)) {
         free(p);
         return 0;
