@@ -64,11 +64,9 @@ let package = Package(
         // mapped: both loaded at their first file (dlopen), so an image worker starts without them.
         .target(name: "CThumbcacheRaw", dependencies: ["CThumbcacheLibraries"]),
         .target(name: "CThumbcacheTIFF", dependencies: ["CThumbcacheLibraries"]),
-        // FFmpeg (libavformat, libavcodec, libswscale; GPL as Debian builds it) behind a shim that
-        // reads by pread and keeps FFmpeg's structures out of Swift.
-        // poppler (GPL) and cairo behind a shim that keeps GLib's types out of Swift.
-        // poppler's C++ binding (Splash, as pdftoppm draws) behind a C interface.
-        .target(name: "CThumbcachePDF", linkerSettings: [.linkedLibrary("poppler-cpp")]),
+        // poppler's C++ binding (Splash, as pdftoppm draws) behind a C interface; loaded at the
+        // first PDF (dlopen), so a documents worker starts without it for text, fonts and e-books.
+        .target(name: "CThumbcachePDF"),
         // libarchive behind a shim that lists an archive in memory and reads one entry, capped.
         .target(name: "CThumbcacheArchive", dependencies: ["CThumbcacheLibraries"]),
         // QOI's reference implementation (Debian's header-only qoi.h, libqoi-dev), compiled once here.
@@ -76,6 +74,8 @@ let package = Package(
         // FreeType behind a shim that draws a page of text or a font's sample into RGBA.
         .systemLibrary(name: "CThumbcacheFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
         .target(name: "CThumbcacheText", dependencies: ["CThumbcacheFreeType"]),
+        // FFmpeg (libavformat, libavcodec, libswscale; GPL as Debian builds it) behind a shim that
+        // reads by pread and keeps FFmpeg's structures out of Swift.
         .target(name: "CThumbcacheVideo", linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil"),
                                                  .linkedLibrary("swscale")]),
 

@@ -5,12 +5,12 @@ import ThumbcacheTestSupport
 @testable import ThumbcacheWorker
 
 /// A worker starts without the libraries only some of its formats need (a PDF never needs
-/// libarchive, a JPEG never libtiff, LibRaw, libavcodec, libde265 or dav1d) and loads one, already confined, at the first file that
-/// needs it: Landlock lets it read the system's libraries (SECURITY.md). Without Landlock, where
+/// libarchive, a text file never poppler, a JPEG never libtiff, LibRaw, libavcodec, libde265 or dav1d) and loads one, already
+/// confined, at the first file that needs it: Landlock lets it read the system's libraries (SECURITY.md). Without Landlock, where
 /// every open is refused once confined, it loads them before, and the files decode the same.
 struct LibrariesLoadedLaterTests {
     enum Case: String, CaseIterable {
-        case archiveInTheDocumentsWorker, tiffInTheImageWorker, rawInTheImageWorker, heicInTheImageWorker, avifInTheImageWorker
+        case archiveInTheDocumentsWorker, popplerInTheDocumentsWorker, tiffInTheImageWorker, rawInTheImageWorker, heicInTheImageWorker, avifInTheImageWorker
     }
 
     @Test(arguments: Case.allCases, [true, false])
@@ -24,6 +24,10 @@ struct LibrariesLoadedLaterTests {
             first = try dir.write("notes.txt", Array("Words before any archive.\n".utf8))
             second = try DocumentFormatTests.openDocument(dir, "report.odt", thumbnail: ImageEncoder.png(photo))
             (library, format) = ("libarchive", .openDocumentText)
+        case .popplerInTheDocumentsWorker:
+            first = try dir.write("notes.txt", Array("Words before any PDF.\n".utf8))
+            second = try dir.write("report.pdf", MediaFormatTests.pdf())
+            (library, format) = ("libpoppler-cpp", .pdf)
         case .tiffInTheImageWorker:
             first = try dir.write("photo.png", ImageEncoder.png(photo))
             second = try FixtureTools.fixture(dir, "photo.tif", from: photo, "convert") { [$0, "-compress", "lzw", $1] }
@@ -47,7 +51,7 @@ struct LibrariesLoadedLaterTests {
         configuration.withoutLandlock = !landlock
         let pool = WorkerPool(configuration)
         let box = ThumbnailOptions(maxWidth: 64, maxHeight: 64)
-        _ = try pool.thumbnail(ofFileAt: first, options: box, format: which == .archiveInTheDocumentsWorker ? .text : nil)
+        _ = try pool.thumbnail(ofFileAt: first, options: box, format: [.archiveInTheDocumentsWorker, .popplerInTheDocumentsWorker].contains(which) ? .text : nil)
         let workers = pool.idleWorkerIdentifiers
         try #require(workers.count == 1, "\(workers)")
         // Read to the end: a /proc file's size says 0, and one read of it gives one page.
@@ -61,6 +65,28 @@ struct LibrariesLoadedLaterTests {
         let thumbnail = try pool.thumbnail(ofFileAt: second, options: box, format: nil)
         #expect(thumbnail.info.format == format && max(thumbnail.image.width, thumbnail.image.height) == 64)
         #expect(maps().contains(library))
+        #expect(pool.workersStarted == 1)
+    }
+
+    /// A worker started for a file (a one-file call's, whose worker starts before it asks) loads
+    /// that file's library before it confines itself, as if linked: the file comes next, and
+    /// waiting for it to load would be on the call's time. Started for another file, it does not.
+    @Test(arguments: [true, false])
+    func aWorkerStartedForAFileLoadsItsLibraryFirst(_ pdf: Bool) throws {
+        let dir = TemporaryDirectory()
+        let file = pdf ? try dir.write("report.pdf", MediaFormatTests.pdf()) : try dir.write("notes.txt", Array("Only words here.\n".utf8))
+        let pool = WorkerPool(WorkerPool.Configuration(workers: 1))
+        pool.prepare(forFileAt: file)
+        // Its hello: the worker has confined itself, and nothing has been asked of it yet.
+        let layers = try pool.confinement(of: .documents).layers
+        #expect(layers.contains("seccomp"))
+        // Without Landlock every worker loads its libraries before its confinement.
+        let landlocked = layers.contains { $0.hasPrefix("landlock") }
+        let workers = pool.idleWorkerIdentifiers
+        try #require(workers.count == 1, "\(workers)")
+        let maps = String(decoding: (try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(workers[0])/maps")).readToEnd()) ?? Data(),
+                          as: UTF8.self)
+        #expect(maps.contains("libpoppler-cpp") == (pdf || !landlocked))
         #expect(pool.workersStarted == 1)
     }
 }

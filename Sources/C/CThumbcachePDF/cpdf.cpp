@@ -9,6 +9,37 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <dlfcn.h>
+#include <pthread.h>
+
+// poppler's C++ binding is loaded at the first PDF (cpdf_load), not linked: it brings 19 libraries
+// a worker drawing text or fonts never needs. C++ functions cannot be looked up into a table as
+// the C libraries loaded later are, so the ones called here are weak references that the lazy
+// binding resolves at their first call, from the library loaded into the global scope.
+asm(".weak _ZN7poppler13page_renderer15set_paper_colorEj");
+asm(".weak _ZN7poppler13page_renderer15set_render_hintENS0_11render_hintEb");
+asm(".weak _ZN7poppler13page_renderer16set_image_formatENS_5image11format_enumE");
+asm(".weak _ZN7poppler13page_rendererC1Ev");
+asm(".weak _ZN7poppler13page_rendererD1Ev");
+asm(".weak _ZN7poppler4pageD1Ev");
+asm(".weak _ZN7poppler5imageD1Ev");
+asm(".weak _ZN7poppler7ustringD1Ev");
+asm(".weak _ZN7poppler8document18load_from_raw_dataEPKciRKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEESA_");
+asm(".weak _ZN7poppler8documentD1Ev");
+asm(".weak _ZNK7poppler13page_renderer11render_pageEPKNS_4pageEddiiiiNS_13rotation_enumE");
+asm(".weak _ZNK7poppler4page11orientationEv");
+asm(".weak _ZNK7poppler4page4textERKNS_9rectangleIdEENS0_16text_layout_enumE");
+asm(".weak _ZNK7poppler4page9page_rectENS_13page_box_enumE");
+asm(".weak _ZNK7poppler5image10const_dataEv");
+asm(".weak _ZNK7poppler5image13bytes_per_rowEv");
+asm(".weak _ZNK7poppler5image5widthEv");
+asm(".weak _ZNK7poppler5image6formatEv");
+asm(".weak _ZNK7poppler5image6heightEv");
+asm(".weak _ZNK7poppler5image8is_validEv");
+asm(".weak _ZNK7poppler8document11create_pageEi");
+asm(".weak _ZNK7poppler8document5pagesEv");
+asm(".weak _ZNK7poppler8document8info_keyERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE");
+asm(".weak _ZNK7poppler8document9is_lockedEv");
 
 // poppler's C++ binding renders with Splash, as pdftoppm does (the reference users compare
 // with); its GLib binding draws through cairo. No C++ exception may reach Swift: every entry
@@ -23,6 +54,21 @@ struct cpdf_document {
 
 static void say(char *message, size_t size, const char *text) {
     if (message && size) snprintf(message, size, "%s", text);
+}
+
+static pthread_once_t loading = PTHREAD_ONCE_INIT;
+static void *library;
+static char load_error[256];
+static void load_library(void) {
+    library = dlopen("libpoppler-cpp.so.0", RTLD_NOW | RTLD_GLOBAL);
+    if (!library) snprintf(load_error, sizeof load_error, "cannot load poppler's C++ binding: %s (install libpoppler-cpp0v5)", dlerror());
+}
+
+int cpdf_load(char *message, size_t message_size) {
+    pthread_once(&loading, load_library);
+    if (library) return 0;
+    say(message, message_size, load_error);
+    return -1;
 }
 
 void cpdf_close(cpdf_document *d) {
@@ -79,6 +125,7 @@ static void page_size(poppler::page &page, double *width, double *height) {
 
 cpdf_document *cpdf_open(const uint8_t *bytes, size_t length, int page, cpdf_info *info, char *message, size_t message_size) {
     memset(info, 0, sizeof *info);
+    if (cpdf_load(message, message_size) != 0) return nullptr;
     try {
         if (length > INT_MAX) {
             say(message, message_size, "larger than the 2 GiB poppler reads from memory");

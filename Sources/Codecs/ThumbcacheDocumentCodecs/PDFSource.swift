@@ -9,7 +9,10 @@ extension ImageDecoderRegistration {
         try PDFSource(descriptor: fd, name: name, page: settings.page)
     }.extractingText { (fd, name, limit) throws(ImagingError) in
         try PDFSource(descriptor: fd, name: name).text(limit: limit)
-    }.drawingPages()
+    }.drawingPages().loadingLibrary {
+        var message = [CChar](repeating: 0, count: 256)
+        _ = cpdf_load(&message, message.count)
+    }
 }
 
 /// A PDF through poppler (Splash, as `pdftoppm` draws): one page (the first unless asked) drawn

@@ -194,9 +194,10 @@ package struct ImageDecoderRegistration: Sendable {
 package struct ImageDecoders: Sendable {
     package private(set) var registrations: [ImageDecoderRegistration]
 
-    /// Loads now every library a decoder here would load at its first file.
-    package func loadLibraries() {
-        for registration in registrations { registration.loadLibrary?() }
+    /// Loads now every library a decoder here (or only `format`'s: a worker started for a file of
+    /// that format, before its confinement) would load at its first file.
+    package func loadLibraries(for format: ImageFormat? = nil) {
+        for registration in registrations where format == nil || registration.format == format { registration.loadLibrary?() }
     }
     /// How these decoders may work (threads per decode); a worker sets it from its parent's word.
     package var settings = DecodeSettings()

@@ -18,6 +18,11 @@ package enum WorkerMain {
             return UInt64(arguments[i + 1]) ?? 0
         }
         decoders.settings = DecodeSettings(threads: Int(value("--threads")))
+        // The library of the file this worker was started for, now: it is needed next, and after
+        // the confinement only Landlock would let it be read.
+        if let i = arguments.firstIndex(of: "--expect"), i + 1 < arguments.count {
+            decoders.loadLibraries(for: ImageFormat(rawValue: arguments[i + 1]))
+        }
         // Before the confinement, whose system-call filter does not allow changing priorities.
         if arguments.contains("--idle") { _ = tc_process_be_idle() }
         keepDecoderBuffersInHeap()

@@ -146,7 +146,7 @@ package final class WorkerPool: ImageDecoding {
             state.withLock { $0.live[family, default: 0] -= 1 }
             return
         }
-        pthread_detach(startThread { [self] in startIdle(1, family: family, executable: executable) })
+        pthread_detach(startThread { [self] in startIdle(1, family: family, executable: executable, expecting: format) })
     }
 
     /// How a worker of `family` is confined (the layers its hello named) and whether it was
@@ -187,7 +187,7 @@ package final class WorkerPool: ImageDecoding {
         defer { Glibc.close(fd) }
         var family = Self.family(of: fd, path: path, format: format)
         while true {
-            let worker = try checkOut(family, path: path)
+            let worker = try checkOut(family, path: path, expecting: format)
             let deadline = MonotonicClock.nanoseconds() + UInt64(configuration.timeout * 1e9)
             do {
                 let answer = try worker.call(request, file: fd, deadline: deadline, maxPixelBytes: maxPixelBytes)
@@ -249,7 +249,7 @@ package final class WorkerPool: ImageDecoding {
         return .crashed(signal: signal)
     }
 
-    private func checkOut(_ family: WorkerFamily, path: String) throws -> WorkerProcess {
+    private func checkOut(_ family: WorkerFamily, path: String, expecting format: ImageFormat? = nil) throws -> WorkerProcess {
         // A family with all its workers alive or starting (another thread may be starting them
         // into the idle list right now) waits for one of them instead of starting one more.
         let workers = configuration.workers
@@ -272,7 +272,7 @@ package final class WorkerPool: ImageDecoding {
                 return worker
             }
             let executable = try locateExecutable(family)
-            let worker = try spawn(family, executable: executable)
+            let worker = try spawn(family, executable: executable, expecting: format)
             let more = state.withLock { s in
                 s.started += 1
                 s.familiesStarted.insert(family)
@@ -295,9 +295,9 @@ package final class WorkerPool: ImageDecoding {
 
     /// Starts `count` workers (already counted live) into the family's idle list; one that cannot
     /// start is left to a later checkout.
-    private func startIdle(_ count: Int, family: WorkerFamily, executable: String) {
+    private func startIdle(_ count: Int, family: WorkerFamily, executable: String, expecting format: ImageFormat? = nil) {
         for started in 0..<count {
-            guard let worker = try? spawn(family, executable: executable) else {
+            guard let worker = try? spawn(family, executable: executable, expecting: started == 0 ? format : nil) else {
                 state.withLock { $0.live[family, default: 0] -= count - started }
                 return
             }
@@ -310,8 +310,8 @@ package final class WorkerPool: ImageDecoding {
 
     /// A worker of `family` from `executable`. A batch pool's is heard from before use (its first
     /// before the rest of its family start and race it); a one-file call's request goes first.
-    private func spawn(_ family: WorkerFamily, executable: String) throws(WorkerFailure.Reason) -> WorkerProcess {
-        let worker = try WorkerProcess.spawn(configuration, family: family, executable: executable)
+    private func spawn(_ family: WorkerFamily, executable: String, expecting format: ImageFormat? = nil) throws(WorkerFailure.Reason) -> WorkerProcess {
+        let worker = try WorkerProcess.spawn(configuration, family: family, executable: executable, expecting: format)
         if configuration.startsAllAtOnce { try worker.readHello() }
         return worker
     }

@@ -44,7 +44,8 @@ final class WorkerProcess: @unchecked Sendable {
     /// first request is sent (``call(_:file:deadline:maxPixelBytes:)``): the request waits in the
     /// channel while the worker loads its libraries and confines itself, and it reads it as soon as
     /// its hello is out, sparing a round trip of a process made for one file.
-    static func spawn(_ configuration: WorkerPool.Configuration, family: WorkerFamily, executable: String) throws(WorkerFailure.Reason) -> WorkerProcess {
+    static func spawn(_ configuration: WorkerPool.Configuration, family: WorkerFamily, executable: String,
+                      expecting format: ImageFormat? = nil) throws(WorkerFailure.Reason) -> WorkerProcess {
         try launch(family: family, name: executable, forked: false) { channel, errors throws(WorkerFailure.Reason) in
             var actions = posix_spawn_file_actions_t()
             posix_spawn_file_actions_init(&actions)
@@ -58,7 +59,7 @@ final class WorkerProcess: @unchecked Sendable {
             tc_spawnattr_init_default_signals(&attributes)
             defer { posix_spawnattr_destroy(&attributes) }
 
-            let arguments = [executable] + Self.arguments(configuration)
+            let arguments = [executable] + Self.arguments(configuration, expecting: format)
             // The Swift runtime's crash backtracer would try to start a process; a worker may not.
             let environment = ["SWIFT_BACKTRACE=enable=no"]
             var pid: pid_t = 0
@@ -84,10 +85,12 @@ final class WorkerProcess: @unchecked Sendable {
         }
     }
 
-    /// A worker's arguments after its program's name: its limits, as ``WorkerFork/run`` gets them too.
-    static func arguments(_ configuration: WorkerPool.Configuration) -> [String] {
+    /// A worker's arguments after its program's name: its limits, as ``WorkerFork/run`` gets them too,
+    /// and the format of the file it is started for, if known (its decoder's library is loaded at once).
+    static func arguments(_ configuration: WorkerPool.Configuration, expecting format: ImageFormat? = nil) -> [String] {
         ["--memory", String(configuration.memoryLimit), "--cpu", String(configuration.cpuSeconds), "--threads", String(configuration.decodeThreads)]
             + (configuration.idlePriority ? ["--idle"] : []) + (configuration.withoutLandlock ? ["--without-landlock"] : [])
+            + (format.map { ["--expect", $0.rawValue] } ?? [])
     }
 
     /// Makes the channel and the standard error pipe and has `launch` start the worker on their
