@@ -70,15 +70,23 @@ struct LibrariesLoadedLaterTests {
 
     /// A worker started for a file (a one-file call's, whose worker starts before it asks) loads
     /// that file's library before it confines itself, as if linked: the file comes next, and
-    /// waiting for it to load would be on the call's time. Started for another file, it does not.
-    @Test(arguments: [true, false])
-    func aWorkerStartedForAFileLoadsItsLibraryFirst(_ pdf: Bool) throws {
+    /// waiting for it to load would be on the call's time. Started for another file, it does not;
+    /// nor for a HEIC, whose codec (libavcodec's or libde265's HEVC) is known only inside it.
+    enum StartedFor: String, CaseIterable { case pdf, text, heic }
+
+    @Test(arguments: StartedFor.allCases)
+    func aWorkerStartedForAFileLoadsItsLibraryFirst(_ which: StartedFor) throws {
         let dir = TemporaryDirectory()
-        let file = pdf ? try dir.write("report.pdf", MediaFormatTests.pdf()) : try dir.write("notes.txt", Array("Only words here.\n".utf8))
+        let (file, family, library): (String, WorkerFamily, String) = switch which {
+        case .pdf: (try dir.write("report.pdf", MediaFormatTests.pdf()), .documents, "libpoppler-cpp")
+        case .text: (try dir.write("notes.txt", Array("Only words here.\n".utf8)), .documents, "libpoppler-cpp")
+        case .heic: (try FixtureTools.fixture(dir, "photo.heic", from: TestPictures.source(width: 64, height: 48), "heif-enc") { ["-q", "90", "-o", $1, $0] },
+                     .images, "libde265")
+        }
         let pool = WorkerPool(WorkerPool.Configuration(workers: 1))
         pool.prepare(forFileAt: file)
         // Its hello: the worker has confined itself, and nothing has been asked of it yet.
-        let layers = try pool.confinement(of: .documents).layers
+        let layers = try pool.confinement(of: family).layers
         #expect(layers.contains("seccomp"))
         // Without Landlock every worker loads its libraries before its confinement.
         let landlocked = layers.contains { $0.hasPrefix("landlock") }
@@ -86,7 +94,7 @@ struct LibrariesLoadedLaterTests {
         try #require(workers.count == 1, "\(workers)")
         let maps = String(decoding: (try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(workers[0])/maps")).readToEnd()) ?? Data(),
                           as: UTF8.self)
-        #expect(maps.contains("libpoppler-cpp") == (pdf || !landlocked))
+        #expect(maps.contains(library) == (which == .pdf || !landlocked))
         #expect(pool.workersStarted == 1)
     }
 }

@@ -36,7 +36,8 @@ extension ImageDecoderRegistration {
         ImageDecoderRegistration(signature) { (fd, name, settings) throws(ImagingError) in
             try DirectHEIFSource.open(descriptor: fd, name: name, threads: settings.threads, fallback: fallback)
         }
-        .loadingLibrary {
+        // Both, where they cannot load later; with Landlock, HEVC may be libavcodec's.
+        .loadingLibrary(whatTheFileNeeds: false) {
             _ = cde265_load()
             _ = cdav1d_load()
         }

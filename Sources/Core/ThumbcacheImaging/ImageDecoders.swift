@@ -140,8 +140,10 @@ package struct ImageDecoderRegistration: Sendable {
     package var hasPages = false
     /// Loads the library the decoder otherwise loads with dlopen at its first file; nil where its
     /// libraries are linked. A worker calls it before confining itself where Landlock could not
-    /// let it load the library later (Docs/SECURITY.md).
+    /// let it load the library later, or where it was started for a file of this format and
+    /// ``loadsWhatTheFileNeeds`` (not HEIF's: its codec is known inside the file) (SECURITY.md).
     package var loadLibrary: (@Sendable () -> Void)?
+    package var loadsWhatTheFileNeeds = true
 
     /// This registration, drawing the page its settings name.
     package func drawingPages() -> ImageDecoderRegistration {
@@ -151,9 +153,10 @@ package struct ImageDecoderRegistration: Sendable {
     }
 
     /// This registration, with `load` loading its decoder's library before the first file.
-    package func loadingLibrary(_ load: @escaping @Sendable () -> Void) -> ImageDecoderRegistration {
+    package func loadingLibrary(whatTheFileNeeds: Bool = true, _ load: @escaping @Sendable () -> Void) -> ImageDecoderRegistration {
         var copy = self
         copy.loadLibrary = load
+        copy.loadsWhatTheFileNeeds = whatTheFileNeeds
         return copy
     }
 
@@ -194,10 +197,10 @@ package struct ImageDecoderRegistration: Sendable {
 package struct ImageDecoders: Sendable {
     package private(set) var registrations: [ImageDecoderRegistration]
 
-    /// Loads now every library a decoder here (or only `format`'s: a worker started for a file of
-    /// that format, before its confinement) would load at its first file.
+    /// Loads now every library a decoder here would load at its first file; or only what a file
+    /// of `format` is decoded with (a worker started for one, before its confinement).
     package func loadLibraries(for format: ImageFormat? = nil) {
-        for registration in registrations where format == nil || registration.format == format { registration.loadLibrary?() }
+        for r in registrations where format == nil || r.format == format && r.loadsWhatTheFileNeeds { r.loadLibrary?() }
     }
     /// How these decoders may work (threads per decode); a worker sets it from its parent's word.
     package var settings = DecodeSettings()
