@@ -60,7 +60,8 @@ static pthread_once_t loading = PTHREAD_ONCE_INIT;
 static void *library;
 static char load_error[256];
 static void load_library(void) {
-    library = dlopen("libpoppler-cpp.so.0", RTLD_NOW | RTLD_GLOBAL);
+    // Bound lazily, as a linked library is: of poppler's own, only fontconfig is not bound at load anyway.
+    library = dlopen("libpoppler-cpp.so.0", RTLD_LAZY | RTLD_GLOBAL);
     if (!library) snprintf(load_error, sizeof load_error, "cannot load poppler's C++ binding: %s (install libpoppler-cpp0v5)", dlerror());
 }
 
