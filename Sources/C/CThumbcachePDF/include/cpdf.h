@@ -14,7 +14,8 @@ extern "C" {
 typedef struct cpdf_document cpdf_document;
 
 /// Loads poppler's C++ binding into the global scope, once (cpdf_open does too): 0, or -1 with a
-/// message. A worker calls it before its confinement where it expects a PDF or has no Landlock.
+/// message (if `message` is not NULL). A worker calls it before its confinement where it expects a
+/// PDF or has no Landlock.
 int cpdf_load(char *message, size_t message_size);
 
 typedef struct {
