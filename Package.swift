@@ -66,7 +66,7 @@ let package = Package(
         .target(name: "CThumbcacheTIFF", dependencies: ["CThumbcacheLibraries"]),
         // poppler's C++ binding (Splash, as pdftoppm draws) behind a C interface; loaded at the
         // first PDF (dlopen), so a documents worker starts without it for text, fonts and e-books.
-        .target(name: "CThumbcachePDF"),
+        .target(name: "CThumbcachePDF", dependencies: ["CThumbcacheLibraries"]),
         // libarchive behind a shim that lists an archive in memory and reads one entry, capped.
         .target(name: "CThumbcacheArchive", dependencies: ["CThumbcacheLibraries"]),
         // QOI's reference implementation (Debian's header-only qoi.h, libqoi-dev), compiled once here.

@@ -54,11 +54,7 @@ struct LibrariesLoadedLaterTests {
         _ = try pool.thumbnail(ofFileAt: first, options: box, format: [.archiveInTheDocumentsWorker, .popplerInTheDocumentsWorker].contains(which) ? .text : nil)
         let workers = pool.idleWorkerIdentifiers
         try #require(workers.count == 1, "\(workers)")
-        // Read to the end: a /proc file's size says 0, and one read of it gives one page.
-        func maps() -> String {
-            let data = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(workers[0])/maps")).readToEnd()) ?? nil
-            return String(decoding: data ?? Data(), as: UTF8.self)
-        }
+        func maps() -> String { Self.maps(of: workers[0]) }
         let status = try String(contentsOfFile: "/proc/\(workers[0])/status", encoding: .utf8)
         #expect(status.contains("Seccomp:\t2"), "\(status)")
         #expect(maps().contains("libpng16") && maps().contains(library) == !landlock)
@@ -92,9 +88,13 @@ struct LibrariesLoadedLaterTests {
         let landlocked = layers.contains { $0.hasPrefix("landlock") }
         let workers = pool.idleWorkerIdentifiers
         try #require(workers.count == 1, "\(workers)")
-        let maps = String(decoding: (try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(workers[0])/maps")).readToEnd()) ?? Data(),
-                          as: UTF8.self)
-        #expect(maps.contains(library) == (which == .pdf || !landlocked))
+        #expect(Self.maps(of: workers[0]).contains(library) == (which == .pdf || !landlocked))
         #expect(pool.workersStarted == 1)
+    }
+
+    /// The process's mappings, read to the end: a /proc file's size says 0, and one read of it gives one page.
+    static func maps(of pid: pid_t) -> String {
+        let data = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(pid)/maps")).readToEnd()) ?? nil
+        return String(decoding: data ?? Data(), as: UTF8.self)
     }
 }

@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 static void load(tc_library *library) {
-    void *handle = dlopen(library->soname, RTLD_NOW | RTLD_LOCAL);
+    void *handle = dlopen(library->soname, library->global ? RTLD_LAZY | RTLD_GLOBAL : RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
         snprintf(library->error, sizeof library->error, "cannot load %s: %s (install %s)", library->what, dlerror(), library->package);
         return;

@@ -9,10 +9,8 @@
 #include <cstring>
 #include <memory>
 #include <string>
-#include <dlfcn.h>
-#include <pthread.h>
 
-// poppler's C++ binding is loaded at the first PDF (cpdf_load), not linked: it brings 19 libraries
+// poppler's C++ binding is loaded at the first PDF (cpdf_load, cpdf_load.c), not linked: it brings 19 libraries
 // a worker drawing text or fonts never needs. C++ functions cannot be looked up into a table as
 // the C libraries loaded later are, so the ones called here are weak references that the lazy
 // binding resolves at their first call, from the library loaded into the global scope.
@@ -54,22 +52,6 @@ struct cpdf_document {
 
 static void say(char *message, size_t size, const char *text) {
     if (message && size) snprintf(message, size, "%s", text);
-}
-
-static pthread_once_t loading = PTHREAD_ONCE_INIT;
-static void *library;
-static char load_error[256];
-static void load_library(void) {
-    // Bound lazily, as a linked library is: of poppler's own, only fontconfig is not bound at load anyway.
-    library = dlopen("libpoppler-cpp.so.0", RTLD_LAZY | RTLD_GLOBAL);
-    if (!library) snprintf(load_error, sizeof load_error, "cannot load poppler's C++ binding: %s (install libpoppler-cpp0v5)", dlerror());
-}
-
-int cpdf_load(char *message, size_t message_size) {
-    pthread_once(&loading, load_library);
-    if (library) return 0;
-    say(message, message_size, load_error);
-    return -1;
 }
 
 void cpdf_close(cpdf_document *d) {

@@ -4,6 +4,8 @@
 // start), its functions resolved by name into a shim's table: what the shims for libsystemd, ICU,
 // libcurl and libcrypto, libmemcached, libarchive, libtiff and LibRaw share. Each lists its functions once, as an X-macro, for the table's typed
 // fields (TC_LIBRARY_FIELD) and for their names (TC_LIBRARY_NAME, or versioned ones of its own).
+// A C++ library (poppler's binding) has no table: it is loaded into the global scope, where the
+// lazy binding finds the functions its shim declares weak (TC_LIBRARY_GLOBAL).
 #include <pthread.h>
 #include <stddef.h>
 
@@ -14,6 +16,7 @@ typedef struct {
     const char *const *names;    // the functions, in the table's order
     size_t count;
     void **table;                // `count` function pointers, filled by tc_library_load
+    int global;                  // no table: loaded with RTLD_GLOBAL (and bound lazily, as if linked)
     pthread_mutex_t lock;
     int loaded;
     char error[256];
@@ -27,6 +30,11 @@ typedef struct {
     {.what = what_, .soname = soname_, .package = package_, .names = names_,                      \
      .count = sizeof names_ / sizeof names_[0], .table = (void **)&table_,                        \
      .lock = PTHREAD_MUTEX_INITIALIZER, .loaded = 0, .error = {0}}
+
+/// A library to load into the global scope, for calls its shim declares weak.
+#define TC_LIBRARY_GLOBAL(what_, soname_, package_)                                               \
+    {.what = what_, .soname = soname_, .package = package_, .names = NULL, .count = 0, .table = NULL, \
+     .global = 1, .lock = PTHREAD_MUTEX_INITIALIZER, .loaded = 0, .error = {0}}
 
 /// Loads `library` if no call has yet: NULL once its every function is resolved, else why not
 /// ("cannot load libarchive: libarchive.so.13: cannot open shared object file… (install
