@@ -8,7 +8,8 @@ import Testing
 /// given back when its thumbnail leaves the cache.
 struct HotThumbnailsTests {
     @Test func heldFilesAreReadBackAndClosedWhenEvicted() throws {
-        let before = ServeTests.heldFiles(getpid())
+        // This cache's own files, told apart by device and inode: other tests in this process hold theirs.
+        var inodes: Set<String> = []
         do {
             let hot = HotThumbnails(budget: 8 * (20_000 + HotThumbnails.Entry.overhead))
             var bodies: [ThumbnailKey: ByteBuffer] = [:]
@@ -16,10 +17,13 @@ struct HotThumbnailsTests {
                 let bytes = (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i) }
                 let key = ThumbnailSpec(size: 256, scale: 1).key(for: ContentHash(high: UInt64(i), low: 7))
                 bodies[key] = ByteBuffer(bytes: bytes)
-                hot.insert(key, HotThumbnails.Entry(body: ByteBuffer(bytes: bytes), contentType: "image/png", etag: "\"\(i)\"", checked: 0))
+                let entry = HotThumbnails.Entry(body: ByteBuffer(bytes: bytes), contentType: "image/png", etag: "\"\(i)\"", checked: 0)
+                if case .file(let file) = entry.payload { inodes.insert(Self.inode(file.descriptor)) }
+                hot.insert(key, entry)
             }
+            #expect(inodes.count == 20)
             // Only the newest eight fit the budget; each is a file, and their bytes come back.
-            #expect(ServeTests.heldFiles(getpid()) - before == 8)
+            #expect(Self.openInodes(among: inodes) == 8)
             var kept = 0
             for (key, body) in bodies {
                 guard let entry = hot.lookup(key)?.entry else { continue }
@@ -29,7 +33,21 @@ struct HotThumbnailsTests {
             }
             #expect(kept == 8)
         }
-        #expect(ServeTests.heldFiles(getpid()) == before)
+        #expect(Self.openInodes(among: inodes) == 0)
+    }
+
+    static func inode(_ fd: Int32) -> String {
+        var info = stat()
+        return fstat(fd, &info) == 0 ? "\(info.st_dev):\(info.st_ino)" : ""
+    }
+
+    /// How many of `inodes` this process's descriptors still hold open.
+    static func openInodes(among inodes: Set<String>) -> Int {
+        let dir = "/proc/self/fd"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { name in
+            var info = stat()
+            return stat(dir + "/" + name, &info) == 0 && inodes.contains("\(info.st_dev):\(info.st_ino)")
+        }.count
     }
 
     /// A thumbnail URL's size and scale are FormFields' answer for every shape of query, errors
