@@ -36,9 +36,10 @@ struct HotThumbnailsTests {
         #expect(Self.openInodes(among: inodes) == 0)
     }
 
+    /// The open file's device and inode, "" if it cannot be read.
     static func inode(_ fd: Int32) -> String {
         var info = stat()
-        return fstat(fd, &info) == 0 ? "\(info.st_dev):\(info.st_ino)" : ""
+        return fstat(fd, &info) == 0 ? identity(info) : ""
     }
 
     /// How many of `inodes` this process's descriptors still hold open.
@@ -46,9 +47,11 @@ struct HotThumbnailsTests {
         let dir = "/proc/self/fd"
         return ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { name in
             var info = stat()
-            return stat(dir + "/" + name, &info) == 0 && inodes.contains("\(info.st_dev):\(info.st_ino)")
+            return stat(dir + "/" + name, &info) == 0 && inodes.contains(identity(info))
         }.count
     }
+
+    private static func identity(_ info: stat) -> String { "\(info.st_dev):\(info.st_ino)" }
 
     /// A thumbnail URL's size and scale are FormFields' answer for every shape of query, errors
     /// included (its fields are split as bytes); and the Host check reads names without case.

@@ -200,7 +200,7 @@ package struct ImageDecoders: Sendable {
     /// Loads now every library a decoder here would load at its first file; or only what a file
     /// of `format` is decoded with (a worker started for one, before its confinement).
     package func loadLibraries(for format: ImageFormat? = nil) {
-        for r in registrations where format == nil || r.format == format && r.loadsWhatTheFileNeeds { r.loadLibrary?() }
+        for r in registrations where format == nil || (r.format == format && r.loadsWhatTheFileNeeds) { r.loadLibrary?() }
     }
     /// How these decoders may work (threads per decode); a worker sets it from its parent's word.
     package var settings = DecodeSettings()
