@@ -71,9 +71,10 @@ let package = Package(
         .target(name: "CThumbcacheArchive", dependencies: ["CThumbcacheLibraries"]),
         // QOI's reference implementation (Debian's header-only qoi.h, libqoi-dev), compiled once here.
         .target(name: "CThumbcacheQOI"),
-        // FreeType behind a shim that draws a page of text or a font's sample into RGBA.
-        .systemLibrary(name: "CThumbcacheFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
-        .target(name: "CThumbcacheText", dependencies: ["CThumbcacheFreeType"]),
+        // FreeType (libfreetype-dev) behind a shim that draws a page of text or a font's sample into
+        // RGBA, loaded at the first text or font (dlopen), not linked: its headers only, where
+        // every distribution puts them (a system library's pkg-config would link it).
+        .target(name: "CThumbcacheText", dependencies: ["CThumbcacheLibraries"], cSettings: [.unsafeFlags(["-I/usr/include/freetype2"])]),
         // FFmpeg (libavformat, libavcodec, libswscale; GPL as Debian builds it) behind a shim that
         // reads by pread and keeps FFmpeg's structures out of Swift.
         .target(name: "CThumbcacheVideo", linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil"),
@@ -194,10 +195,12 @@ let package = Package(
         .executableTarget(name: "thumbcache-worker-media", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheMediaCodecs"]),
         .executableTarget(name: "thumbcache-worker-vector", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheVectorCodecs"]),
         .executableTarget(name: "thumbcache-worker-heavy", dependencies: ["ThumbcacheSandbox", "ThumbcacheImaging", "ThumbcacheHeavyCodecs"]),
-        // What the .thumbnailer plug-in runs per file without a cache: the image worker's code and
-        // no Foundation, so it starts in a third of thumbcache's time and forks its image worker.
+        // What the .thumbnailer plug-in runs per file without a cache: the image and documents
+        // workers' code and no Foundation, so it starts in a third of thumbcache's time and forks
+        // its worker for an image, a PDF or a font.
         // The image worker's program answers the same calls; the package installs it under both names.
-        .target(name: "ThumbcachePlugIn", dependencies: ["ThumbcacheSandbox", "ThumbcacheWorker", "ThumbcacheImaging", "ThumbcacheCodecs", "ThumbcacheSync"]),
+        .target(name: "ThumbcachePlugIn", dependencies: ["ThumbcacheSandbox", "ThumbcacheWorker", "ThumbcacheImaging", "ThumbcacheCodecs", "ThumbcacheDocumentCodecs",
+                                                  "ThumbcacheSync"]),
         .executableTarget(name: "thumbcache-thumbnailer", dependencies: ["ThumbcachePlugIn"]),
         // A worker of every family with hostile test decoders (crash, hang, allocate, create files,
         // connect, exec); built for the tests only, never a product.

@@ -5,12 +5,12 @@ import ThumbcacheTestSupport
 @testable import ThumbcacheWorker
 
 /// A worker starts without the libraries only some of its formats need (a PDF never needs
-/// libarchive, a text file never poppler, a JPEG never libtiff, LibRaw, libavcodec, libde265 or dav1d) and loads one, already
+/// libarchive, a text file never poppler, a comic never FreeType, a JPEG never libtiff, LibRaw, libavcodec, libde265 or dav1d) and loads one, already
 /// confined, at the first file that needs it: Landlock lets it read the system's libraries (SECURITY.md). Without Landlock, where
 /// every open is refused once confined, it loads them before, and the files decode the same.
 struct LibrariesLoadedLaterTests {
     enum Case: String, CaseIterable {
-        case archiveInTheDocumentsWorker, popplerInTheDocumentsWorker, tiffInTheImageWorker, rawInTheImageWorker, heicInTheImageWorker, avifInTheImageWorker
+        case archiveInTheDocumentsWorker, popplerInTheDocumentsWorker, freetypeInTheDocumentsWorker, tiffInTheImageWorker, rawInTheImageWorker, heicInTheImageWorker, avifInTheImageWorker
     }
 
     @Test(arguments: Case.allCases, [true, false])
@@ -28,6 +28,10 @@ struct LibrariesLoadedLaterTests {
             first = try dir.write("notes.txt", Array("Words before any PDF.\n".utf8))
             second = try dir.write("report.pdf", MediaFormatTests.pdf())
             (library, format) = ("libpoppler-cpp", .pdf)
+        case .freetypeInTheDocumentsWorker:
+            first = try DocumentFormatTests.zip(dir, "issue.cbz", [.init(name: "p1.png", bytes: ImageEncoder.png(photo))])
+            second = try dir.write("notes.txt", Array("Words after a comic's pictures.\n".utf8))
+            (library, format) = ("libfreetype", .text)
         case .tiffInTheImageWorker:
             first = try dir.write("photo.png", ImageEncoder.png(photo))
             second = try FixtureTools.fixture(dir, "photo.tif", from: photo, "convert") { [$0, "-compress", "lzw", $1] }
@@ -58,7 +62,7 @@ struct LibrariesLoadedLaterTests {
         let status = try String(contentsOfFile: "/proc/\(workers[0])/status", encoding: .utf8)
         #expect(status.contains("Seccomp:\t2"), "\(status)")
         #expect(maps().contains("libpng16") && maps().contains(library) == !landlock)
-        let thumbnail = try pool.thumbnail(ofFileAt: second, options: box, format: nil)
+        let thumbnail = try pool.thumbnail(ofFileAt: second, options: box, format: which == .freetypeInTheDocumentsWorker ? .text : nil)
         #expect(thumbnail.info.format == format && max(thumbnail.image.width, thumbnail.image.height) == 64)
         #expect(maps().contains(library))
         #expect(pool.workersStarted == 1)
@@ -90,6 +94,19 @@ struct LibrariesLoadedLaterTests {
         try #require(workers.count == 1, "\(workers)")
         #expect(Self.maps(of: workers[0]).contains(library) == (which == .pdf || !landlocked))
         #expect(pool.workersStarted == 1)
+    }
+
+    /// The image worker's program is also the plug-in's, which forks documents workers: it links
+    /// their decoders, and loads none of their libraries unless it becomes one.
+    @Test func theImageWorkerStartsWithoutTheDocumentsLibraries() throws {
+        let pool = WorkerPool(WorkerPool.Configuration(workers: 1))
+        defer { pool.close() }
+        #expect(try pool.confinement(of: .images).layers.contains("seccomp"))
+        let workers = pool.idleWorkerIdentifiers
+        try #require(workers.count == 1, "\(workers)")
+        let maps = Self.maps(of: workers[0])
+        #expect(maps.contains("libpng16"))
+        for library in ["libfreetype", "libpoppler", "libarchive"] { #expect(!maps.contains(library), "\(library)") }
     }
 
     /// The process's mappings, read to the end: a /proc file's size says 0, and one read of it gives one page.

@@ -5,8 +5,8 @@ import ThumbcacheTestSupport
 import ThumbcacheWorker
 
 /// `thumbcache-thumbnailer`, the program the `.thumbnailer` entry runs: the same bytes as
-/// `thumbcache freedesktop thumbnail` for every way a call can go (its image worker forked,
-/// another family's spawned, a text file or a cache handed to `thumbcache`), the same errors,
+/// `thumbcache freedesktop thumbnail` for every way a call can go (its image or documents worker
+/// forked, another family's spawned, a text file or a cache handed to `thumbcache`), the same errors,
 /// and a forked worker confined as a spawned one is.
 @Suite(.serialized)
 struct PlugInProgramTests {
@@ -21,10 +21,12 @@ struct PlugInProgramTests {
     static func fixtures(in dir: TemporaryDirectory) throws -> [String] {
         let photo = try dir.write("photo.jpg", ImageEncoder.jpeg(TestPictures.source(width: 640, height: 480)))
         let graphic = try dir.write("graphic.png", ImageEncoder.png(TestPictures.graphic()))
-        let font = dir.appending("font.ttf")  // the documents worker's, spawned
+        let font = dir.appending("font.ttf")  // the documents worker's, forked too
         try FileManager.default.copyItem(atPath: "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", toPath: font)
+        let pdf = try dir.write("report.pdf", PDFFixture.document(pages: 1, width: 612, height: 792, cropBox: nil, title: "Report", author: "A",
+                                                                  text: "Hello thumbcache", pageTexts: nil))
         let text = try dir.write("notes.txt", Array("No signature: only the content types say this is text.\n".utf8))
-        return [photo, graphic, font, text]
+        return [photo, graphic, font, pdf, text]
     }
 
     @Test func writesTheBytesThumbcacheWritesWithoutACache() throws {
@@ -75,25 +77,34 @@ struct PlugInProgramTests {
         #expect(end == .exited(2) && stderr.contains("Usage: thumbcache-thumbnailer --size N INPUT OUTPUT"), "\(stderr)")
     }
 
-    /// The image worker is forked (the program has one thread), and confines itself with every
-    /// layer the spawned image worker applies here.
-    @Test func theForkedImageWorkerIsConfinedAsASpawnedOne() throws {
-        let forked = try ChildProcess.run("thumbcache-thumbnailer", ["--print-confinement"])
-        #expect(forked.status == .exited(0), "\(forked.stderr)")
-        #expect(forked.stdout.first == "forked image worker")
+    /// The image and documents workers are forked (the program has one thread), and confine
+    /// themselves with every layer the family's spawned worker applies here; the other families
+    /// are spawned.
+    @Test(arguments: WorkerFamily.allCases)
+    func aForkedWorkerIsConfinedAsASpawnedOne(_ family: WorkerFamily) throws {
+        let arguments = ["--print-confinement"] + (family == .images ? [] : [family.rawValue])
+        let answer = try ChildProcess.run("thumbcache-thumbnailer", arguments)
+        #expect(answer.status == .exited(0), "\(answer.stderr)")
+        let forks = [.images, .documents].contains(family)
+        #expect(answer.stdout.first == "\(forks ? "forked" : "spawned") \(family.rawValue) worker")
         let pool = WorkerPool(.init(workers: 1))
         defer { pool.close() }
-        let spawned = try pool.confinement(of: .images)
+        let spawned = try pool.confinement(of: family)
         #expect(!spawned.forked)
-        #expect(Array(forked.stdout.dropFirst()) == spawned.layers)
+        #expect(Array(answer.stdout.dropFirst()) == spawned.layers)
         #expect(spawned.layers.contains("seccomp"))
+    }
+
+    @Test func namesTheFamiliesItKnows() throws {
+        let answer = try ChildProcess.run("thumbcache-thumbnailer", ["--print-confinement", "pictures"])
+        #expect(answer.status == .exited(2) && answer.stderr.contains("no worker family pictures (images, vector"), "\(answer.stderr)")
     }
 
     /// A pool asked to fork from a process with more threads than one (this test's) spawns the
     /// family's program instead: the child of such a fork could find a lock held forever.
     @Test func aProcessWithThreadsSpawnsInsteadOfForking() throws {
         var configuration = WorkerPool.Configuration(workers: 1)
-        configuration.fork = WorkerFork(family: .images) { _ in exit(3) }  // a forked worker would never say hello
+        configuration.fork = WorkerFork(families: [.images]) { _, _ in exit(3) }  // a forked worker would never say hello
         let pool = WorkerPool(configuration)
         defer { pool.close() }
         let (layers, forked) = try pool.confinement(of: .images)

@@ -5,6 +5,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "tc_libraries.h"
+
+// FreeType is loaded with dlopen at the first text page or font, not linked: the plug-in's program
+// forks the documents family too, and its image worker (the same program) never draws text.
+#define FREETYPE_FUNCTIONS(X)                                                                            \
+    X(FT_Init_FreeType) X(FT_Done_FreeType) X(FT_New_Memory_Face) X(FT_Done_Face) X(FT_Error_String)        \
+    X(FT_Select_Charmap) X(FT_Set_Charmap) X(FT_Select_Size) X(FT_Set_Char_Size) X(FT_Get_Char_Index)       \
+    X(FT_Get_First_Char) X(FT_Get_Next_Char) X(FT_Load_Char) X(FT_Load_Glyph) X(FT_Render_Glyph)            \
+    X(FT_Bitmap_Init) X(FT_Bitmap_Copy) X(FT_Bitmap_Done)
+
+/// The functions used, each field named as FreeType names the function.
+static struct { FREETYPE_FUNCTIONS(TC_LIBRARY_FIELD) } ft;
+static const char *const names[] = {FREETYPE_FUNCTIONS(TC_LIBRARY_NAME)};
+static tc_library library = TC_LIBRARY("FreeType", "libfreetype.so.6", "libfreetype6", names, ft);
+
+const char *ctext_load(void) { return tc_library_load(&library); }
 
 // Light hinting: vertical only, so a monospaced grid keeps its advances at small sizes.
 static const FT_Int32 load_flags = FT_LOAD_RENDER | FT_LOAD_TARGET_LIGHT | FT_LOAD_COLOR;
@@ -29,7 +45,7 @@ struct ctext_face {
 static void forget_page_glyphs(ctext_face *f) {
     for (int i = 0; i < 128; i++)
         if (f->page_glyphs[i].loaded) {
-            FT_Bitmap_Done(f->library, &f->page_glyphs[i].bitmap);
+            ft.FT_Bitmap_Done(f->library, &f->page_glyphs[i].bitmap);
             f->page_glyphs[i].loaded = 0;
         }
     f->page_size = 0;
@@ -41,7 +57,7 @@ static void say(char *message, size_t size, const char *text) {
 
 static void say_error(char *message, size_t size, const char *what, FT_Error error) {
     // Debian's FreeType is built without error strings: the number then (fterrdef.h names it).
-    const char *name = FT_Error_String(error);
+    const char *name = ft.FT_Error_String(error);
     if (!message || !size) return;
     if (name) snprintf(message, size, "%s (FreeType: %s)", what, name);
     else snprintf(message, size, "%s (FreeType error 0x%02X)", what, (unsigned)error);
@@ -50,25 +66,30 @@ static void say_error(char *message, size_t size, const char *what, FT_Error err
 void ctext_close(ctext_face *f) {
     if (!f) return;
     forget_page_glyphs(f);
-    if (f->face) FT_Done_Face(f->face);
-    if (f->library) FT_Done_FreeType(f->library);
+    if (f->face) ft.FT_Done_Face(f->face);
+    if (f->library) ft.FT_Done_FreeType(f->library);
     free(f);
 }
 
 ctext_face *ctext_open(const uint8_t *bytes, size_t length, long index, ctext_info *info, char *message, size_t message_size) {
     memset(info, 0, sizeof *info);
+    const char *unloaded = ctext_load();
+    if (unloaded) {
+        say(message, message_size, unloaded);
+        return NULL;
+    }
     ctext_face *f = calloc(1, sizeof *f);
     if (!f) {
         say(message, message_size, "out of memory");
         return NULL;
     }
-    FT_Error e = FT_Init_FreeType(&f->library);
+    FT_Error e = ft.FT_Init_FreeType(&f->library);
     if (e) {
         say_error(message, message_size, "FreeType did not start", e);
         ctext_close(f);
         return NULL;
     }
-    e = FT_New_Memory_Face(f->library, bytes, (FT_Long)length, index, &f->face);
+    e = ft.FT_New_Memory_Face(f->library, bytes, (FT_Long)length, index, &f->face);
     if (e) {
         say_error(message, message_size, "not a font FreeType reads", e);
         f->face = NULL;
@@ -82,7 +103,7 @@ ctext_face *ctext_open(const uint8_t *bytes, size_t length, long index, ctext_in
         return NULL;
     }
     // Prefer a Unicode map; a symbol font's own map is what it has otherwise.
-    if (FT_Select_Charmap(face, FT_ENCODING_UNICODE) && face->num_charmaps > 0) FT_Set_Charmap(face, face->charmaps[0]);
+    if (ft.FT_Select_Charmap(face, FT_ENCODING_UNICODE) && face->num_charmaps > 0) ft.FT_Set_Charmap(face, face->charmaps[0]);
     info->family = face->family_name;
     info->style = face->style_name;
     info->faces = face->num_faces;
@@ -93,14 +114,14 @@ ctext_face *ctext_open(const uint8_t *bytes, size_t length, long index, ctext_in
 
 // Sizes a face: scalable ones to `pixels` per em (26.6), bitmap-only ones to their strike nearest it.
 static FT_Error set_size(FT_Face face, FT_F26Dot6 pixels) {
-    if (FT_IS_SCALABLE(face)) return FT_Set_Char_Size(face, 0, pixels < 64 ? 64 : pixels, 72, 72);
+    if (FT_IS_SCALABLE(face)) return ft.FT_Set_Char_Size(face, 0, pixels < 64 ? 64 : pixels, 72, 72);
     if (face->num_fixed_sizes <= 0) return FT_Err_Invalid_Pixel_Size;
     int best = 0;
     for (int i = 1; i < face->num_fixed_sizes; i++) {
         long d = labs(face->available_sizes[i].y_ppem - pixels), b = labs(face->available_sizes[best].y_ppem - pixels);
         if (d < b) best = i;
     }
-    return FT_Select_Size(face, best);
+    return ft.FT_Select_Size(face, best);
 }
 
 // Blends a rendered glyph onto the canvas at (x, y) (its top left), in `ink` over what is there.
@@ -167,7 +188,7 @@ int ctext_draw_page(ctext_face *f, const uint8_t *fallback, size_t fallback_leng
     if (f->advance_per_em == 0) {
         // The advance per em, unhinted, from the face's own cell: the grid's width is exact.
         e = set_size(face, 64 * 64);
-        if (e || FT_Load_Char(face, 'M', FT_LOAD_NO_HINTING | FT_LOAD_NO_BITMAP)) {
+        if (e || ft.FT_Load_Char(face, 'M', FT_LOAD_NO_HINTING | FT_LOAD_NO_BITMAP)) {
             say_error(message, message_size, "the monospaced font does not draw", e);
             return -1;
         }
@@ -213,18 +234,18 @@ int ctext_draw_page(ctext_face *f, const uint8_t *fallback, size_t fallback_leng
                 continue;
             }
             FT_Face use = face;
-            if (cp >= 128 && fallback && !FT_Get_Char_Index(face, cp)) {
+            if (cp >= 128 && fallback && !ft.FT_Get_Char_Index(face, cp)) {
                 if (!other_tried) {
                     other_tried = 1;
-                    if (FT_New_Memory_Face(f->library, fallback, (FT_Long)fallback_length, 0, &other)) other = NULL;
+                    if (ft.FT_New_Memory_Face(f->library, fallback, (FT_Long)fallback_length, 0, &other)) other = NULL;
                     else if (set_size(other, (FT_F26Dot6)(em * 64))) {
-                        FT_Done_Face(other);
+                        ft.FT_Done_Face(other);
                         other = NULL;
                     }
                 }
-                if (other && FT_Get_Char_Index(other, cp)) use = other;
+                if (other && ft.FT_Get_Char_Index(other, cp)) use = other;
             }
-            if (FT_Load_Char(use, cp, load_flags)) {  // a glyph that does not draw is left blank
+            if (ft.FT_Load_Char(use, cp, load_flags)) {  // a glyph that does not draw is left blank
                 column++;
                 continue;
             }
@@ -236,8 +257,8 @@ int ctext_draw_page(ctext_face *f, const uint8_t *fallback, size_t fallback_leng
             column += cells;
             if (cp < 128) {
                 cached_glyph *k = &cache[cp];
-                FT_Bitmap_Init(&k->bitmap);
-                if (!FT_Bitmap_Copy(f->library, &g->bitmap, &k->bitmap)) {
+                ft.FT_Bitmap_Init(&k->bitmap);
+                if (!ft.FT_Bitmap_Copy(f->library, &g->bitmap, &k->bitmap)) {
                     k->loaded = 1;
                     k->left = g->bitmap_left;
                     k->top = g->bitmap_top;
@@ -246,7 +267,7 @@ int ctext_draw_page(ctext_face *f, const uint8_t *fallback, size_t fallback_leng
         }
         cursor += lengths[i];
     }
-    if (other) FT_Done_Face(other);
+    if (other) ft.FT_Done_Face(other);
     return 0;
 }
 
@@ -255,10 +276,10 @@ int ctext_mapped(ctext_face *f, uint32_t *out, int capacity) {
     int n = 0, tried = 0;
     // Characters with ink only (not spaces, marks that draw nothing, or empty outlines), among
     // the first few thousand the font maps.
-    for (FT_ULong cp = FT_Get_First_Char(f->face, &glyph); glyph && n < capacity && tried < 4096;
-         cp = FT_Get_Next_Char(f->face, cp, &glyph), tried++) {
+    for (FT_ULong cp = ft.FT_Get_First_Char(f->face, &glyph); glyph && n < capacity && tried < 4096;
+         cp = ft.FT_Get_Next_Char(f->face, cp, &glyph), tried++) {
         if (cp <= 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0xA0)) continue;
-        if (FT_Load_Glyph(f->face, glyph, FT_LOAD_NO_SCALE | FT_LOAD_NO_HINTING | FT_LOAD_NO_BITMAP)) continue;
+        if (ft.FT_Load_Glyph(f->face, glyph, FT_LOAD_NO_SCALE | FT_LOAD_NO_HINTING | FT_LOAD_NO_BITMAP)) continue;
         if (f->face->glyph->metrics.width > 0 && f->face->glyph->metrics.height > 0) out[n++] = (uint32_t)cp;
     }
     return n;
@@ -272,8 +293,8 @@ static int measure(FT_Face face, const uint32_t *text, int count, long *x_min, l
     *x_min = *y_min = 1L << 40;
     *x_max = *y_max = -(1L << 40);
     for (int i = 0; i < count; i++) {
-        FT_UInt index = FT_Get_Char_Index(face, text[i]);
-        if (!index || FT_Load_Glyph(face, index, FT_LOAD_NO_HINTING | FT_LOAD_COLOR)) continue;
+        FT_UInt index = ft.FT_Get_Char_Index(face, text[i]);
+        if (!index || ft.FT_Load_Glyph(face, index, FT_LOAD_NO_HINTING | FT_LOAD_COLOR)) continue;
         FT_Glyph_Metrics *m = &face->glyph->metrics;
         if (m->width > 0 && m->height > 0) {
             long l = pen + m->horiBearingX, r = l + m->width, t = m->horiBearingY, b = t - m->height;
@@ -318,10 +339,10 @@ int ctext_draw_sample(ctext_face *f, const uint32_t *text, int count, uint8_t *r
     long pen_x = ((long)width * 64 - (x_max - x_min)) / 2 - x_min, baseline = ((long)height * 64 + (y_max - y_min)) / 2 + y_min;
     static const uint8_t ink[3] = {0, 0, 0};
     for (int i = 0; i < count; i++) {
-        FT_UInt index = FT_Get_Char_Index(face, text[i]);
-        if (!index || FT_Load_Glyph(face, index, FT_LOAD_NO_HINTING | FT_LOAD_COLOR)) continue;
+        FT_UInt index = ft.FT_Get_Char_Index(face, text[i]);
+        if (!index || ft.FT_Load_Glyph(face, index, FT_LOAD_NO_HINTING | FT_LOAD_COLOR)) continue;
         FT_GlyphSlot g = face->glyph;
-        if (g->format != FT_GLYPH_FORMAT_BITMAP && FT_Render_Glyph(g, FT_RENDER_MODE_NORMAL)) {
+        if (g->format != FT_GLYPH_FORMAT_BITMAP && ft.FT_Render_Glyph(g, FT_RENDER_MODE_NORMAL)) {
             pen_x += g->advance.x;
             continue;
         }

@@ -1,4 +1,5 @@
 import CThumbcacheArchive
+import CThumbcacheText
 import ThumbcacheCodecSupport
 import ThumbcacheImaging
 
@@ -9,8 +10,13 @@ extension ImageDecoders {
     package static let documents = ImageDecoders([.pdf, .text] + fonts + archives)
 
     /// One libarchive registration per archive-borne document format; the words of each but the
-    /// comics, which have pictures only.
-    static let archives = FormatCatalogue.archiveDocuments.map { archive($0).loadingLibrary { _ = carchive_load() } }
+    /// comics, which have pictures only (drawn with FreeType, loaded with libarchive).
+    static let archives = FormatCatalogue.archiveDocuments.map { signature in
+        archive(signature).loadingLibrary {
+            _ = carchive_load()
+            _ = ctext_load()
+        }
+    }
 
     static func archive(_ signature: FormatDeclaration) -> ImageDecoderRegistration {
         let registration = ImageDecoderRegistration(signature) { (fd, name, settings) throws(ImagingError) in
@@ -47,5 +53,6 @@ extension ImageDecoders {
     /// One FreeType registration per font format.
     static let fonts = FormatCatalogue.fonts.map { signature in
         ImageDecoderRegistration(signature) { (fd, name) throws(ImagingError) in try FontSource(descriptor: fd, name: name) }
+            .loadingLibrary { _ = ctext_load() }
     }
 }

@@ -13,7 +13,7 @@ extension ImageDecoderRegistration {
         try TextSource(descriptor: fd, name: name, page: settings.page)
     }.drawingPages().extractingText { (fd, name, limit) throws(ImagingError) in
         try TextExtraction.words(descriptor: fd, name: name, limit: limit)
-    }
+    }.loadingLibrary { _ = ctext_load() }
 }
 
 /// A text file as QuickLook draws one: a white page (Letter's shape) with its first lines in a

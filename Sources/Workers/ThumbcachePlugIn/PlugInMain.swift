@@ -1,4 +1,5 @@
 import ThumbcacheCodecs
+import ThumbcacheDocumentCodecs
 import ThumbcacheImaging
 import ThumbcacheSandbox
 import ThumbcacheSync
@@ -10,8 +11,9 @@ import Glibc
 /// What thumbcache's .thumbnailer plug-in runs, once per file (GNOME's thumbnail factory,
 /// tumbler): `thumbcache-thumbnailer --size N INPUT OUTPUT`. Without a cache (always inside
 /// GNOME's sandbox, which hides it) it makes the thumbnail as `thumbcache freedesktop thumbnail`
-/// would, in a program that links neither Foundation nor the store, and forks its image worker
-/// instead of starting a program: a process per file pays for every start (Docs/PERFORMANCE.md).
+/// would, in a program that links neither Foundation nor the store, and forks its image or
+/// documents worker instead of starting a program: a process per file pays for every start
+/// (Docs/PERFORMANCE.md).
 /// With a cache, or for a file whose bytes name no format (text), it hands the call to
 /// `thumbcache`, which has both. The image worker's program is this program too (the package
 /// installs one file under both names): `isCall` tells a plug-in's call from a worker's start.
@@ -25,10 +27,13 @@ package enum PlugInMain {
     /// Answers the call and exits: 0 with the PNG written, 1 with the reason, 2 for arguments it
     /// does not take.
     package static func run(_ arguments: [String]) -> Never {
-        if arguments.count == 2, arguments[1] == "--print-confinement" {
+        if (2...3).contains(arguments.count), arguments[1] == "--print-confinement" {
+            guard let family = arguments.count == 2 ? .images : WorkerFamily(rawValue: arguments[2]) else {
+                exit(2, saying: "Error: no worker family \(arguments[2]) (\(WorkerFamily.allCases.map(\.rawValue).joined(separator: ", ")))\n")
+            }
             do {
-                let (layers, forked) = try decoding().confinement(of: .images)
-                exit(0, saying: (forked ? "forked image worker\n" : "spawned image worker\n") + layers.map { $0 + "\n" }.joined())
+                let (layers, forked) = try decoding().confinement(of: family)
+                exit(0, saying: "\(forked ? "forked" : "spawned") \(family.rawValue) worker\n" + layers.map { $0 + "\n" }.joined())
             } catch {
                 exit(1, saying: "Error: \(error)\n")
             }
@@ -58,7 +63,7 @@ package enum PlugInMain {
 
     static let usage = """
         Usage: thumbcache-thumbnailer --size N INPUT OUTPUT
-               thumbcache-thumbnailer --print-confinement
+               thumbcache-thumbnailer --print-confinement [FAMILY]
 
         What thumbcache's .thumbnailer plug-in runs (`thumbcache freedesktop install` writes it):
         writes the thumbnail of the file at path INPUT, at most N pixels on its longer side, to
@@ -66,7 +71,9 @@ package enum PlugInMain {
         worker decodes the file. Where thumbcache's cache exists, `thumbcache freedesktop thumbnail`
         answers instead, from the cache.
 
-        --print-confinement  how the image worker is confined on this system, a layer a line
+        --print-confinement  how a worker of FAMILY (images, the default, vector, heavy,
+                             documents or media) is confined on this system, and whether it
+                             is forked from this program or started; a layer a line
 
         """
 
@@ -76,12 +83,15 @@ package enum PlugInMain {
         Glibc.exit(code)
     }
 
-    /// The pool of one worker: the image family forked from this program, any other family's
+    /// The pool of one worker: the image and documents families forked from this program (a
+    /// PDF's poppler is loaded by the child, before it confines itself), any other family's
     /// program spawned; the limits `thumbcache`'s defaults give a one-file call.
     static func decoding() -> WorkerPool {
         var configuration = WorkerPool.Configuration(workers: 1, timeout: 20, memoryLimit: 1 << 30)
-        configuration.fork = WorkerFork(family: .images) { arguments in
-            WorkerMain.run(decoders: .images, arguments: ["thumbcache-worker"] + arguments)
+        configuration.fork = WorkerFork(families: [.images, .documents]) { family, arguments in
+            guard family == .documents else { WorkerMain.run(decoders: .images, arguments: ["thumbcache-worker"] + arguments) }
+            preloadFonts()
+            WorkerMain.run(decoders: .documents, arguments: ["thumbcache-worker-documents"] + arguments)
         }
         return WorkerPool(configuration)
     }

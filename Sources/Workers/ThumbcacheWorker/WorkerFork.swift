@@ -1,28 +1,28 @@
 import CThumbcacheProcess
 import ThumbcacheImaging
 
-/// A family whose workers a program forks from itself instead of spawning the family's program:
-/// for a program that links that family's decoders and starts one worker per run (the plug-in's
+/// Families whose workers a program forks from itself instead of spawning the family's program:
+/// for a program that links those families' decoders and starts one worker per run (the plug-in's
 /// `thumbcache-thumbnailer`), where a worker's `exec`, libraries and runtime start are a fifth of
 /// the call (Docs/PERFORMANCE.md). The child confines itself exactly as the program would.
 package struct WorkerFork: Sendable, Hashable {
-    package let family: WorkerFamily
-    /// The worker's whole life in the child (`WorkerMain.run`), given the arguments the family's
-    /// program would get after its name.
-    package let run: @Sendable ([String]) -> Never
+    package let families: Set<WorkerFamily>
+    /// The worker's whole life in the child (`WorkerMain.run`), given its family and the arguments
+    /// the family's program would get after its name.
+    package let run: @Sendable (WorkerFamily, [String]) -> Never
 
-    package init(family: WorkerFamily, run: @escaping @Sendable ([String]) -> Never) {
-        self.family = family
+    package init(families: Set<WorkerFamily>, run: @escaping @Sendable (WorkerFamily, [String]) -> Never) {
+        self.families = families
         self.run = run
     }
 
-    /// Whether a worker of `family` may be forked now: this is its family, and this process has
+    /// Whether a worker of `family` may be forked now: it is one of the families, and this process has
     /// a single thread (a fork copies the calling thread alone, and a lock another thread held
     /// would stay held in the child). Otherwise the family's program is spawned.
     func forks(_ family: WorkerFamily) -> Bool {
-        family == self.family && tc_thread_count() == 1
+        families.contains(family) && tc_thread_count() == 1
     }
 
-    package static func == (a: WorkerFork, b: WorkerFork) -> Bool { a.family == b.family }
-    package func hash(into hasher: inout Hasher) { hasher.combine(family) }
+    package static func == (a: WorkerFork, b: WorkerFork) -> Bool { a.families == b.families }
+    package func hash(into hasher: inout Hasher) { hasher.combine(families) }
 }

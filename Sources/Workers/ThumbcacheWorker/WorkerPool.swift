@@ -48,7 +48,7 @@ package final class WorkerPool: ImageDecoding {
         /// is then refused, and what a decoder loads later is loaded before the confinement
         /// (SECURITY.md). Stricter, not looser; for the tests of that path.
         package var withoutLandlock = false
-        /// A family this program decodes itself, whose workers it forks while it has one thread
+        /// The families this program decodes itself, whose workers it forks while it has one thread
         /// (``WorkerFork``); nil: every family's program is spawned.
         package var fork: WorkerFork?
 
@@ -135,7 +135,7 @@ package final class WorkerPool: ImageDecoding {
         guard let format = ImageDecoders.catalogue.format(ofFileAt: path) else { return }
         let family = WorkerFamily(format)
         // A fork costs little, and one from this thread's helper would find two threads.
-        guard configuration.fork?.family != family else { return }
+        guard configuration.fork?.families.contains(family) != true else { return }
         let starts = state.withLock { s -> Bool in
             guard s.live[family, default: 0] == 0, s.idle[family]?.isEmpty != false else { return false }
             s.live[family, default: 0] += 1
@@ -264,7 +264,7 @@ package final class WorkerPool: ImageDecoding {
         if let reuse { return reuse }
         do {
             if let fork = configuration.fork, fork.forks(family) {
-                let worker = try WorkerProcess.fork(configuration, fork)
+                let worker = try WorkerProcess.fork(configuration, fork, family: family, expecting: format)
                 state.withLock { s in
                     s.started += 1
                     s.familiesStarted.insert(family)

@@ -76,11 +76,12 @@ final class WorkerProcess: @unchecked Sendable {
     /// arguments), without its `exec`, libraries and runtime start. Only where this process has
     /// one thread: a fork copies the caller's thread alone, and any lock another held stays held.
     /// Its hello is read after its first request, as a spawned worker's is.
-    static func fork(_ configuration: WorkerPool.Configuration, _ fork: WorkerFork) throws(WorkerFailure.Reason) -> WorkerProcess {
-        try launch(family: fork.family, name: "the forked \(fork.family.rawValue) worker", forked: true) { channel, errors throws(WorkerFailure.Reason) in
+    static func fork(_ configuration: WorkerPool.Configuration, _ fork: WorkerFork, family: WorkerFamily,
+                     expecting format: ImageFormat? = nil) throws(WorkerFailure.Reason) -> WorkerProcess {
+        try launch(family: family, name: "the forked \(family.rawValue) worker", forked: true) { channel, errors throws(WorkerFailure.Reason) in
             let pid = tc_fork_worker(channel, errors)
-            if pid == 0 { fork.run(Self.arguments(configuration)) }
-            guard pid > 0 else { throw .unavailable("cannot fork a \(fork.family.rawValue) worker: \(Errno.current)") }
+            if pid == 0 { fork.run(family, Self.arguments(configuration, expecting: format)) }
+            guard pid > 0 else { throw .unavailable("cannot fork a \(family.rawValue) worker: \(Errno.current)") }
             return pid
         }
     }

@@ -4,7 +4,8 @@
 // thumbcache-worker-media), so this one never loads poppler or FFmpeg; libtiff and LibRaw are
 // loaded at their first file, or before the confinement where Landlock would not allow that.
 // The same program answers the .thumbnailer plug-in's calls (as thumbcache-thumbnailer, the
-// package's other name for it), forking itself into this worker (PlugInMain).
+// package's other name for it), forking itself into this worker or a documents worker
+// (PlugInMain), which alone loads poppler, FreeType or libarchive.
 import ThumbcacheCodecs
 import ThumbcacheImaging
 import ThumbcachePlugIn

@@ -2,7 +2,7 @@
 #define TC_LIBRARIES_H
 // A library loaded with dlopen when first needed rather than linked (nothing of it at a process's
 // start), its functions resolved by name into a shim's table: what the shims for libsystemd, ICU,
-// libcurl and libcrypto, libmemcached, libarchive, libtiff and LibRaw share. Each lists its functions once, as an X-macro, for the table's typed
+// libcurl and libcrypto, libmemcached, libarchive, FreeType, libtiff and LibRaw share. Each lists its functions once, as an X-macro, for the table's typed
 // fields (TC_LIBRARY_FIELD) and for their names (TC_LIBRARY_NAME, or versioned ones of its own).
 // A C++ library (poppler's binding) has no table: it is loaded into the global scope, where the
 // lazy binding finds the functions its shim declares weak (TC_LIBRARY_GLOBAL).

@@ -8,6 +8,9 @@
 
 typedef struct ctext_face ctext_face;
 
+/// Loads FreeType (dlopen) if no call has yet: NULL once loaded, else why not. ctext_open loads it.
+const char *ctext_load(void);
+
 typedef struct {
     const char *family;  // valid until ctext_close; NULL when the font names none
     const char *style;

@@ -1,2 +1,0 @@
-#include <ft2build.h>
-#include FT_FREETYPE_H
