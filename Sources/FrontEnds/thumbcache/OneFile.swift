@@ -4,8 +4,9 @@ import ThumbcacheWorker
 
 /// One file's thumbnail in a process made for it (a `get`, the plug-in's call). A stored one is
 /// looked for first, with nothing else set up; on a miss the file's worker is started before the
-/// providers and content types are made (they read shared-mime-info's database and the installed
-/// plug-ins), so that its start overlaps them.
+/// providers and content types are made, so that its start overlaps them. For a file whose bytes
+/// name its format they are the built-in ones alone; another reads shared-mime-info's database
+/// and the installed plug-ins.
 enum OneFile {
     /// Hands `request`'s stored thumbnail to `deliver` and returns true; false on a miss.
     /// Synchronous, so that a process made for one file answers a hit on its main thread before
@@ -29,9 +30,18 @@ enum OneFile {
         // Without waiting for the worker's exit (a millisecond or two with poppler or FFmpeg
         // mapped), which nothing after the output needs.
         defer { decoding.hangUpIdleWorkers() }
-        var types = ContentTypeRegistry()
-        let providers = providers(&types)
-        let generator = ThumbnailGenerator(store: store, providers: providers, types: types, decoding: decoding,
+        // A file whose bytes name a catalogued format is thumbcache's to decode (a built-in
+        // decoder wins over any plug-in) and typed by its bytes: neither shared-mime-info's
+        // database nor the plug-ins are read, which would come between the worker and its request.
+        var types = ContentTypeRegistry.catalogued
+        let chosen: [any ThumbnailProvider]
+        if ImageDecoders.catalogue.format(ofFileAt: request.path) != nil {
+            chosen = [ImageThumbnailProvider.formatsOnly]
+        } else {
+            types = ContentTypeRegistry()
+            chosen = providers(&types)
+        }
+        let generator = ThumbnailGenerator(store: store, providers: chosen, types: types, decoding: decoding,
                                            standardThumbnails: standardThumbnails, remote: nil)
         try deliver(try await generator.bestRepresentation(for: request), false)
     }

@@ -60,6 +60,12 @@ public struct ContentTypeRegistry: Sendable {
     /// is start-up work); every registry starts as a copy.
     private static let standard = ContentTypeRegistry(declaring: builtins)
 
+    /// The built-in types but the text ones, which are read from shared-mime-info: a file whose
+    /// first bytes name a catalogued format is typed the same by these (its magic decides, and no
+    /// text type conforms to a format's), without the database (a one-file call's start).
+    package static var catalogued: ContentTypeRegistry { withoutText }
+    private static let withoutText = ContentTypeRegistry(declaring: base)
+
     static let builtins = base + text
     /// The text types (TextTypes), declared once per process from shared-mime-info.
     static let text = TextTypes.declarations(besides: base)
@@ -106,6 +112,9 @@ public struct ContentTypeRegistry: Sendable {
     }
 
     public func declaration(of type: ContentType) -> ContentTypeDeclaration? { declarations[type] }
+
+    /// Whether `type` is declared here.
+    package func declares(_ type: ContentType) -> Bool { declarations[type] != nil }
 
     /// A fingerprint of everything detection goes by (each type's identifier, parents, MIME type,
     /// extensions, names, magic and sniffer), and thumbcache's version: a type detected under

@@ -18,6 +18,12 @@ enum TextTypes {
     /// Every text type the built-in registry declares.
     static let identifiers = Set(ContentTypeRegistry.text.map(\.type))
 
+    /// Whether `type` is one of ``identifiers``: a built-in type besides them (a format's) is
+    /// answered without reading shared-mime-info, which declares the text types.
+    static func isText(_ type: ContentType) -> Bool {
+        !ContentTypeRegistry.catalogued.declares(type) && identifiers.contains(type)
+    }
+
     static let sourceCode = ContentType.sourceCode
     static let script: ContentType = "public.script"
     static let delimitedText: ContentType = "public.delimited-values-text"

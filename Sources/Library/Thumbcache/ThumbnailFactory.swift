@@ -46,9 +46,9 @@ package final class ThumbnailFactory: Sendable {
     /// The type the file's name promises when its bytes are text or something without a provider
     /// (`photo.jpg` that holds an HTML error page): a failure to report, not a page of text.
     package func brokenPromise(path: String, type: ContentType) -> ContentType? {
-        guard providers[type] == nil || TextTypes.identifiers.contains(type) else { return nil }
+        guard providers[type] == nil || TextTypes.isText(type) else { return nil }
         let name = FilePaths.lastComponent(path)
-        guard let named = types.type(forFilename: name), named != type, !TextTypes.identifiers.contains(named),
+        guard let named = types.type(forFilename: name), named != type, !TextTypes.isText(named),
               providers[named] != nil else { return nil }
         return named
     }

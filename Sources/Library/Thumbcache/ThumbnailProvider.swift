@@ -104,10 +104,12 @@ public struct RGBACanvas: Sendable {
 /// every decoder); in-process, only PNG, JPEG and what `decoders` adds are linked.
 public struct ImageThumbnailProvider: ThumbnailProvider {
     package let decoders: ImageDecoders
+    /// Whether the text types (read from shared-mime-info) are among ``contentTypes``.
+    private var servesText = true
 
     public var contentTypes: Set<ContentType> {
-        Set((decoders.registrations.map(\.typeIdentifier) + FormatCatalogue.all.map(\.typeIdentifier)).map { ContentType($0) })
-            .union(TextTypes.identifiers)
+        let formats = Set((decoders.registrations.map(\.typeIdentifier) + FormatCatalogue.all.map(\.typeIdentifier)).map { ContentType($0) })
+        return servesText ? formats.union(TextTypes.identifiers) : formats
     }
 
     /// PNG and JPEG in process; every catalogued format in a worker.
@@ -117,6 +119,14 @@ public struct ImageThumbnailProvider: ThumbnailProvider {
         self.decoders = decoders
     }
 
+    /// This provider for a file whose first bytes name a catalogued format (a one-file call's):
+    /// without the text types, so that shared-mime-info's database is not read for it.
+    package static var formatsOnly: ImageThumbnailProvider {
+        var provider = ImageThumbnailProvider()
+        provider.servesText = false
+        return provider
+    }
+
     public func provideThumbnail(for request: ThumbnailProviderRequest) throws -> ThumbnailReply {
         var options = ThumbnailOptions(maxWidth: request.maximumWidth, maxHeight: request.maximumHeight, mode: request.mode,
                                        linearLight: request.linearLight)
@@ -124,7 +134,7 @@ public struct ImageThumbnailProvider: ThumbnailProvider {
         // The content type came from the file's first bytes already: no need to read them again.
         let format = decoders.format(ofType: request.contentType.identifier)
             ?? FormatCatalogue.declaration(ofType: request.contentType)?.format
-            ?? (TextTypes.identifiers.contains(request.contentType) ? .text : nil)
+            ?? (TextTypes.isText(request.contentType) ? .text : nil)
         // A catalogued format goes where the request says; a format only this provider's
         // decoders know is decoded here.
         let made = if let decoding = request.decoding, let format, FormatCatalogue.declaration(of: format) != nil {
