@@ -67,7 +67,13 @@ struct PlugInProgramTests {
         let whole = try ImageEncoder.jpeg(TestPictures.source(width: 640, height: 480))
         let truncated = try dir.write("truncated.jpg", Array(whole.prefix(whole.count / 2)))
         let empty = try dir.write("empty.png", [])
-        for (file, reason) in [(truncated, "truncated"), (dir.appending("missing.jpg"), "No such file"), (empty, "empty")] {
+        // The forked documents worker's failures too.
+        let pdf = PDFFixture.document(pages: 1, width: 612, height: 792, cropBox: nil, title: "T", author: "A", text: "Hello", pageTexts: nil)
+        let cutPDF = try dir.write("cut.pdf", Array(pdf.prefix(pdf.count / 2)))
+        let font = Array(try Data(contentsOf: URL(fileURLWithPath: "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")))
+        let cutFont = try dir.write("cut.ttf", Array(font.prefix(2000)))
+        for (file, reason) in [(truncated, "truncated"), (dir.appending("missing.jpg"), "No such file"), (empty, "empty"),
+                               (cutPDF, "poppler"), (cutFont, "FreeType")] {
             let (end, stderr) = try Self.run("thumbcache-thumbnailer", ["--size", "128", file, dir.appending("out.png")], cache: cache)
             #expect(end == .exited(1), "\(file): \(stderr)")
             #expect(stderr.contains(file) && stderr.contains(reason), "\(stderr)")
