@@ -10,11 +10,12 @@ extension ImageDecoders {
     package static let documents = ImageDecoders([.pdf, .text] + fonts + archives)
 
     /// One libarchive registration per archive-borne document format; the words of each but the
-    /// comics, which have pictures only (drawn with FreeType, loaded with libarchive).
+    /// comics, which have pictures only (their pages drawn with FreeType, loaded with libarchive).
     static let archives = FormatCatalogue.archiveDocuments.map { signature in
-        archive(signature).loadingLibrary {
+        let words = FormatCatalogue.withWords.contains(signature.format)
+        return archive(signature).loadingLibrary {
             _ = carchive_load()
-            _ = ctext_load()
+            if words { _ = ctext_load() }
         }
     }
 

@@ -34,10 +34,8 @@ enum OneFile {
         // decoder wins over any plug-in) and typed by its bytes: neither shared-mime-info's
         // database nor the plug-ins are read, which would come between the worker and its request.
         var types = ContentTypeRegistry.catalogued
-        let chosen: [any ThumbnailProvider]
-        if ImageDecoders.catalogue.format(ofFileAt: request.path) != nil {
-            chosen = [ImageThumbnailProvider.formatsOnly]
-        } else {
+        var chosen: [any ThumbnailProvider] = [ImageThumbnailProvider.formatsOnly]
+        if ImageDecoders.catalogue.format(ofFileAt: request.path) == nil {
             types = ContentTypeRegistry()
             chosen = providers(&types)
         }

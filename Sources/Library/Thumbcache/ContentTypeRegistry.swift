@@ -63,8 +63,7 @@ public struct ContentTypeRegistry: Sendable {
     /// The built-in types but the text ones, which are read from shared-mime-info: a file whose
     /// first bytes name a catalogued format is typed the same by these (its magic decides, and no
     /// text type conforms to a format's), without the database (a one-file call's start).
-    package static var catalogued: ContentTypeRegistry { withoutText }
-    private static let withoutText = ContentTypeRegistry(declaring: base)
+    package static let catalogued = ContentTypeRegistry(declaring: base)
 
     static let builtins = base + text
     /// The text types (TextTypes), declared once per process from shared-mime-info.
