@@ -109,11 +109,20 @@ package struct RGBABuffer {
         pixels = [UInt8](repeating: 0, count: width * height * 4)
     }
 
+    /// A canvas whose bytes are left as they come: for a renderer that writes every one.
+    private init(unfilledWidth width: Int, height: Int) {
+        self.width = width
+        self.height = height
+        pixels = [UInt8](unsafeUninitializedCapacity: width * height * 4) { _, initialized in initialized = width * height * 4 }
+    }
+
     /// A `width × height` canvas a C renderer fills (`draw` gets the pixels and a message buffer
-    /// and returns 0, or non-zero with the message set, which becomes the error for `path`).
-    package static func drawn(width: Int, height: Int, path: String,
+    /// and returns 0, or non-zero with the message set, which becomes the error for `path`). A
+    /// renderer that draws on what is there gets transparent black; one that `writesEveryPixel`
+    /// (poppler's page, copied whole) gets the bytes unzeroed: a page at 1024 px is megabytes.
+    package static func drawn(width: Int, height: Int, path: String, writesEveryPixel: Bool = false,
                       _ draw: (UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<CChar>, Int) -> Int32) throws(ImagingError) -> RGBABuffer {
-        var canvas = RGBABuffer(width: width, height: height)
+        var canvas = writesEveryPixel ? RGBABuffer(unfilledWidth: width, height: height) : RGBABuffer(width: width, height: height)
         var message = [CChar](repeating: 0, count: 256)
         let status = canvas.pixels.withUnsafeMutableBufferPointer { pixels in
             message.withUnsafeMutableBufferPointer { draw(pixels.baseAddress, $0.baseAddress!, $0.count) }
@@ -124,9 +133,9 @@ package struct RGBABuffer {
 
     /// ``drawn(width:height:path:_:)`` into premultiplied ARGB in native-endian 32-bit words, as
     /// cairo (librsvg) and poppler's Splash leave it: made straight RGBA in place.
-    package static func drawnAsARGB32(width: Int, height: Int, path: String,
+    package static func drawnAsARGB32(width: Int, height: Int, path: String, writesEveryPixel: Bool = false,
                              _ draw: (UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<CChar>, Int) -> Int32) throws(ImagingError) -> RGBABuffer {
-        var canvas = try drawn(width: width, height: height, path: path, draw)
+        var canvas = try drawn(width: width, height: height, path: path, writesEveryPixel: writesEveryPixel, draw)
         canvas.pixels.withUnsafeMutableBytes { bytes in bytes.withMemoryRebound(to: UInt32.self) { words in
             // Every word as if opaque (red and blue swapped: native ARGB to R, G, B, A bytes), a
             // loop without branches that the compiler vectorizes; nonzero `translucent` means

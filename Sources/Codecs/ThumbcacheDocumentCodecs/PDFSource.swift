@@ -75,6 +75,9 @@ final class PDFSource: DrawnSource {
     }
 
     func draw(width: Int, height: Int) throws(ImagingError) -> RGBABuffer {
-        try .drawnAsARGB32(width: width, height: height, path: path) { cpdf_render(document, Int32(width), Int32(height), $0, $1, $2) }
+        // cpdf_render copies poppler's whole page, or whitens the canvas first where poppler made it smaller.
+        try .drawnAsARGB32(width: width, height: height, path: path, writesEveryPixel: true) {
+            cpdf_render(document, Int32(width), Int32(height), $0, $1, $2)
+        }
     }
 }

@@ -52,10 +52,12 @@ struct WorkerChannel {
     }
 
     func receive(count: Int, deadline: UInt64?) throws(Failure) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
         var failure: Failure?
-        bytes.withUnsafeMutableBytes { b in
-            do throws(Failure) { try receive(into: b, deadline: deadline) } catch { failure = error }
+        // Not zeroed first: a page's pixels are megabytes, and the socket fills every byte (or
+        // the array is dropped with the failure).
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            do throws(Failure) { try receive(into: UnsafeMutableRawBufferPointer(buffer), deadline: deadline) } catch { failure = error }
+            initialized = count
         }
         if let failure { throw failure }
         return bytes

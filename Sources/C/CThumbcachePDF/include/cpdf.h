@@ -33,7 +33,8 @@ cpdf_document *cpdf_open(const uint8_t *bytes, size_t length, int page, cpdf_inf
 
 /// Draws the loaded page on white, scaled to `width × height` pixels, into `rgba` in ARGB32
 /// (native-endian 32-bit words, rows of width × 4 bytes, as cairo's); the caller makes RGBA of
-/// it. 0, or -1 with a message.
+/// it. Every pixel is written (white where poppler's image came out smaller), so `rgba` need not
+/// be cleared. 0, or -1 with a message.
 int cpdf_render(cpdf_document *document, int width, int height, uint8_t *rgba, char *message, size_t message_size);
 
 /// The text of every page in reading order, pages separated by a form feed, as UTF-8 into `out`:
