@@ -27,7 +27,8 @@ final class FontSource: DrawnSource {
 
     func draw(width: Int, height: Int) throws(ImagingError) -> RGBABuffer {
         func sample(_ text: [UInt32]) throws(ImagingError) -> RGBABuffer {
-            try .drawn(width: width, height: height, path: path) { pixels, message, size in
+            // ctext_draw_sample whitens the whole canvas first.
+            try .drawn(width: width, height: height, path: path, writesEveryPixel: true) { pixels, message, size in
                 ctext_draw_sample(face.face, text, Int32(text.count), pixels, Int32(width), Int32(height), message, size)
             }
         }

@@ -71,7 +71,8 @@ final class TextSource: DrawnSource {
         return try Self.pageFace.withLock { (face: inout FontFace?) throws(ImagingError) -> RGBABuffer in
             if face == nil { face = try FontFace(font.file.bytes, name: font.path) }
             let page = face!.face
-            return try .drawn(width: width, height: height, path: path) { pixels, message, size in
+            // ctext_draw_page whitens the whole canvas first.
+            return try .drawn(width: width, height: height, path: path, writesEveryPixel: true) { pixels, message, size in
                 lines.scalars.withUnsafeBufferPointer { text in
                     lines.lengths.withUnsafeBufferPointer { lengths in
                         ctext_draw_page(page, fallback?.baseAddress?.assumingMemoryBound(to: UInt8.self), fallback?.count ?? 0,
