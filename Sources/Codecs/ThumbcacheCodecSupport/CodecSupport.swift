@@ -119,7 +119,7 @@ package struct RGBABuffer {
     /// A `width × height` canvas a C renderer fills (`draw` gets the pixels and a message buffer
     /// and returns 0, or non-zero with the message set, which becomes the error for `path`). A
     /// renderer that draws on what is there gets transparent black; one that `writesEveryPixel`
-    /// (poppler's page, copied whole) gets the bytes unzeroed: a page at 1024 px is megabytes.
+    /// (poppler's page, ctext's page and sample) gets the bytes unzeroed: a page at 1024 px is megabytes.
     package static func drawn(width: Int, height: Int, path: String, writesEveryPixel: Bool = false,
                       _ draw: (UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<CChar>, Int) -> Int32) throws(ImagingError) -> RGBABuffer {
         var canvas = writesEveryPixel ? RGBABuffer(unfilledWidth: width, height: height) : RGBABuffer(width: width, height: height)

@@ -23,16 +23,17 @@ typedef struct {
 /// FreeType cannot read it.
 ctext_face *ctext_open(const uint8_t *bytes, size_t length, long index, ctext_info *info, char *message, size_t message_size);
 
-/// Draws a page (every pixel of `rgba` written, so it need not be cleared): white with a grey edge, a margin of 6 % of the width, then `lines` lines of code points
+/// Draws a page: white with a grey edge, a margin of 6 % of the width, then `lines` lines of code points
 /// (`lengths[i]` each, laid end to end in `text`) on a grid of `columns` monospaced cells, as
 /// many lines as fit. A character `face` lacks is drawn from the font in `fallback` (may be
-/// NULL; parsed only if needed), two cells wide when its glyph is (CJK). 0, or -1 with a message.
+/// NULL; parsed only if needed), two cells wide when its glyph is (CJK). Every pixel of `rgba` is
+/// written, so it need not be cleared. 0, or -1 with a message.
 int ctext_draw_page(ctext_face *face, const uint8_t *fallback, size_t fallback_length, const uint32_t *text,
                     const int32_t *lengths, int lines, int columns, uint8_t *rgba, int width, int height, char *message,
                     size_t message_size);
 
-/// Draws `count` code points centred on white (every pixel written), as large as fits 80 % of the width and 60 % of the
-/// height. 0, or -1 with a message (no glyph of them in the font).
+/// Draws `count` code points centred on white, as large as fits 80 % of the width and 60 % of the
+/// height; every pixel is written. 0, or -1 with a message (no glyph of them in the font).
 int ctext_draw_sample(ctext_face *face, const uint32_t *text, int count, uint8_t *rgba, int width, int height,
                       char *message, size_t message_size);
 
