@@ -204,7 +204,7 @@ struct FreedesktopCommand: ParsableCommand {
         }
 
         private static func writeDirectly(_ file: String, to output: String, size: Int, isolation: DecoderIsolation) throws {
-            let decoding = OneFile.prepared(forFileAt: file, isolation: isolation)
+            let decoding = OneFile.prepared(forFileAt: file, isolation: isolation).decoding
             defer { decoding.hangUpIdleWorkers() }
             let image = try DirectThumbnail.make(file, options: ThumbnailOptions(maxWidth: size, maxHeight: size), decoding: decoding)
             try OutputFile.write(ImageEncoder.png(image), to: output)

@@ -26,7 +26,7 @@ enum OneFile {
                                providers: (inout ContentTypeRegistry) -> [any ThumbnailProvider],
                                deliver: (ThumbnailRepresentation, _ fromDaemon: Bool) throws -> Void) async throws {
         if askingDaemon, let answer = SessionSocket.ask(request, storeDirectory: store.directory) { return try deliver(answer, true) }
-        let decoding = prepared(forFileAt: request.path, isolation: isolation)
+        let (decoding, format) = prepared(forFileAt: request.path, isolation: isolation)
         // Without waiting for the worker's exit (a millisecond or two with poppler or FFmpeg
         // mapped), which nothing after the output needs.
         defer { decoding.hangUpIdleWorkers() }
@@ -35,7 +35,7 @@ enum OneFile {
         // database nor the plug-ins are read, which would come between the worker and its request.
         var types = ContentTypeRegistry.catalogued
         var chosen: [any ThumbnailProvider] = [ImageThumbnailProvider.formatsOnly]
-        if ImageDecoders.catalogue.format(ofFileAt: request.path) == nil {
+        if format == nil {
             types = ContentTypeRegistry()
             chosen = providers(&types)
         }
@@ -44,10 +44,12 @@ enum OneFile {
         try deliver(try await generator.bestRepresentation(for: request), false)
     }
 
-    /// The decoding service for one file, its family's worker already starting.
-    static func prepared(forFileAt path: String, isolation: DecoderIsolation) -> any ImageDecoding {
+    /// The decoding service for one file, its family's worker already starting, and the format
+    /// the file's first bytes name (read once, for the worker and for the file's types).
+    static func prepared(forFileAt path: String, isolation: DecoderIsolation) -> (decoding: any ImageDecoding, format: ImageFormat?) {
         let decoding = isolation.makeDecoding(defaultWorkers: 1)
-        decoding.prepare(forFileAt: path)
-        return decoding
+        let format = ImageDecoders.catalogue.format(ofFileAt: path)
+        if let format { decoding.prepare(forFileAt: path, format: format) }
+        return (decoding, format)
     }
 }

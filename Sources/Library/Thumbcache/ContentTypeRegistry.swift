@@ -57,8 +57,13 @@ public struct ContentTypeRegistry: Sendable {
     }
 
     /// The built-ins declared once per process (sorting the magic and reading shared-mime-info
-    /// is start-up work); every registry starts as a copy.
-    private static let standard = ContentTypeRegistry(declaring: builtins)
+    /// is start-up work); every registry starts as a copy. The text types go on top of
+    /// ``catalogued``, in the order `builtins` lists them, so the others are declared once.
+    private static let standard = {
+        var registry = catalogued
+        for d in text { registry.declare(d) }
+        return registry
+    }()
 
     /// The built-in types but the text ones, which are read from shared-mime-info: a file whose
     /// first bytes name a catalogued format is typed the same by these (its magic decides, and no

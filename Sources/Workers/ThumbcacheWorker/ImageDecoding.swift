@@ -12,9 +12,10 @@ package protocol ImageDecoding: Sendable {
     /// The words of the file at `path` as plain text, at most `limit` bytes of UTF-8, and the
     /// format whose extractor read them.
     func text(ofFileAt path: String, format: ImageFormat?, limit: Int) throws -> (format: ImageFormat, text: String)
-    /// Gets ready to decode the file at `path` while the caller does other work (a worker
-    /// process started for its family); nothing where there is nothing to start.
-    func prepare(forFileAt path: String)
+    /// Gets ready to decode the file at `path`, whose first bytes name `format`, while the caller
+    /// does other work (a worker process started for its family); nothing where there is nothing
+    /// to start.
+    func prepare(forFileAt path: String, format: ImageFormat)
     /// Lets go of idle workers without waiting for their exit, for a process that ends next;
     /// nothing where there are none.
     func hangUpIdleWorkers()
@@ -25,7 +26,7 @@ package protocol ImageDecoding: Sendable {
 }
 
 extension ImageDecoding {
-    package func prepare(forFileAt path: String) {}
+    package func prepare(forFileAt path: String, format: ImageFormat) {}
     package func hangUpIdleWorkers() {}
     package func thumbnail(ofFileAt path: String, options: ThumbnailOptions, format: ImageFormat?, wordsUpTo limit: Int) throws
         -> (image: RGBAImage, info: ImageInfo, words: (format: ImageFormat, text: String)?)

@@ -127,12 +127,11 @@ package final class WorkerPool: ImageDecoding {
     /// The families whose workers this pool has started.
     package var familiesStarted: Set<WorkerFamily> { state.withLock { $0.familiesStarted } }
 
-    /// Starts the worker the file's first bytes call for, on a thread of its own, so that its
-    /// start (its family's libraries loaded, its confinement) overlaps what the caller does
-    /// before asking: a process made for one file pays it in parallel. Nothing when the bytes
-    /// name no format, or a worker of that family is alive or starting.
-    package func prepare(forFileAt path: String) {
-        guard let format = ImageDecoders.catalogue.format(ofFileAt: path) else { return }
+    /// Starts the worker for `format`, which the file's first bytes name, on a thread of its own,
+    /// so that its start (its family's libraries loaded, its confinement) overlaps what the caller
+    /// does before asking: a process made for one file pays it in parallel. Nothing when a worker
+    /// of that family is alive or starting.
+    package func prepare(forFileAt path: String, format: ImageFormat) {
         let family = WorkerFamily(format)
         // A fork costs little, and one from this thread's helper would find two threads.
         guard configuration.fork?.families.contains(family) != true else { return }
