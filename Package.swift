@@ -179,13 +179,16 @@ let package = Package(
         // The C API over the library, for C, Python's ctypes and any other FFI: open, get, warm, search.
         .target(name: "ThumbcacheC", dependencies: ["Thumbcache", "ThumbcacheSync", "CThumbcacheAPI"]),
 
-        // The command-line tool; its commands only call the library. It starts thumbcache-worker
-        // to decode, and does not depend on it: an executable that depends on another links its
-        // code and every library it links (FFmpeg, poppler…), which would make the tool GPL and
-        // cost 40 ms of loading at each start. `swift build` builds both.
+        // The command-line tool; its commands only call the library. It starts the worker programs
+        // to decode, and does not depend on them: an executable that depends on another links its
+        // code and every library it links (FFmpeg, libheif…), which would make the tool GPL and
+        // cost 40 ms of loading at each start. `swift build` builds both. The one exception is
+        // the documents family, whose worker a one-file call forks (Docs/SECURITY.md): its
+        // libraries (poppler, FreeType, libarchive) are loaded with dlopen in that child only.
         .executableTarget(
             name: "thumbcache",
             dependencies: ["Thumbcache", "ThumbcacheDaemon", "ThumbcacheServer", "ThumbcacheSync", "ThumbcacheWorker", "CThumbcacheProcess",
+                           "ThumbcacheSandbox", "ThumbcacheDocumentCodecs",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // The sandboxed decoder processes, one per family (GPL-licensed decoders link here only:

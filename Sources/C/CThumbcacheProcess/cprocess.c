@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -60,9 +61,52 @@ int tc_thread_count(void) {
     return atoi(p + 1);
 }
 
+// Unmaps every shared mapping this process has (a forked child's, inherited): a cache's LMDB
+// map and its lock table, which a writable shared page would let a decoder corrupt. Reads
+// /proc/self/maps again only after a full batch. 0, or -1 where it cannot read it.
+static int unmap_shared(void) {
+    for (int round = 0; round < 64; round++) {
+        int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return -1;
+        unsigned long starts[32], ends[32];
+        int found = 0;
+        char text[8192];
+        size_t held = 0;
+        for (;;) {
+            ssize_t n = read(fd, text + held, sizeof text - 1 - held);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            held += (size_t)n;
+            text[held] = 0;
+            char *line = text, *end;
+            while ((end = strchr(line, '\n')) != NULL) {
+                // "start-end perms offset device inode path": the fourth letter of perms is 's' or 'p'.
+                char *cursor;
+                unsigned long start = strtoul(line, &cursor, 16), stop = 0;
+                if (*cursor == '-') stop = strtoul(cursor + 1, &cursor, 16);
+                if (*cursor == ' ' && cursor + 4 < end && cursor[4] == 's' && found < 32) {
+                    starts[found] = start;
+                    ends[found++] = stop;
+                }
+                line = end + 1;
+            }
+            // A partial line stays for the next read; a line longer than the buffer is dropped.
+            held = (size_t)(text + held - line);
+            if (held == sizeof text - 1) held = 0;
+            memmove(text, line, held);
+        }
+        close(fd);
+        for (int i = 0; i < found; i++) munmap((void *)starts[i], ends[i] - starts[i]);
+        // A read that found room for every shared mapping saw them all.
+        if (found < 32) return 0;
+    }
+    return -1;
+}
+
 pid_t tc_fork_worker(int channel, int errors) {
     pid_t pid = fork();
     if (pid != 0) return pid;
+    if (unmap_shared() != 0) _exit(127);
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(errors, 2) < 0 || dup2(channel, 3) < 0) _exit(127);
     if (null > 3) close(null);

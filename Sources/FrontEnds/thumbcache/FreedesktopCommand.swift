@@ -156,19 +156,19 @@ struct FreedesktopCommand: ParsableCommand {
         /// exists (and stored there), else made directly.
         static func write(_ input: String, to output: String, size: Int, cacheDirectory: String, fullHash: Bool,
                           isolation: DecoderIsolation) async throws {
-            guard let store = try writeBeforeAwait(input, to: output, size: size, cacheDirectory: cacheDirectory, fullHash: fullHash,
-                                                   isolation: isolation) else { return }
-            try await writeMade(input, to: output, size: size, store: store, isolation: isolation)
+            guard let miss = try writeBeforeAwait(input, to: output, size: size, cacheDirectory: cacheDirectory, fullHash: fullHash,
+                                                  isolation: isolation) else { return }
+            try await writeMade(input, to: output, size: size, after: miss)
         }
 
         /// What the call does synchronously, so that the plug-in's call runs it on the main thread
         /// before its first `await` (a worker it starts then waits for no thread of the pool):
         /// the thumbnail made directly where no cache exists (inside GNOME's sandbox, always; a
         /// new cache there would land in its private /tmp and be thrown away) or it does not
-        /// open, else the stored one; nil when written. On a miss, the open store
-        /// ``writeMade(_:to:size:store:isolation:)`` needs.
+        /// open, else the stored one; nil when written. On a miss, the open store and the file's
+        /// decoding, its worker started, which ``writeMade(_:to:size:after:)`` needs.
         static func writeBeforeAwait(_ input: String, to output: String, size: Int, cacheDirectory: String, fullHash: Bool,
-                                     isolation: DecoderIsolation) throws -> ThumbnailStore? {
+                                     isolation: DecoderIsolation) throws -> (store: ThumbnailStore, prepared: OneFile.Prepared)? {
             do {
                 guard ThumbnailStore.exists(directory: cacheDirectory),
                       let store = try? ThumbnailStore.open(directory: cacheDirectory, options: .init(keying: fullHash ? .full : .standard))
@@ -176,20 +176,22 @@ struct FreedesktopCommand: ParsableCommand {
                     try writeDirectly(resolved(input), to: output, size: size, isolation: isolation)
                     return nil
                 }
-                let stored = try OneFile.stored(request(resolved(input), size: size), in: store) { try OutputFile.write($0.pngData(), to: output) }
-                return stored ? nil : store
+                let file = resolved(input)
+                let stored = try OneFile.stored(request(file, size: size), in: store) { try OutputFile.write($0.pngData(), to: output) }
+                return stored ? nil : (store, OneFile.prepared(forFileAt: file, isolation: isolation))
             } catch {
                 throw CommandFailure("\(error)")
             }
         }
 
         /// After a miss, makes `input`'s thumbnail, stores it in `store` and writes it to `output`.
-        static func writeMade(_ input: String, to output: String, size: Int, store: ThumbnailStore, isolation: DecoderIsolation) async throws {
+        static func writeMade(_ input: String, to output: String, size: Int,
+                              after miss: (store: ThumbnailStore, prepared: OneFile.Prepared)) async throws {
             do {
-                try await OneFile.representation(request(resolved(input), size: size), store: store, isolation: isolation,
+                try await OneFile.representation(request(resolved(input), size: size), store: miss.store, prepared: miss.prepared,
                                                  standardThumbnails: nil) { _ in
                     [ImageThumbnailProvider()]
-                } deliver: { representation, _ in try OutputFile.write(representation.pngData(), to: output) }
+                } deliver: { try OutputFile.write($0.pngData(), to: output) }
             } catch {
                 throw CommandFailure("\(error)")
             }

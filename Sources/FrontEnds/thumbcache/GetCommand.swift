@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Thumbcache
+import ThumbcacheDaemon
 
 struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -156,17 +157,33 @@ struct GetCommand: AsyncParsableCommand {
         try OneFile.stored(request(call), in: store) { try finish($0, call) }
     }
 
-    /// Runs a quick call that missed the cache, with every other option at its default: the
-    /// daemon serving the same store, if one runs, makes the thumbnail. False when a remote is
-    /// configured: nothing was written, and the usual way takes the call.
-    static func run(_ call: Call, store: ThumbnailStore) async throws -> Bool {
-        if call.remote { return false }
-        let isolation = DecoderOptions.sandboxed(workers: 1)
-        try await OneFile.representation(request(call), store: store, isolation: isolation, standardThumbnails: FreedesktopThumbnailCache(),
-                                         askingDaemon: call.daemon) {
-            types in PluginOptions.providers(plugins: true, isolation: isolation, types: &types)
-        } deliver: { try finish($0, call, fromDaemon: $1) }
-        return true
+    /// What a quick call that missed the cache does next.
+    enum Miss {
+        /// A remote is configured: nothing was written, and the usual way takes the call.
+        case usualWay
+        /// The daemon serving the same store made the thumbnail, and it is written.
+        case answered
+        /// The thumbnail is made here (``run(_:store:prepared:)``), the file's worker started.
+        case decoding(OneFile.Prepared)
+    }
+
+    /// A quick call's miss, with every other option at its default, on the main thread before any
+    /// `await` (where a PDF's worker is forked, ``OneFile/prepared(forFileAt:isolation:)``): the
+    /// daemon serving the same store, if one runs, makes the thumbnail; else the file's worker starts.
+    static func miss(_ call: Call, store: ThumbnailStore) throws -> Miss {
+        if call.remote { return .usualWay }
+        if call.daemon, let answer = SessionSocket.ask(request(call), storeDirectory: store.directory) {
+            try finish(answer, call, fromDaemon: true)
+            return .answered
+        }
+        return .decoding(OneFile.prepared(forFileAt: FilePaths.resolved(call.file), isolation: DecoderOptions.oneFile))
+    }
+
+    /// Makes, stores and writes a quick call's thumbnail after ``miss(_:store:)``.
+    static func run(_ call: Call, store: ThumbnailStore, prepared: OneFile.Prepared) async throws {
+        try await OneFile.representation(request(call), store: store, prepared: prepared, standardThumbnails: FreedesktopThumbnailCache()) {
+            types in PluginOptions.providers(plugins: true, isolation: DecoderOptions.oneFile, types: &types)
+        } deliver: { try finish($0, call) }
     }
 
     static func request(_ call: Call) -> ThumbnailRequest {

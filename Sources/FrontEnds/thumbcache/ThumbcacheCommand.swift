@@ -22,14 +22,13 @@ struct ThumbcacheCommand: AsyncParsableCommand {
         do {
             if let call = FreedesktopCommand.Thumbnail.plugInCall(CommandLine.arguments) {
                 // The defaults of every option the call leaves out, as ArgumentParser would give them.
-                let (cache, isolation) = (ThumbnailStore.defaultDirectory, DecoderOptions.sandboxed(workers: 1))
+                let (cache, isolation) = (ThumbnailStore.defaultDirectory, DecoderOptions.oneFile)
                 // Before any `await`: without a cache (GNOME's sandbox), or a hit, the call is done here.
-                guard let store = try FreedesktopCommand.Thumbnail.writeBeforeAwait(call.input, to: call.output, size: call.size,
-                                                                                    cacheDirectory: cache, fullHash: false,
-                                                                                    isolation: isolation) else { Glibc.exit(0) }
+                guard let miss = try FreedesktopCommand.Thumbnail.writeBeforeAwait(call.input, to: call.output, size: call.size,
+                                                                                   cacheDirectory: cache, fullHash: false,
+                                                                                   isolation: isolation) else { Glibc.exit(0) }
                 try await exitingWhereItEnds {
-                    try await FreedesktopCommand.Thumbnail.writeMade(call.input, to: call.output, size: call.size, store: store,
-                                                                     isolation: isolation)
+                    try await FreedesktopCommand.Thumbnail.writeMade(call.input, to: call.output, size: call.size, after: miss)
                     return true
                 }
                 return
@@ -38,7 +37,15 @@ struct ThumbcacheCommand: AsyncParsableCommand {
                 // A hit is answered here, on the main thread, before any `await`.
                 let store = try GetCommand.store(call)
                 if try GetCommand.answerFromCache(call, store: store) { Glibc.exit(0) }
-                try await exitingWhereItEnds { try await GetCommand.run(call, store: store) }
+                switch try GetCommand.miss(call, store: store) {
+                case .answered: Glibc.exit(0)
+                case .decoding(let prepared):
+                    try await exitingWhereItEnds {
+                        try await GetCommand.run(call, store: store, prepared: prepared)
+                        return true
+                    }
+                case .usualWay: break
+                }
             }
             if let message = unknownCommand(CommandLine.arguments) {
                 _ = (message + "\n").utf8.withContiguousStorageIfAvailable { writeFully(2, UnsafeRawBufferPointer($0)) }

@@ -28,6 +28,9 @@ public struct DecoderIsolation: Sendable, Hashable {
     public var workerIdleExit: Double?
     /// Workers at idle CPU and I/O priority, for background work beside a user's (the daemon's watching).
     package var idlePriority = false
+    /// The families whose workers a one-file call forks from its own program, which links their
+    /// decoders (`thumbcache`: documents), instead of starting their programs (``WorkerFork``).
+    package var fork: WorkerFork?
 
     /// Sandboxed workers with the default limits: 20 s and 1 GiB per file, idle workers ending after 60 s.
     public static let sandboxed = DecoderIsolation.sandboxed()
@@ -48,7 +51,10 @@ public struct DecoderIsolation: Sendable, Hashable {
     /// many), not one at a time as files come (a `get`, which decodes one).
     package func makeDecoding(defaultWorkers: Int, forBatches: Bool = false) -> any ImageDecoding {
         guard isSandboxed else { return InProcessDecoding() }
-        return WorkerPool(.init(executable: workerExecutable, workers: workers ?? defaultWorkers, timeout: timeout, memoryLimit: memoryLimit,
-                                startsAllAtOnce: forBatches, idleExit: workerIdleExit, idlePriority: idlePriority))
+        var configuration = WorkerPool.Configuration(executable: workerExecutable, workers: workers ?? defaultWorkers, timeout: timeout,
+                                                     memoryLimit: memoryLimit, startsAllAtOnce: forBatches, idleExit: workerIdleExit,
+                                                     idlePriority: idlePriority)
+        configuration.fork = fork
+        return WorkerPool(configuration)
     }
 }

@@ -127,20 +127,31 @@ package final class WorkerPool: ImageDecoding {
     /// The families whose workers this pool has started.
     package var familiesStarted: Set<WorkerFamily> { state.withLock { $0.familiesStarted } }
 
-    /// Starts the worker for `format`, which the file's first bytes name, on a thread of its own,
-    /// so that its start (its family's libraries loaded, its confinement) overlaps what the caller
-    /// does before asking: a process made for one file pays it in parallel. Nothing when a worker
-    /// of that family is alive or starting.
+    /// Starts the worker for `format`, which the file's first bytes name, so that its start (its
+    /// family's libraries loaded, its confinement) overlaps what the caller does before asking: a
+    /// process made for one file pays it in parallel. A family this program forks is forked now,
+    /// on the caller's thread while it is the only one; another's program is spawned from a thread
+    /// of its own. Nothing when a worker of that family is alive or starting.
     package func prepare(forFileAt path: String, format: ImageFormat) {
         let family = WorkerFamily(format)
-        // A fork costs little, and one from this thread's helper would find two threads.
-        guard configuration.fork?.families.contains(family) != true else { return }
         let starts = state.withLock { s -> Bool in
             guard s.live[family, default: 0] == 0, s.idle[family]?.isEmpty != false else { return false }
             s.live[family, default: 0] += 1
             return true
         }
         guard starts else { return }
+        if let fork = configuration.fork, fork.forks(family) {
+            guard let worker = try? WorkerProcess.fork(configuration, fork, family: family, expecting: format) else {
+                state.withLock { $0.live[family, default: 0] -= 1 }
+                return
+            }
+            state.withLock { s in
+                s.started += 1
+                s.familiesStarted.insert(family)
+                s.idle[family, default: []].append(worker)
+            }
+            return
+        }
         guard let executable = try? locateExecutable(family) else {
             state.withLock { $0.live[family, default: 0] -= 1 }
             return
@@ -364,36 +375,5 @@ package final class WorkerPool: ImageDecoding {
         for worker in expired { worker.hangUp() }
         for worker in expired { worker.finish(kill: false) }
         return next
-    }
-
-    /// Where the Debian package installs the worker programs, for every program and app on the system.
-    package static let installedWorkers = "/usr/libexec/thumbcache"
-
-    /// The worker program to start for `family`.
-    private func locateExecutable(_ family: WorkerFamily) throws(WorkerFailure.Reason) -> String {
-        let name = family.executableName
-        if let explicit = configuration.executable { return explicit }
-        if let value = getenv("THUMBCACHE_WORKER"), value.pointee != 0 { return String(cString: value) }
-        var candidates: [String] = []
-        let exe = ProgramPaths.currentExecutable
-        if let exe, let slash = exe.lastIndex(of: "/") {
-            let dir = String(exe[..<slash])
-            candidates.append(dir + "/" + name)
-            // `swift test` may run an .xctest bundle below the products' directory.
-            if let bundle = dir.split(separator: "/").firstIndex(where: { $0.hasSuffix(".xctest") }) {
-                candidates.append("/" + dir.split(separator: "/")[..<bundle].joined(separator: "/") + "/" + name)
-            }
-        }
-        // A library another program loaded (the C API's) looks beside itself, as an executable does.
-        if let image = ProgramPaths.currentImage, image != exe, let slash = image.lastIndex(of: "/") {
-            candidates.append(image[..<slash] + "/" + name)
-        }
-        // Installed: the libexec of this program's prefix (/usr/local), then the package's.
-        if let exe { candidates += ProgramPaths.companionDirectories(of: exe).dropFirst().map { $0 + "/" + name } }
-        candidates.append(Self.installedWorkers + "/" + name)
-        candidates += ProgramPaths.searchPath.map { $0 + "/" + name }
-        if let found = candidates.first(where: { access($0, X_OK) == 0 }) { return found }
-        throw .unavailable("\(name) was not found beside \(exe == nil ? "the executable" : "this program"), in \(Self.installedWorkers) "
-            + "or on PATH (set THUMBCACHE_WORKER to its path, or decode in-process)")
     }
 }

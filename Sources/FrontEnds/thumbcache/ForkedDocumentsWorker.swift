@@ -1,0 +1,25 @@
+import Thumbcache
+import ThumbcacheDocumentCodecs
+import ThumbcacheSandbox
+import ThumbcacheWorker
+
+extension WorkerFork {
+    /// The documents worker a one-file call forks from `thumbcache` instead of starting
+    /// `thumbcache-worker-documents`: the worker's start is the cold `get` of a PDF's longest
+    /// step, and a fork spares its `exec`, libraries and runtime start (Docs/PERFORMANCE.md).
+    /// The child runs as that program would: its fonts, then `WorkerMain`'s confinement.
+    static let documents = WorkerFork(families: [.documents]) { _, arguments in
+        preloadFonts()
+        WorkerMain.run(decoders: .documents, arguments: ["thumbcache-worker-documents"] + arguments)
+    }
+}
+
+extension DecoderOptions {
+    /// A one-file call's isolation (a quick `get`, the plug-in's call): the defaults, one worker,
+    /// a document's forked (``WorkerFork/documents``).
+    static let oneFile: DecoderIsolation = {
+        var isolation = sandboxed(workers: 1)
+        isolation.fork = .documents
+        return isolation
+    }()
+}
