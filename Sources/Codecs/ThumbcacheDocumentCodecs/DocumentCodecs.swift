@@ -7,7 +7,12 @@ extension ImageDecoders {
     /// The document family's decoders: PDF (poppler), text and fonts (FreeType), and documents
     /// that carry their own picture (libarchive). What `thumbcache-worker-documents` runs; poppler
     /// is GPL-licensed, so these link into worker executables only (Docs/LICENSES.md).
-    package static let documents = ImageDecoders([.pdf, .text] + fonts + archives)
+    package static let documents = {
+        var decoders = ImageDecoders([.pdf, .text] + fonts + archives)
+        // A PDF's thumbnail needs neither: read at a text page or a PDF's words, where Landlock allows.
+        decoders.preload = preloadFonts
+        return decoders
+    }()
 
     /// One libarchive registration per archive-borne document format; the words of each but the
     /// comics, which have pictures only (their pages drawn with FreeType, loaded with libarchive).

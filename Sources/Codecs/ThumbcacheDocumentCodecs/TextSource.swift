@@ -177,7 +177,9 @@ struct PageFont: Sendable {
     }
 }
 
-/// Reads what the decoders need from the file system before the worker confines itself.
+/// Reads the text pages' fonts and iconv's tables (poppler's words): what the documents'
+/// decoders need from the file system, before a confinement that would not let them read it
+/// later (``ImageDecoders/preload``).
 package func preloadFonts() {
     _ = PageFont.monospaced
     _ = PageFont.fallback

@@ -7,9 +7,8 @@ extension WorkerFork {
     /// The documents worker a one-file call forks from `thumbcache` instead of starting
     /// `thumbcache-worker-documents`: the worker's start is the cold `get` of a PDF's longest
     /// step, and a fork spares its `exec`, libraries and runtime start (Docs/PERFORMANCE.md).
-    /// The child runs as that program would: its fonts, then `WorkerMain`'s confinement.
+    /// The child runs as that program would: `WorkerMain`, its confinement first.
     static let documents = WorkerFork(families: [.documents]) { _, arguments in
-        preloadFonts()
         WorkerMain.run(decoders: .documents, arguments: ["thumbcache-worker-documents"] + arguments)
     }
 }

@@ -90,7 +90,6 @@ package enum PlugInMain {
         var configuration = WorkerPool.Configuration(workers: 1, timeout: 20, memoryLimit: 1 << 30)
         configuration.fork = WorkerFork(families: [.images, .documents]) { family, arguments in
             guard family == .documents else { WorkerMain.run(decoders: .images, arguments: ["thumbcache-worker"] + arguments) }
-            preloadFonts()
             WorkerMain.run(decoders: .documents, arguments: ["thumbcache-worker-documents"] + arguments)
         }
         return WorkerPool(configuration)
