@@ -19,9 +19,15 @@ package protocol RowSource: AnyObject {
     /// ``RowSourceHeader/bufferedAtEighth``: where the decode would fall back to holding the whole
     /// image, it refuses one over `pixels` (``ImagingError/Reason/tooLarge(width:height:limit:)``).
     func limitWholeImageDecode(toPixels pixels: Int)
+    /// This source as a ``ScalableRowSource``, if it is one: a witness chosen when the type was
+    /// compiled, where a cast would look the conformance up at run time by scanning every
+    /// conformance record linked in (PERFORMANCE.md).
+    var scalable: (any ScalableRowSource)? { get }
 }
 
 extension RowSource {
+    package var scalable: (any ScalableRowSource)? { nil }
+
     package func start(shrink: Int, fast: Bool, output: (width: Int, height: Int)) throws(ImagingError) -> (width: Int, height: Int) {
         try start(shrink: shrink, fast: fast)
     }
@@ -40,6 +46,8 @@ package protocol ScalableRowSource: RowSource {
 }
 
 extension ScalableRowSource {
+    package var scalable: (any ScalableRowSource)? { self }
+
     package func takeRows() -> [UInt8]? { nil }
 
     /// A shrink is a drawing at 1/`shrink` of the stated size, rounded up.

@@ -277,7 +277,9 @@ package enum Thumbnailer {
     static func thumbnail(of source: any RowSource, format: ImageFormat, name: String,
                           options: ThumbnailOptions, threads: Int = 1) throws(ImagingError) -> (image: RGBAImage, info: ImageInfo) {
         // A drawing's stated size costs nothing: its limits apply to the size it is drawn at.
-        if let scalable = source as? any ScalableRowSource {
+        // The witness must agree with the cast it replaces (a type that conformed elsewhere would not).
+        assert((source.scalable == nil) == !(source is any ScalableRowSource), "\(type(of: source)): its scalable witness disagrees with its conformance")
+        if let scalable = source.scalable {
             return try thumbnail(of: scalable, format: format, name: name, options: options)
         }
         let header = source.header

@@ -16,6 +16,12 @@ package struct WireWriter {
         uint32(UInt32(run.count))
         bytes += run
     }
+    /// ``run(_:)`` for an array: called from another module, the generic one finds `[UInt8]`'s
+    /// conformances at run time by scanning every conformance record linked in (PERFORMANCE.md).
+    package mutating func run(_ run: [UInt8]) {
+        uint32(UInt32(run.count))
+        bytes += run
+    }
     package mutating func string(_ s: String) { run(s.utf8) }
 
     /// A flag, then the value if there is one.
