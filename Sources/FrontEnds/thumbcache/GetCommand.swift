@@ -172,11 +172,12 @@ struct GetCommand: AsyncParsableCommand {
     /// daemon serving the same store, if one runs, makes the thumbnail; else the file's worker starts.
     static func miss(_ call: Call, store: ThumbnailStore) throws -> Miss {
         if call.remote { return .usualWay }
-        if call.daemon, let answer = SessionSocket.ask(request(call), storeDirectory: store.directory) {
+        let request = request(call)
+        if call.daemon, let answer = SessionSocket.ask(request, storeDirectory: store.directory) {
             try finish(answer, call, fromDaemon: true)
             return .answered
         }
-        return .decoding(OneFile.prepared(forFileAt: FilePaths.resolved(call.file), isolation: DecoderOptions.oneFile))
+        return .decoding(OneFile.prepared(forFileAt: request.path, isolation: DecoderOptions.oneFile))
     }
 
     /// Makes, stores and writes a quick call's thumbnail after ``miss(_:store:)``.

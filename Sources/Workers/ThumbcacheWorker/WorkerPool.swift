@@ -141,14 +141,9 @@ package final class WorkerPool: ImageDecoding {
         }
         guard starts else { return }
         if let fork = configuration.fork, fork.forks(family) {
-            guard let worker = try? WorkerProcess.fork(configuration, fork, family: family, expecting: format) else {
-                state.withLock { $0.live[family, default: 0] -= 1 }
-                return
-            }
+            let worker = try? forkWorker(fork, family: family, expecting: format)
             state.withLock { s in
-                s.started += 1
-                s.familiesStarted.insert(family)
-                s.idle[family, default: []].append(worker)
+                if let worker { s.idle[family, default: []].append(worker) } else { s.live[family, default: 0] -= 1 }
             }
             return
         }
@@ -273,14 +268,7 @@ package final class WorkerPool: ImageDecoding {
         }
         if let reuse { return reuse }
         do {
-            if let fork = configuration.fork, fork.forks(family) {
-                let worker = try WorkerProcess.fork(configuration, fork, family: family, expecting: format)
-                state.withLock { s in
-                    s.started += 1
-                    s.familiesStarted.insert(family)
-                }
-                return worker
-            }
+            if let fork = configuration.fork, fork.forks(family) { return try forkWorker(fork, family: family, expecting: format) }
             let executable = try locateExecutable(family)
             let worker = try spawn(family, executable: executable, expecting: format)
             let more = state.withLock { s in
@@ -316,6 +304,16 @@ package final class WorkerPool: ImageDecoding {
                 s.idle[family, default: []].append(worker)
             }
         }
+    }
+
+    /// A worker of `family` forked from this program (``WorkerFork``), counted as started.
+    private func forkWorker(_ fork: WorkerFork, family: WorkerFamily, expecting format: ImageFormat?) throws(WorkerFailure.Reason) -> WorkerProcess {
+        let worker = try WorkerProcess.fork(configuration, fork, family: family, expecting: format)
+        state.withLock { s in
+            s.started += 1
+            s.familiesStarted.insert(family)
+        }
+        return worker
     }
 
     /// A worker of `family` from `executable`. A batch pool's is heard from before use (its first
