@@ -104,7 +104,8 @@ struct WatchTests {
         let numbers = arrived.compactMap { watch.indexed($0)?.itemNumber }
         try FileManager.default.moveItem(atPath: dir.appending("tree/album"), toPath: dir.appending("tree/sub/album2"))
         let renamed = arrived.map { $0.replacingOccurrences(of: "/tree/album/", with: "/tree/sub/album2/") }
-        #expect(watch.eventually { renamed.compactMap { watch.indexed($0)?.itemNumber } == numbers })
+        // A failure says what the watch's last batches were (a move taken for a removal and a new directory?).
+        #expect(watch.eventually { renamed.compactMap { watch.indexed($0)?.itemNumber } == numbers }, "\(watch.child.output.suffix(3))")
         let later = try dir.write("tree/sub/album2/inner/later.png", Self.png(99))
         #expect(watch.eventually { watch.current(later) })
     }

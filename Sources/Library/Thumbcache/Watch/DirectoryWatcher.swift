@@ -24,8 +24,8 @@ package final class DirectoryWatcher {
 
     private let fd: Int32
     private var pending: [Change] = []
-    /// Moves whose other half has not been read yet, by cookie.
-    private var movedFrom: [UInt32: (String, Bool)] = [:]
+    /// Moves whose other half has not been read yet, by cookie, with when their first half was read.
+    private var movedFrom: [UInt32: (path: String, isDirectory: Bool, readAt: UInt64)] = [:]
     private var paths: [Int32: String] = [:]
     private var watches: [String: Int32] = [:]
     /// Directories beyond `maxWatches` or the system's limit: rescanned instead of watched.
@@ -107,72 +107,98 @@ package final class DirectoryWatcher {
         }
     }
 
+    /// How long a move's first half waits for its second before it counts as a move out of the
+    /// trees: the kernel queues the halves one after the other, and a read can come between them
+    /// (a directory renamed within would otherwise be one removed and one new, its items renumbered).
+    package static let pairingGrace: UInt64 = 500_000_000
+
+    /// When a move's first half, read without its second, is next due to become a removal
+    /// (``MonotonicClock`` nanoseconds): the caller's ``take(now:)`` is due then.
+    package var pairingDeadline: UInt64? { movedFrom.values.map(\.readAt).min().map { $0 + Self.pairingGrace } }
+
     /// Reads what is waiting (never blocks) into the pending changes; true if anything came.
     @discardableResult
     package func read() -> Bool {
         var got = false
-        var changes: [Change] = []
-        defer { pending += changes }
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { break }
             got = true
-            var offset = 0
-            while offset + 16 <= n {
-                let (wd, mask, cookie, length) = buffer.withUnsafeBytes { raw in
-                    (raw.load(fromByteOffset: offset, as: Int32.self), raw.load(fromByteOffset: offset + 4, as: UInt32.self),
-                     raw.load(fromByteOffset: offset + 8, as: UInt32.self), Int(raw.load(fromByteOffset: offset + 12, as: UInt32.self)))
-                }
-                let nameBytes = buffer[(offset + 16)..<min(n, offset + 16 + length)].prefix { $0 != 0 }
-                offset += 16 + length
-                if mask & UInt32(IN_Q_OVERFLOW) != 0 {
-                    changes.append(.overflow)
-                    continue
-                }
-                if mask & UInt32(IN_IGNORED) != 0 {
-                    if let dir = paths[wd] { watches[dir] = nil }
-                    paths[wd] = nil
-                    continue
-                }
-                guard let dir = paths[wd], !nameBytes.isEmpty else { continue }
-                let path = dir + "/" + String(decoding: nameBytes, as: UTF8.self)
-                let isDir = mask & UInt32(IN_ISDIR) != 0
-                if mask & UInt32(IN_MOVED_FROM) != 0 {
-                    movedFrom[cookie] = (path, isDir)
-                } else if mask & UInt32(IN_MOVED_TO) != 0 {
-                    if let (from, _) = movedFrom.removeValue(forKey: cookie) {
-                        if isDir { rename(tree: from, to: path) }
-                        changes.append(.moved(from: from, to: path, isDirectory: isDir))
-                    } else if isDir {
-                        add(tree: path)
-                        changes.append(.directory(path))
-                    } else {
-                        changes.append(.file(path))
-                    }
-                } else if mask & UInt32(IN_CREATE) != 0 {
-                    if isDir {
-                        add(tree: path)
-                        changes.append(.directory(path))
-                    }  // a file is reported when it is closed after writing
-                } else if mask & UInt32(IN_DELETE) != 0 {
-                    changes.append(.removed(path, isDirectory: isDir))
-                } else if mask & UInt32(IN_CLOSE_WRITE | IN_ATTRIB) != 0, !isDir {
-                    changes.append(.file(path))
-                }
-            }
+            buffer.withUnsafeBytes { ingest(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
         }
         return got
     }
 
-    /// The changes read so far; a move whose other half never came was a move out of the trees.
-    package func take() -> [Change] {
-        for (_, (path, isDir)) in movedFrom {
-            if isDir { forget(tree: path) }
-            pending.append(.removed(path, isDirectory: isDir))
+    /// Reads whole inotify events as the kernel wrote them (`read` gives them here; a test can
+    /// give a stream cut where a read could fall).
+    package func ingest(_ buffer: UnsafeRawBufferPointer, now: UInt64 = MonotonicClock.nanoseconds()) {
+        var changes: [Change] = []
+        defer { pending += changes }
+        let n = buffer.count
+        var offset = 0
+        while offset + 16 <= n {
+            let (wd, mask, cookie, length) = (buffer.loadUnaligned(fromByteOffset: offset, as: Int32.self),
+                                              buffer.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
+                                              buffer.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self),
+                                              Int(buffer.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
+            let nameBytes = buffer[(offset + 16)..<min(n, offset + 16 + length)].prefix { $0 != 0 }
+            offset += 16 + length
+            if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                changes.append(.overflow)
+                continue
+            }
+            if mask & UInt32(IN_IGNORED) != 0 {
+                if let dir = paths[wd] { watches[dir] = nil }
+                paths[wd] = nil
+                continue
+            }
+            guard let dir = paths[wd], !nameBytes.isEmpty else { continue }
+            let path = dir + "/" + String(decoding: nameBytes, as: UTF8.self)
+            let isDir = mask & UInt32(IN_ISDIR) != 0
+            if mask & UInt32(IN_MOVED_FROM) != 0 {
+                movedFrom[cookie] = (path, isDir, now)
+            } else if mask & UInt32(IN_MOVED_TO) != 0 {
+                if let from = movedFrom.removeValue(forKey: cookie)?.path {
+                    if isDir { rename(tree: from, to: path) }
+                    changes.append(.moved(from: from, to: path, isDirectory: isDir))
+                } else if isDir {
+                    add(tree: path)
+                    changes.append(.directory(path))
+                } else {
+                    changes.append(.file(path))
+                }
+            } else if mask & UInt32(IN_CREATE) != 0 {
+                if isDir {
+                    add(tree: path)
+                    changes.append(.directory(path))
+                }  // a file is reported when it is closed after writing
+            } else if mask & UInt32(IN_DELETE) != 0 {
+                changes.append(.removed(path, isDirectory: isDir))
+            } else if mask & UInt32(IN_CLOSE_WRITE | IN_ATTRIB) != 0, !isDir {
+                changes.append(.file(path))
+            }
         }
-        movedFrom = [:]
+    }
+
+    /// The changes read so far. A move whose other half has not come within ``pairingGrace`` was
+    /// a move out of the trees; one read more recently waits for a later call.
+    package func take(now: UInt64 = MonotonicClock.nanoseconds()) -> [Change] {
+        for (cookie, move) in movedFrom where now >= move.readAt + Self.pairingGrace {
+            movedFrom[cookie] = nil
+            if move.isDirectory { forget(tree: move.path) }
+            pending.append(.removed(move.path, isDirectory: move.isDirectory))
+            // Put back meanwhile (its creation was read while the move waited): it is what is there now.
+            var s = stat()
+            guard lstat(move.path, &s) == 0 else { continue }
+            if s.st_mode & S_IFMT == S_IFDIR {
+                add(tree: move.path)
+                pending.append(.directory(move.path))
+            } else {
+                pending.append(.file(move.path))
+            }
+        }
         defer { pending = [] }
         return pending
     }

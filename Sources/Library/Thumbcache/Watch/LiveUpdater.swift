@@ -119,13 +119,21 @@ package final class LiveUpdater: Sendable {
             }
             // Unwatched directories: looked at again on a timer, the watched ones never.
             var timeout = watcher.unwatched.isEmpty ? -1 : Int32(options.rescanInterval * 1000)
-            if let due = retry.due {
-                let left = Int32(clamping: (Int64(due) - Int64(MonotonicClock.nanoseconds())) / 1_000_000)
+            for due in [retry.due, watcher.pairingDeadline].compactMap({ $0 }) {
+                // Rounded up: poll would otherwise wake a little before it is due.
+                let left = Int32(clamping: (Int64(due) - Int64(MonotonicClock.nanoseconds()) + 999_999) / 1_000_000)
                 timeout = max(0, timeout < 0 ? left : min(timeout, left))
             }
             switch wait(watcher.descriptor, timeout: timeout) {
             case .stop: return
             case .timeout:
+                // A move's first half whose second never came: a move out of the trees, applied now.
+                if let due = watcher.pairingDeadline, MonotonicClock.nanoseconds() >= due {
+                    let start = MonotonicClock.nanoseconds()
+                    var batch = await apply(watcher.take())
+                    finish(&batch, since: start, wholeTrees: batch.rescanned)
+                    continue
+                }
                 // A retry is taken at the loop's top (poll may wake a little before it is due).
                 if retry.due != nil && watcher.unwatched.isEmpty { continue }
                 if let due = retry.due, MonotonicClock.nanoseconds() >= due { continue }
