@@ -13,7 +13,7 @@ struct GetCommand: AsyncParsableCommand {
             one), full (the real thumbnail), best (the best one available, the default), or \
             preview (a large look at the page --page names, 1024 points unless --size says; \
             cached too, and evicted before thumbnails). The output is PNG, or JPEG when its \
-            name ends in .jpg or .jpeg. When best falls back because the thumbnail cannot be made (a \
+            name ends in .jpg or .jpeg; -o - writes the PNG to standard output. When best falls back because the thumbnail cannot be made (a \
             corrupt file, a decoder that failed), it says why on standard error and exits 0; \
             --kind full makes that an error.
 
@@ -25,6 +25,7 @@ struct GetCommand: AsyncParsableCommand {
             Examples:
               thumbcache get ~/Pictures/cat.jpg --size 128 --scale 2 -o cat.png
               thumbcache get manual.pdf --kind preview --page 20 -o page-20.jpg
+              thumbcache get clip.mp4 -o - | display
             """
     )
 
@@ -43,7 +44,7 @@ struct GetCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The page a preview shows, from 1 (a document's, a comic's).", valueName: "n"))
     var page: Int = 1
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Where to write the PNG.", valueName: "path"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("Where to write the PNG (a JPEG if it ends in .jpg or .jpeg); - for standard output.", valueName: "path"))
     var output: String
 
     @Flag(name: .long, help: "Print what was written as JSON.")
@@ -76,6 +77,8 @@ struct GetCommand: AsyncParsableCommand {
         guard page == 1 || kind == .preview else { throw ValidationError("--page is for --kind preview: a thumbnail shows the first page") }
         guard scale > 0 && scale <= 8 else { throw ValidationError("--scale must be between 0 and 8") }
         guard FileManager.default.fileExists(atPath: file) else { throw ValidationError("no such file: \(file)") }
+        guard !(json && output == OutputFile.standardOutput) else { throw ValidationError("--json prints to standard output, which -o - gives the image") }
+        if let refusal = OutputFile.refusal(output) { throw ValidationError(refusal) }
     }
 
     func run() async throws {
@@ -138,7 +141,9 @@ struct GetCommand: AsyncParsableCommand {
             }
         }
         // access(2), not FileManager, whose making is a part of a cache hit's time worth sparing.
-        guard files.count == 1, !call.output.isEmpty, !call.output.hasPrefix("-"), access(files[0], F_OK) == 0 else { return nil }
+        guard files.count == 1, !call.output.isEmpty, access(files[0], F_OK) == 0 else { return nil }
+        // Standard output (`-`) without --json and not a terminal; anything else like an option is ArgumentParser's to refuse.
+        if call.output.hasPrefix("-") && (call.output != OutputFile.standardOutput || call.json || OutputFile.refusal(call.output) != nil) { return nil }
         // A page is a preview's (ArgumentParser's way says so otherwise), and a preview has its own size.
         guard call.page == 0 || call.kind == .preview else { return nil }
         if call.kind == .preview, !sized { call.size = Call.previewSize }

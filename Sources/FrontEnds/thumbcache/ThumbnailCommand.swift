@@ -55,7 +55,7 @@ struct ThumbnailCommand: ParsableCommand {
     @Option(name: .long, help: "Output format: png or jpeg (default: what --output's name ends in, .jpg or .jpeg for jpeg; else png).")
     var format: OutputFormat?
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Output file (only with one input).", valueName: "path"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("Output file (only with one input); - for standard output.", valueName: "path"))
     var output: String?
 
     @Option(name: .long, help: ArgumentHelp("Directory for the thumbnails, named after each input.", valueName: "dir"))
@@ -70,6 +70,7 @@ struct ThumbnailCommand: ParsableCommand {
         guard page >= 1 else { throw ValidationError("--page counts from 1") }
         if output != nil && files.count != 1 { throw ValidationError("--output takes one input file; use --output-dir for several") }
         if output != nil && outputDir != nil { throw ValidationError("give --output or --output-dir, not both") }
+        if let refusal = output.flatMap(OutputFile.refusal) { throw ValidationError(refusal) }
     }
 
     func run() throws {
