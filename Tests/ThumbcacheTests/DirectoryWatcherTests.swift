@@ -55,14 +55,19 @@ import ThumbcacheTestSupport
         #expect(watcher.take().contains(.file(later)))
     }
 
-    @Test func aMoveOutIsARemovalOnceTheGraceHasPassed() throws {
-        let dir = TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: dir.appending("tree/a"), withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: dir.appending("outside"), withIntermediateDirectories: true)
-        let photo = try dir.write("tree/a/photo.png", [1])
+    /// A watched tree holding `tree/photo.png`, which is then moved out to `outside/`.
+    private static func photoMovedOut(_ dir: TemporaryDirectory) throws -> (DirectoryWatcher, photo: String) {
+        for folder in ["tree", "outside"] { try FileManager.default.createDirectory(atPath: dir.appending(folder), withIntermediateDirectories: true) }
+        let photo = try dir.write("tree/photo.png", [1])
         let watcher = try DirectoryWatcher()
         watcher.add(tree: dir.appending("tree"))
         try FileManager.default.moveItem(atPath: photo, toPath: dir.appending("outside/photo.png"))
+        return (watcher, photo)
+    }
+
+    @Test func aMoveOutIsARemovalOnceTheGraceHasPassed() throws {
+        let dir = TemporaryDirectory()
+        let (watcher, photo) = try Self.photoMovedOut(dir)
         let events = Self.rawEvents(watcher)
         #expect(Self.end(ofFirst: IN_MOVED_FROM, in: events) != nil)
         events.withUnsafeBytes { watcher.ingest($0, now: 1_000) }
@@ -76,12 +81,7 @@ import ThumbcacheTestSupport
     /// Moved out, and another file put in its place while the move waited: removed, then there.
     @Test func aFilePutBackWhileItsMoveWaitedIsWhatIsThere() throws {
         let dir = TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: dir.appending("tree"), withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: dir.appending("outside"), withIntermediateDirectories: true)
-        let photo = try dir.write("tree/photo.png", [1])
-        let watcher = try DirectoryWatcher()
-        watcher.add(tree: dir.appending("tree"))
-        try FileManager.default.moveItem(atPath: photo, toPath: dir.appending("outside/photo.png"))
+        let (watcher, photo) = try Self.photoMovedOut(dir)
         _ = try dir.write("tree/photo.png", [2])
         var events: [UInt8] = []
         while Self.end(ofFirst: IN_CLOSE_WRITE, in: events) == nil {
