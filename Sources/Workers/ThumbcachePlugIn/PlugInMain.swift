@@ -89,8 +89,7 @@ package enum PlugInMain {
     static func decoding() -> WorkerPool {
         var configuration = WorkerPool.Configuration(workers: 1, timeout: 20, memoryLimit: 1 << 30)
         configuration.fork = WorkerFork(families: [.images, .documents]) { family, arguments in
-            guard family == .documents else { WorkerMain.run(decoders: .images, arguments: ["thumbcache-worker"] + arguments) }
-            WorkerMain.run(decoders: .documents, arguments: ["thumbcache-worker-documents"] + arguments)
+            WorkerMain.run(decoders: family == .documents ? .documents : .images, arguments: [family.executableName] + arguments)
         }
         return WorkerPool(configuration)
     }
