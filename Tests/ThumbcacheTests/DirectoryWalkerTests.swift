@@ -3,22 +3,25 @@ import Synchronization
 import Testing
 import Thumbcache
 import ThumbcacheStore
+import ThumbcacheSync
 import ThumbcacheTestSupport
 
 struct DirectoryWalkerTests {
-    func walk(_ walker: DirectoryWalker, _ roots: [String]) -> (files: [String], failures: [FileError]) {
+    func walk(_ walker: DirectoryWalker, _ roots: [String]) -> (files: [String], failures: [FileError], special: [String]) {
         var files: [String] = []
         var failures: [FileError] = []
+        var special: [String] = []
         walker.walk(roots) { entry in
             switch entry {
             case .file(let path, let snapshot):
                 files.append(path)
                 // What the walk saw of a file is what a stat of its path says.
                 if let snapshot { #expect(snapshot == (try? FileSnapshot.of(path: path)), "\(path)") }
+            case .special(let path): special.append(path)
             case .failure(let error): failures.append(error)
             }
         }
-        return (files, failures)
+        return (files, failures, special)
     }
 
     @Test func findsNestedFilesAndSkipsTheCache() throws {
@@ -27,7 +30,7 @@ struct DirectoryWalkerTests {
         try dir.write("top.png", [1])
         try dir.write("a/b/deep.jpg", [2])
         try dir.write("a/b/cache/data.mdb", [3])
-        let (files, failures) = walk(DirectoryWalker(excluding: [dir.appending("a/b/cache")]), [dir.path])
+        let (files, failures, _) = walk(DirectoryWalker(excluding: [dir.appending("a/b/cache")]), [dir.path])
         #expect(Set(files) == [dir.appending("top.png"), dir.appending("a/b/deep.jpg")])
         #expect(failures.isEmpty)
     }
@@ -48,16 +51,43 @@ struct DirectoryWalkerTests {
     func danglingLinksAreReported(following: Bool) throws {
         let dir = TemporaryDirectory()
         #expect(symlink(dir.appending("gone"), dir.appending("dangling.jpg")) == 0)
-        let (files, failures) = walk(DirectoryWalker(followSymbolicLinks: following), [dir.path])
+        let (files, failures, _) = walk(DirectoryWalker(followSymbolicLinks: following), [dir.path])
         #expect(files.isEmpty)
         #expect(failures == [FileError(path: dir.appending("dangling.jpg"), reason: .danglingSymbolicLink)])
     }
 
-    @Test func specialFilesAreNotYielded() throws {
+    /// A FIFO or a socket is reported as one, in a directory or as a root, followed through a link
+    /// or not, and never yielded as a file (opening a FIFO to read it would wait for a writer).
+    @Test(arguments: [true, false])
+    func specialFilesAreReportedNotYielded(following: Bool) throws {
         let dir = TemporaryDirectory()
-        #expect(mkfifo(dir.appending("pipe"), 0o600) == 0)
-        try dir.write("real.png", [1])
-        #expect(walk(DirectoryWalker(), [dir.path]).files == [dir.appending("real.png")])
+        try FileManager.default.createDirectory(atPath: dir.appending("tree"), withIntermediateDirectories: true)
+        #expect(mkfifo(dir.appending("tree/pipe"), 0o600) == 0)
+        let socket = boundSocket(at: dir.appending("tree/socket"))
+        defer { close(socket) }
+        #expect(mkfifo(dir.appending("root-pipe"), 0o600) == 0)
+        #expect(symlink(dir.appending("root-pipe"), dir.appending("tree/link-to-pipe")) == 0)
+        try dir.write("tree/real.png", [1])
+        let walker = DirectoryWalker(followSymbolicLinks: following)
+        let result = walk(walker, [dir.appending("tree"), dir.appending("root-pipe")])
+        #expect(result.files == [dir.appending("tree/real.png")])
+        #expect(result.failures.isEmpty)
+        let expected = [dir.appending("tree/pipe"), dir.appending("tree/socket"), dir.appending("root-pipe")]
+            + (following ? [dir.appending("tree/link-to-pipe")] : [])
+        #expect(Set(result.special) == Set(expected) && result.special.count == expected.count)
+        let parallel = walkInParallel(walker, [dir.appending("tree"), dir.appending("root-pipe")], threads: 2, run: 4).joined()
+        #expect(Set(parallel.compactMap { if case .special(let path) = $0 { path } else { nil } }) == Set(expected))
+    }
+
+    /// A Unix socket bound at `path` (the file a socket leaves in the tree).
+    func boundSocket(at path: String) -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = UnixSocket.address(path)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(fd >= 0 && bound == 0, "cannot bind \(path)")
+        return fd
     }
 
     /// The parallel walk, its runs in the order they came.
@@ -98,6 +128,7 @@ struct DirectoryWalkerTests {
                 case .file(let path, let snapshot):
                     files.append(path)
                     if let snapshot { #expect(snapshot == (try? FileSnapshot.of(path: path)), "\(path)") }
+                case .special(let path): Issue.record("\(path) is not special")
                 case .failure(let error): failures.append(error)
                 }
             }

@@ -12,6 +12,7 @@ struct WarmCommandTests {
         var alreadyCached: Int
         var sameContentAsAnother: Int
         var notSupported: Int
+        var specialFiles: Int
         var failures: [String: [String]]
     }
 
@@ -243,6 +244,22 @@ struct WarmCommandTests {
         let (end, out, _) = try run(["warm", tree, "--cache", dir.appending("cache"), "--follow-symlinks", "--strict"])
         #expect(end == .exited(1))
         #expect(out.contains(tree + "/broken-link.jpg"))
+    }
+
+    /// A FIFO in the tree would block a reader forever: the warm passes over it and says so.
+    @Test func fifosArePassedOverAndCounted() throws {
+        let dir = TemporaryDirectory()
+        let tree = dir.appending("tree")
+        try FileManager.default.createDirectory(atPath: tree, withIntermediateDirectories: true)
+        try dir.write("tree/good.png", ImageEncoder.png(testPhoto(width: 40, height: 30)))
+        #expect(mkfifo(tree + "/pipe.png", 0o600) == 0)
+        #expect(mkfifo(dir.appending("named.jpg"), 0o600) == 0)
+        let summary = try warm(tree, cache: dir.appending("cache"))
+        #expect(summary.seen == 1 && summary.generated == 1 && summary.failures.isEmpty)
+        #expect(summary.specialFiles == 1)
+        let (end, out, err) = try run(["warm", tree, dir.appending("named.jpg"), "--cache", dir.appending("cache")])
+        #expect(end == .exited(0), "\(err)")
+        #expect(out.contains("FIFOs, sockets, devices (passed over): 2"), "\(out)")
     }
 
     @Test func badArgumentsAndBadCachesAreClearErrors() throws {

@@ -214,6 +214,8 @@ extension WarmSummary {
             "  failed:                       \(failed)",
         ] + (outsideShard == 0 ? [] : [
             "  other shards' files:          \(outsideShard)",
+        ]) + (specialFiles == 0 ? [] : [
+            "  FIFOs, sockets, devices (passed over): \(specialFiles)",
         ])
         if let i = index {
             lines.append("  index: \(i.added) added, \(i.updated) updated, \(i.moved) moved, \(i.removed) removed, \(i.unchanged) unchanged, \(i.texts) texts read")

@@ -17,6 +17,9 @@ package struct DirectoryWalker: Sendable {
         /// A regular file, with what `stat` said of it when the walk saw it (a link followed: of
         /// its target), so that it need not be looked up again; nil if that failed.
         case file(String, FileSnapshot?)
+        /// Neither a regular file nor a directory (a FIFO, a socket, a device): never opened, but
+        /// counted, so that a warm can say what it passed over.
+        case special(String)
         case failure(FileError)
     }
 
@@ -142,7 +145,7 @@ package struct DirectoryWalker: Sendable {
             case .directory(let id):
                 if seen.insert(id).inserted { stack.append(root) }
             case .file(let snapshot): visit(.file(root, snapshot))
-            case .skip: break
+            case .special: visit(.special(root))
             case .failure(let error): visit(.failure(error))
             }
         }
@@ -182,11 +185,14 @@ package struct DirectoryWalker: Sendable {
                 }
                 continue
             }
-            if type != UInt8(DT_DIR) && type != UInt8(DT_LNK) && type != UInt8(DT_UNKNOWN) { continue }
+            if type != UInt8(DT_DIR) && type != UInt8(DT_LNK) && type != UInt8(DT_UNKNOWN) {
+                visit(.special(path))
+                continue
+            }
             switch classify(path, followLink: followSymbolicLinks) {
             case .directory(let id): subdirectories.append((path, id))
             case .file(let snapshot): visit(.file(path, snapshot))
-            case .skip: break
+            case .special: visit(.special(path))
             case .failure(let error): visit(.failure(error))
             }
         }
@@ -196,7 +202,7 @@ package struct DirectoryWalker: Sendable {
     private enum Kind {
         case directory(DirectoryID)
         case file(FileSnapshot)
-        case skip
+        case special
         case failure(FileError)
     }
 
@@ -207,7 +213,7 @@ package struct DirectoryWalker: Sendable {
         switch s.st_mode & S_IFMT {
         case S_IFDIR: return .directory(DirectoryID(device: UInt64(s.st_dev), inode: UInt64(s.st_ino)))
         case S_IFREG: return .file(FileSnapshot(s))
-        default: return .skip
+        default: return .special
         }
     }
 }

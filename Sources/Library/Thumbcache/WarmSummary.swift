@@ -24,6 +24,9 @@ public struct WarmSummary: Sendable, Codable, Hashable {
     public var seen: Int
     /// Files of other shares, left alone (with ``Warmer/Options/shard``).
     public var outsideShard: Int = 0
+    /// FIFOs, sockets and devices under the roots (or named as one), passed over unopened: a
+    /// read could block forever or never end. Not among ``seen``.
+    public var specialFiles: Int = 0
     /// Images whose thumbnails were made now (decoded here).
     public var generated: Int
     /// Files whose missing thumbnails all came from the remote tier (nothing decoded).

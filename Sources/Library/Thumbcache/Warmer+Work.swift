@@ -65,6 +65,7 @@ final class Tally: Sendable {
         var transient = 0
         var found = 0
         var outsideShard = 0
+        var specialFiles = 0
         var walkComplete = false
         var unwritten: [String] = []
         var files: Int { generated + fetched + alreadyCached + duplicates + notSupported + failed }
@@ -74,6 +75,7 @@ final class Tally: Sendable {
 
     func found(_ count: Int = 1) { state.withLock { $0.found += count } }
     func outsideShard() { state.withLock { $0.outsideShard += 1 } }
+    func specialFile() { state.withLock { $0.specialFiles += 1 } }
     func walkFinished() { state.withLock { $0.walkComplete = true } }
 
     /// True the first time `content` is claimed in this run.
@@ -131,7 +133,7 @@ final class Tally: Sendable {
 
     func summary(elapsed: Int64) -> WarmSummary {
         state.withLock { s in
-            WarmSummary(seen: s.files, outsideShard: s.outsideShard, generated: s.generated, fetched: s.fetched, alreadyCached: s.alreadyCached,
+            WarmSummary(seen: s.files, outsideShard: s.outsideShard, specialFiles: s.specialFiles, generated: s.generated, fetched: s.fetched, alreadyCached: s.alreadyCached,
                         sameContentAsAnother: s.duplicates,
                         notSupported: s.notSupported, failures: s.failures.mapValues { $0.sorted() },
                         elapsedSeconds: Double(elapsed) / 1e9, cacheWriteFailures: s.unwritten, transientFailures: s.transient)

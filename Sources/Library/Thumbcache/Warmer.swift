@@ -183,6 +183,7 @@ public final class Warmer: Sendable {
                         continue
                     }
                     handful.append((path, snapshot))
+                case .special: tally.specialFile()
                 case .failure(let error): tally.record(.failed(error.path, error.reason.description))
                 }
             }
