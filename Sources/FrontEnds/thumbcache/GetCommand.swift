@@ -76,6 +76,10 @@ struct GetCommand: AsyncParsableCommand {
         guard page >= 1 else { throw ValidationError("--page counts from 1") }
         guard page == 1 || kind == .preview else { throw ValidationError("--page is for --kind preview: a thumbnail shows the first page") }
         guard scale > 0 && scale <= 8 else { throw ValidationError("--scale must be between 0 and 8") }
+        if file == PipedInput.standardInput {
+            throw ValidationError("get keeps a file's thumbnail by its path and content, and standard input has no path: "
+                + "thumbcache thumbnail - -o FILE makes one without the cache")
+        }
         guard FileManager.default.fileExists(atPath: file) else { throw ValidationError("no such file: \(file)") }
         guard !(json && output == OutputFile.standardOutput) else { throw ValidationError("--json prints to standard output, which -o - gives the image") }
         if let refusal = OutputFile.refusal(output) { throw ValidationError(refusal) }

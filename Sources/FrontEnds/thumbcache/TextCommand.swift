@@ -17,10 +17,11 @@ struct TextCommand: ParsableCommand {
 
               thumbcache text report.pdf
               thumbcache text index.html notes.txt --json
+              pdftk a.pdf b.pdf cat output - | thumbcache text -
             """
     )
 
-    @Argument(help: ArgumentHelp("Files to read.", valueName: "file"))
+    @Argument(help: ArgumentHelp("Files to read; - reads standard input.", valueName: "file"))
     var files: [String]
 
     @Option(name: .long, help: ArgumentHelp("Most bytes of text per file, like 64K or 1M.", valueName: "size"))
@@ -43,19 +44,24 @@ struct TextCommand: ParsableCommand {
         let types = ContentTypeRegistry()
         var failed = 0
         for file in files {
-            let path = FilePaths.resolved(file)
+            var piped: PipedInput?
+            defer { piped?.close() }
             do {
+                piped = try PipedInput.open(file)
+                let path = piped?.path ?? FilePaths.resolved(file)
                 let (format, text) = try decoding.text(ofFileAt: path, format: DirectThumbnail.readAs(path, types: types), limit: limit)
+                let shown = piped == nil ? path : file
                 if json {
-                    let object: [String: Any] = ["path": path, "format": format.rawValue, "bytes": text.utf8.count, "text": text]
+                    let object: [String: Any] = ["path": shown, "format": format.rawValue, "bytes": text.utf8.count, "text": text]
                     print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
                 } else {
-                    if files.count > 1 { print("==> \(path) <==") }
+                    if files.count > 1 { print("==> \(shown) <==") }
                     print(text)
                 }
             } catch {
                 failed += 1
-                FileHandle.standardError.write(Data("thumbcache: \(error)\n".utf8))
+                let message = "\(error)"
+                FileHandle.standardError.write(Data("thumbcache: \(piped?.naming(message) ?? message)\n".utf8))
             }
         }
         if failed > 0 { throw ExitCode(1) }

@@ -29,10 +29,11 @@ struct ThumbnailCommand: ParsableCommand {
               thumbcache thumbnail --page 20 --size 1024 manual.pdf -o page-20.png
               thumbcache thumbnail --size 128 --output-dir thumbs ~/Pictures/*.jpg
               thumbcache thumbnail IMG_0042.HEIC DSC_0007.NEF art.svg --output-dir thumbs
+              curl -s https://example.org/photo.jpg | thumbcache thumbnail - -o photo.png
             """
     )
 
-    @Argument(help: ArgumentHelp("Image (or other) files.", valueName: "file"))
+    @Argument(help: ArgumentHelp("Image (or other) files; - reads standard input.", valueName: "file"))
     var files: [String]
 
     @OptionGroup var decoderOptions: DecoderOptions
@@ -71,6 +72,9 @@ struct ThumbnailCommand: ParsableCommand {
         if output != nil && files.count != 1 { throw ValidationError("--output takes one input file; use --output-dir for several") }
         if output != nil && outputDir != nil { throw ValidationError("give --output or --output-dir, not both") }
         if let refusal = output.flatMap(OutputFile.refusal) { throw ValidationError(refusal) }
+        if files.contains(PipedInput.standardInput) && output == nil {
+            throw ValidationError("- reads standard input, which has no name to give the thumbnail: give -o FILE (or -o - to pipe it on)")
+        }
     }
 
     func run() throws {
@@ -80,15 +84,19 @@ struct ThumbnailCommand: ParsableCommand {
         var failed = 0
         let decoding = decoderOptions.isolation().makeDecoding(defaultWorkers: 1)
         for file in files {
+            var piped: PipedInput?
+            defer { piped?.close() }
             do {
+                piped = try PipedInput.open(file)
                 // The types are made only for a file whose bytes name no format (a copy of the
                 // process's built-ins after the first).
-                let image = try DirectThumbnail.make(file, options: options, decoding: decoding, types: ContentTypeRegistry())
+                let image = try DirectThumbnail.make(piped?.path ?? file, options: options, decoding: decoding, types: ContentTypeRegistry())
                 let bytes = outputFormat == .png ? try ImageEncoder.png(image) : try ImageEncoder.jpeg(image)
                 try OutputFile.write(bytes, to: destination(for: file))
             } catch {
                 failed += 1
-                FileHandle.standardError.write(Data("thumbcache: \(error)\n".utf8))
+                let message = "\(error)"
+                FileHandle.standardError.write(Data("thumbcache: \(piped?.naming(message) ?? message)\n".utf8))
             }
         }
         if failed > 0 { throw ExitCode(1) }
