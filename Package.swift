@@ -188,7 +188,7 @@ let package = Package(
         .executableTarget(
             name: "thumbcache",
             dependencies: ["Thumbcache", "ThumbcacheDaemon", "ThumbcacheServer", "ThumbcacheSync", "ThumbcacheWorker", "CThumbcacheProcess",
-                           "ThumbcacheSandbox", "ThumbcacheDocumentCodecs",
+                           "CThumbcacheDescriptors", "ThumbcacheSandbox", "ThumbcacheDocumentCodecs",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // The sandboxed decoder processes, one per family (GPL-licensed decoders link here only:

@@ -1,6 +1,5 @@
 import CThumbcacheDescriptors
 import Glibc
-import ThumbcacheStore
 import ThumbcacheSync
 
 /// An input file argument that is not a file a decoder can seek in: `-` (standard input) or a
@@ -27,16 +26,20 @@ struct PipedInput {
     static func open(_ argument: String) throws(CommandFailure) -> PipedInput? {
         let named = argument != standardInput
         let name = named ? argument : "standard input"
-        let kind = (try? FileSnapshot.of(path: named ? argument : "/proc/self/fd/0"))?.kind
-        switch kind {
-        case .fifo?, .socket?: break
-        case .regular? where !named:
+        var status = stat()
+        guard (named ? stat(argument, &status) : fstat(STDIN_FILENO, &status)) == 0 else {
+            if named { return nil }
+            throw CommandFailure("standard input is closed: pipe or redirect a file into it")
+        }
+        switch status.st_mode & S_IFMT {
+        case S_IFIFO, S_IFSOCK: break
+        case S_IFREG where !named:
             // A file redirected in (`< photo.jpg`): read in place, not copied.
             return PipedInput(descriptor: STDIN_FILENO, name: name)
-        case .characterDevice? where !named && isatty(STDIN_FILENO) == 1:
+        case _ where !named && isatty(STDIN_FILENO) == 1:
             throw CommandFailure("standard input is a terminal: pipe or redirect a file into it (thumbcache thumbnail - -o out.png < photo.jpg)")
-        case let other? where !named:
-            throw CommandFailure("standard input is not a file or a pipe (a \(other.rawValue))")
+        case let mode where !named:
+            throw CommandFailure("standard input is not a file or a pipe (a \(mode == S_IFCHR ? "character device" : mode == S_IFDIR ? "directory" : "device"))")
         default:
             return nil
         }
