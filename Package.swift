@@ -217,7 +217,7 @@ let package = Package(
         .target(name: "ThumbcacheTestSupport", dependencies: ["ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheSync", "CThumbcacheProcess"]),
         // PNGs of every colour type, depth, filter and chunking, written by libpng for the PNG reader's tests.
         .target(name: "CThumbcacheTestPNG", linkerSettings: [.linkedLibrary("png16")]),
-        .testTarget(name: "ThumbcacheLMDBTests", dependencies: ["ThumbcacheLMDB", "ThumbcacheTestSupport"]),
+        .testTarget(name: "ThumbcacheLMDBTests", dependencies: ["ThumbcacheLMDB", "CThumbcacheLMDB", "ThumbcacheTestSupport"]),
         .testTarget(
             name: "ThumbcacheIndexTests",
             dependencies: ["ThumbcacheIndex", "ThumbcacheLMDB", "ThumbcacheTestSupport", "thumbcache-probe"],

@@ -1,3 +1,4 @@
+import CThumbcacheLMDB
 import Foundation
 import Testing
 import ThumbcacheLMDB
@@ -5,6 +6,15 @@ import ThumbcacheTestSupport
 
 struct EnvironmentTests {
     struct Marker: Error {}
+
+    /// Each durability is the LMDB flag that gives it: both flushes, the data's only, or none.
+    @Test(arguments: [(Environment.Durability.everyCommit, UInt32(0)), (.lastCommitMayBeLost, UInt32(MDB_NOMETASYNC)),
+                      (.deferred, UInt32(MDB_NOSYNC))])
+    func durabilityIsTheFlagThatGivesIt(durability: Environment.Durability, flag: UInt32) throws {
+        let dir = TemporaryDirectory()
+        let env = try Environment.open(directory: dir.path, options: .init(durability: durability))
+        #expect(env.flags & UInt32(MDB_NOMETASYNC | MDB_NOSYNC) == flag)
+    }
 
     @Test func roundTripAndDelete() throws {
         let dir = TemporaryDirectory()

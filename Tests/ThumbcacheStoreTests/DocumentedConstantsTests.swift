@@ -34,6 +34,18 @@ struct DocumentedConstantsTests {
         #expect(text.contains(rule), "FORMAT.md should say: \(rule)")
     }
 
+    /// The store's default durability is the one the docs call the library's default, and a
+    /// store opened with no options has it.
+    @Test func defaultDurabilityMatchesArchitecture() throws {
+        #expect(ThumbnailStore.Options().durability == .lastCommitMayBeLost)
+        let text = try Self.doc("ARCHITECTURE.md")
+        #expect(text.contains("`Durability.lastCommitMayBeLost` (`MDB_NOMETASYNC`, the library default)"))
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("durability-\(getpid())-\(UInt64.random(in: 0...UInt64.max))").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try ThumbnailStore.open(directory: dir)
+        #expect(store.environment.options.durability == .lastCommitMayBeLost)
+    }
+
     @Test func racyWindowMatchesFormat() throws {
         let text = try Self.doc("FORMAT.md")
         #expect(text.contains("within \(StoreWrite.racyWindow / 1_000_000_000) s of the"))

@@ -123,6 +123,32 @@ struct GeneratorTests {
         #expect(f.store.environment.readTransactionCount - before == 1)
     }
 
+    /// A process made for one file writes a hit's access stamp only when the stored one is an
+    /// hour old: that commit is a flush, the whole wait of a hit on a spinning disk.
+    @Test func aOneFileHitWritesItsAccessStampOncePerResolution() async throws {
+        let f = try GeneratorFixture()
+        let path = try f.png("stamped.png")
+        _ = try await f.generator.bestRepresentation(for: ThumbnailRequest(fileAt: path, size: 128))
+        RacyWindow.waitUntilSettled([path])
+        _ = try await f.generator.bestRepresentation(for: ThumbnailRequest(fileAt: path, size: 128))
+        var keys: [ThumbnailKey] = []
+        try f.store.forEachThumbnail { key, _ in keys.append(key); return true }
+        let request = ThumbnailRequest(fileAt: path, size: 128, representationTypes: .thumbnail)
+        for key in keys { try f.store.apply([.accessed(key, minute: 1)]) }
+        #expect(try CacheHit.thumbnail(for: request, in: f.store) != nil)
+        let now = currentMinute()
+        let stamped = try keys.filter { try f.store.lastAccess(of: $0) ?? 0 >= now }
+        #expect(stamped.count == 1, "the hit's thumbnail is stamped now")
+        guard let key = stamped.first else { return }
+        // Two minutes short of the resolution: a minute that turns during the test changes nothing.
+        for (age, written) in [(UInt32(30), false), (CacheHit.accessResolution - 2, false), (CacheHit.accessResolution + 1, true)] {
+            try f.store.apply([.accessed(key, minute: now - age)])
+            #expect(try CacheHit.thumbnail(for: request, in: f.store) != nil)
+            let after = try f.store.lastAccess(of: key)
+            #expect(written ? after! >= now : after == now - age, "a stamp \(age) minutes old, now \(String(describing: after)) against \(now)")
+        }
+    }
+
     @Test func identicalConcurrentRequestsShareOneGeneration() async throws {
         let f = try GeneratorFixture()
         let path = try f.png("shared.png", width: 1600, height: 1200)

@@ -25,6 +25,10 @@ package final class Environment: @unchecked Sendable {
     package enum Durability: Sendable, Hashable {
         /// Every commit is flushed (`fsync`) before `write` returns: survives power loss.
         case everyCommit
+        /// A commit's data is flushed, its meta page only written (`MDB_NOMETASYNC`): one flush
+        /// a commit instead of two. The file stays intact through power loss, which may undo the
+        /// last commit (the next commit's flush carries the one before).
+        case lastCommitMayBeLost
         /// Commits are written to the OS without flushing (`MDB_NOSYNC`); ``sync()`` flushes.
         /// Safe against any process crash, including SIGKILL; an OS crash or power loss may lose
         /// commits since the last ``sync()`` and can damage the file.
@@ -112,7 +116,11 @@ package final class Environment: @unchecked Sendable {
             throw fail("configure environment", rc)
         }
         var flags = UInt32(MDB_NOTLS)
-        if options.durability == .deferred { flags |= UInt32(MDB_NOSYNC) }
+        switch options.durability {
+        case .everyCommit: break
+        case .lastCommitMayBeLost: flags |= UInt32(MDB_NOMETASYNC)
+        case .deferred: flags |= UInt32(MDB_NOSYNC)
+        }
         rc = mdb_env_open(env, directory, flags, options.fileMode)
         if rc != MDB_SUCCESS {
             mdb_env_close(env)
@@ -322,6 +330,13 @@ package final class Environment: @unchecked Sendable {
     private static func roundToPage(_ size: Int) -> Int {
         let page = max(Int(sysconf(Int32(_SC_PAGESIZE))), 4096)
         return (size + page - 1) / page * page
+    }
+
+    /// The flags LMDB holds for this environment (`MDB_NOSYNC`, `MDB_NOMETASYNC`…), as it applies them.
+    package var flags: UInt32 {
+        var flags: UInt32 = 0
+        _ = mdb_env_get_flags(handle, &flags)
+        return flags
     }
 
     /// Flushes written commits to disk (`fsync`); needed with ``Durability/deferred``.

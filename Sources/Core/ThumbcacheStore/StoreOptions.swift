@@ -3,8 +3,14 @@ import ThumbcacheLMDB
 extension ThumbnailStore {
     /// How commits reach the disk.
     public enum Durability: Sendable, Hashable {
-        /// Every commit is flushed (`fsync`) before it is reported: survives power loss.
+        /// Every commit is flushed (`fsync`) twice, its data and then its meta page, before it
+        /// is reported: survives power loss.
         case everyCommit
+        /// A commit's data is flushed before it is reported, its meta page only written: one
+        /// flush a commit, half the wait on a spinning disk. A power loss leaves the file intact
+        /// and may undo the last commit, whose thumbnails are then made again. The default: a
+        /// thumbnail can always be made again (Docs/ARCHITECTURE.md).
+        case lastCommitMayBeLost
         /// Commits reach the OS at once and the disk on ``ThumbnailStore/sync()`` (the
         /// `GroupCommitWriter` syncs every few seconds): safe against any process crash,
         /// SIGKILL included; an OS crash or power loss may lose the last seconds (Docs/ARCHITECTURE.md).
@@ -21,7 +27,7 @@ extension ThumbnailStore {
         /// How files are keyed: large ones by samples (the default) or every file by all its bytes.
         public var keying: ContentHasher.Keying
 
-        public init(mapSize: Int = 64 << 20, durability: Durability = .everyCommit, maxReaders: Int = 126,
+        public init(mapSize: Int = 64 << 20, durability: Durability = .lastCommitMayBeLost, maxReaders: Int = 126,
                     keying: ContentHasher.Keying = .standard) {
             self.mapSize = mapSize
             self.durability = durability
@@ -30,7 +36,12 @@ extension ThumbnailStore {
         }
 
         var environment: Environment.Options {
-            Environment.Options(mapSize: mapSize, maxReaders: maxReaders, durability: durability == .deferred ? .deferred : .everyCommit)
+            let mode: Environment.Durability = switch durability {
+            case .everyCommit: .everyCommit
+            case .lastCommitMayBeLost: .lastCommitMayBeLost
+            case .deferred: .deferred
+            }
+            return Environment.Options(mapSize: mapSize, maxReaders: maxReaders, durability: mode)
         }
     }
 }

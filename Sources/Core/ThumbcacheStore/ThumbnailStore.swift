@@ -263,6 +263,17 @@ public final class ThumbnailStore: Sendable {
         }
     }
 
+    /// The minute (since 1970) `key`'s thumbnail was last recorded as served, if ever.
+    package func lastAccess(of key: ThumbnailKey) throws(StoreError) -> UInt32? {
+        try reading("read access stamp") { h, txn in
+            try key.withEncoded { k in
+                try txn.get(h.access, key: k).flatMap { value in
+                    value.count == 4 ? UInt32(littleEndian: value.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }) : nil
+                }
+            }
+        }
+    }
+
     /// Every thumbnail stored for `content`, ordered by box size: the size ladder.
     package func thumbnails(of content: ContentHash) throws(StoreError) -> [(key: ThumbnailKey, header: ThumbnailHeader)] {
         let prefix = content.bytes

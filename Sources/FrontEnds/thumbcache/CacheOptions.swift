@@ -16,7 +16,7 @@ struct CacheOptions: ParsableArguments {
     var directory: String { cache ?? ThumbnailStore.defaultDirectory }
 
     /// Opens the cache, creating it if needed.
-    func open(durability: ThumbnailStore.Durability = .everyCommit) throws -> ThumbnailStore {
+    func open(durability: ThumbnailStore.Durability = .lastCommitMayBeLost) throws -> ThumbnailStore {
         try ThumbnailStore.open(directory: directory, options: .init(durability: durability, keying: fullHash ? .full : .standard))
     }
 
