@@ -262,6 +262,32 @@ struct WarmCommandTests {
         #expect(out.contains("FIFOs, sockets, devices (passed over): 2"), "\(out)")
     }
 
+    /// A list of paths (as `find` prints it, by lines or NUL-separated) is warmed and nothing
+    /// else; a listed path that is gone is a failure, not the end of the warm.
+    @Test func aListOfPathsIsWarmed() throws {
+        let dir = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.appending("tree/sub"), withIntermediateDirectories: true)
+        let a = try dir.write("tree/a.png", ImageEncoder.png(testPhoto(width: 40, height: 30)))
+        let b = try dir.write("tree/sub/with space.png", ImageEncoder.png(testPhoto(width: 50, height: 30)))
+        try dir.write("tree/unlisted.png", ImageEncoder.png(testPhoto(width: 60, height: 30)))
+        let gone = dir.appending("tree/gone.png")
+        let thumbcache = ChildProcess.productsDirectory + "/thumbcache"
+        for (name, list) in [("lines", "printf '%s\\n\\n' '\(a)' '\(b)' '\(gone)'"), ("nul", "printf '%s\\0' '\(a)' '\(b)' '\(gone)'")] {
+            let flags = name == "nul" ? " --null" : ""
+            let (end, out, err) = try ChildProcess.run("/bin/sh", ["-c", "\(list) | \(thumbcache) warm --files-from -\(flags) --json --cache \(dir.appending(name))"])
+            #expect(end == .exited(0), "\(name): \(err)")
+            let summary = try JSONDecoder().decode(Summary.self, from: Data(out.joined(separator: "\n").utf8))
+            #expect(summary.seen == 3 && summary.generated == 2, "\(name): \(out)")
+            #expect(summary.failures.values.joined().elementsEqual([gone]), "\(name): \(summary.failures)")
+        }
+        // From a file, beside a path given as an argument.
+        let list = try dir.write("list.txt", Array("\(b)\n".utf8))
+        let both = try warm(a, cache: dir.appending("both"), ["--files-from", list])
+        #expect(both.seen == 2 && both.generated == 2)
+        let (end, _, err) = try run(["warm", "--files-from", dir.appending("no-list"), "--cache", dir.appending("none")])
+        #expect(end == .exited(1) && err.contains("--files-from \(dir.appending("no-list")): cannot open"), "\(err)")
+    }
+
     @Test func badArgumentsAndBadCachesAreClearErrors() throws {
         let dir = TemporaryDirectory()
         let missing = try run(["warm", dir.appending("no-such-dir")])

@@ -53,11 +53,20 @@ struct WarmCommand: AsyncParsableCommand {
               thumbcache warm ~/Pictures
               thumbcache warm --freedesktop ~/Pictures
               thumbcache warm --freedesktop --freedesktop-sizes large,x-large ~/Videos
+              find ~/Pictures -newer last-run -print0 | thumbcache warm --files-from - --null
             """
     )
 
     @Argument(help: ArgumentHelp("Files or directories to warm.", valueName: "path"))
-    var paths: [String]
+    var paths: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Also warm the files and directories listed in FILE, one a line (- reads standard input); a listed path that is gone is reported as failed, not fatal.",
+        valueName: "file"))
+    var filesFrom: String?
+
+    @Flag(name: .long, help: "The --files-from list is separated by NUL bytes, as find -print0 writes it.")
+    var null = false
 
     @OptionGroup var cacheOptions: CacheOptions
 
@@ -141,6 +150,8 @@ struct WarmCommand: AsyncParsableCommand {
         if let shard, WarmShard(shard) == nil {
             throw ValidationError("--shard takes K/N with 1 ≤ K ≤ N, like 2/3")
         }
+        guard !paths.isEmpty || filesFrom != nil else { throw ValidationError("give the paths to warm, or --files-from a list of them") }
+        if null && filesFrom == nil { throw ValidationError("--null says how the --files-from list is separated; give --files-from too") }
         for path in paths where !FileManager.default.fileExists(atPath: path) {
             throw ValidationError("no such file or directory: \(path)")
         }
@@ -165,7 +176,9 @@ struct WarmCommand: AsyncParsableCommand {
         options.textLimit = textLimit == "0" ? 0 : CompactCommand.parseSize(textLimit) ?? 1 << 20
         var report: (@Sendable (WarmProgress) -> Void)?
         if progress.isEnabled { report = { progress.update($0) } }
-        let summary = await warmer.warm(paths, options: options, progress: report)
+        // Read before the warm starts, so that a list that cannot be read stops it first.
+        let listed = try filesFrom.map { source throws(CommandFailure) in try PathList.read(source, nulSeparated: null) } ?? []
+        let summary = await warmer.warm(paths + listed, options: options, progress: report)
         progress.finish()
         // App items past their expiration date go now (warm is the one command run regularly).
         _ = try index?.sweepExpired(now: Date().timeIntervalSince1970)
