@@ -114,18 +114,11 @@ package struct ImageDecoders: Sendable {
 
     /// Every catalogued format, for detection only: its decoders throw (what is not linked here
     /// is named in the error rather than called unknown).
-    package static let catalogue = ImageDecoders(FormatCatalogue.all.map(detectionOnly))
-
-    /// The formats most files of a process made for one file are in (JPEG, PNG, PDF), for
-    /// detection only, without the whole catalogue, whose first use in a process takes 0.2 ms:
-    /// the file's worker is started on this, and the catalogue then confirms its family.
-    package static let common = ImageDecoders([FormatDeclaration.jpeg, .png, .pdf].map(detectionOnly))
-
-    private static func detectionOnly(_ signature: FormatDeclaration) -> ImageDecoderRegistration {
+    package static let catalogue = ImageDecoders(FormatCatalogue.all.map { signature in
         ImageDecoderRegistration(signature) { (_, name) throws(ImagingError) in
             throw ImagingError(path: name, reason: .decoderNotInProcess(format: signature.format.rawValue))
         }
-    }
+    })
 
     /// Adds `registration`; it is tried before those already registered (so it may claim files
     /// another format's magic also matches).
