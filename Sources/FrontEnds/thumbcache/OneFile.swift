@@ -50,26 +50,11 @@ enum OneFile {
 
     /// The file's decoding, its worker started. Called before the process's first `await`, on its
     /// only thread, where a family that `isolation` forks (a documents worker, for `thumbcache`)
-    /// is forked at once; after it, a thread of the concurrency pool would make that a spawn. A
-    /// PDF's worker, whose start (poppler's libraries) is a cold `get`'s longest step, is forked
-    /// on its first bytes alone, before the whole catalogue's detection (0.2 ms: its first use
-    /// in the process) names the file's format.
+    /// is forked at once; after it, a thread of the concurrency pool would make that a spawn.
     static func prepared(forFileAt path: String, isolation: DecoderIsolation) -> Prepared {
         let decoding = isolation.makeDecoding(defaultWorkers: 1)
-        let pdf = pages.format(ofFileAt: path) == .pdf
-        if pdf { decoding.prepare(forFileAt: path, format: .pdf) }
         let format = ImageDecoders.catalogue.format(ofFileAt: path)
-        if pdf && format == .pdf { return Prepared(decoding: decoding, format: format) }
-        // The catalogue names another format for these bytes: not a PDF's worker after all.
-        if pdf { decoding.killIdleWorkers() }
         if let format { decoding.prepare(forFileAt: path, format: format) }
         return Prepared(decoding: decoding, format: format)
     }
-
-    /// Detection of the paged formats alone (a PDF).
-    private static let pages = ImageDecoders(FormatCatalogue.pages.map { declaration in
-        ImageDecoderRegistration(declaration) { (_, name) throws(ImagingError) in
-            throw ImagingError(path: name, reason: .decoderNotInProcess(format: declaration.format.rawValue))
-        }
-    })
 }

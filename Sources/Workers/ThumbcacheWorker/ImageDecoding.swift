@@ -19,9 +19,6 @@ package protocol ImageDecoding: Sendable {
     /// Lets go of idle workers without waiting for their exit, for a process that ends next;
     /// nothing where there are none.
     func hangUpIdleWorkers()
-    /// Kills idle workers (SIGKILL) without waiting for their exit: for a process that found its
-    /// answer elsewhere after starting one ahead; nothing where there are none.
-    func killIdleWorkers()
     /// The thumbnail as above, and the file's words (as ``text(ofFileAt:format:limit:)``) if they
     /// could be read along with it: nil words when not (ask for them on their own then).
     func thumbnail(ofFileAt path: String, options: ThumbnailOptions, format: ImageFormat?, wordsUpTo limit: Int) throws
@@ -31,7 +28,6 @@ package protocol ImageDecoding: Sendable {
 extension ImageDecoding {
     package func prepare(forFileAt path: String, format: ImageFormat) {}
     package func hangUpIdleWorkers() {}
-    package func killIdleWorkers() {}
     package func thumbnail(ofFileAt path: String, options: ThumbnailOptions, format: ImageFormat?, wordsUpTo limit: Int) throws
         -> (image: RGBAImage, info: ImageInfo, words: (format: ImageFormat, text: String)?)
     {

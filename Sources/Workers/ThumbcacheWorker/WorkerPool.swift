@@ -104,13 +104,6 @@ package final class WorkerPool: ImageDecoding {
         for worker in takeIdleWorkers() { worker.abandon() }
     }
 
-    package func killIdleWorkers() {
-        for worker in takeIdleWorkers() {
-            kill(worker.pid, SIGKILL)
-            worker.abandon()
-        }
-    }
-
     /// The idle workers, no longer the pool's.
     private func takeIdleWorkers() -> [WorkerProcess] {
         state.withLock { s in
