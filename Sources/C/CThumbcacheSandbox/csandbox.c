@@ -3,20 +3,16 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <linux/landlock.h>
 #ifndef LANDLOCK_ACCESS_FS_TRUNCATE
 #define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)  // ABI 3 (Linux 6.2), newer than Debian 12's headers
 #endif
-#include <pthread.h>
 #include <stdlib.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -126,11 +122,9 @@ static int confine_reading(void) {
     return rc == 0;
 }
 
-// The allow-list as a libseccomp filter, for this process (`self`: it may signal only itself),
-// with Landlock's reading rules in place (`fonts`) or without them; NULL with `*rc` set on failure.
-static scmp_filter_ctx build_filter(int fonts, pid_t self, int *rc_out) {
+static int install_seccomp(int fonts, char *message, size_t size) {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-    if (!ctx) { *rc_out = -ENOMEM; return NULL; }
+    if (!ctx) return fail(message, size, "seccomp_init", ENOMEM);
     int rc = 0;
     for (size_t i = 0; i < sizeof allowed / sizeof allowed[0] && rc == 0; i++) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
     for (size_t i = 0; i < sizeof refused / sizeof refused[0] && rc == 0; i++)
@@ -165,85 +159,19 @@ static scmp_filter_ctx build_filter(int fonts, pid_t self, int *rc_out) {
     // Signals to itself only (abort() raises SIGABRT with tgkill, whose first argument is this
     // pid from any of its threads): a worker runs as the user, so the kernel would let it signal
     // the parent. Limits of itself only (pid 0): prlimit64 on another pid would change that process's.
+    pid_t self = getpid();
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self));
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self));
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tkill), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self));
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, SCMP_A0(SCMP_CMP_EQ, 0));
-    if (rc != 0) {
-        seccomp_release(ctx);
-        *rc_out = rc;
-        return NULL;
-    }
-    *rc_out = 0;
-    return ctx;
-}
-
-static int install_seccomp(int fonts, char *message, size_t size) {
-    int rc;
-    scmp_filter_ctx ctx = build_filter(fonts, getpid(), &rc);
-    if (!ctx) return fail(message, size, "seccomp", -rc);
-    rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+    if (rc == 0) rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
     if (rc == 0) rc = seccomp_load(ctx);
     seccomp_release(ctx);
     return rc == 0 ? 0 : fail(message, size, "seccomp", -rc);
 }
 
-// The filter compiled on a thread of its own while the caller loads its decoder's libraries
-// (csandbox_prepare): libseccomp takes 0.2 ms to build it, a fifth of a forked worker's way
-// from its fork to its hello beside poppler's loading (Docs/PERFORMANCE.md).
-static struct {
-    pthread_t thread;
-    int started, fonts, ready;
-    struct sock_fprog program;
-} ahead;
-
-static int landlock_available(void) {
-    return syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) >= 1;
-}
-
-static void *compile_ahead(void *unused) {
-    (void)unused;
-    int rc;
-    scmp_filter_ctx ctx = build_filter(ahead.fonts, getpid(), &rc);
-    if (!ctx) return NULL;
-    // libseccomp writes the program to a descriptor; a memory file takes it whole, however long.
-    int fd = memfd_create("thumbcache-seccomp", MFD_CLOEXEC);
-    if (fd >= 0 && seccomp_export_bpf(ctx, fd) == 0) {
-        off_t length = lseek(fd, 0, SEEK_END);
-        struct sock_filter *filter = length > 0 && length % sizeof *filter == 0 ? malloc((size_t)length) : NULL;
-        if (filter && pread(fd, filter, (size_t)length, 0) == length) {
-            ahead.program.len = (unsigned short)(length / sizeof *filter);
-            ahead.program.filter = filter;
-            ahead.ready = length / sizeof *filter <= BPF_MAXINSNS;
-        } else {
-            free(filter);
-        }
-    }
-    if (fd >= 0) close(fd);
-    seccomp_release(ctx);
-    return NULL;
-}
-
-void csandbox_prepare(const csandbox_limits *limits) {
-    if (ahead.started) return;
-    ahead.fonts = !limits->without_landlock && landlock_available();
-    if (pthread_create(&ahead.thread, NULL, compile_ahead, NULL) == 0) ahead.started = 1;
-}
-
-// The prepared program, if it was made for the Landlock layer as it turned out: loaded as
-// seccomp_load would (no new privileges is set already; every thread, though there is one).
-static int load_ahead(int fonts) {
-    if (!ahead.ready || ahead.fonts != fonts) return -1;
-    return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &ahead.program) == 0 ? 0 : -1;
-}
-
 int csandbox_confine(const csandbox_limits *limits, char *message, size_t size) {
     int layers = 0;
-    // The filter's thread ends first: a user namespace is refused to a process with two.
-    if (ahead.started) {
-        pthread_join(ahead.thread, NULL);
-        ahead.started = 0;
-    }
     // Only the standard streams and the channel stay open.
     // close_range: two calls instead of a thousand (a per-file process waits on this start).
     unsigned channel = (unsigned)limits->channel;
@@ -286,7 +214,7 @@ int csandbox_confine(const csandbox_limits *limits, char *message, size_t size) 
     // Without Landlock, seccomp will refuse every open: what would be loaded later, load now.
     if (!fonts && limits->load_libraries) limits->load_libraries();
     if (fonts) layers |= CSANDBOX_LANDLOCK;
-    if (load_ahead(fonts) != 0 && install_seccomp(fonts, message, size) != 0) return -1;
+    if (install_seccomp(fonts, message, size) != 0) return -1;
     layers |= CSANDBOX_SECCOMP;
     return layers;
 }

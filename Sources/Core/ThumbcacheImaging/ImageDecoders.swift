@@ -88,12 +88,6 @@ package struct ImageDecoders: Sendable {
         for r in registrations where format == nil || (r.format == format && r.loadsWhatTheFileNeeds) { r.loadLibrary?() }
         if format == nil { preload?() }
     }
-
-    /// Whether ``loadLibraries(for:)`` has a library to load for a file of `format` (a PDF's
-    /// poppler), rather than nothing (a JPEG's libjpeg is linked).
-    package func loadsLibraries(for format: ImageFormat) -> Bool {
-        registrations.contains { $0.format == format && $0.loadsWhatTheFileNeeds && $0.loadLibrary != nil }
-    }
     /// What these decoders read from the file system beside libraries at their first use (the
     /// documents' fonts and iconv's tables), which Landlock lets a worker read then: read before
     /// the confinement only where it has no Landlock (``loadLibraries(for:)``).

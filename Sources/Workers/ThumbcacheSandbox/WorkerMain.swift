@@ -18,22 +18,19 @@ package enum WorkerMain {
             return UInt64(arguments[i + 1]) ?? 0
         }
         decoders.settings = DecodeSettings(threads: Int(value("--threads")))
-        keepDecoderBuffersInHeap()
-        limitMallocArenas(2)
-        var limits = csandbox_limits(address_space: value("--memory"), cpu_seconds: value("--cpu"),
-                                     channel: WorkerProtocol.channelDescriptor, load_libraries: { WorkerMain.confining.withLock { $0 }?.loadLibraries() },
-                                     without_landlock: arguments.contains("--without-landlock") ? 1 : 0)
         // The library of the file this worker was started for, now: it is needed next, and after
-        // the confinement only Landlock would let it be read. The system-call filter compiles
-        // on another thread meanwhile (0.2 ms beside poppler's 2-3).
+        // the confinement only Landlock would let it be read.
         if let i = arguments.firstIndex(of: "--expect"), i + 1 < arguments.count {
-            let format = ImageFormat(rawValue: arguments[i + 1])
-            if decoders.loadsLibraries(for: format) { csandbox_prepare(&limits) }
-            decoders.loadLibraries(for: format)
+            decoders.loadLibraries(for: ImageFormat(rawValue: arguments[i + 1]))
         }
         // Before the confinement, whose system-call filter does not allow changing priorities.
         if arguments.contains("--idle") { _ = tc_process_be_idle() }
+        keepDecoderBuffersInHeap()
+        limitMallocArenas(2)
         confining.withLock { $0 = decoders }
+        var limits = csandbox_limits(address_space: value("--memory"), cpu_seconds: value("--cpu"),
+                                     channel: WorkerProtocol.channelDescriptor, load_libraries: { WorkerMain.confining.withLock { $0 }?.loadLibraries() },
+                                     without_landlock: arguments.contains("--without-landlock") ? 1 : 0)
         var message = [CChar](repeating: 0, count: 256)
         let applied = csandbox_confine(&limits, &message, message.count)
         let hello: WorkerReply.Hello

@@ -27,10 +27,6 @@ enum {
     CSANDBOX_LANDLOCK = 128,
 };
 
-/// Starts compiling the seccomp filter on a thread of its own, for a caller that loads libraries
-/// next: csandbox_confine then joins it and loads what it made (or compiles the filter itself).
-void csandbox_prepare(const csandbox_limits *limits);
-
 /// Applies every layer it can to the calling process, which must be single-threaded. Namespaces
 /// are skipped where the kernel refuses them (containers); the other layers are required.
 /// Returns the layers applied, or -1 with a message in `message` when a required one failed.
