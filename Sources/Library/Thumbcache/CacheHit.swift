@@ -27,7 +27,7 @@ package enum CacheHit {
         // A commit is a flush, a rotation on a spinning disk, in a process made for one file:
         // the stamp is written again only when it is older than eviction needs to tell apart.
         let now = currentMinute()
-        let last = (try? store.lastAccess(of: key)) ?? nil
+        let last = try? store.lastAccess(of: key)
         if last.map({ $0 > now || now - $0 >= accessResolution }) ?? true {
             try store.apply([.accessed(key, minute: now)])
         }
