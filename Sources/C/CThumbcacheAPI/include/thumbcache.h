@@ -93,7 +93,9 @@ const char *thumbcache_error_message(void);
 const char *thumbcache_status_name(thumbcache_status status);
 
 /* Opens (creating if needed) the cache in `directory`; NULL for the user's default cache,
- * $XDG_CACHE_HOME/thumbcache, which the thumbcache command and every other app share. */
+ * $XDG_CACHE_HOME/thumbcache, which the thumbcache command and every other app share. A commit
+ * is flushed once: a power loss leaves the cache intact and may undo the last thumbnail made,
+ * which is then made again. */
 thumbcache_status thumbcache_open(const char *directory, thumbcache **cache);
 
 /* Closes the cache; waits for thumbnails it made to be written. No call on it may be running or
