@@ -14,16 +14,7 @@ enum PathList {
         guard fd >= 0 else { throw CommandFailure("--files-from \(source): cannot open: \(Errno.current)") }
         defer { if !fromStandardInput { close(fd) } }
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count: Int
-            switch retryingInterrupts({ chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }) {
-            case .success(let n): count = n
-            case .failure(let errno): throw CommandFailure("--files-from \(source): cannot read: \(errno)")
-            }
-            if count == 0 { break }
-            bytes.append(contentsOf: chunk[..<count])
-        }
+        try PipedInput.readToEnd(fd, name: "--files-from \(source)") { bytes.append(contentsOf: $0) }
         let separator: UInt8 = nulSeparated ? 0 : UInt8(ascii: "\n")
         return bytes.split(separator: separator).map { String(decoding: $0, as: UTF8.self) }
     }

@@ -62,22 +62,26 @@ struct PipedInput {
 
     /// Copies `source` to its end into `copy`, failing past ``limit``.
     private static func drain(_ source: Int32, into copy: Int32, name: String) throws(CommandFailure) {
-        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { chunk.deallocate() }
         var total = 0
-        while true {
-            let count: Int
-            switch retryingInterrupts({ read(source, chunk.baseAddress, chunk.count) }) {
-            case .success(let n): count = n
-            case .failure(let errno): throw CommandFailure("\(name): cannot read: \(errno)")
-            }
-            if count == 0 { return }
-            total += count
+        try readToEnd(source, name: name) { (bytes) throws(CommandFailure) in
+            total += bytes.count
             guard total <= limit else {
                 throw CommandFailure("\(name): more than \(limit >> 20) MiB came through the pipe: save it to a file and give its path")
             }
-            if let errno = writeFully(copy, UnsafeRawBufferPointer(rebasing: chunk[..<count])) {
-                throw CommandFailure("\(name): cannot hold its bytes in memory: \(errno)")
+            if let errno = writeFully(copy, bytes) { throw CommandFailure("\(name): cannot hold its bytes in memory: \(errno)") }
+        }
+    }
+
+    /// Reads `source` to its end, handing each piece read to `body`; `name` says what it is in errors.
+    static func readToEnd(_ source: Int32, name: String,
+                          _ body: (UnsafeRawBufferPointer) throws(CommandFailure) -> Void) throws(CommandFailure) {
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { chunk.deallocate() }
+        while true {
+            switch retryingInterrupts({ read(source, chunk.baseAddress, chunk.count) }) {
+            case .success(0): return
+            case .success(let count): try body(UnsafeRawBufferPointer(rebasing: chunk[..<count]))
+            case .failure(let errno): throw CommandFailure("\(name): cannot read: \(errno)")
             }
         }
     }

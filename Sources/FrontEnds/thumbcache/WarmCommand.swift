@@ -158,10 +158,12 @@ struct WarmCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // First, so that a list that cannot be read, wrong credentials or a missing bucket stop
+        // the warm before anything is opened or started.
+        let listed = try filesFrom.map { source throws(CommandFailure) in try PathList.read(source, nulSeparated: null) } ?? []
+        let remote = try remoteOptions.open()
         // Warming writes a lot and the cache can be rebuilt: commits are flushed to disk at
         // checkpoints and at the end instead of after every batch (see Docs/ARCHITECTURE.md).
-        // First, so that wrong credentials or a missing bucket stop the warm before it starts.
-        let remote = try remoteOptions.open()
         let store = try cacheOptions.open(durability: .deferred)
         let (providers, types) = pluginOptions.providers(decoderOptions)
         let warmer = Warmer(store: store, providers: providers, types: types)
@@ -176,8 +178,6 @@ struct WarmCommand: AsyncParsableCommand {
         options.textLimit = textLimit == "0" ? 0 : CompactCommand.parseSize(textLimit) ?? 1 << 20
         var report: (@Sendable (WarmProgress) -> Void)?
         if progress.isEnabled { report = { progress.update($0) } }
-        // Read before the warm starts, so that a list that cannot be read stops it first.
-        let listed = try filesFrom.map { source throws(CommandFailure) in try PathList.read(source, nulSeparated: null) } ?? []
         let summary = await warmer.warm(paths + listed, options: options, progress: report)
         progress.finish()
         // App items past their expiration date go now (warm is the one command run regularly).
