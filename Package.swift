@@ -156,7 +156,7 @@ let package = Package(
         .target(
             name: "Thumbcache",
             dependencies: ["ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheIndex", "ThumbcacheSync", "ThumbcacheFileURL", "ThumbcacheWorker",
-                           "ThumbcacheRemote", "CThumbcacheFileInfo"]
+                           "ThumbcacheRemote", "CThumbcacheFileInfo", "CThumbcacheProcess"]
         ),
 
         // The desktop daemon: the org.freedesktop.thumbnails Thumbnailer1 and Cache1 services on the

@@ -15,4 +15,15 @@ struct WorkerProgramsTests {
         // grep exits 1 when nothing matches, 2 when it cannot read the program.
         #expect(status == .exited(1), "\(family.executableName) names FoundationEssentials on \(lines.first ?? "?") lines \(errors)")
     }
+
+    /// `thumbcache` and the C API's library use FoundationEssentials alone: corelibs Foundation
+    /// and FoundationInternationalization brought ICU's data (44 MB of the stripped program) and
+    /// half a millisecond to every start (Docs/PERFORMANCE.md, "Foundation's essentials only").
+    @Test(arguments: ["thumbcache", "libThumbcacheC.so"])
+    func theToolAndTheLibraryLinkOnlyFoundationsEssentials(_ name: String) throws {
+        let program = ChildProcess.productsDirectory + "/" + name
+        let (status, lines, errors) = try ChildProcess.run("/usr/bin/grep", ["-c", "-a", "-e", "libFoundation\\.so", "-e", "FoundationInternationalization",
+                                                                            "-e", "_FoundationICU", program])
+        #expect(status == .exited(1), "\(name) names corelibs Foundation or ICU on \(lines.first ?? "?") lines \(errors)")
+    }
 }

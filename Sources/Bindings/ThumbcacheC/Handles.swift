@@ -1,5 +1,6 @@
 import CThumbcacheAPI
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 import Thumbcache
 

@@ -22,7 +22,8 @@
 #define ICU_FUNCTIONS(X)                                                                        \
     X(ubrk_open) X(ubrk_close) X(ubrk_first) X(ubrk_next) X(ubrk_getRuleStatus) X(ubrk_setUText) \
     X(utext_openUTF8) X(utext_close) X(u_errorName) X(u_strFromUTF8) X(u_strToUTF8) X(u_charType) \
-    X(unorm2_getNFKCCasefoldInstance) X(unorm2_getNFDInstance) X(unorm2_getNFCInstance) X(unorm2_normalize)
+    X(unorm2_getNFKCCasefoldInstance) X(unorm2_getNFDInstance) X(unorm2_getNFCInstance) X(unorm2_normalize) \
+    X(u_strFoldCase) X(u_hasBinaryProperty) X(u_tolower)
 
 /// The functions used, each field named as the headers name the function.
 static struct { ICU_FUNCTIONS(TC_LIBRARY_FIELD) } icu;
@@ -131,4 +132,135 @@ int32_t tc_words_fold(const char *word, int32_t length, char *out, int32_t out_s
     if (status == U_BUFFER_OVERFLOW_ERROR) return written;
     if (U_FAILURE(status)) return -1;
     return written;
+}
+
+// A growing UTF-16 string.
+typedef struct { UChar *chars; int32_t count, capacity; } tc_uchars;
+
+static int tc_append(tc_uchars *s, const UChar *chars, int32_t n) {
+    if (s->count + n > s->capacity) {
+        int32_t capacity = (s->count + n) * 2 + 16;
+        UChar *grown = realloc(s->chars, sizeof(UChar) * (size_t)capacity);
+        if (!grown) return -1;
+        s->chars = grown;
+        s->capacity = capacity;
+    }
+    memcpy(s->chars + s->count, chars, sizeof(UChar) * (size_t)n);
+    s->count += n;
+    return 0;
+}
+
+static int tc_append_scalar(tc_uchars *s, UChar32 c) {
+    UChar units[2];
+    int32_t n = 0;
+    U16_APPEND_UNSAFE(units, n, c);
+    return tc_append(s, units, n);
+}
+
+// Where Foundation's case folding, which the index's terms were made with, differs from ICU's
+// (an index folded one way must find its terms the same way): Cherokee's letters fold to their
+// lowercase (Unicode's folding goes to the capitals since 8.0), and the Old Church Slavonic
+// variants of Cyrillic letters (U+1C80–1C88) stay as they are.
+static int tc_is_cherokee(UChar32 c) { return (c >= 0x13A0 && c <= 0x13FF) || (c >= 0xAB70 && c <= 0xABBF); }
+static int tc_is_unfolded_cyrillic(UChar32 c) { return c >= 0x1C80 && c <= 0x1C88; }
+
+// Appends `c` case folded (full folding, one scalar to one or more); `marks` false drops the
+// combining marks a folding yields (a base that keeps no diacritics).
+static int tc_append_folded(tc_uchars *s, UChar32 c, int marks) {
+    if (tc_is_cherokee(c)) return tc_append_scalar(s, icu.u_tolower(c));
+    if (tc_is_unfolded_cyrillic(c)) return tc_append_scalar(s, c);
+    UChar in[2], out[8];
+    int32_t n = 0;
+    U16_APPEND_UNSAFE(in, n, c);
+    UErrorCode status = U_ZERO_ERROR;
+    int32_t m = icu.u_strFoldCase(out, 8, in, n, U_FOLD_CASE_DEFAULT, &status);
+    // A scalar folding leaves alone is kept, a combining mark with no letter before it included.
+    if (U_FAILURE(status) || m > 8 || (m == n && memcmp(in, out, sizeof(UChar) * (size_t)n) == 0)) return tc_append(s, in, n);
+    for (int32_t i = 0; i < m;) {
+        UChar32 f;
+        U16_NEXT(out, i, m, f);
+        if (!marks && icu.u_hasBinaryProperty(f, UCHAR_GRAPHEME_EXTEND)) continue;
+        if (tc_append_scalar(s, f)) return -1;
+    }
+    return 0;
+}
+
+char *tc_text_fold(const char *text, int64_t length, int fold_case, int fold_diacritics, int64_t *folded_length) {
+    if (tc_library_load(&library) || length > INT32_MAX / 4) return NULL;
+    const UNormalizer2 *nfd = normalizer(icu.unorm2_getNFDInstance), *nfc = normalizer(icu.unorm2_getNFCInstance);
+    if (!nfd || !nfc) return NULL;
+    int32_t n = 0;
+    UErrorCode status = U_ZERO_ERROR;
+    icu.u_strFromUTF8(NULL, 0, &n, text, (int32_t)length, &status);
+    if (status != U_BUFFER_OVERFLOW_ERROR && U_FAILURE(status)) return NULL;
+    UChar *in = malloc(sizeof(UChar) * (size_t)(n + 1));
+    if (!in) return NULL;
+    status = U_ZERO_ERROR;
+    icu.u_strFromUTF8(in, n + 1, &n, text, (int32_t)length, &status);
+    tc_uchars folded = {0}, composed = {0};
+    int failed = U_FAILURE(status);
+    // The rules of Foundation's folding, which the index's terms were made with: a letter of the
+    // Latin, Greek or Cyrillic blocks (below U+0510) loses the marks of its canonical decomposition
+    // and the combining marks after it; a letter of another script keeps both; case folds per scalar.
+    int base_drops_marks = 0, have_base = 0;
+    for (int32_t i = 0; i < n && !failed;) {
+        UChar32 c;
+        U16_NEXT(in, i, n, c);
+        int extend = icu.u_hasBinaryProperty(c, UCHAR_GRAPHEME_EXTEND);
+        if (fold_diacritics && extend && have_base) {
+            if (!base_drops_marks) failed = tc_append_scalar(&folded, c);
+            continue;
+        }
+        UChar one[2], parts[32];
+        int32_t k = 0, p = 0;
+        U16_APPEND_UNSAFE(one, k, c);
+        UChar32 first = c;
+        if (fold_diacritics) {
+            status = U_ZERO_ERROR;
+            p = icu.unorm2_normalize(nfd, one, k, parts, 32, &status);
+            if (U_FAILURE(status)) { memcpy(parts, one, sizeof(UChar) * (size_t)k); p = k; }
+            int32_t at = 0;
+            U16_NEXT(parts, at, p, first);
+            base_drops_marks = first < 0x0510;
+            have_base = !extend;
+            if (base_drops_marks) p = at;  // the base alone
+        } else {
+            memcpy(parts, one, sizeof(UChar) * (size_t)k);
+            p = k;
+        }
+        if (fold_case) {
+            int32_t at = 0;
+            U16_NEXT(parts, at, p, first);
+            failed = tc_append_folded(&folded, first, !(fold_diacritics && base_drops_marks));
+            if (!failed && at < p) failed = tc_append(&folded, parts + at, p - at);
+        } else {
+            failed = tc_append(&folded, parts, p);
+        }
+    }
+    free(in);
+    char *out = NULL;
+    if (!failed) {
+        // Composed again (NFC), as the index has always stored its terms.
+        status = U_ZERO_ERROR;
+        int32_t m = icu.unorm2_normalize(nfc, folded.chars, folded.count, NULL, 0, &status);
+        if (status == U_BUFFER_OVERFLOW_ERROR || U_SUCCESS(status)) {
+            composed.capacity = m + 1;
+            composed.chars = malloc(sizeof(UChar) * (size_t)composed.capacity);
+            status = U_ZERO_ERROR;
+            if (composed.chars) composed.count = icu.unorm2_normalize(nfc, folded.chars, folded.count, composed.chars, composed.capacity, &status);
+            if (composed.chars && U_SUCCESS(status)) {
+                int32_t written = 0;
+                status = U_ZERO_ERROR;
+                icu.u_strToUTF8(NULL, 0, &written, composed.chars, composed.count, &status);
+                out = malloc((size_t)written + 1);
+                status = U_ZERO_ERROR;
+                if (out) icu.u_strToUTF8(out, written + 1, &written, composed.chars, composed.count, &status);
+                if (out && U_FAILURE(status)) { free(out); out = NULL; }
+                if (out) *folded_length = written;
+            }
+        }
+    }
+    free(folded.chars);
+    free(composed.chars);
+    return out;
 }

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import ThumbcacheSync
 
 /// A parsed query (Docs/QUERY.md).
 public indirect enum QueryExpression: Sendable, Hashable {
@@ -46,16 +48,24 @@ public enum QueryValue: Sendable, Hashable {
 public struct QueryParser: Sendable {
     /// What `$time.now` means (tests fix it).
     public var now: Date
-    public var calendar: Calendar
+    /// The calendar `$time…` counts in, when one was given; else local time ($TZ, /etc/localtime),
+    /// weeks from Monday (ISO 8601), by the C library.
+    public var calendar: Calendar {
+        didSet { localTime = false }
+    }
+    /// No calendar was given: `$time…` is local time by the C library.
+    private(set) var localTime: Bool
 
     public init(now: Date = Date(), calendar: Calendar? = nil) {
         self.now = now
         var cal = calendar ?? Calendar(identifier: .gregorian)
         if calendar == nil {
-            cal.timeZone = TimeZone.current
+            // A fixed zone at `now`'s offset, for a caller who reads it; the dates come from the C library.
+            cal.timeZone = TimeZone(secondsFromGMT: LocalTime.offset(at: now.timeIntervalSince1970)) ?? cal.timeZone
             cal.firstWeekday = 2  // weeks start on Monday (ISO 8601)
         }
         self.calendar = cal
+        localTime = calendar == nil
     }
 
     public func parse(_ query: String) throws(QueryError) -> QueryExpression {
@@ -68,70 +78,6 @@ public struct QueryParser: Sendable {
             throw p.error(p.peekChar == ")" ? "unbalanced ')'" : "expected '&&', '||' or the end of the query", at: p.index)
         }
         return e
-    }
-
-    // MARK: Dates
-
-    /// Seconds since 1970 for `$time.NAME(offset)`; nil for an unknown name.
-    func time(_ name: String, offset: Int) -> Double? {
-        let startOfDay = calendar.startOfDay(for: now)
-        func add(_ component: Calendar.Component, _ n: Int, to date: Date) -> Double? {
-            calendar.date(byAdding: component, value: n, to: date)?.timeIntervalSince1970
-        }
-        switch name {
-        case "now": return now.timeIntervalSince1970 + Double(offset)
-        case "today": return add(.day, offset, to: startOfDay)
-        case "yesterday": return add(.day, offset - 1, to: startOfDay)
-        case "this_week":
-            guard let start = calendar.dateInterval(of: .weekOfYear, for: now)?.start else { return nil }
-            return add(.weekOfYear, offset, to: start)
-        case "this_month":
-            guard let start = calendar.dateInterval(of: .month, for: now)?.start else { return nil }
-            return add(.month, offset, to: start)
-        case "this_year":
-            guard let start = calendar.dateInterval(of: .year, for: now)?.start else { return nil }
-            return add(.year, offset, to: start)
-        default: return nil
-        }
-    }
-
-    /// Seconds since 1970 for an ISO 8601 date (`2024-05-01`, local midnight), date and time
-    /// (`2024-05-01T10:30[:00]`, local) or with a zone (`…Z`, `…+02:00`).
-    func isoTime(_ text: String) -> Double? {
-        let s = text.trimmingCharacters(in: .whitespaces)
-        let scanner = Scanner(string: s)
-        func int(_ digits: Int) -> Int? {
-            let start = scanner.currentIndex
-            guard let v = scanner.scanInt(), s.distance(from: start, to: scanner.currentIndex) == digits else { return nil }
-            return v
-        }
-        guard let y = int(4), scanner.scanString("-") != nil, let m = int(2), scanner.scanString("-") != nil, let d = int(2) else { return nil }
-        var c = DateComponents(year: y, month: m, day: d, hour: 0, minute: 0, second: 0)
-        var zone: TimeZone? = nil
-        if scanner.scanString("T") != nil || scanner.scanString(" ") != nil {
-            guard let h = int(2), scanner.scanString(":") != nil, let mi = int(2) else { return nil }
-            c.hour = h
-            c.minute = mi
-            if scanner.scanString(":") != nil {
-                guard let sec = scanner.scanDouble() else { return nil }
-                c.second = Int(sec)
-                c.nanosecond = Int((sec - Double(Int(sec))) * 1e9)
-            }
-            if scanner.scanString("Z") != nil {
-                zone = TimeZone(secondsFromGMT: 0)
-            } else if let sign = scanner.scanCharacter(), sign == "+" || sign == "-" {
-                guard let zh = int(2) else { return nil }
-                _ = scanner.scanString(":")
-                let zm = int(2) ?? 0
-                zone = TimeZone(secondsFromGMT: (sign == "-" ? -1 : 1) * (zh * 3600 + zm * 60))
-            }
-        }
-        guard scanner.isAtEnd, (1...12).contains(m), (1...31).contains(d) else { return nil }
-        var cal = calendar
-        if let zone { cal.timeZone = zone }
-        c.calendar = cal
-        guard let date = cal.date(from: c), cal.component(.day, from: date) == d else { return nil }
-        return date.timeIntervalSince1970
     }
 }
 
@@ -365,10 +311,10 @@ private struct Parser {
             while let c = peekChar, c != ")" { a.unicodeScalars.append(c); index += 1 }
             guard peekChar == ")" else { throw error("expected ')' to close $time.\(name)(", at: index) }
             index += 1
-            argument = a.trimmingCharacters(in: .whitespaces)
+            argument = a.trimmingWhitespace(newlines: false)
         }
         if name == "iso" {
-            let raw = (argument ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "\"'"))
+            let raw = (argument ?? "").trimming { $0 == "\"" || $0 == "'" }
             guard let t = times.isoTime(raw) else {
                 throw error("not an ISO 8601 date: '\(raw)' (use 2024-05-01, 2024-05-01T10:30:00 or …Z / …+02:00)", at: start)
             }
@@ -376,7 +322,7 @@ private struct Parser {
         }
         var offset = 0
         if let argument, !argument.isEmpty {
-            guard let n = Int(argument.replacingOccurrences(of: "+", with: "")) else {
+            guard let n = Int(argument.replacing("+", with: "")) else {
                 throw error("expected a whole number in $time.\(name)(…), e.g. $time.today(-7)", at: start)
             }
             offset = n

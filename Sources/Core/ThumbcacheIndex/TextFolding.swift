@@ -1,4 +1,7 @@
-import Foundation
+import CThumbcacheWords
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Case and diacritic folding, words and trigrams: how text becomes index terms.
 ///
@@ -14,10 +17,27 @@ enum TextFolding {
             guard foldCase else { return text }
             return String(decoding: text.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
         }
-        var options: String.CompareOptions = []
-        if foldCase { options.insert(.caseInsensitive) }
-        if foldDiacritics { options.insert(.diacriticInsensitive) }
-        return text.folding(options: options, locale: nil).precomposedStringWithCanonicalMapping
+        return unicodeFold(text, case: foldCase, diacritics: foldDiacritics)
+    }
+
+    /// ICU's case folding and canonical forms, loaded at the first text that needs them (as the
+    /// full-text words are); they fold as Foundation's `folding(options:locale:)` followed by
+    /// NFC did (`TextFoldingTests` compares them scalar by scalar). Without ICU, case alone, by
+    /// the standard library's lowercasing.
+    private static func unicodeFold(_ text: String, case foldCase: Bool, diacritics foldDiacritics: Bool) -> String {
+        var text = text
+        let folded: String? = text.withUTF8 { bytes in
+            var length: Int64 = 0
+            guard let base = bytes.baseAddress,
+                  let out = base.withMemoryRebound(to: CChar.self, capacity: bytes.count, {
+                      tc_text_fold($0, Int64(bytes.count), foldCase ? 1 : 0, foldDiacritics ? 1 : 0, &length)
+                  }) else { return nil }
+            defer { free(out) }
+            return out.withMemoryRebound(to: UInt8.self, capacity: Int(length)) {
+                String(decoding: UnsafeBufferPointer(start: $0, count: Int(length)), as: UTF8.self)
+            }
+        }
+        return folded ?? (foldCase ? text.lowercased() : text)
     }
 
     /// The folded words of `text`: runs of letters and digits.

@@ -52,6 +52,38 @@ package enum FilePaths {
         return dirs.isEmpty ? ["/usr/local/share", "/usr/share"] : dirs
     }
 
+    /// Whether `path` names a directory (through symbolic links).
+    package static func isDirectory(_ path: String) -> Bool {
+        var s = stat()
+        return stat(path, &s) == 0 && s.st_mode & S_IFMT == S_IFDIR
+    }
+
+    /// `path` without its last component, as NSString's `deletingLastPathComponent` says it:
+    /// "/a/b/c" → "/a/b", "/a" → "/", "name" → "", trailing slashes ignored.
+    package static func parent(_ path: String) -> String {
+        var p = Substring(path)
+        while p.count > 1, p.hasSuffix("/") { p = p.dropLast() }
+        guard let slash = p.lastIndex(of: "/") else { return "" }
+        if slash == p.startIndex { return "/" }
+        var head = p[..<slash]
+        while head.count > 1, head.hasSuffix("/") { head = head.dropLast() }
+        return String(head)
+    }
+
+    /// The extension of `path`'s last component (what follows its last `.`, if that is not its
+    /// first character), or "".
+    package static func pathExtension(_ path: String) -> String {
+        let name = lastComponent(path)
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
+        return String(name[name.index(after: dot)...])
+    }
+
+    /// `path` without its last component's extension (and its dot).
+    package static func deletingExtension(_ path: String) -> String {
+        let ext = pathExtension(path)
+        return ext.isEmpty ? path : String(path.dropLast(ext.count + 1))
+    }
+
     /// The last component of `path` (what follows its last `/`), without splitting the whole path:
     /// it runs for every file a warm walks.
     package static func lastComponent(_ path: String) -> String {

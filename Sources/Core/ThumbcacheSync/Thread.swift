@@ -19,3 +19,16 @@ package func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t {
     precondition(rc == 0, "pthread_create failed: \(rc)")
     return thread
 }
+
+/// Starts an OS thread running `body` that no one joins (its resources go when it ends).
+package func detachThread(_ body: @escaping @Sendable () -> Void) {
+    pthread_detach(startThread(body))
+}
+
+/// Blocks the calling thread for `seconds` (resumed after a signal's interruption).
+package func sleepThread(seconds: Double) {
+    guard seconds > 0 else { return }
+    var left = timespec(tv_sec: Int(seconds.rounded(.down)), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1e9))
+    var rest = timespec()
+    while nanosleep(&left, &rest) == -1 && errno == EINTR { left = rest }
+}

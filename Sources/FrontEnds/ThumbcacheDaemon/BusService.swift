@@ -1,5 +1,6 @@
 import CThumbcacheBus
-import Foundation
+import FoundationEssentials
+import Glibc
 import Thumbcache
 import ThumbcacheRemote
 import ThumbcacheSync

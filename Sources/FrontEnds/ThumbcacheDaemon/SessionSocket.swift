@@ -1,5 +1,6 @@
 import CThumbcacheDescriptors
-import Foundation
+import FoundationEssentials
+import Glibc
 import Thumbcache
 import ThumbcacheSync
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 import Thumbcache
 import ThumbcacheSync
@@ -66,7 +67,7 @@ package final class ThumbnailService: Sendable {
         self.thumbnailer = thumbnailer
         self.notify = notify
         self.log = log
-        for _ in 0..<max(1, workers) { Thread { [self] in work() }.start() }
+        for _ in 0..<max(1, workers) { detachThread { [self] in work() } }
     }
 
     /// Queues `uris` in `flavor`; a URI whose standard thumbnail is valid already is answered now.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import ThumbcacheStore
 import ThumbcacheSync
 
@@ -41,7 +42,7 @@ package enum AccessToken {
         var buffer = [UInt8](repeating: 0, count: 128)
         let n = read(fd, &buffer, buffer.count)
         guard n > 0 else { return nil }
-        let text = String(decoding: buffer[0..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: buffer[0..<n], as: UTF8.self).trimmingWhitespace()
         guard text.utf8.count == 64, text.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else { return nil }
         return text
     }

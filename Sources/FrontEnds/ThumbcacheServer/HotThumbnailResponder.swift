@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import HummingbirdCore
 import Logging
 import NIOCore

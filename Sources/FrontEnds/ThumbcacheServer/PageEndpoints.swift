@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import ThumbcacheSync
+import Glibc
 import Hummingbird
 import Thumbcache
 
@@ -23,8 +25,8 @@ struct PageEndpoints: Sendable {
             return Self.html(renderer.page("Folders", section: .browse, body: renderer.grid(tiles, empty: "")))
         }
         let path = try files.roots.resolve(raw)
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+        var s = stat()
+        guard stat(path, &s) == 0, s.st_mode & S_IFMT == S_IFDIR else {
             return Response(status: .seeOther, headers: [.location: "/item?path=\(URLText.query(path))"])
         }
         let files = self.files
@@ -32,7 +34,7 @@ struct PageEndpoints: Sendable {
         var body = files.roots.root(of: path).map { renderer.breadcrumbs(path, root: $0) } ?? ""
         body += renderer.grid(tiles, empty: "This folder is empty.")
         if total > tiles.count { body += "<p class=\"more\">\(tiles.count) of \(total) shown.</p>" }
-        return Self.html(renderer.page((path as NSString).lastPathComponent, section: .browse, body: body))
+        return Self.html(renderer.page(FilePaths.lastComponent(path), section: .browse, body: body))
     }
 
     func tagged(_ request: Request) async throws -> Response {
@@ -50,7 +52,7 @@ struct PageEndpoints: Sendable {
     func find(_ request: Request) async throws -> Response {
         let fields = try FormFields(request.uri.query?[...])
         let query = fields["q"] ?? ""
-        guard !query.trimmingCharacters(in: .whitespaces).isEmpty else {
+        guard !query.trimmingWhitespace(newlines: false).isEmpty else {
             return Self.html(renderer.page("Search", section: .search, body: "<p class=\"empty\">Type words (a name, a tag, a title) or a query such as "
                 + "<code>kMDItemPixelWidth &gt;= 4000</code>.</p>"))
         }
@@ -74,7 +76,7 @@ struct PageEndpoints: Sendable {
         let movie = try attributes[MDItem.livePhotoContentIdentifier]?.stringValues?.first.flatMap { try files.livePhotoMovie(identifier: $0) }
         let body = renderer.item(path, content: found?.content, attributes: attributes, tags: FileTags.read(path: path), page: page,
                                  livePhotoMovie: movie == path ? nil : movie)
-        return Self.html(renderer.page((path as NSString).lastPathComponent, section: .item, body: body))
+        return Self.html(renderer.page(FilePaths.lastComponent(path), section: .item, body: body))
     }
 
     /// The tag form's post: adds or removes, then back to the item (303, so a reload does not post again).

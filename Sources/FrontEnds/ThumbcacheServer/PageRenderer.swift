@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import ThumbcacheSync
+import Glibc
 import Thumbcache
 
 /// The HTML of the page: server-rendered, so browsing, searching and tagging work without
@@ -71,7 +73,7 @@ struct PageRenderer: Sendable {
     func viewer(_ path: String, content: ContentHash?, attributes: [String: AttributeValue], page: Int = 1, livePhotoMovie: String? = nil) -> String {
         let original = "/files?path=\(URLText.query(path))"
         let types = attributes[MDItem.contentTypeTree]?.stringValues ?? []
-        let name = (path as NSString).lastPathComponent
+        let name = FilePaths.lastComponent(path)
         func preview(_ page: Int) -> String {
             content.map { PreviewEndpoints.url($0, page: page) } ?? PreviewEndpoints.url(path: path, page: page)
         }
@@ -127,7 +129,7 @@ struct PageRenderer: Sendable {
             <span class="tag">\(Self.escape(tag))</span> <button type="submit" aria-label="Remove tag \(Self.escape(tag))">×</button></form></li>
             """
         }.joined()
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = FilePaths.parent(path)
         return """
             <div class="item"><figure>\(viewer(path, content: content, attributes: attributes, page: page, livePhotoMovie: livePhotoMovie))</figure>
             <section aria-labelledby="tags-h"><h2 id="tags-h">Tags</h2><ul class="tags" id="tags">\(tagItems)</ul>
@@ -144,7 +146,7 @@ struct PageRenderer: Sendable {
     func breadcrumbs(_ path: String, root: ServedRoots.Root) -> String {
         var crumbs = ["<a href=\"/browse\">Folders</a>"]
         var current = root.real
-        crumbs.append("<a href=\"/browse?path=\(URLText.query(current))\">\(Self.escape((root.given as NSString).lastPathComponent))</a>")
+        crumbs.append("<a href=\"/browse?path=\(URLText.query(current))\">\(Self.escape(FilePaths.lastComponent(root.given)))</a>")
         for part in path.dropFirst(root.real.count).split(separator: "/") {
             current += "/" + part
             crumbs.append("<a href=\"/browse?path=\(URLText.query(current))\">\(Self.escape(String(part)))</a>")
@@ -186,7 +188,7 @@ struct PageRenderer: Sendable {
         let units = ["bytes", "KB", "MB", "GB", "TB"]
         var value = Double(n), unit = 0
         while value >= 1000 && unit < units.count - 1 { value /= 1000; unit += 1 }
-        return unit == 0 ? "\(n) bytes" : String(format: value < 10 ? "%.1f" : "%.0f", value) + " " + units[unit]
+        return unit == 0 ? "\(n) bytes" : fixed(value, places: value < 10 ? 1 : 0) + " " + units[unit]
     }
 
     static func day(_ seconds: Double) -> String {

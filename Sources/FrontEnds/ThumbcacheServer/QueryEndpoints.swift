@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import ThumbcacheSync
+import Glibc
 import Hummingbird
 import Thumbcache
 
@@ -15,7 +17,7 @@ struct QueryEndpoints: Sendable {
         let query = fields["q"] ?? ""
         let onlyIn = try fields.all("onlyin").map(files.roots.resolve)
         let limit = try fields.integer("limit", default: 100, in: 0...ServedFiles.searchLimit)
-        let names = fields.all("attrs").flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }.filter { !$0.isEmpty }
+        let names = fields.all("attrs").flatMap { $0.split(separator: ",").map { $0.trimmingWhitespace(newlines: false) } }.filter { !$0.isEmpty }
         guard names.count <= 64 else { throw ServeError.badRequest("at most 64 attributes") }
         let files = self.files
         let results: SearchResults

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import ThumbcacheSync
+import Glibc
 import HTTPTypes
 import Hummingbird
 import Thumbcache
@@ -26,8 +28,8 @@ struct AccessPolicy: Sendable {
         for header in cookies {
             for pair in header.split(separator: ";") {
                 let parts = pair.split(separator: "=", maxSplits: 1)
-                if parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == Self.cookie,
-                   AccessToken.matches(parts[1].trimmingCharacters(in: .whitespaces), token) { return .cookie }
+                if parts.count == 2, parts[0].trimmingWhitespace(newlines: false) == Self.cookie,
+                   AccessToken.matches(parts[1].trimmingWhitespace(newlines: false), token) { return .cookie }
             }
         }
         return nil
@@ -117,7 +119,7 @@ struct RequestGuard<Context: RequestContext>: RouterMiddleware {
         } catch let error as HTTPError {
             response = failure(ServeError(error.status, error.status == .notFound ? "no such page" : error.status.reasonPhrase), api: api)
         } catch {
-            FileHandle.standardError.write(Data("thumbcache serve: \(request.method) \(path): \(error)\n".utf8))
+            writeStandardError("thumbcache serve: \(request.method) \(path): \(error)\n")
             response = failure(ServeError(.internalServerError, "internal error"), api: api)
         }
         response.headers[.xContentTypeOptions] = RequestGuardHeaders.noSniff

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import ThumbcacheSync
+import Glibc
 import Synchronization
 import Thumbcache
 
@@ -70,7 +72,7 @@ final class ServedFiles: Sendable {
 
     /// A search limited to the roots (or the folders of `onlyIn`, each inside them).
     func search(_ query: String, onlyIn: [String] = [], limit: Int, attributes: [String]?) throws -> SearchResults {
-        guard !query.trimmingCharacters(in: .whitespaces).isEmpty else { throw ServeError.badRequest("q is missing") }
+        guard !query.trimmingWhitespace(newlines: false).isEmpty else { throw ServeError.badRequest("q is missing") }
         guard query.utf8.count <= 1024 else { throw ServeError.badRequest("q is longer than 1024 bytes") }
         let folders = onlyIn.isEmpty ? roots.paths : onlyIn
         return inRoots(try index.search(query, options: SearchOptions(onlyIn: folders, limit: limit, attributes: attributes, snippets: true)))
@@ -179,7 +181,7 @@ final class ServedFiles: Sendable {
         results.compactMap { r in
             guard let path = r.path else { return nil }
             let name: String
-            if case .string(let n)? = r.attributes[MDItem.fsName] { name = n } else { name = (path as NSString).lastPathComponent }
+            if case .string(let n)? = r.attributes[MDItem.fsName] { name = n } else { name = FilePaths.lastComponent(path) }
             return Entry(path: path, name: name, size: r.attributes[MDItem.fsSize]?.numericValue.map { UInt64(max(0, $0)) },
                          modified: r.attributes[MDItem.contentModificationDate]?.numericValue, content: r.content, snippet: r.snippet)
         }
@@ -193,7 +195,7 @@ final class ServedFiles: Sendable {
         var entries: [Entry] = []
         let visible = names.filter { !$0.hasPrefix(".") }
         // Folders this large are shown in part: a page is not the place for a million files.
-        for name in visible.sorted(by: { $0.localizedStandardCompare($1) == .orderedAscending }).prefix(Self.scanLimit) {
+        for name in visible.sorted(by: naturalOrder).prefix(Self.scanLimit) {
             let path = directory == "/" ? "/" + name : directory + "/" + name
             var st = stat()
             guard lstat(path, &st) == 0 else { continue }

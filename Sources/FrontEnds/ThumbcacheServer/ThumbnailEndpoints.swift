@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Hummingbird
 import NIOHTTPTypesHTTP1
 import Thumbcache
@@ -120,7 +121,7 @@ struct ThumbnailEndpoints: Sendable {
     /// `If-None-Match`: `*`, or a list of (possibly weak) entity tags.
     static func matches(_ header: String, _ etag: String) -> Bool {
         header.split(separator: ",").contains { item in
-            var t = item.trimmingCharacters(in: .whitespaces)[...]
+            var t = item.trimmingWhitespace(newlines: false)[...]
             if t.hasPrefix("W/") { t = t.dropFirst(2) }
             return t == "*" || t == etag
         }

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import ThumbcacheSync
+import Glibc
 import ArgumentParser
 import Thumbcache
 
@@ -24,8 +26,7 @@ struct CacheOptions: ParsableArguments {
     /// `--cache` would otherwise be made into an empty cache and reported on as one.
     func requireExisting(toDo what: String) throws {
         // The directory, not `ThumbnailStore.exists`: a cache may hold its index alone.
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+        guard FilePaths.isDirectory(directory) else {
             throw CommandFailure("no cache at \(directory): nothing to \(what) (`thumbcache warm DIR` or `thumbcache get FILE` makes one)")
         }
     }
@@ -41,11 +42,11 @@ struct CacheOptions: ParsableArguments {
             started = Date()
             Self.note("upgrading the search index in \(indexDirectory) from format \(from) to \(to) (once; about 10 s per million items)…")
         }
-        if let started { Self.note(String(format: "search index upgraded in %.1f s", Date().timeIntervalSince(started))) }
+        if let started { Self.note("search index upgraded in \(fixed(Date().timeIntervalSince(started), places: 1)) s") }
         return index
     }
 
     private static func note(_ text: String) {
-        FileHandle.standardError.write(Data("thumbcache: \(text)\n".utf8))
+        writeStandardError("thumbcache: \(text)\n")
     }
 }

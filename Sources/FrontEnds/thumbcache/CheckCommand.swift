@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import ThumbcacheSync
+import Glibc
 import Thumbcache
 
 struct CheckCommand: ParsableCommand {
@@ -105,7 +107,7 @@ struct CheckCommand: ParsableCommand {
             checked.isEmpty ? "empty" : checked.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         }
         let records = r.store.recordsChecked + (r.index?.recordsChecked ?? 0) + (r.freedesktop?.recordsChecked ?? 0)
-        var lines = [String(format: "Checked %@ in %.2f s: %d records (%.0f records/s)", r.directory, r.seconds, records, r.recordsPerSecond)]
+        var lines = ["Checked \(r.directory) in \(fixed(r.seconds, places: 2)) s: \(records) records (\(fixed(r.recordsPerSecond, places: 0)) records/s)"]
         lines.append("  cache: " + counts(r.store.checked))
         lines.append(r.index.map { "  index: " + counts($0.checked) } ?? "  index: none")
         if let standard = r.freedesktop { lines.append("  standard thumbnails thumbcache wrote: " + (standard.checked.isEmpty ? "none" : counts(standard.checked))) }

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Thumbcache
-import Foundation
+import FoundationEssentials
+import ThumbcacheSync
+import Glibc
 
 struct CompactCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -124,7 +126,7 @@ struct CompactCommand: ParsableCommand {
         func line(_ s: StoreStatistics) -> String {
             "\(s.thumbnails) thumbnails (\(s.thumbnailBytes) bytes), \(s.files) files, \(s.failures) failures; file \(s.fileSize) bytes"
         }
-        print(dryRun ? "Dry run: nothing changed." : "Compacted \(store.directory) in \(String(format: "%.2f", report.seconds)) s.")
+        print(dryRun ? "Dry run: nothing changed." : "Compacted \(store.directory) in \(fixed(report.seconds, places: 2)) s.")
         print("  before: \(line(before))")
         if let g = gcReport {
             print("  gc: \(g.staleFiles) stale file entries, \(g.orphanedThumbnails) orphaned thumbnails, \(g.orphanedFailures) failure records, \(g.bytesRemoved) bytes")
@@ -133,7 +135,7 @@ struct CompactCommand: ParsableCommand {
             print("  eviction to \(budget!) bytes: \(e.evictedThumbnails) thumbnails, \(e.bytesRemoved) bytes (least recently used first)")
         }
         if let r = rewrite {
-            print("  rewrite: \(r.fileSizeBefore) -> \(r.fileSizeAfter) bytes in \(String(format: "%.2f", r.seconds)) s (generation \(r.generation))")
+            print("  rewrite: \(r.fileSizeBefore) -> \(r.fileSizeAfter) bytes in \(fixed(r.seconds, places: 2)) s (generation \(r.generation))")
         }
         print("  after:  \(line(after))")
         if let t = text {

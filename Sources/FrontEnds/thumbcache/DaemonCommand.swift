@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import ThumbcacheSync
+import Glibc
 import Thumbcache
 import ThumbcacheDaemon
 
@@ -84,10 +86,10 @@ struct DaemonCommand: ParsableCommand {
                 try BusService.run(.init(address: bus, idleExit: watch.isEmpty ? idleExit : nil, replace: replace), store: store,
                                    index: index, cache: cache, providers: providers, types: types,
                                    isolation: decoderOptions.isolation(workers: jobs), workers: jobs, remote: remote) { line in
-                    FileHandle.standardError.write(Data("thumbcache daemon: \(line)\n".utf8))
+                    writeStandardError("thumbcache daemon: \(line)\n")
                 }
             } catch {
-                throw CommandFailure(error.description)
+                throw CommandFailure("\(error)")
             }
         }
 
@@ -108,7 +110,7 @@ struct DaemonCommand: ParsableCommand {
                     let line = "watch: \(batch.files) files, \(batch.directories) directories, \(batch.moved) moved, \(batch.removed) removed, "
                         + (batch.rescanned ? "rescanned, " : "") + "\(batch.warm?.generated ?? 0) thumbnails made"
                         + (batch.warm?.couldNotWrite == true ? ", writes failed" : "") + (batch.message.map { "; " + $0 } ?? "")
-                    FileHandle.standardError.write(Data("thumbcache daemon: \(line)\n".utf8))
+                    writeStandardError("thumbcache daemon: \(line)\n")
                 }
             }
             return updater

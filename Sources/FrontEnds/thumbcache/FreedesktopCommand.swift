@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import Thumbcache
 import ThumbcacheSync
 import ThumbcacheWorker
@@ -85,10 +86,10 @@ struct FreedesktopCommand: ParsableCommand {
         /// Writes `text` to `path` (its directory made if missing), atomically.
         static func install(_ text: String, at path: String) throws {
             do {
-                try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(atPath: FilePaths.parent(path), withIntermediateDirectories: true)
                 try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
             } catch {
-                throw CommandFailure("cannot write \(path): \((error as NSError).localizedDescription)")
+                throw CommandFailure("cannot write \(path): \(error)")
             }
         }
 

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import ThumbcacheSync
+import Glibc
 import Thumbcache
 import ThumbcacheDaemon
 
@@ -221,7 +223,7 @@ struct GetCommand: AsyncParsableCommand {
     /// says, and the JSON line if asked.
     static func finish(_ representation: ThumbnailRepresentation, _ call: Call, fromDaemon: Bool = false) throws {
         if let reason = representation.standsInBecause {
-            FileHandle.standardError.write(Data("thumbcache: \(call.file): the \(representation.kind) stands in for the thumbnail: \(reason)\n".utf8))
+            writeStandardError("thumbcache: \(call.file): the \(representation.kind) stands in for the thumbnail: \(reason)\n")
         }
         try OutputFile.write(encoded(representation, for: call.output), to: call.output)
         if call.json {

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import Thumbcache
 
 struct InfoCommand: ParsableCommand {
@@ -39,7 +40,7 @@ struct InfoCommand: ParsableCommand {
         }
         let width = item.attributes.keys.map(\.count).max() ?? 0
         for (name, value) in item.attributes.sorted(by: { $0.key < $1.key }) {
-            print(name.padding(toLength: width, withPad: " ", startingAt: 0) + " = " + AttributeFormat.text(value))
+            print(name + String(repeating: " ", count: max(0, width - name.count)) + " = " + AttributeFormat.text(value))
         }
         if let id = item.identifier { print("(app item \(id)" + (item.domainIdentifier.map { " in domain \($0)" } ?? "") + ")") }
     }

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import ThumbcacheSync
+import Glibc
 import Thumbcache
 
 /// The shared remote tier, for every command that makes thumbnails.
@@ -34,12 +36,12 @@ struct RemoteOptions: ParsableArguments {
         let policy = UploadPolicy(minimumSourceBytes: Int64(CompactCommand.parseSize(uploadMinSize) ?? 32 << 10))
         do {
             let remote = try RemoteCache.open(url, uploadPolicy: policy) { message in
-                FileHandle.standardError.write(Data("thumbcache: warning: \(message)\n".utf8))
+                writeStandardError("thumbcache: warning: \(message)\n")
             }
             if checked { try remote.check() }
             return remote
         } catch {
-            throw CommandFailure(error.description)
+            throw CommandFailure("\(error)")
         }
     }
 }

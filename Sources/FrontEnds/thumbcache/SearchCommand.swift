@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import ThumbcacheSync
+import Glibc
 import Thumbcache
 
 struct SearchCommand: ParsableCommand {
@@ -68,18 +70,18 @@ struct SearchCommand: ParsableCommand {
         do {
             results = try index.search(query, options: options)
         } catch let error as QueryError {
-            FileHandle.standardError.write(Data("thumbcache search: \(error)\n".utf8))
+            writeStandardError("thumbcache search: \(error)\n")
             throw ExitCode(2)
         }
         for name in results.unknownAttributes {
-            FileHandle.standardError.write(Data("thumbcache search: note: no item has the attribute \(name)\n".utf8))
+            writeStandardError("thumbcache search: note: no item has the attribute \(name)\n")
         }
         if results.count == 0, case let statistics = try index.statistics(), statistics.items == 0 {
             let why = statistics.fileSystemIsFull
                 ? "is empty, and the file system holding it is full (\(statistics.fileSystemFreeBytes ?? 0) bytes free), so a warm "
                     + "could not write it: free some space, then run `thumbcache warm DIR` again"
                 : "is empty; run `thumbcache warm DIR` first"
-            FileHandle.standardError.write(Data("thumbcache search: the index at \(index.directory) \(why)\n".utf8))
+            writeStandardError("thumbcache search: the index at \(index.directory) \(why)\n")
         }
         if json {
             var out = JSONText(pretty: true)

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import ThumbcacheSync
+import Glibc
 import Thumbcache
 import ThumbcacheServer
 
@@ -127,8 +129,11 @@ struct ServeCommand: AsyncParsableCommand {
             // Written unbuffered: a program that started the server reads the address at once.
             var lines: [String] = []
             if json {
-                let object: [String: Any] = ["url": url, "port": port, "tokenFile": tokenFile, "roots": served.paths, "tokenRequired": needsToken]
-                lines.append(String(decoding: try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self))
+                struct Started: Encodable { var url: String, port: Int, tokenFile: String, roots: [String], tokenRequired: Bool }
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                let started = Started(url: url, port: Int(port), tokenFile: tokenFile, roots: served.paths, tokenRequired: needsToken)
+                lines.append(String(decoding: try! encoder.encode(started), as: UTF8.self))
             } else {
                 lines.append("Serving \(served.paths.joined(separator: ", ")) at \(url)")
                 if needsToken { lines.append("Open \(url)?token=\(token) (the token is kept in \(tokenFile))") }
@@ -136,12 +141,12 @@ struct ServeCommand: AsyncParsableCommand {
                     lines.append("The index is empty: search and Recents show indexed files. Run `thumbcache warm` on a root, or pass --warm.")
                 }
             }
-            FileHandle.standardOutput.write(Data(lines.map { $0 + "\n" }.joined().utf8))
+            writeStandardOutput(lines.map { $0 + "\n" }.joined())
             if warm {
                 Task.detached {
                     let summary = await server.warmRoots()
                     try? index.sync()
-                    FileHandle.standardError.write(Data("thumbcache serve: warmed \(summary.seen) files (\(summary.generated) thumbnails made, \(summary.failed) failed) in \(String(format: "%.1f", summary.elapsedSeconds)) s\n".utf8))
+                    writeStandardError("thumbcache serve: warmed \(summary.seen) files (\(summary.generated) thumbnails made, \(summary.failed) failed) in \(fixed(summary.elapsedSeconds, places: 1)) s\n")
                 }
             }
         }

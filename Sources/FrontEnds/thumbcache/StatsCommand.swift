@@ -1,6 +1,8 @@
 import ArgumentParser
 import Thumbcache
-import Foundation
+import FoundationEssentials
+import ThumbcacheSync
+import Glibc
 
 struct StatsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -44,6 +46,6 @@ struct StatsCommand: ParsableCommand {
             value /= 1024
             unit += 1
         }
-        return unit == 0 ? "\(n) B" : String(format: "%.1f %@", value, units[unit])
+        return unit == 0 ? "\(n) B" : fixed(value, places: 1) + " " + units[unit]
     }
 }

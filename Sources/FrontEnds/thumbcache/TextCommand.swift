@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import ThumbcacheSync
+import Glibc
 import Thumbcache
 import ThumbcacheWorker
 
@@ -52,8 +54,10 @@ struct TextCommand: ParsableCommand {
                 let (format, text) = try decoding.text(ofFileAt: path, format: DirectThumbnail.readAs(path, types: types), limit: limit)
                 let shown = piped == nil ? path : file
                 if json {
-                    let object: [String: Any] = ["path": shown, "format": format.rawValue, "bytes": text.utf8.count, "text": text]
-                    print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+                    struct Extracted: Encodable { var path: String, format: String, bytes: Int, text: String }
+                    let encoder = JSONEncoder()
+                    encoder.outputFormatting = [.sortedKeys]
+                    print(String(decoding: try encoder.encode(Extracted(path: shown, format: format.rawValue, bytes: text.utf8.count, text: text)), as: UTF8.self))
                 } else {
                     if files.count > 1 { print("==> \(shown) <==") }
                     print(text)
@@ -61,7 +65,7 @@ struct TextCommand: ParsableCommand {
             } catch {
                 failed += 1
                 let message = "\(error)"
-                FileHandle.standardError.write(Data("thumbcache: \(piped?.naming(message) ?? message)\n".utf8))
+                writeStandardError("thumbcache: \(piped?.naming(message) ?? message)\n")
             }
         }
         if failed > 0 { throw ExitCode(1) }

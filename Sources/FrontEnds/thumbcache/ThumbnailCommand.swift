@@ -1,6 +1,8 @@
 import ArgumentParser
 import Thumbcache
-import Foundation
+import FoundationEssentials
+import ThumbcacheSync
+import Glibc
 
 struct ThumbnailCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -96,7 +98,7 @@ struct ThumbnailCommand: ParsableCommand {
             } catch {
                 failed += 1
                 let message = "\(error)"
-                FileHandle.standardError.write(Data("thumbcache: \(piped?.naming(message) ?? message)\n".utf8))
+                writeStandardError("thumbcache: \(piped?.naming(message) ?? message)\n")
             }
         }
         if failed > 0 { throw ExitCode(1) }
@@ -111,10 +113,10 @@ struct ThumbnailCommand: ParsableCommand {
 
     private func destination(for file: String) -> String {
         if let output { return output }
-        let name = (file as NSString).lastPathComponent
-        let base = (name as NSString).deletingPathExtension
+        let base = FilePaths.deletingExtension(FilePaths.lastComponent(file))
         let ext = outputFormat == .png ? "png" : "jpg"
-        return ((outputDir ?? ".") as NSString).appendingPathComponent("\(base).\(ext)")
+        let directory = outputDir ?? "."
+        return (directory.hasSuffix("/") ? directory : directory + "/") + "\(base).\(ext)"
     }
 }
 

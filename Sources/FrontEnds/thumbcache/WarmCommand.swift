@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import ThumbcacheSync
+import Glibc
 import Thumbcache
 import Synchronization
 
@@ -126,11 +128,11 @@ struct WarmCommand: AsyncParsableCommand {
     var freedesktopDir: String?
 
     var standardSizes: [FreedesktopThumbnailCache.Size] {
-        freedesktopSizes.flatMap { $0.split(separator: ",") }.compactMap { FreedesktopThumbnailCache.Size(rawValue: $0.trimmingCharacters(in: .whitespaces)) }
+        freedesktopSizes.flatMap { $0.split(separator: ",") }.compactMap { FreedesktopThumbnailCache.Size(rawValue: $0.trimmingWhitespace(newlines: false)) }
     }
 
     var scales: [Double] {
-        scale.flatMap { $0.split(separator: ",") }.compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        scale.flatMap { $0.split(separator: ",") }.compactMap { Double($0.trimmingWhitespace(newlines: false)) }
     }
 
     func validate() throws {
@@ -140,10 +142,10 @@ struct WarmCommand: AsyncParsableCommand {
         }
         guard (1...4096).contains(size) else { throw ValidationError("--size must be between 1 and 4096") }
         let parsed = scale.flatMap { $0.split(separator: ",") }
-        guard !parsed.isEmpty, parsed.allSatisfy({ Double($0.trimmingCharacters(in: .whitespaces)).map { $0 > 0 && $0 <= 8 } ?? false }) else {
+        guard !parsed.isEmpty, parsed.allSatisfy({ Double($0.trimmingWhitespace(newlines: false)).map { $0 > 0 && $0 <= 8 } ?? false }) else {
             throw ValidationError("--scale takes numbers between 0 and 8, comma-separated, like 1,2")
         }
-        let sizeNames = freedesktopSizes.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
+        let sizeNames = freedesktopSizes.flatMap { $0.split(separator: ",") }.map { $0.trimmingWhitespace(newlines: false) }
         if let bad = sizeNames.first(where: { FreedesktopThumbnailCache.Size(rawValue: $0) == nil }) {
             throw ValidationError("unknown standard size '\(bad)': use normal, large, x-large or xx-large")
         }
@@ -191,7 +193,7 @@ struct WarmCommand: AsyncParsableCommand {
             print(summary.report(cache: store.directory))
         }
         if summary.couldNotWrite {
-            FileHandle.standardError.write(Data((summary.unwrittenAdvice(cache: store.directory) + "\n").utf8))
+            writeStandardError(summary.unwrittenAdvice(cache: store.directory) + "\n")
             throw ExitCode(74)
         }
         if strict && summary.failed > 0 { throw ExitCode(1) }
@@ -216,7 +218,7 @@ extension WarmSummary {
     func report(cache: String) -> String {
         let rate = elapsedSeconds > 0 ? Double(seen) / elapsedSeconds : 0
         var lines = [
-            "Warmed \(seen) files in \(String(format: "%.2f", elapsedSeconds)) s (\(Int(rate)) files/s) into \(cache)",
+            "Warmed \(seen) files in \(fixed(elapsedSeconds, places: 2)) s (\(Int(rate)) files/s) into \(cache)",
             "  thumbnails made:              \(generated)",
         ] + (remote == nil ? [] : [
             "  fetched from the remote:      \(fetched)",
@@ -260,7 +262,7 @@ extension WarmSummary {
         return lines.joined(separator: "\n")
     }
 
-    static func megabytes(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1e6) }
+    static func megabytes(_ bytes: Int) -> String { fixed(Double(bytes) / 1e6, places: 1) + " MB" }
 }
 
 /// A one-line progress display on standard error, only when it is a terminal.
@@ -279,10 +281,10 @@ final class ProgressLine: Sendable {
         var text = "\r\u{1B}[K  \(p.files)" + (p.walkComplete ? "/\(p.found)" : "") + " files, \(Int(rate))/s"
         if p.failed > 0 { text += ", \(p.failed) failed" }
         if let left = p.estimatedSecondsLeft { text += ", about \(Int(left.rounded(.up))) s left" }
-        FileHandle.standardError.write(Data(text.utf8))
+        writeStandardError(text)
     }
 
     func finish() {
-        if isEnabled { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if isEnabled { writeStandardError("\r\u{1B}[K") }
     }
 }

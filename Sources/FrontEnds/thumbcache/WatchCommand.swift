@@ -1,7 +1,9 @@
 import ArgumentParser
 import CThumbcacheProcess
 import Dispatch
-import Foundation
+import FoundationEssentials
+import ThumbcacheSync
+import Glibc
 import Thumbcache
 
 struct WatchCommand: AsyncParsableCommand {
@@ -83,8 +85,7 @@ struct WatchCommand: AsyncParsableCommand {
         guard rescanInterval >= 1 else { throw ValidationError("--rescan-interval must be at least 1 second") }
         guard workerIdleExit > 0 else { throw ValidationError("--worker-idle-exit must be more than 0 seconds") }
         for path in paths {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            guard FilePaths.isDirectory(path) else {
                 throw ValidationError("not a directory: \(path)")
             }
         }
@@ -92,7 +93,7 @@ struct WatchCommand: AsyncParsableCommand {
 
     func run() async throws {
         if priority == .idle, case let failed = tc_process_be_idle(), failed != 0 {
-            FileHandle.standardError.write(Data("thumbcache watch: note: could not lower the priority: \(String(cString: strerror(failed)))\n".utf8))
+            writeStandardError("thumbcache watch: note: could not lower the priority: \(String(cString: strerror(failed)))\n")
         }
         let remote = try remoteOptions.open()
         let store = try cacheOptions.open(durability: .deferred)
@@ -108,7 +109,7 @@ struct WatchCommand: AsyncParsableCommand {
         // Signals end the loop after its batch, so the last commits are flushed.
         var sources: [any DispatchSourceSignal] = []
         for signal in [SIGINT, SIGTERM] {
-            Foundation.signal(signal, SIG_IGN)
+            Glibc.signal(signal, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signal, queue: .global())
             source.setEventHandler { updater.stop() }
             source.resume()
@@ -117,15 +118,16 @@ struct WatchCommand: AsyncParsableCommand {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         try await updater.run { batch in
-            if let message = batch.message { FileHandle.standardError.write(Data("thumbcache watch: \(message)\n".utf8)) }
+            if let message = batch.message { writeStandardError("thumbcache watch: \(message)\n") }
             // Unbuffered: a reader on a pipe sees each batch as it ends.
             if json {
-                FileHandle.standardOutput.write(((try? encoder.encode(batch)) ?? Data()) + Data("\n".utf8))
+                writeStandardOutput(String(decoding: (try? encoder.encode(batch)) ?? Data(), as: UTF8.self) + "\n")
             } else {
                 let w = batch.warm
-                FileHandle.standardOutput.write(Data((String(format: "%@: %d files, %d directories, %d moved, %d removed%@ — %d thumbnails made, %d failed (%.2f s)",
-                             Date().formatted(date: .omitted, time: .standard), batch.files, batch.directories, batch.moved, batch.removed,
-                             batch.rescanned ? ", rescanned" : "", w?.generated ?? 0, w?.failed ?? 0, batch.seconds) + "\n").utf8))
+                let time = LocalTime.clock(Date().timeIntervalSince1970)
+                writeStandardOutput("\(time): \(batch.files) files, \(batch.directories) directories, \(batch.moved) moved, \(batch.removed) removed"
+                    + (batch.rescanned ? ", rescanned" : "")
+                    + " — \(w?.generated ?? 0) thumbnails made, \(w?.failed ?? 0) failed (\(fixed(batch.seconds, places: 2)) s)\n")
             }
             try? index?.sync()
         }

@@ -1,8 +1,10 @@
 import CThumbcacheFileInfo
-import Foundation
+import FoundationEssentials
+import Glibc
 import ThumbcacheImaging
 import ThumbcacheIndex
 import ThumbcacheStore
+import ThumbcacheSync
 import ThumbcacheWorker
 
 /// The index item of a file: name, size, dates and type for every file; pixel size and EXIF
@@ -63,7 +65,7 @@ package enum FileMetadata {
 
     /// `s` without surrounding whitespace and NULs (fixed-size fields pad with them); nil if nothing is left.
     static func text(_ s: String?) -> String? {
-        guard let t = s?.trimmingCharacters(in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: "\0"))), !t.isEmpty else { return nil }
+        guard let t = s?.trimming({ $0.isWhitespace || $0 == "\0" }), !t.isEmpty else { return nil }
         return t
     }
 
@@ -120,14 +122,13 @@ package enum FileMetadata {
     static func captureDate(_ text: String, offset: String?) -> Double? {
         let parts = text.split(whereSeparator: { $0 == ":" || $0 == " " }).compactMap { Int($0) }
         guard parts.count >= 6, parts[0] > 1800, (1...12).contains(parts[1]), (1...31).contains(parts[2]) else { return nil }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone.current
         if let offset, offset.count >= 6, let h = Int(offset.dropFirst().prefix(2)), let m = Int(offset.suffix(2)),
-           let zone = TimeZone(secondsFromGMT: (offset.hasPrefix("-") ? -1 : 1) * (h * 3600 + m * 60)) {
-            calendar.timeZone = zone
+           case let east = (offset.hasPrefix("-") ? -1 : 1) * (h * 3600 + m * 60), abs(east) <= 18 * 3600 {
+            return LocalTime.seconds(year: parts[0], month: parts[1], day: parts[2], hour: parts[3], minute: parts[4],
+                                     second: Double(parts[5]), offset: east)
         }
-        let c = DateComponents(year: parts[0], month: parts[1], day: parts[2], hour: parts[3], minute: parts[4], second: parts[5])
-        return calendar.date(from: c)?.timeIntervalSince1970
+        // Local time by the C library ($TZ, /etc/localtime): Foundation's `TimeZone.current` is GMT without ICU.
+        return LocalTime.seconds(year: parts[0], month: parts[1], day: parts[2], hour: parts[3], minute: parts[4], second: Double(parts[5]))
     }
 
     /// A `user.*` extended attribute as UTF-8 text; nil if absent or unreadable.

@@ -1,5 +1,5 @@
 import CThumbcacheFileInfo
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -53,11 +53,11 @@ public enum FileTags {
     /// True for a tag that reads back as itself: not empty, no comma (the separator), no control
     /// characters, no surrounding spaces, at most 256 bytes.
     public static func isValid(_ tag: String) -> Bool {
-        !tag.isEmpty && tag.utf8.count <= 256 && !tag.contains(",") && tag == tag.trimmingCharacters(in: .whitespaces)
+        !tag.isEmpty && tag.utf8.count <= 256 && !tag.contains(",") && tag == tag.trimmingWhitespace(newlines: false)
             && !tag.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
     static func parse(_ text: String) -> [String] {
-        text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        text.split(separator: ",").map { $0.trimmingWhitespace(newlines: false) }.filter { !$0.isEmpty }
     }
 }

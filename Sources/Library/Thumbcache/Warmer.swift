@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import ThumbcacheImaging
 import ThumbcacheIndex
 import ThumbcacheRemote
@@ -135,16 +137,16 @@ public final class Warmer: Sendable {
         // `warm .` and `warm /home/me/Pictures` must name the same files the same way.
         let roots = roots.map { FilePaths.resolved($0.fileSystemPath) }
         threads.enter()
-        Thread {
+        detachThread {
             Self.walk(roots, with: walker, into: queue, tally: tally, shard: options.shard)
             threads.leave()
-        }.start()
+        }
         for worker in 0..<options.jobs {
             threads.enter()
-            Thread {
+            detachThread {
                 Self.work(worker, queue: queue, run: run, committer: committer)
                 threads.leave()
-            }.start()
+            }
         }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             threads.notify(queue: .global()) { done.resume() }

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import ThumbcacheSync
 
 /// Keys to sign S3 requests with, found the way every S3 tool finds them.
 package struct AWSCredentials: Sendable, Equatable {
@@ -36,7 +38,7 @@ package struct AWSConfiguration: Sendable, Equatable {
     /// Reads the settings from `environment` and the files it points to.
     package static func load(environment: [String: String] = ProcessInfo.processInfo.environment) -> AWSConfiguration {
         func env(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
-        let home = env("HOME") ?? NSHomeDirectory()
+        let home = env("HOME") ?? FilePaths.home
         let profile = env("AWS_PROFILE") ?? "default"
         let credentialsFile = INIFile(path: env("AWS_SHARED_CREDENTIALS_FILE") ?? home + "/.aws/credentials")
         let configFile = INIFile(path: env("AWS_CONFIG_FILE") ?? home + "/.aws/config")
@@ -70,15 +72,15 @@ struct INIFile {
     init(text: String) {
         var current: String?
         for raw in text.split(whereSeparator: \.isNewline) {
-            let line = raw.trimmingCharacters(in: .whitespaces)
+            let line = raw.trimmingWhitespace(newlines: false)
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
             if line.hasPrefix("["), line.hasSuffix("]") {
-                current = String(line.dropFirst().dropLast()).trimmingCharacters(in: .whitespaces)
+                current = line.dropFirst().dropLast().trimmingWhitespace(newlines: false)
                 continue
             }
             guard let section = current, let eq = line.firstIndex(of: "=") else { continue }
-            let key = line[..<eq].trimmingCharacters(in: .whitespaces).lowercased()
-            let value = line[line.index(after: eq)...].trimmingCharacters(in: .whitespaces)
+            let key = line[..<eq].trimmingWhitespace(newlines: false).lowercased()
+            let value = line[line.index(after: eq)...].trimmingWhitespace(newlines: false)
             if !value.isEmpty { sections[section, default: [:]][key] = value }
         }
     }

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import ThumbcacheSync
+import Glibc
 import CThumbcacheHTTP
 
 /// One HTTP request, signed and ready to send.
@@ -118,7 +120,7 @@ package final class HTTPClient: @unchecked Sendable {
         for line in block.split(whereSeparator: \.isNewline) {
             guard let colon = line.firstIndex(of: ":") else { continue }
             let name = line[..<colon].lowercased()
-            headers[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[name] = line[line.index(after: colon)...].trimmingWhitespace(newlines: false)
         }
         return headers
     }

@@ -1,5 +1,6 @@
 import CThumbcacheMemcached
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 import ThumbcacheStore
 

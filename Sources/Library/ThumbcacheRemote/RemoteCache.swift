@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 import ThumbcacheImaging
 import ThumbcacheStore
@@ -277,7 +278,7 @@ public struct UploadPolicy: Sendable, Hashable {
 /// Remote addresses: `s3://BUCKET[/PREFIX]`, `memcached://HOST[:PORT][,HOST[:PORT]…][/NAMESPACE]`.
 enum RemoteLocation {
     static func tier(for url: String, environment: [String: String]) throws(RemoteError) -> any RemoteTier {
-        guard let schemeEnd = url.range(of: "://") else {
+        guard let schemeEnd = url.firstRange(of: "://") else {
             throw RemoteError(remote: url, operation: "configure", reason: .invalidLocation("expected s3://BUCKET/PREFIX"))
         }
         let scheme = url[..<schemeEnd.lowerBound].lowercased()

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import ThumbcacheSync
 
 /// What an S3-compatible service answered when it refused a request, or why no answer came.
 package struct S3Failure: Error, Sendable, CustomStringConvertible {
@@ -122,7 +124,7 @@ package final class S3Client: Sendable {
         var pending = Array(operations.indices)
         for attempt in 0..<max(1, retry.attempts) {
             if attempt > 0 {
-                Thread.sleep(forTimeInterval: retry.pause(afterAttempt: attempt))
+                sleepThread(seconds: retry.pause(afterAttempt: attempt))
             }
             let answers = http.perform(pending.map { request(for: operations[$0]) }, maxBody: maxBody)
             var again: [Int] = []
@@ -211,7 +213,7 @@ package final class S3Client: Sendable {
 enum XMLText {
     /// The text of the first `<name>…</name>`, entities decoded.
     static func first(_ name: String, in xml: String) -> String? {
-        guard let open = xml.range(of: "<\(name)>"), let close = xml.range(of: "</\(name)>", range: open.upperBound..<xml.endIndex) else {
+        guard let open = xml.firstRange(of: "<\(name)>"), let close = xml[open.upperBound...].firstRange(of: "</\(name)>") else {
             return nil
         }
         return decode(String(xml[open.upperBound..<close.lowerBound]))
@@ -221,8 +223,8 @@ enum XMLText {
     static func all(_ name: String, in xml: String) -> [String] {
         var found: [String] = []
         var from = xml.startIndex
-        while let open = xml.range(of: "<\(name)>", range: from..<xml.endIndex),
-            let close = xml.range(of: "</\(name)>", range: open.upperBound..<xml.endIndex)
+        while let open = xml[from...].firstRange(of: "<\(name)>"),
+            let close = xml[open.upperBound...].firstRange(of: "</\(name)>")
         {
             found.append(String(xml[open.upperBound..<close.lowerBound]))
             from = close.upperBound
@@ -232,8 +234,8 @@ enum XMLText {
 
     static func decode(_ s: String) -> String {
         guard s.contains("&") else { return s }
-        return s.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
-            .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&apos;", with: "'")
-            .replacingOccurrences(of: "&amp;", with: "&")
+        return s.replacing("&lt;", with: "<").replacing("&gt;", with: ">")
+            .replacing("&quot;", with: "\"").replacing("&apos;", with: "'")
+            .replacing("&amp;", with: "&")
     }
 }

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import ThumbcacheSync
+import Glibc
 
 /// AWS Signature Version 4 for S3: the `Authorization` header of a request, or a presigned URL.
 package struct SignatureV4: Sendable {
@@ -31,7 +33,7 @@ package struct SignatureV4: Sendable {
         let signedNames = all.map(\.0).joined(separator: ";")
         let canonical = [
             method, path, Self.canonicalQuery(query),
-            all.map { "\($0.0):\($0.1.trimmingCharacters(in: .whitespaces))\n" }.joined(),
+            all.map { "\($0.0):\($0.1.trimmingWhitespace(newlines: false))\n" }.joined(),
             signedNames, all.first { $0.0 == "x-amz-content-sha256" }!.1,
         ].joined(separator: "\n")
         let signature = sign(canonical, amzDate: amzDate, day: day)
@@ -70,8 +72,8 @@ package struct SignatureV4: Sendable {
         var t = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
         gmtime_r(&t, &parts)
-        let day = String(format: "%04d%02d%02d", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday)
-        return (day + String(format: "T%02d%02d%02dZ", parts.tm_hour, parts.tm_min, parts.tm_sec), day)
+        let day = zeroPadded(Int(parts.tm_year) + 1900, width: 4) + zeroPadded(Int(parts.tm_mon) + 1, width: 2) + zeroPadded(Int(parts.tm_mday), width: 2)
+        return (day + "T" + [parts.tm_hour, parts.tm_min, parts.tm_sec].map { zeroPadded(Int($0), width: 2) }.joined() + "Z", day)
     }
 
     static func canonicalQuery(_ query: [(String, String)]) -> String {
@@ -92,7 +94,8 @@ package struct SignatureV4: Sendable {
             case UInt8(ascii: "/") where keepingSlashes:
                 out.append("/")
             default:
-                out += String(format: "%%%02X", byte)
+                let hex = Array("0123456789ABCDEF")
+                out += "%" + String(hex[Int(byte >> 4)]) + String(hex[Int(byte & 15)])
             }
         }
         return out

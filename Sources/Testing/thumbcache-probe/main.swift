@@ -12,6 +12,9 @@
 //   thumbcache-probe index-batches DIR FIRST
 //       Indexes batches FIRST, FIRST+1, … of 40 app items ("b<batch>-<i>") into the metadata index
 //       at DIR, each with client state "<batch>"; prints "batch B" after each, until killed.
+//   thumbcache-probe times SECONDS QUERY…
+//       Prints, for each `$time…` expression, the seconds since 1970 it means at SECONDS in local
+//       time ($TZ), or "nil"; its tests compare them with Foundation's calendar in the same zone.
 //   thumbcache-probe read DIR SECONDS
 //       Reads and verifies every record, over and over, for SECONDS; prints "passes N records M".
 //
@@ -21,6 +24,7 @@
 //
 // Exit status: 0 on success, 1 on a failed check, 2 on bad arguments.
 import Dispatch
+import FoundationEssentials
 import ThumbcacheIndex
 import ThumbcacheLMDB
 import ThumbcacheStore
@@ -45,6 +49,13 @@ let args = CommandLine.arguments
 guard args.count >= 3 else { fail("usage: thumbcache-probe write|read|hold-reader|open DIR …", status: 2) }
 
 switch args[1] {
+case "times":
+    guard let now = Double(args[2]) else { fail("usage: thumbcache-probe times SECONDS QUERY…", status: 2) }
+    let parser = QueryParser(now: Date(timeIntervalSince1970: now))
+    for expression in args[3...] {
+        guard case .comparison(_, _, .date(let t), _)? = try? parser.parse("a > " + expression) else { say("nil"); continue }
+        say(String(t))
+    }
 case "index-batches":
     guard args.count >= 4, let first = Int(args[3]) else { fail("usage: thumbcache-probe index-batches DIR FIRST", status: 2) }
     let index: MetadataIndex

@@ -26,4 +26,9 @@ int tc_words_next(tc_words *words, int64_t *start, int64_t *end);
 // Returns the folded length in bytes (more than `out_size` means it did not fit), or -1.
 int32_t tc_words_fold(const char *word, int32_t length, char *out, int32_t out_size);
 
+// `text` without case (full case folding) and/or diacritics (the non-spacing marks of its
+// canonical decomposition), composed (NFC): what the metadata index folds a value to. A string
+// from malloc, its length in `folded_length`; NULL if ICU cannot be loaded or refuses the text.
+char *tc_text_fold(const char *text, int64_t length, int fold_case, int fold_diacritics, int64_t *folded_length);
+
 #endif

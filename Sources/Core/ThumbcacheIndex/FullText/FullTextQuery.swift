@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A full-text predicate: its words must stand in the document in this order, next to each
 /// other (one word: anywhere); the last may be a prefix (`photosynth*`).
@@ -43,11 +44,8 @@ struct FullTextQuery: Sendable, Hashable {
 
     /// Whether the word `raw`, as written in a document, is the query's word `i` under its modifiers.
     func spelledAlike(_ raw: String, _ i: Int) -> Bool {
-        var options: String.CompareOptions = []
-        if ignoresCase { options.insert(.caseInsensitive) }
-        if ignoresDiacritics { options.insert(.diacriticInsensitive) }
-        let a = options.isEmpty ? raw : raw.folding(options: options, locale: nil)
-        let b = options.isEmpty ? written[i] : written[i].folding(options: options, locale: nil)
+        let a = TextFolding.fold(raw, case: ignoresCase, diacritics: ignoresDiacritics)
+        let b = TextFolding.fold(written[i], case: ignoresCase, diacritics: ignoresDiacritics)
         return lastIsPrefix && i == written.count - 1 ? a.hasPrefix(b) : a == b
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import ThumbcacheLMDB
 
 /// The documents a full-text predicate matched, ascending, and what BM25 scores them by: per

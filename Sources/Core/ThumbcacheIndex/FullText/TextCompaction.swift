@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import ThumbcacheLMDB
 
 /// What a compaction of the words inside files did.

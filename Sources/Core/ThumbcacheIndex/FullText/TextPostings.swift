@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The full-text postings: for each folded word, the documents that hold it, how often, and at
 /// which word positions (Docs/FORMAT.md, "Full text", layout 2).

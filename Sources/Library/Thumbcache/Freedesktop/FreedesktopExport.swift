@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Synchronization
 import ThumbcacheImaging
 import ThumbcacheStore
@@ -141,10 +143,10 @@ final class Exporting: Sendable {
         queue = SharedWork(capacity: 4096, workers: max(1, threads))
         for thread in 0..<max(1, threads) {
             running.enter()
-            Thread { [queue, running] in
+            detachThread { [queue, running] in
                 while let job = queue.next(for: thread) { exporter.run(job) }
                 running.leave()
-            }.start()
+            }
         }
     }
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import ThumbcacheImaging
 import ThumbcacheStore
 import ThumbcacheSync
@@ -111,14 +112,14 @@ public struct FreedesktopThumbnailCache: Sendable, Hashable {
 
     /// Creates `directory` and its parents as 0700 where missing.
     static func makeDirectory(_ directory: String) throws {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue { return }
+        var s = stat()
+        if stat(directory, &s) == 0, s.st_mode & S_IFMT == S_IFDIR { return }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
 
     /// A temporary file beside `path`, then a rename: a reader sees the old thumbnail or the new one, never half of one.
     static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = FilePaths.parent(path)
         try makeDirectory(directory)
         let temporary = directory + "/.thumbcache-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).png"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)

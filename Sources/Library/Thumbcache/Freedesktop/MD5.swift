@@ -1,4 +1,5 @@
-import Foundation  // sin, floor
+import FoundationEssentials
+import Glibc  // sin, floor
 
 /// MD5 (RFC 1321), for the one place a standard asks for it: the freedesktop thumbnail name is
 /// the MD5 of the file's URI. Not for anything that needs a secure hash.

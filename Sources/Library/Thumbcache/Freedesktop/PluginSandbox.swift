@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import ThumbcacheStore
 import ThumbcacheSync
 
@@ -77,15 +79,9 @@ package enum PluginSandbox {
     /// bubblewrap's path, if it is installed and can make a sandbox here (checked once per process).
     package static let bubblewrap: String? = {
         guard let bwrap = ProgramPaths.resolve("bwrap") else { return nil }
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: bwrap)
-        probe.arguments = ["--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
-                           "--symlink", "usr/lib64", "/lib64", "--unshare-all", "--die-with-parent", "/usr/bin/true"]
-        probe.standardError = FileHandle.nullDevice
-        probe.standardOutput = FileHandle.nullDevice
-        guard (try? probe.run()) != nil else { return nil }
-        probe.waitUntilExit()
-        return probe.terminationStatus == 0 ? bwrap : nil
+        let probe = try? Subprocess(bwrap, ["--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
+                                            "--symlink", "usr/lib64", "/lib64", "--unshare-all", "--die-with-parent", "/usr/bin/true"])
+        return probe?.wait() == .exited(0) ? bwrap : nil
     }()
 
     /// Runs `entry` for the file at `input`, `size` pixels, and hands `body` the path of the
@@ -95,8 +91,8 @@ package enum PluginSandbox {
         func fail(_ reason: Failure.Reason) -> Failure { Failure(plugin: entry.name, reason: reason) }
         guard let bwrap = bubblewrap else { throw fail(.noSandbox) }
         guard entry.isRunnable else { throw fail(.notInstalled) }
-        let name = (input as NSString).lastPathComponent
-        let ext = (name as NSString).pathExtension
+        let name = FilePaths.lastComponent(input)
+        let ext = FilePaths.pathExtension(name)
         let inside = "/tmp/thumbcache-input" + (ext.isEmpty ? "" : "." + ext)
         let output = "/tmp/thumbcache-output.png"
         guard var command = entry.command(uri: FileURI.of(path: inside), input: inside, output: output, size: size),
@@ -122,38 +118,34 @@ package enum PluginSandbox {
         arguments += ["--", "/usr/bin/prlimit", "--as=\(limits.memoryLimit)", "--cpu=\(cpuSeconds)", "--fsize=\(limits.maxOutputBytes)", "--core=0", "--"]
             + command
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: bwrap)
-        process.arguments = arguments
-        process.environment = ["PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"]
         // Beside the private /tmp, not in it: what the plug-in says is read here, never written by it as a file.
         let errors = scratch + ".stderr"
-        guard FileManager.default.createFile(atPath: errors, contents: nil), let errorHandle = FileHandle(forWritingAtPath: errors) else {
-            throw fail(.noScratch(errors))
-        }
+        let errorFD = open(errors, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard errorFD >= 0 else { throw fail(.noScratch(errors)) }
         defer {
-            try? errorHandle.close()
+            close(errorFD)
             unlink(errors)
         }
-        process.standardError = errorHandle
-        process.standardOutput = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        let ended = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in ended.signal() }
-        do { try process.run() } catch { throw fail(.didNotStart("\(error)")) }
-        if ended.wait(timeout: .now() + limits.timeout) == .timedOut {
+        let process: Subprocess
+        do {
+            process = try Subprocess(bwrap, arguments, environment: ["PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"],
+                                     standardError: errorFD)
+        } catch { throw fail(.didNotStart("\(error)")) }
+        guard let ending = process.wait(timeout: limits.timeout) else {
             // The sandbox's own first process before bwrap: its PID namespace, and every process
             // in it, ends with it. (Killed alone, bwrap takes them along only once its child has
             // asked to die with it, which a start slowed by load may not have done yet.)
-            for child in Self.children(of: process.processIdentifier) { kill(child, SIGKILL) }
-            kill(process.processIdentifier, SIGKILL)
-            ended.wait()
+            for child in Self.children(of: process.pid) { kill(child, SIGKILL) }
+            kill(process.pid, SIGKILL)
+            _ = process.wait()
             throw fail(.timedOut(seconds: limits.timeout))
         }
-        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+        guard ending == .exited(0) else {
             let said = (try? String(contentsOfFile: errors, encoding: .utf8))?.split(separator: "\n").last.map(String.init) ?? ""
-            throw fail(process.terminationReason == .exit ? .exited(status: process.terminationStatus, said: said)
-                                                          : .killed(signal: process.terminationStatus, said: said))
+            switch ending {
+            case .exited(let status): throw fail(.exited(status: status, said: said))
+            case .killed(let signal): throw fail(.killed(signal: signal, said: said))
+            }
         }
         let written = scratch + "/thumbcache-output.png"
         var s = stat()

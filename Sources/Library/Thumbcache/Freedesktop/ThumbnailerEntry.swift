@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import ThumbcacheStore
 import ThumbcacheSync
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import ThumbcacheStore
 import ThumbcacheSync
 
@@ -80,7 +81,7 @@ package final class DirectoryWatcher {
             if errno == ENOSPC {
                 unwatched.append(dir)
                 let limit = (try? String(contentsOfFile: "/proc/sys/fs/inotify/max_user_watches", encoding: .utf8))?
-                    .trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
+                    .trimmingWhitespace() ?? "?"
                 limitMessage = "the system's inotify watch limit is reached (fs.inotify.max_user_watches = \(limit)): \(unwatched.count) directories are rescanned instead of watched; raise it with `sysctl fs.inotify.max_user_watches=…`"
             }
             return false
