@@ -195,6 +195,9 @@ struct FreedesktopTests {
         #expect(!FileManager.default.fileExists(atPath: target + "/thumbcache.thumbnailer"))
         let forced = try ChildProcess.run("thumbcache", ["freedesktop", "install", "--directory", target, "--anyway"])
         #expect(forced.status == .exited(0) && FileManager.default.fileExists(atPath: target + "/thumbcache.thumbnailer"))
+        // A directory that cannot be made: the system's reason, in words.
+        let blocked = try ChildProcess.run("thumbcache", ["freedesktop", "install", "--directory", target + "/thumbcache.thumbnailer/sub", "--anyway"])
+        #expect(blocked.status == .exited(1) && blocked.stderr.contains("cannot write") && blocked.stderr.contains("Not a directory"), "\(blocked.stderr)")
     }
 
     /// GNOME's factory, finding thumbcache's `.thumbnailer` for a type only it declares (a font:

@@ -89,7 +89,7 @@ struct FreedesktopCommand: ParsableCommand {
                 try FileManager.default.createDirectory(atPath: FilePaths.parent(path), withIntermediateDirectories: true)
                 try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
             } catch {
-                throw CommandFailure("cannot write \(path): \(error)")
+                throw CommandFailure("cannot write \(path): \(reason(error))")
             }
         }
 
