@@ -1,3 +1,4 @@
+import Glibc
 import Testing
 @testable import ThumbcacheImaging
 import ThumbcacheTestSupport
@@ -25,5 +26,17 @@ struct WorkerProgramsTests {
         let (status, lines, errors) = try ChildProcess.run("/usr/bin/grep", ["-c", "-a", "-e", "libFoundation\\.so", "-e", "FoundationInternationalization",
                                                                             "-e", "_FoundationICU", program])
         #expect(status == .exited(1), "\(name) names corelibs Foundation or ICU on \(lines.first ?? "?") lines \(errors)")
+    }
+
+    /// Swift's runtime reads a program's arguments from /proc/self/cmdline, so in a sandbox
+    /// without /proc the programs saw none (the plug-in then took itself for a worker and exited 0
+    /// without a thumbnail); a constructor gives the runtime the real ones (`CThumbcacheProcess`).
+    @Test func theProgramsSeeTheirArgumentsWithoutProc() throws {
+        guard access("/usr/bin/bwrap", X_OK) == 0 else { return }
+        let hidden = ["--ro-bind", "/", "/", "--tmpfs", "/proc", "--dev", "/dev"]
+        let version = try ChildProcess.run("/usr/bin/bwrap", hidden + [ChildProcess.productsDirectory + "/thumbcache", "--version"])
+        #expect(version.status == .exited(0) && version.stdout.first?.first?.isNumber == true, "\(version.stdout) \(version.stderr)")
+        let help = try ChildProcess.run("/usr/bin/bwrap", hidden + [ChildProcess.productsDirectory + "/thumbcache-worker", "--help"])
+        #expect(help.status == .exited(0) && help.stdout.first?.hasPrefix("Usage: thumbcache-thumbnailer") == true, "\(help.stdout) \(help.stderr)")
     }
 }
