@@ -18,14 +18,15 @@ struct ForkedDocumentsWorkerTests {
         return child.wait(timeout: 60)
     }
 
-    /// strace shows the fork (no `exec` of the documents program), and that the child unmaps
-    /// each shared mapping the parent made of the store's files before it loads poppler.
+    /// strace shows the fork (no `exec` of the documents program), that the child unmaps each
+    /// shared mapping the parent made of the store's files before it loads poppler, and that it
+    /// loads the system-call filter the parent built (libseccomp's probes are the parent's).
     @Test func aColdGetForksTheWorkerWhichDropsTheStoresMappings() throws {
         let dir = TemporaryDirectory()
         let file = try dir.write("report.pdf", Self.pdf)
         let log = dir.appending("strace.log")
         let out = dir.appending("forked.png")
-        _ = try FixtureTools.run("strace", ["-f", "-qq", "-y", "-e", "trace=execve,mmap,munmap,openat", "-o", log,
+        _ = try FixtureTools.run("strace", ["-f", "-qq", "-y", "-e", "trace=execve,mmap,munmap,openat,seccomp", "-o", log,
                                             ChildProcess.productsDirectory + "/thumbcache", "get", file, "-o", out, "--no-daemon",
                                             "--cache", dir.appending("cache")])
         let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map(String.init)
@@ -43,6 +44,10 @@ struct ForkedDocumentsWorkerTests {
             let unmapped = childLines.firstIndex { $0.contains("munmap(\(address),") }
             #expect(unmapped.map { $0 < popplerAt } == true, "the child kept the parent's mapping at \(address)")
         }
+        let childFilters = childLines.filter { $0.contains("seccomp(") }
+        #expect(childFilters.count == 1 && childFilters[0].contains("SECCOMP_SET_MODE_FILTER") && childFilters[0].contains("len="),
+                "the child built its own filter: \(childFilters)")
+        #expect(lines.contains { $0.hasPrefix(parent + " ") && $0.contains("SECCOMP_GET_ACTION_AVAIL") }, "the parent built no filter")
         // The same pixels as the documents program's, spawned by `thumbnail`.
         let spawned = dir.appending("spawned.png")
         #expect(try Self.run(["thumbnail", file, "-o", spawned], cache: dir.appending("other")).0 == .exited(0))

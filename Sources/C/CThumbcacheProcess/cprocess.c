@@ -103,12 +103,13 @@ static int unmap_shared(void) {
     return -1;
 }
 
-pid_t tc_fork_worker(int channel, int errors) {
+pid_t tc_fork_worker(int channel, int errors, int filter) {
     pid_t pid = fork();
     if (pid != 0) return pid;
     if (unmap_shared() != 0) _exit(127);
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(errors, 2) < 0 || dup2(channel, 3) < 0) _exit(127);
+    if (filter >= 0 && dup2(filter, 4) < 0) _exit(127);
     if (null > 3) close(null);
     struct sigaction action = {0};
     action.sa_handler = SIG_DFL;

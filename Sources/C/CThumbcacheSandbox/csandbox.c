@@ -13,6 +13,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -122,9 +125,13 @@ static int confine_reading(void) {
     return rc == 0;
 }
 
-static int install_seccomp(int fonts, char *message, size_t size) {
+// The allow-list for a worker whose pid is `self`; NULL with `*error` set where libseccomp failed.
+static scmp_filter_ctx build_filter(int fonts, pid_t self, int *error) {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-    if (!ctx) return fail(message, size, "seccomp_init", ENOMEM);
+    if (!ctx) {
+        *error = ENOMEM;
+        return NULL;
+    }
     int rc = 0;
     for (size_t i = 0; i < sizeof allowed / sizeof allowed[0] && rc == 0; i++) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
     for (size_t i = 0; i < sizeof refused / sizeof refused[0] && rc == 0; i++)
@@ -159,15 +166,88 @@ static int install_seccomp(int fonts, char *message, size_t size) {
     // Signals to itself only (abort() raises SIGABRT with tgkill, whose first argument is this
     // pid from any of its threads): a worker runs as the user, so the kernel would let it signal
     // the parent. Limits of itself only (pid 0): prlimit64 on another pid would change that process's.
-    pid_t self = getpid();
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self));
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self));
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tkill), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self));
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, SCMP_A0(SCMP_CMP_EQ, 0));
     if (rc == 0) rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
-    if (rc == 0) rc = seccomp_load(ctx);
+    if (rc != 0) {
+        seccomp_release(ctx);
+        *error = -rc;
+        return NULL;
+    }
+    return ctx;
+}
+
+static int install_seccomp(int fonts, char *message, size_t size) {
+    int error = 0;
+    scmp_filter_ctx ctx = build_filter(fonts, getpid(), &error);
+    if (!ctx) return fail(message, size, "seccomp", error);
+    int rc = seccomp_load(ctx);
     seccomp_release(ctx);
     return rc == 0 ? 0 : fail(message, size, "seccomp", -rc);
+}
+
+// What a prepared filter is sent as: the Landlock answer it was built for, then its program.
+typedef struct {
+    int32_t fonts;
+    uint32_t instructions;
+} filter_header;
+
+int csandbox_landlock_expected(int without_landlock) {
+    return !without_landlock && syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) >= 1;
+}
+
+int csandbox_send_filter(pid_t worker, int without_landlock, int fd) {
+    int fonts = csandbox_landlock_expected(without_landlock), error = 0;
+    scmp_filter_ctx ctx = build_filter(fonts, worker, &error);
+    if (!ctx) return -error;
+    // libseccomp writes the program to a descriptor; a memory file gives its length for the header.
+    int memory = (int)syscall(SYS_memfd_create, "seccomp", MFD_CLOEXEC);
+    int rc = memory < 0 ? -errno : seccomp_export_bpf(ctx, memory);
+    seccomp_release(ctx);
+    off_t length = rc == 0 ? lseek(memory, 0, SEEK_END) : -1;
+    if (rc == 0 && (length <= 0 || length % sizeof(struct sock_filter) != 0 || length > 65536)) rc = -EINVAL;
+    char message[sizeof(filter_header) + 65536];
+    if (rc == 0 && pread(memory, message + sizeof(filter_header), (size_t)length, 0) != length) rc = -errno;
+    if (memory >= 0) close(memory);
+    if (rc != 0) return rc;
+    filter_header header = {fonts, (uint32_t)(length / (off_t)sizeof(struct sock_filter))};
+    memcpy(message, &header, sizeof header);
+    size_t total = sizeof header + (size_t)length, done = 0;
+    while (done < total) {
+        ssize_t n = write(fd, message + done, total - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -errno;
+        done += (size_t)n;
+    }
+    return 0;
+}
+
+// The filter the parent prepared on `fd` (csandbox_send_filter), loaded; 1 when it was, 0 when
+// there was none for this Landlock answer (then the worker builds its own), -1 when loading failed.
+static int install_prepared(int fd, int fonts, char *message, size_t size) {
+    filter_header header;
+    static struct sock_filter program[8192];
+    size_t want = sizeof header, done = 0;
+    char *into = (char *)&header;
+    for (int part = 0; part < 2; part++) {
+        while (done < want) {
+            ssize_t n = read(fd, into + done, want - done);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return 0;
+            done += (size_t)n;
+        }
+        if (part == 0) {
+            if (header.fonts != fonts || header.instructions == 0 || header.instructions > sizeof program / sizeof program[0]) return 0;
+            want = header.instructions * sizeof(struct sock_filter);
+            done = 0;
+            into = (char *)program;
+        }
+    }
+    struct sock_fprog prog = {.len = (unsigned short)header.instructions, .filter = program};
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0) return fail(message, size, "seccomp", errno);
+    return 1;
 }
 
 int csandbox_confine(const csandbox_limits *limits, char *message, size_t size) {
@@ -175,9 +255,12 @@ int csandbox_confine(const csandbox_limits *limits, char *message, size_t size) 
     // Only the standard streams and the channel stay open.
     // close_range: two calls instead of a thousand (a per-file process waits on this start).
     unsigned channel = (unsigned)limits->channel;
+    // A prepared filter comes on the descriptor after the channel, read just before it is loaded.
+    int prepared = limits->prepared_filter == limits->channel + 1 ? limits->prepared_filter : -1;
+    unsigned kept = prepared >= 0 ? channel + 1 : channel;
     int below = channel > 3 ? close_range(3, channel - 1, 0) : 0;
-    if (below != 0 || close_range(channel + 1, ~0U, 0) != 0) {
-        for (int fd = 3; fd < 1024; fd++) if (fd != limits->channel) close(fd);
+    if (below != 0 || close_range(kept + 1, ~0U, 0) != 0) {
+        for (int fd = 3; fd < 1024; fd++) if (fd != limits->channel && fd != prepared) close(fd);
     }
     layers |= CSANDBOX_DESCRIPTORS_CLOSED;
 
@@ -214,7 +297,9 @@ int csandbox_confine(const csandbox_limits *limits, char *message, size_t size) 
     // Without Landlock, seccomp will refuse every open: what would be loaded later, load now.
     if (!fonts && limits->load_libraries) limits->load_libraries();
     if (fonts) layers |= CSANDBOX_LANDLOCK;
-    if (install_seccomp(fonts, message, size) != 0) return -1;
-    layers |= CSANDBOX_SECCOMP;
+    int loaded = prepared >= 0 ? install_prepared(prepared, fonts, message, size) : 0;
+    if (prepared >= 0) close(prepared);
+    if (loaded < 0 || (loaded == 0 && install_seccomp(fonts, message, size) != 0)) return -1;
+    layers |= CSANDBOX_SECCOMP | (loaded == 1 ? CSANDBOX_FILTER_PREPARED : 0);
     return layers;
 }

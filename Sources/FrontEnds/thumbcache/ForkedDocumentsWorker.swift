@@ -8,7 +8,7 @@ extension WorkerFork {
     /// `thumbcache-worker-documents`: the worker's start is the cold `get` of a PDF's longest
     /// step, and a fork spares its `exec`, libraries and runtime start (Docs/PERFORMANCE.md).
     /// The child runs as that program would: `WorkerMain`, its confinement first.
-    static let documents = WorkerFork(families: [.documents]) { family, arguments in
+    static let documents = WorkerFork(families: [.documents], sendFilter: WorkerMain.sendFilter) { family, arguments in
         WorkerMain.run(decoders: .documents, arguments: [family.executableName] + arguments)
     }
 }

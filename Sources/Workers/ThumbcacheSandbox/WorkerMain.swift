@@ -30,7 +30,8 @@ package enum WorkerMain {
         confining.withLock { $0 = decoders }
         var limits = csandbox_limits(address_space: value("--memory"), cpu_seconds: value("--cpu"),
                                      channel: WorkerProtocol.channelDescriptor, load_libraries: { WorkerMain.confining.withLock { $0 }?.loadLibraries() },
-                                     without_landlock: arguments.contains("--without-landlock") ? 1 : 0)
+                                     without_landlock: arguments.contains("--without-landlock") ? 1 : 0,
+                                     prepared_filter: arguments.contains(WorkerProtocol.preparedFilterFlag) ? WorkerProtocol.channelDescriptor + 1 : -1)
         var message = [CChar](repeating: 0, count: 256)
         let applied = csandbox_confine(&limits, &message, message.count)
         let hello: WorkerReply.Hello
@@ -44,6 +45,12 @@ package enum WorkerMain {
         exit(0)
     }
 
+    /// Sends a forked worker the system-call filter it would build (``WorkerFork/sendFilter``).
+    package static func sendFilter(to child: pid_t, withoutLandlock: Bool, on descriptor: Int32) {
+        // A failure leaves the pipe empty: the child then builds its own.
+        _ = csandbox_send_filter(child, withoutLandlock ? 1 : 0, descriptor)
+    }
+
     /// The decoders being confined, for the sandbox's callback (a C function pointer, which
     /// carries no context) that loads their libraries.
     private static let confining = Mutex<ImageDecoders?>(nil)
@@ -54,6 +61,7 @@ package enum WorkerMain {
             (Int32(CSANDBOX_MOUNT_NAMESPACE), "mount namespace"),
             (Int32(CSANDBOX_NO_NEW_PRIVS), "no new privileges"), (Int32(CSANDBOX_RLIMITS), "resource limits"),
             (Int32(CSANDBOX_SECCOMP), "seccomp"), (Int32(CSANDBOX_LANDLOCK), "landlock (fonts and libraries)"),
+            (Int32(CSANDBOX_FILTER_PREPARED), "seccomp filter built by the parent"),
         ]
         return names.filter { bits & $0.0 != 0 }.map(\.1)
     }

@@ -10,9 +10,16 @@ package struct WorkerFork: Sendable, Hashable {
     /// The worker's whole life in the child (`WorkerMain.run`), given its family and the arguments
     /// the family's program would get after its name.
     package let run: @Sendable (WorkerFamily, [String]) -> Never
+    /// Builds the child's system-call filter in the parent, right after the fork, and writes it to
+    /// the descriptor given (the child's pid, whether it goes without Landlock): the child loads
+    /// it instead of building it, which a PDF's worker would otherwise do after loading poppler,
+    /// on the call's longest path (Docs/PERFORMANCE.md). Nil: the child builds its own.
+    package let sendFilter: (@Sendable (_ child: pid_t, _ withoutLandlock: Bool, _ descriptor: Int32) -> Void)?
 
-    package init(families: Set<WorkerFamily>, run: @escaping @Sendable (WorkerFamily, [String]) -> Never) {
+    package init(families: Set<WorkerFamily>, sendFilter: (@Sendable (pid_t, Bool, Int32) -> Void)? = nil,
+                 run: @escaping @Sendable (WorkerFamily, [String]) -> Never) {
         self.families = families
+        self.sendFilter = sendFilter
         self.run = run
     }
 

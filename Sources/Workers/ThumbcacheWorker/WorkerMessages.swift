@@ -9,6 +9,9 @@ package enum WorkerProtocol {
     package static let maxDocumentBytes = 1 << 20
     /// The file descriptor the worker finds its channel on.
     package static let channelDescriptor: Int32 = 3
+    /// A forked worker's argument saying its parent sends its prepared system-call filter on the
+    /// descriptor after the channel (``WorkerFork/sendFilter``).
+    package static let preparedFilterFlag = "--prepared-filter"
 }
 
 /// What the parent asks of a worker for one file.

@@ -79,9 +79,17 @@ final class WorkerProcess: @unchecked Sendable {
     static func fork(_ configuration: WorkerPool.Configuration, _ fork: WorkerFork, family: WorkerFamily,
                      expecting format: ImageFormat? = nil) throws(WorkerFailure.Reason) -> WorkerProcess {
         try launch(family: family, name: "the forked \(family.rawValue) worker", forked: true) { channel, errors throws(WorkerFailure.Reason) in
-            let pid = tc_fork_worker(channel, errors)
-            if pid == 0 { fork.run(family, Self.arguments(configuration, expecting: format)) }
+            // The filter's pipe; without one the child builds its filter itself.
+            var filter: [Int32] = [-1, -1]
+            if fork.sendFilter == nil || cdesc_pipe(&filter) != 0 { filter = [-1, -1] }
+            let pid = tc_fork_worker(channel, errors, filter[0])
+            if pid == 0 {
+                fork.run(family, Self.arguments(configuration, expecting: format) + (filter[0] >= 0 ? [WorkerProtocol.preparedFilterFlag] : []))
+            }
+            if filter[0] >= 0 { close(filter[0]) }
+            defer { if filter[1] >= 0 { close(filter[1]) } }
             guard pid > 0 else { throw .unavailable("cannot fork a \(family.rawValue) worker: \(Errno.current)") }
+            if filter[1] >= 0 { fork.sendFilter?(pid, configuration.withoutLandlock, filter[1]) }
             return pid
         }
     }

@@ -21,7 +21,8 @@ int tc_thread_count(void);
 // fork(2) for a worker run by this very program: in the child, `channel` on descriptor 3,
 // `errors` on 2, /dev/null on 0 and 1, every signal at its default and none blocked, as a
 // spawned worker starts, and no shared mapping of the parent's (a store's LMDB map and lock
-// table); returns 0 there, the child's pid in the parent, -1 (errno set) on failure.
-pid_t tc_fork_worker(int channel, int errors);
+// table); `filter`, unless -1, on 4 (where the parent sends the child's prepared system-call
+// filter); returns 0 there, the child's pid in the parent, -1 (errno set) on failure.
+pid_t tc_fork_worker(int channel, int errors, int filter);
 
 #endif
