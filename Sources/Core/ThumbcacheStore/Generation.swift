@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import ThumbcacheSync
 #endif
 
 /// A cache directory's generations: the environment in use is `directory` itself (generation 0)
@@ -48,10 +49,9 @@ enum Generation {
             return
         }
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self)) }
-            if name == "." || name == ".." { continue }
-            let child = path + "/" + name
-            if entry.pointee.d_type == UInt8(DT_DIR) { removeTree(child) } else { unlink(child) }
+            if DirectoryEntry.isDotOrDotDot(entry) { continue }
+            let child = path + "/" + DirectoryEntry.name(entry)
+            if DirectoryEntry.type(entry) == UInt8(DT_DIR) { removeTree(child) } else { unlink(child) }
         }
         closedir(dir)
         rmdir(path)
@@ -63,7 +63,7 @@ enum Generation {
         defer { closedir(dir) }
         var found: [Int] = []
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self)) }
+            let name = DirectoryEntry.name(entry)
             if name.hasPrefix("gen-"), let n = Int(name.dropFirst(4)), n != keep { found.append(n) }
         }
         return found

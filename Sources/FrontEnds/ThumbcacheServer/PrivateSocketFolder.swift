@@ -53,7 +53,7 @@ enum PrivateSocketFolder {
         defer { closedir(directory) }
         var found: [String] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = DirectoryEntry.name(entry)
             if name.hasPrefix(prefix) { found.append("/tmp/" + name) }
         }
         return found

@@ -163,12 +163,10 @@ package struct DirectoryWalker: Sendable {
         var subdirectories: [(String, DirectoryID)] = []
         let prefix = dir.hasSuffix("/") ? dir : dir + "/"
         while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
-            }
-            if name == "." || name == ".." { continue }
+            if DirectoryEntry.isDotOrDotDot(entry) { continue }
+            let name = DirectoryEntry.name(entry)
             let path = prefix + name
-            let type = entry.pointee.d_type
+            let type = DirectoryEntry.type(entry)
             if type == UInt8(DT_REG) {
                 var s = stat()
                 let seen = fstatat(dirfd(handle), name, &s, AT_SYMLINK_NOFOLLOW) == 0 && s.st_mode & S_IFMT == S_IFREG
