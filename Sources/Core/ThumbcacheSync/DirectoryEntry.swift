@@ -5,9 +5,8 @@ import Darwin
 #endif
 
 /// What `readdir` returned, read in place. A record is only as long as its name (`d_reclen`), so
-/// copying the whole `dirent` (256 bytes of name) reads past the end of the buffer readdir
-/// filled: `serve` crashed so, listing a /tmp of 3 700 entries, where the last record of a buffer
-/// ended before unmapped memory.
+/// copying the whole `dirent` (its name's full array) reads past the end of the buffer readdir
+/// filled, a crash where the buffer's last record ends before unmapped memory.
 package enum DirectoryEntry {
     /// The entry's name, read up to its NUL.
     package static func name(_ entry: UnsafePointer<dirent>) -> String {

@@ -39,45 +39,13 @@ package func zeroPadded(_ value: Int, width: Int) -> String {
     return value < 0 ? "-" + padded : padded
 }
 
-/// Writes `text` to standard error whole (a short write is continued, an interrupted one retried).
-package func writeStandardError(_ text: String) { writeAll(2, text) }
+/// Writes `text` to standard error whole (``writeFully(_:_:)``).
+package func writeStandardError(_ text: String) { write(text, to: 2) }
 
 /// Writes `text` to standard output whole.
-package func writeStandardOutput(_ text: String) { writeAll(1, text) }
+package func writeStandardOutput(_ text: String) { write(text, to: 1) }
 
-private func writeAll(_ fd: Int32, _ text: String) {
+private func write(_ text: String, to descriptor: Int32) {
     var text = text
-    text.withUTF8 { bytes in
-        var done = 0
-        while done < bytes.count {
-            let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return }
-            done += n
-        }
-    }
-}
-
-/// Names in the order a file manager lists them: letters without case, runs of digits by their
-/// value ("photo 2" before "photo 10"), then byte order to break ties.
-package func naturalOrder(_ a: String, _ b: String) -> Bool {
-    var i = a.lowercased().unicodeScalars[...], j = b.lowercased().unicodeScalars[...]
-    func isDigit(_ s: Unicode.Scalar) -> Bool { s.value >= 0x30 && s.value <= 0x39 }
-    while let x = i.first, let y = j.first {
-        if isDigit(x) && isDigit(y) {
-            let p = i.prefix(while: isDigit), q = j.prefix(while: isDigit)
-            i = i.dropFirst(p.count)
-            j = j.dropFirst(q.count)
-            // Without their leading zeros, a longer run is a larger number.
-            let u = p.drop { $0 == "0" }, v = q.drop { $0 == "0" }
-            if u.count != v.count { return u.count < v.count }
-            if !u.elementsEqual(v) { return u.lexicographicallyPrecedes(v) { $0.value < $1.value } }
-            continue
-        }
-        if x != y { return x.value < y.value }
-        i = i.dropFirst()
-        j = j.dropFirst()
-    }
-    if i.isEmpty != j.isEmpty { return i.isEmpty }
-    return a < b
+    _ = text.withUTF8 { writeFully(descriptor, UnsafeRawBufferPointer($0)) }
 }

@@ -25,8 +25,7 @@ struct PageEndpoints: Sendable {
             return Self.html(renderer.page("Folders", section: .browse, body: renderer.grid(tiles, empty: "")))
         }
         let path = try files.roots.resolve(raw)
-        var s = stat()
-        guard stat(path, &s) == 0, s.st_mode & S_IFMT == S_IFDIR else {
+        guard FilePaths.isDirectory(path) else {
             return Response(status: .seeOther, headers: [.location: "/item?path=\(URLText.query(path))"])
         }
         let files = self.files

@@ -221,3 +221,27 @@ final class ServedFiles: Sendable {
         return (Array(entries.prefix(limit)), visible.count)
     }
 }
+
+/// Names in the order a file manager lists them: letters without case, runs of digits by their
+/// value ("photo 2" before "photo 10"), then byte order to break ties.
+func naturalOrder(_ a: String, _ b: String) -> Bool {
+    var i = a.lowercased().unicodeScalars[...], j = b.lowercased().unicodeScalars[...]
+    func isDigit(_ s: Unicode.Scalar) -> Bool { s.value >= 0x30 && s.value <= 0x39 }
+    while let x = i.first, let y = j.first {
+        if isDigit(x) && isDigit(y) {
+            let p = i.prefix(while: isDigit), q = j.prefix(while: isDigit)
+            i = i.dropFirst(p.count)
+            j = j.dropFirst(q.count)
+            // Without their leading zeros, a longer run is a larger number.
+            let u = p.drop { $0 == "0" }, v = q.drop { $0 == "0" }
+            if u.count != v.count { return u.count < v.count }
+            if !u.elementsEqual(v) { return u.lexicographicallyPrecedes(v) { $0.value < $1.value } }
+            continue
+        }
+        if x != y { return x.value < y.value }
+        i = i.dropFirst()
+        j = j.dropFirst()
+    }
+    if i.isEmpty != j.isEmpty { return i.isEmpty }
+    return a < b
+}

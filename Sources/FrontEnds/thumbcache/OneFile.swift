@@ -43,8 +43,8 @@ enum OneFile {
         try deliver(representation)
         // What a thumbnail made here stored was committed before it came back (the pipeline awaits
         // its writes); the rest is tearing down threads, the worker's channel and the store, which
-        // the exit does faster (0.3 ms of a cold `get`, PERFORMANCE.md). A hit's access stamp is
-        // only queued, so a representation from the cache takes the usual way out.
+        // the exit does faster (PERFORMANCE.md). A hit's access stamp is only queued, so a
+        // representation from the cache takes the usual way out.
         if !representation.fromCache { exit(0) }
     }
 

@@ -261,7 +261,7 @@ func describe(_ status: Int32) -> String {
 }
 
 /// Calls `body` with a NULL-terminated array of C strings.
-func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+package func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
     let pointers = strings.map { strdup($0) } + [nil]
     defer { for p in pointers { free(p) } }
     return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }

@@ -112,8 +112,7 @@ public struct FreedesktopThumbnailCache: Sendable, Hashable {
 
     /// Creates `directory` and its parents as 0700 where missing.
     static func makeDirectory(_ directory: String) throws {
-        var s = stat()
-        if stat(directory, &s) == 0, s.st_mode & S_IFMT == S_IFDIR { return }
+        if FilePaths.isDirectory(directory) { return }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
 

@@ -1,6 +1,7 @@
 import CThumbcacheProcess
 import Glibc
 import ThumbcacheSync
+import ThumbcacheWorker
 
 /// A program run by path with its standard input and output on /dev/null: what the plug-in
 /// sandbox needs of Foundation's `Process`, which would link corelibs Foundation into every
@@ -31,13 +32,11 @@ struct Subprocess {
         var attributes = posix_spawnattr_t()
         tc_spawnattr_init_default_signals(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        let argv = ([program] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        let envp: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
-        defer { envp?.forEach { free($0) } }
         var pid: pid_t = 0
-        let rc = envp.map { envp in posix_spawn(&pid, program, &actions, &attributes, argv, envp) }
-            ?? posix_spawn(&pid, program, &actions, &attributes, argv, environ)
+        let rc = withCStrings([program] + arguments) { argv in
+            guard let environment else { return posix_spawn(&pid, program, &actions, &attributes, argv, environ) }
+            return withCStrings(environment.map { "\($0.key)=\($0.value)" }) { envp in posix_spawn(&pid, program, &actions, &attributes, argv, envp) }
+        }
         guard rc == 0 else { throw Errno(rawValue: rc) }
         self.pid = pid
     }
