@@ -39,4 +39,14 @@ struct WorkerProgramsTests {
         let help = try ChildProcess.run("/usr/bin/bwrap", hidden + [ChildProcess.productsDirectory + "/thumbcache-worker", "--help"])
         #expect(help.status == .exited(0) && help.stdout.first?.hasPrefix("Usage: thumbcache-thumbnailer") == true, "\(help.stdout) \(help.stderr)")
     }
+
+    /// Run by hand, a worker program says what it is instead of waiting on a channel no one
+    /// gave it (it exited 0 in silence), and the plug-in's program prints its usage.
+    @Test(arguments: WorkerFamily.allCases)
+    func aWorkerRunByHandSaysWhatItIs(_ family: WorkerFamily) throws {
+        let ran = try ChildProcess.run(family.executableName, [])
+        #expect(ran.status == .exited(2) && ran.stderr.contains("\(family.executableName): thumbcache's sandboxed decoder"), "\(ran.stderr)")
+        let plugIn = try ChildProcess.run("thumbcache-thumbnailer", [])
+        #expect(plugIn.status == .exited(2) && plugIn.stderr.contains("Usage: thumbcache-thumbnailer --size N INPUT OUTPUT"), "\(plugIn.stderr)")
+    }
 }

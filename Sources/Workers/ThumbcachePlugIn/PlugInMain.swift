@@ -21,7 +21,9 @@ package enum PlugInMain {
     /// Whether `arguments` are a plug-in's call (or its help), not a worker's start, which the
     /// pool makes with `--memory` first.
     package static func isCall(_ arguments: [String]) -> Bool {
-        arguments.count >= 2 && ["--size", "-s", "--print-confinement", "--help", "-h"].contains(arguments[1])
+        // Run by its plug-in name without arguments, as a person might: its usage, not a worker's start.
+        if arguments.count == 1, arguments.first.map(FilePaths.lastComponent) == "thumbcache-thumbnailer" { return true }
+        return arguments.count >= 2 && ["--size", "-s", "--print-confinement", "--help", "-h"].contains(arguments[1])
     }
 
     /// Answers the call and exits: 0 with the PNG written, 1 with the reason, 2 for arguments it

@@ -12,6 +12,13 @@ package enum WorkerMain {
     /// What the decoders would load at their first file is loaded before the confinement only
     /// where Landlock cannot let the system's libraries be read after it.
     package static func run(decoders: ImageDecoders, arguments: [String] = CommandLine.arguments) -> Never {
+        // A pool always passes its limits first; a person who runs the program gets told what it is.
+        guard arguments.contains("--memory") else {
+            let name = arguments.first.map(FilePaths.lastComponent) ?? "thumbcache-worker"
+            writeStandardError("\(name): thumbcache's sandboxed decoder, which thumbcache starts with its channel on descriptor 3; "
+                + "it takes no commands. For a thumbnail: thumbcache thumbnail FILE -o OUT.PNG\n")
+            exit(2)
+        }
         var decoders = decoders
         func value(_ flag: String) -> UInt64 {
             guard let i = arguments.firstIndex(of: flag), i + 1 < arguments.count else { return 0 }
