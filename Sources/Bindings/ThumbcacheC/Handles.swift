@@ -1,5 +1,4 @@
 import CThumbcacheAPI
-import FoundationEssentials
 import Glibc
 import Synchronization
 import Thumbcache

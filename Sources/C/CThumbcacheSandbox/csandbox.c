@@ -198,6 +198,27 @@ int csandbox_landlock_expected(int without_landlock) {
     return !without_landlock && syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) >= 1;
 }
 
+// Reads or writes all `length` bytes (a pipe may move them in parts): 0, or -1.
+static int read_all(int fd, void *into, size_t length) {
+    for (size_t done = 0; done < length;) {
+        ssize_t n = read(fd, (char *)into + done, length - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;
+        done += (size_t)n;
+    }
+    return 0;
+}
+
+static int write_all(int fd, const void *from, size_t length) {
+    for (size_t done = 0; done < length;) {
+        ssize_t n = write(fd, (const char *)from + done, length - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;
+        done += (size_t)n;
+    }
+    return 0;
+}
+
 int csandbox_send_filter(pid_t worker, int without_landlock, int fd) {
     int fonts = csandbox_landlock_expected(without_landlock), error = 0;
     scmp_filter_ctx ctx = build_filter(fonts, worker, &error);
@@ -208,20 +229,12 @@ int csandbox_send_filter(pid_t worker, int without_landlock, int fd) {
     seccomp_release(ctx);
     off_t length = rc == 0 ? lseek(memory, 0, SEEK_END) : -1;
     if (rc == 0 && (length <= 0 || length % sizeof(struct sock_filter) != 0 || length > 65536)) rc = -EINVAL;
-    char message[sizeof(filter_header) + 65536];
-    if (rc == 0 && pread(memory, message + sizeof(filter_header), (size_t)length, 0) != length) rc = -errno;
+    char program[65536];
+    if (rc == 0 && pread(memory, program, (size_t)length, 0) != length) rc = -errno;
     if (memory >= 0) close(memory);
     if (rc != 0) return rc;
     filter_header header = {fonts, (uint32_t)(length / (off_t)sizeof(struct sock_filter))};
-    memcpy(message, &header, sizeof header);
-    size_t total = sizeof header + (size_t)length, done = 0;
-    while (done < total) {
-        ssize_t n = write(fd, message + done, total - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return -errno;
-        done += (size_t)n;
-    }
-    return 0;
+    return write_all(fd, &header, sizeof header) == 0 && write_all(fd, program, (size_t)length) == 0 ? 0 : -errno;
 }
 
 // The filter the parent prepared on `fd` (csandbox_send_filter), loaded; 1 when it was, 0 when
@@ -229,22 +242,9 @@ int csandbox_send_filter(pid_t worker, int without_landlock, int fd) {
 static int install_prepared(int fd, int fonts, char *message, size_t size) {
     filter_header header;
     static struct sock_filter program[8192];
-    size_t want = sizeof header, done = 0;
-    char *into = (char *)&header;
-    for (int part = 0; part < 2; part++) {
-        while (done < want) {
-            ssize_t n = read(fd, into + done, want - done);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) return 0;
-            done += (size_t)n;
-        }
-        if (part == 0) {
-            if (header.fonts != fonts || header.instructions == 0 || header.instructions > sizeof program / sizeof program[0]) return 0;
-            want = header.instructions * sizeof(struct sock_filter);
-            done = 0;
-            into = (char *)program;
-        }
-    }
+    if (read_all(fd, &header, sizeof header) != 0 || header.fonts != fonts || header.instructions == 0
+        || header.instructions > sizeof program / sizeof program[0]
+        || read_all(fd, program, header.instructions * sizeof(struct sock_filter)) != 0) return 0;
     struct sock_fprog prog = {.len = (unsigned short)header.instructions, .filter = program};
     if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0) return fail(message, size, "seccomp", errno);
     return 1;

@@ -185,6 +185,33 @@ static int tc_append_folded(tc_uchars *s, UChar32 c, int marks) {
     return 0;
 }
 
+// `s` composed again (NFC), as the index has always stored its terms, in UTF-8 from malloc; NULL
+// where ICU refuses it or memory runs out.
+static char *tc_composed_utf8(const UNormalizer2 *nfc, const tc_uchars *s, int64_t *length) {
+    UErrorCode status = U_ZERO_ERROR;
+    int32_t n = icu.unorm2_normalize(nfc, s->chars, s->count, NULL, 0, &status);
+    if (status != U_BUFFER_OVERFLOW_ERROR && U_FAILURE(status)) return NULL;
+    UChar *composed = malloc(sizeof(UChar) * (size_t)(n + 1));
+    if (!composed) return NULL;
+    status = U_ZERO_ERROR;
+    n = icu.unorm2_normalize(nfc, s->chars, s->count, composed, n + 1, &status);
+    int32_t written = 0;
+    char *out = NULL;
+    if (U_SUCCESS(status)) {
+        icu.u_strToUTF8(NULL, 0, &written, composed, n, &status);
+        status = U_ZERO_ERROR;
+        out = malloc((size_t)written + 1);
+    }
+    if (out) icu.u_strToUTF8(out, written + 1, &written, composed, n, &status);
+    free(composed);
+    if (out && U_FAILURE(status)) {
+        free(out);
+        return NULL;
+    }
+    if (out) *length = written;
+    return out;
+}
+
 char *tc_text_fold(const char *text, int64_t length, int fold_case, int fold_diacritics, int64_t *folded_length) {
     if (tc_library_load(&library) || length > INT32_MAX / 4) return NULL;
     const UNormalizer2 *nfd = normalizer(icu.unorm2_getNFDInstance), *nfc = normalizer(icu.unorm2_getNFCInstance);
@@ -197,7 +224,7 @@ char *tc_text_fold(const char *text, int64_t length, int fold_case, int fold_dia
     if (!in) return NULL;
     status = U_ZERO_ERROR;
     icu.u_strFromUTF8(in, n + 1, &n, text, (int32_t)length, &status);
-    tc_uchars folded = {0}, composed = {0};
+    tc_uchars folded = {0};
     int failed = U_FAILURE(status);
     // The rules of Foundation's folding, which the index's terms were made with: a letter of the
     // Latin, Greek or Cyrillic blocks (below U+0510) loses the marks of its canonical decomposition
@@ -238,29 +265,7 @@ char *tc_text_fold(const char *text, int64_t length, int fold_case, int fold_dia
         }
     }
     free(in);
-    char *out = NULL;
-    if (!failed) {
-        // Composed again (NFC), as the index has always stored its terms.
-        status = U_ZERO_ERROR;
-        int32_t m = icu.unorm2_normalize(nfc, folded.chars, folded.count, NULL, 0, &status);
-        if (status == U_BUFFER_OVERFLOW_ERROR || U_SUCCESS(status)) {
-            composed.capacity = m + 1;
-            composed.chars = malloc(sizeof(UChar) * (size_t)composed.capacity);
-            status = U_ZERO_ERROR;
-            if (composed.chars) composed.count = icu.unorm2_normalize(nfc, folded.chars, folded.count, composed.chars, composed.capacity, &status);
-            if (composed.chars && U_SUCCESS(status)) {
-                int32_t written = 0;
-                status = U_ZERO_ERROR;
-                icu.u_strToUTF8(NULL, 0, &written, composed.chars, composed.count, &status);
-                out = malloc((size_t)written + 1);
-                status = U_ZERO_ERROR;
-                if (out) icu.u_strToUTF8(out, written + 1, &written, composed.chars, composed.count, &status);
-                if (out && U_FAILURE(status)) { free(out); out = NULL; }
-                if (out) *folded_length = written;
-            }
-        }
-    }
+    char *out = failed ? NULL : tc_composed_utf8(nfc, &folded, folded_length);
     free(folded.chars);
-    free(composed.chars);
     return out;
 }

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 import ThumbcacheSync
 
 /// A parsed query (Docs/QUERY.md).

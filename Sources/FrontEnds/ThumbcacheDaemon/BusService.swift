@@ -1,5 +1,4 @@
 import CThumbcacheBus
-import FoundationEssentials
 import Glibc
 import Thumbcache
 import ThumbcacheRemote

@@ -1,5 +1,4 @@
 import CThumbcacheDescriptors
-import FoundationEssentials
 import Glibc
 import Synchronization
 import Thumbcache

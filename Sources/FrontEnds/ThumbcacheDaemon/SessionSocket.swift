@@ -1,5 +1,4 @@
 import CThumbcacheDescriptors
-import FoundationEssentials
 import Glibc
 import Thumbcache
 import ThumbcacheSync

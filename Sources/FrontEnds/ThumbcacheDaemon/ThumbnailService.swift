@@ -1,5 +1,3 @@
-import FoundationEssentials
-import Glibc
 import Synchronization
 import Thumbcache
 import ThumbcacheSync

@@ -1,6 +1,4 @@
-import FoundationEssentials
 import ThumbcacheSync
-import Glibc
 import Hummingbird
 import Thumbcache
 

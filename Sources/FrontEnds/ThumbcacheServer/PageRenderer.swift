@@ -1,6 +1,4 @@
-import FoundationEssentials
 import ThumbcacheSync
-import Glibc
 import Thumbcache
 
 /// The HTML of the page: server-rendered, so browsing, searching and tagging work without

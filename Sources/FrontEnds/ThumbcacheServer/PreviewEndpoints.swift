@@ -1,5 +1,3 @@
-import FoundationEssentials
-import Glibc
 import Hummingbird
 import Thumbcache
 import ThumbcacheSync

@@ -1,6 +1,4 @@
-import FoundationEssentials
 import ThumbcacheSync
-import Glibc
 import HTTPTypes
 import Hummingbird
 import Thumbcache

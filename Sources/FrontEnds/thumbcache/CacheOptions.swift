@@ -1,6 +1,5 @@
 import FoundationEssentials
 import ThumbcacheSync
-import Glibc
 import ArgumentParser
 import Thumbcache
 

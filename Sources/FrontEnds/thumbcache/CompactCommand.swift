@@ -2,7 +2,6 @@ import ArgumentParser
 import Thumbcache
 import FoundationEssentials
 import ThumbcacheSync
-import Glibc
 
 struct CompactCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

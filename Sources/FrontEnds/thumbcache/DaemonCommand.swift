@@ -1,7 +1,5 @@
 import ArgumentParser
-import FoundationEssentials
 import ThumbcacheSync
-import Glibc
 import Thumbcache
 import ThumbcacheDaemon
 

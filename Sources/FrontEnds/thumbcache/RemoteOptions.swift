@@ -1,7 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
 import ThumbcacheSync
-import Glibc
 import Thumbcache
 
 /// The shared remote tier, for every command that makes thumbnails.

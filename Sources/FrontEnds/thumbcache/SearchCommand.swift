@@ -1,5 +1,4 @@
 import ArgumentParser
-import FoundationEssentials
 import ThumbcacheSync
 import Glibc
 import Thumbcache

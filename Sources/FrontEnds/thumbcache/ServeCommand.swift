@@ -1,7 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
 import ThumbcacheSync
-import Glibc
 import Thumbcache
 import ThumbcacheServer
 

@@ -1,5 +1,4 @@
 import CThumbcacheFileInfo
-import FoundationEssentials
 import Glibc
 import ThumbcacheImaging
 import ThumbcacheIndex

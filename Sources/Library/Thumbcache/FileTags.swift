@@ -1,5 +1,4 @@
 import CThumbcacheFileInfo
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif

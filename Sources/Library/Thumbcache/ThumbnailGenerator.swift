@@ -1,6 +1,5 @@
 import Dispatch
 import FoundationEssentials
-import Glibc
 import Synchronization
 import ThumbcacheImaging
 import ThumbcacheRemote

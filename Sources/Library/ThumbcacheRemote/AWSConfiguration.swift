@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 import ThumbcacheSync
 
 /// Keys to sign S3 requests with, found the way every S3 tool finds them.

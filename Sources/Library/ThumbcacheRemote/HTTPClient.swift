@@ -1,4 +1,3 @@
-import FoundationEssentials
 import ThumbcacheSync
 import Glibc
 import CThumbcacheHTTP

@@ -1,5 +1,4 @@
 import CThumbcacheMemcached
-import FoundationEssentials
 import Glibc
 import Synchronization
 import ThumbcacheStore

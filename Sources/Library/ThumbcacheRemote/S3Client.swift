@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 import ThumbcacheSync
 
 /// What an S3-compatible service answered when it refused a request, or why no answer came.

@@ -1,5 +1,3 @@
-import FoundationEssentials
-import Glibc
 
 /// A full-text predicate: its words must stand in the document in this order, next to each
 /// other (one word: anywhere); the last may be a prefix (`photosynth*`).

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 import ThumbcacheLMDB
 
 /// What a compaction of the words inside files did.

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import Glibc
 
 /// The full-text postings: for each folded word, the documents that hold it, how often, and at

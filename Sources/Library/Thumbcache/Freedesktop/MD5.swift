@@ -1,4 +1,3 @@
-import FoundationEssentials
 import Glibc  // sin, floor
 
 /// MD5 (RFC 1321), for the one place a standard asks for it: the freedesktop thumbnail name is

@@ -1,5 +1,3 @@
-import FoundationEssentials
-import Glibc
 import ThumbcacheImaging
 import ThumbcacheRemote
 import ThumbcacheStore

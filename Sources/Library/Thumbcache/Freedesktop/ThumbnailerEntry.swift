@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 import ThumbcacheStore
 import ThumbcacheSync
 

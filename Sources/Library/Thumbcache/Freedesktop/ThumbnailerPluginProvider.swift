@@ -1,5 +1,3 @@
-import FoundationEssentials
-import Glibc
 import ThumbcacheImaging
 import ThumbcacheStore
 import ThumbcacheWorker
