@@ -93,6 +93,7 @@ let package = Package(
 
         // Idle CPU and I/O priority for background work (ioprio_set has no libc wrapper).
         .target(name: "CThumbcacheProcess"),
+        .target(name: "CThumbcacheEarlyStart", dependencies: ["CThumbcacheProcess", "CThumbcachePDF"]),
         // Extended attributes and birth times (lgetxattr, statx), which Swift's Glibc does not export.
         .target(name: "CThumbcacheFileInfo"),
         // Descriptor passing over Unix sockets (SCM_RIGHTS), whose cmsg macros Swift cannot call.
@@ -187,7 +188,7 @@ let package = Package(
         // libraries (poppler, FreeType, libarchive) are loaded with dlopen in that child only.
         .executableTarget(
             name: "thumbcache",
-            dependencies: ["Thumbcache", "ThumbcacheDaemon", "ThumbcacheServer", "ThumbcacheSync", "ThumbcacheWorker", "CThumbcacheProcess",
+            dependencies: ["Thumbcache", "ThumbcacheDaemon", "ThumbcacheServer", "ThumbcacheSync", "ThumbcacheWorker", "CThumbcacheProcess", "CThumbcacheEarlyStart",
                            "CThumbcacheDescriptors", "ThumbcacheSandbox", "ThumbcacheDocumentCodecs",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
@@ -217,6 +218,7 @@ let package = Package(
         .target(name: "ThumbcacheTestSupport", dependencies: ["ThumbcacheStore", "ThumbcacheImaging", "ThumbcacheSync", "CThumbcacheProcess"]),
         // PNGs of every colour type, depth, filter and chunking, written by libpng for the PNG reader's tests.
         .target(name: "CThumbcacheTestPNG", linkerSettings: [.linkedLibrary("png16")]),
+        .target(name: "CThumbcacheTestProcess", dependencies: ["CThumbcacheProcess"]),
         .testTarget(name: "ThumbcacheLMDBTests", dependencies: ["ThumbcacheLMDB", "CThumbcacheLMDB", "ThumbcacheTestSupport"]),
         .testTarget(
             name: "ThumbcacheIndexTests",
@@ -238,7 +240,7 @@ let package = Package(
         ),
         // The worker pool and its sandbox, with the hostile test worker.
         .testTarget(name: "ThumbcacheWorkerTests", dependencies: ["Thumbcache", "ThumbcacheImaging", "ThumbcacheWorker", "ThumbcacheCodecs",
-                                                                  "ThumbcacheSync", "ThumbcacheTestSupport"] + programs),
+                                                                  "ThumbcacheSync", "ThumbcacheTestSupport", "CThumbcacheTestProcess"] + programs),
         // `thumbcache serve` over real sockets (and a headless browser).
         .testTarget(name: "ThumbcacheServerTests", dependencies: ["Thumbcache", "ThumbcacheServer", "ThumbcacheImaging", "ThumbcacheSync",
                                                                   "ThumbcacheTestSupport", "CThumbcacheFileInfo",
@@ -284,7 +286,7 @@ let layers: [(folder: String, targets: [String])] = [
     // The library for other languages: the C API, and the Python module over it (in python/, not a target).
     ("Bindings", ["ThumbcacheC"]),
     // Built for the tests only.
-    ("Testing", ["ThumbcacheTestSupport", "CThumbcacheTestPNG", "thumbcache-probe", "thumbcache-test-worker"]),
+    ("Testing", ["ThumbcacheTestSupport", "CThumbcacheTestPNG", "CThumbcacheTestProcess", "thumbcache-probe", "thumbcache-test-worker"]),
 ]
 for target in package.targets where target.type != .test {
     guard let layer = layers.first(where: { $0.targets.contains(target.name) }) else {

@@ -1,4 +1,7 @@
+import CThumbcacheEarlyStart
+import Glibc
 import Thumbcache
+import ThumbcacheDaemon
 import ThumbcacheDocumentCodecs
 import ThumbcacheSandbox
 import ThumbcacheWorker
@@ -21,4 +24,28 @@ extension DecoderOptions {
         isolation.fork = .documents
         return isolation
     }()
+}
+
+/// The documents worker `thumbcache` forks from a constructor for a `get` of a PDF (cearly.h).
+enum EarlyStart {
+    /// In that child: becomes the worker, which loaded poppler already and now waits for its
+    /// arguments. Called first in `main`; returns elsewhere.
+    static func becomeWorkerIfForked() {
+        guard cearly_is_worker() != 0 else { return }
+        WorkerFork.documents.run(.documents, [WorkerProtocol.argumentsFollowFlag, "--expect", ImageFormat.pdf.rawValue])
+    }
+
+    /// In the parent: keeps the worker for `call` (a quick call's miss takes it), or ends it where
+    /// no worker of this process will decode the file: not a quick call, a remote configured, or
+    /// a daemon serving the store, which is asked first.
+    static func keepOrEnd(for call: GetCommand.Call?) {
+        var forked = cearly_worker()
+        guard cearly_take(&forked) != 0 else { return }
+        let worker = EarlyWorker(pid: forked.pid, family: .documents, channel: forked.channel, errors: forked.errors, arguments: forked.arguments)
+        WorkerFork.keepEarly(worker)
+        guard let call, !call.remote, DecoderOptions.oneFile.fork?.families.contains(.documents) == true else { return WorkerFork.discardEarly() }
+        if call.daemon, let socket = SessionSocket.path(forStoreAt: call.cache ?? ThumbnailStore.defaultDirectory), access(socket, F_OK) == 0 {
+            WorkerFork.discardEarly()
+        }
+    }
 }

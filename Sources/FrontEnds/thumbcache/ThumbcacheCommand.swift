@@ -1,6 +1,7 @@
 import ArgumentParser
 import Thumbcache
 import ThumbcacheSync
+import ThumbcacheWorker
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,6 +9,7 @@ import Glibc
 @main
 struct ThumbcacheCommand: AsyncParsableCommand {
     static func main() async {
+        EarlyStart.becomeWorkerIfForked()
         // Answered before anything is set up, as get's quick call is: ArgumentParser's reflection
         // and `print`'s casts were a third of the time `--version` took (PERFORMANCE.md).
         if CommandLine.arguments.count == 2, CommandLine.arguments[1] == "--version" {
@@ -33,18 +35,20 @@ struct ThumbcacheCommand: AsyncParsableCommand {
                 }
                 return
             }
-            if let call = GetCommand.quickCall(CommandLine.arguments) {
+            let quickCall = GetCommand.quickCall(CommandLine.arguments)
+            EarlyStart.keepOrEnd(for: quickCall)
+            if let call = quickCall {
                 // A hit is answered here, on the main thread, before any `await`.
                 let store = try GetCommand.store(call)
-                if try GetCommand.answerFromCache(call, store: store) { Glibc.exit(0) }
+                if try GetCommand.answerFromCache(call, store: store) { WorkerFork.discardEarly(); Glibc.exit(0) }
                 switch try GetCommand.miss(call, store: store) {
-                case .answered: Glibc.exit(0)
+                case .answered: WorkerFork.discardEarly(); Glibc.exit(0)
                 case .decoding(let prepared):
                     try await exitingWhereItEnds {
                         try await GetCommand.run(call, store: store, prepared: prepared)
                         return true
                     }
-                case .usualWay: break
+                case .usualWay: WorkerFork.discardEarly()
                 }
             }
             if let message = unknownCommand(CommandLine.arguments) {

@@ -12,6 +12,16 @@ package enum WorkerMain {
     /// What the decoders would load at their first file is loaded before the confinement only
     /// where Landlock cannot let the system's libraries be read after it.
     package static func run(decoders: ImageDecoders, arguments: [String] = CommandLine.arguments) -> Never {
+        var decoders = decoders
+        var arguments = arguments
+        // Forked at its program's start (``EarlyWorker``): the file's library first (loaded already
+        // where `thumbcache`'s constructor forked it), then the rest of the arguments, when the
+        // program knows it needs this worker.
+        if arguments.contains(WorkerProtocol.argumentsFollowFlag) {
+            if let format = expectedFormat(arguments) { decoders.loadLibraries(for: format) }
+            guard let rest = WorkerProtocol.readArguments(from: WorkerProtocol.channelDescriptor + 1) else { exit(0) }
+            arguments = Array(arguments.prefix(1)) + rest
+        }
         // A pool always passes its limits first; a person who runs the program gets told what it is.
         guard arguments.contains("--memory") else {
             let name = arguments.first.map(FilePaths.lastComponent) ?? "thumbcache-worker"
@@ -19,7 +29,6 @@ package enum WorkerMain {
                 + "it takes no commands. For a thumbnail: thumbcache thumbnail FILE -o OUT.PNG\n")
             exit(2)
         }
-        var decoders = decoders
         func value(_ flag: String) -> UInt64 {
             guard let i = arguments.firstIndex(of: flag), i + 1 < arguments.count else { return 0 }
             return UInt64(arguments[i + 1]) ?? 0
@@ -27,9 +36,7 @@ package enum WorkerMain {
         decoders.settings = DecodeSettings(threads: Int(value("--threads")))
         // The library of the file this worker was started for, now: it is needed next, and after
         // the confinement only Landlock would let it be read.
-        if let i = arguments.firstIndex(of: "--expect"), i + 1 < arguments.count {
-            decoders.loadLibraries(for: ImageFormat(rawValue: arguments[i + 1]))
-        }
+        if let format = expectedFormat(arguments) { decoders.loadLibraries(for: format) }
         // Before the confinement, whose system-call filter does not allow changing priorities.
         if arguments.contains("--idle") { _ = tc_process_be_idle() }
         keepDecoderBuffersInHeap()
@@ -39,6 +46,8 @@ package enum WorkerMain {
                                      channel: WorkerProtocol.channelDescriptor, load_libraries: { WorkerMain.confining.withLock { $0 }?.loadLibraries() },
                                      without_landlock: arguments.contains("--without-landlock") ? 1 : 0,
                                      prepared_filter: arguments.contains(WorkerProtocol.preparedFilterFlag) ? WorkerProtocol.channelDescriptor + 1 : -1)
+        // A forked worker started on the CPUs its parent was not on; its libraries are loaded.
+        tc_worker_started()
         var message = [CChar](repeating: 0, count: 256)
         let applied = csandbox_confine(&limits, &message, message.count)
         let hello: WorkerReply.Hello
@@ -50,6 +59,12 @@ package enum WorkerMain {
         }
         WorkerServer.serve(decoders: decoders, hello: hello)
         exit(0)
+    }
+
+    /// The format `--expect` names, if any.
+    private static func expectedFormat(_ arguments: [String]) -> ImageFormat? {
+        guard let i = arguments.firstIndex(of: "--expect"), i + 1 < arguments.count else { return nil }
+        return ImageFormat(rawValue: arguments[i + 1])
     }
 
     /// Sends a forked worker the system-call filter it would build (``WorkerFork/sendFilter``).

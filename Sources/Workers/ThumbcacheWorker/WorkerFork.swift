@@ -23,11 +23,12 @@ package struct WorkerFork: Sendable, Hashable {
         self.run = run
     }
 
-    /// Whether a worker of `family` may be forked now: it is one of the families, and this process has
-    /// a single thread (a fork copies the calling thread alone, and a lock another thread held
-    /// would stay held in the child). Otherwise the family's program is spawned.
+    /// Whether a worker of `family` may be forked now: it is one of the families, and one forked at
+    /// the program's start waits, or this process has a single thread (a fork copies the calling
+    /// thread alone, and a lock another thread held would stay held in the child). Otherwise the
+    /// family's program is spawned.
     func forks(_ family: WorkerFamily) -> Bool {
-        families.contains(family) && tc_thread_count() == 1
+        families.contains(family) && (Self.hasEarly(family) || tc_thread_count() == 1)
     }
 
     package static func == (a: WorkerFork, b: WorkerFork) -> Bool { a.families == b.families }

@@ -1,4 +1,7 @@
 import ThumbcacheImaging
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The worker protocol, version 4 (Docs/SECURITY.md): the parent sends a request frame with the
 /// file's descriptor attached; the worker answers with a reply frame. Frames are a little-endian
@@ -12,6 +15,35 @@ package enum WorkerProtocol {
     /// A forked worker's argument saying its parent sends its prepared system-call filter on the
     /// descriptor after the channel (``WorkerFork/sendFilter``).
     package static let preparedFilterFlag = "--prepared-filter"
+    /// An early worker's argument (``EarlyWorker``): the rest of its
+    /// arguments come on the descriptor after the channel, before any prepared filter.
+    package static let argumentsFollowFlag = "--arguments-follow"
+
+    /// The arguments an early worker is sent: their length in bytes (four, little-endian), then
+    /// each ended by a zero byte.
+    static func argumentsMessage(_ arguments: [String]) -> [UInt8] {
+        var body: [UInt8] = []
+        for argument in arguments { body += argument.utf8 + [0] }
+        return withUnsafeBytes(of: UInt32(body.count).littleEndian) { Array($0) } + body
+    }
+
+    /// The arguments an early worker reads from `descriptor` (``argumentsMessage(_:)``); nil
+    /// when the descriptor closed first: its program did not need it.
+    package static func readArguments(from descriptor: Int32) -> [String]? {
+        func read(_ count: Int) -> [UInt8]? {
+            var bytes = [UInt8](repeating: 0, count: count), done = 0
+            while done < count {
+                let n = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + done, count - done) }
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { return nil }
+                done += n
+            }
+            return bytes
+        }
+        guard let length = read(4).map({ $0.reversed().reduce(0) { $0 << 8 | Int($1) } }), length <= maxDocumentBytes,
+              let body = read(length) else { return nil }
+        return body.split(separator: 0, omittingEmptySubsequences: false).dropLast().map { String(decoding: $0, as: UTF8.self) }
+    }
 }
 
 /// What the parent asks of a worker for one file.

@@ -78,7 +78,8 @@ final class WorkerProcess: @unchecked Sendable {
     /// Its hello is read after its first request, as a spawned worker's is.
     static func fork(_ configuration: WorkerPool.Configuration, _ fork: WorkerFork, family: WorkerFamily,
                      expecting format: ImageFormat? = nil) throws(WorkerFailure.Reason) -> WorkerProcess {
-        try launch(family: family, name: "the forked \(family.rawValue) worker", forked: true) { channel, errors throws(WorkerFailure.Reason) in
+        if let early = WorkerFork.takeEarly(family) { return adopt(early, configuration, fork, expecting: format) }
+        return try launch(family: family, name: "the forked \(family.rawValue) worker", forked: true) { channel, errors throws(WorkerFailure.Reason) in
             // The filter's pipe; without one the child builds its filter itself.
             var filter: [Int32] = [-1, -1]
             if fork.sendFilter == nil || cdesc_pipe(&filter) != 0 { filter = [-1, -1] }
@@ -92,6 +93,40 @@ final class WorkerProcess: @unchecked Sendable {
             if filter[1] >= 0 { fork.sendFilter?(pid, configuration.withoutLandlock, filter[1]) }
             return pid
         }
+    }
+
+    /// The worker forked at the program's start (``EarlyWorker``), sent
+    /// the arguments ``fork(_:_:family:expecting:)`` would have given it, then its filter. A child
+    /// that died meanwhile fails its hello, as a forked one would.
+    private static func adopt(_ early: EarlyWorker, _ configuration: WorkerPool.Configuration, _ fork: WorkerFork,
+                              expecting format: ImageFormat?) -> WorkerProcess {
+        let arguments = Self.arguments(configuration, expecting: format) + (fork.sendFilter != nil ? [WorkerProtocol.preparedFilterFlag] : [])
+        withoutBrokenPipeSignal {
+            let sent = WorkerProtocol.argumentsMessage(arguments).withUnsafeBytes { writeFully(early.arguments, $0) } == nil
+            if sent { fork.sendFilter?(early.pid, configuration.withoutLandlock, early.arguments) }
+        }
+        close(early.arguments)
+        _ = fcntl(early.errors, F_SETFL, fcntl(early.errors, F_GETFL) | O_NONBLOCK)
+        let worker = WorkerProcess(pid: early.pid, family: early.family, channel: early.channel, errors: early.errors)
+        worker.forked = true
+        worker.helloFrom = "the forked \(early.family.rawValue) worker"
+        return worker
+    }
+
+    /// Runs `body`, whose writes to a pipe whose reader died fail with `EPIPE` instead of ending
+    /// this process: SIGPIPE blocked on this thread, and one that came discarded.
+    private static func withoutBrokenPipeSignal(_ body: () -> Void) {
+        var pipeSignal = sigset_t(), previous = sigset_t()
+        sigemptyset(&pipeSignal)
+        sigaddset(&pipeSignal, SIGPIPE)
+        var pending = sigset_t()
+        sigpending(&pending)
+        let wasPending = sigismember(&pending, SIGPIPE) == 1
+        pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous)
+        body()
+        var now = timespec()
+        if !wasPending { while sigtimedwait(&pipeSignal, nil, &now) == SIGPIPE {} }
+        pthread_sigmask(SIG_SETMASK, &previous, nil)
     }
 
     /// A worker's arguments after its program's name: its limits, as ``WorkerFork/run`` gets them too,

@@ -25,4 +25,8 @@ int tc_thread_count(void);
 // filter); returns 0 there, the child's pid in the parent, -1 (errno set) on failure.
 pid_t tc_fork_worker(int channel, int errors, int filter);
 
+// In a child of tc_fork_worker, once its libraries are loaded: it may run on every CPU its
+// parent may (it started on the others only, so that the two start side by side).
+void tc_worker_started(void);
+
 #endif
