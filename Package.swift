@@ -45,7 +45,7 @@ let package = Package(
         // A library loaded with dlopen when first needed, its functions resolved into a shim's table.
         .target(name: "CThumbcacheLibraries"),
         .target(name: "CThumbcachePNG", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("isal"), .linkedLibrary("z")]),
-        .target(name: "CThumbcacheJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
+        .target(name: "CThumbcacheJPEG", dependencies: ["CThumbcacheProcess"], linkerSettings: [.linkedLibrary("jpeg")]),
 
         // Each format's Debian library, bound through a module map (Docs/IMAGING.md, Docs/LICENSES.md).
         .systemLibrary(name: "CThumbcacheWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
@@ -113,7 +113,7 @@ let package = Package(
 
         // Locks, guarded state, threads, the monotonic clock and system-call helpers (Errno, EINTR) the
         // other modules share.
-        .target(name: "ThumbcacheSync", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
+        .target(name: "ThumbcacheSync", dependencies: ["CThumbcacheProcess", .product(name: "SystemPackage", package: "swift-system")]),
         // `URL` as a `FileLocation`, apart from ThumbcacheSync so that the workers link no Foundation.
         .target(name: "ThumbcacheFileURL", dependencies: ["ThumbcacheSync"]),
 

@@ -51,6 +51,14 @@ struct EarlyWorkerTests {
         #expect(throws: WorkerFailure.Reason.self) { try worker.readHello() }
     }
 
+    /// A thread started beside its creator (a decode's second half) may not use the creator's CPU
+    /// (Linux put it there, where the two took turns), where there is another.
+    @Test func aThreadStartedBesideItsCreatorUsesTheOtherCPUs() throws {
+        var (creator, thread): (Int32, Int32) = (0, 0)
+        #expect(ctest_thread_beside_cpus(&creator, &thread) == 0)
+        #expect(thread == (creator > 1 ? creator - 1 : creator), "\(creator) CPUs, the thread \(thread)")
+    }
+
     /// A forked worker starts on the CPUs its parent is not on (Linux put it on the parent's,
     /// where the two took turns), and may use all of them once started.
     @Test func aForkedWorkerStartsBesideItsParentThenMayUseEveryCPU() throws {

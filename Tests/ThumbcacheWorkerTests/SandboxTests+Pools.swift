@@ -107,3 +107,29 @@ extension SandboxTests {
         #expect(WorkerFailure(path: "p", reason: .timedOut(seconds: 20)).isContentFault)
     }
 }
+
+extension SandboxTests {
+    /// A confined worker given two decode threads (a one-file call's) decodes a large JPEG at 1/8 on
+    /// both: its second thread moves itself off the first's CPU (`tc_start_thread_beside`), which
+    /// its system-call filter allows for the calling thread alone. The pixels are one thread's.
+    @Test func aConfinedWorkerDecodesAtOneEighthOnTwoThreads() throws {
+        let dir = TemporaryDirectory()
+        var image = testPhoto(width: 1600, height: 1200)
+        var state: UInt32 = 2_463_534_242
+        for i in image.pixels.indices where i % 4 != 3 {
+            state ^= state << 13; state ^= state >> 17; state ^= state << 5
+            image.pixels[i] = UInt8(clamping: Int(image.pixels[i]) + Int(state >> 27) - 16)
+        }
+        let bytes = try ImageEncoder.jpeg(image, quality: 85)
+        #expect(bytes.count > 1 << 17, "the data must be over the two-thread decode's 128 KiB")
+        let path = try dir.write("grainy.jpg", bytes)
+        let box = ThumbnailOptions(maxWidth: 64, maxHeight: 64)  // 1600 / 64 = 25: decoded at 1/8
+        let two = WorkerPool(.init(workers: 1, decodeThreads: 2))
+        defer { two.close() }
+        let one = WorkerPool(.init(workers: 1, decodeThreads: 1))
+        defer { one.close() }
+        let (a, b) = (try two.thumbnail(ofFileAt: path, options: box, format: nil).image, try one.thumbnail(ofFileAt: path, options: box, format: nil).image)
+        #expect(a.width == 64 && a == b)
+        #expect(try two.confinement(of: .images).layers.contains("seccomp"))
+    }
+}

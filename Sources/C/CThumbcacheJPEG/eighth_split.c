@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cprocess.h"
 #include "eighth_internal.h"
 
 // MARK: A sequential scan on two threads
@@ -408,7 +409,7 @@ static int decode_split(scan_state *st, const eighth_more *more, uint32_t mcus_w
     g->found = malloc((size_t)g->capacity * sizeof *g->found);
     g->parts = malloc((size_t)g->parts_capacity * sizeof *g->parts);
     pthread_t thread;
-    int started = g->found && g->parts && pthread_create(&thread, NULL, guess_blocks, g) == 0;
+    int started = g->found && g->parts && tc_start_thread_beside(&thread, guess_blocks, g) == 0;
     st->guess = started ? g : NULL;
     memset(st->guess_cursor, 0, sizeof st->guess_cursor);
     int result = eighth_decode_sequential(st, mcus_wide, 0, mcus_high, 0);
@@ -544,7 +545,7 @@ static int decode_at_restarts(eighth *e, struct pending *p, const eighth_more *m
                            .markers = at / (uint64_t)interval, .st = *st, .mcus_wide = p->mcus_wide, .mcus_high = p->mcus_high,
                            .from_row = (uint32_t)(at / p->mcus_wide), .restart_interval = interval};
         h->r.cinfo = p->r.cinfo;
-        if (pthread_create(&thread, NULL, decode_second_half, h) != 0) {
+        if (tc_start_thread_beside(&thread, decode_second_half, h) != 0) {
             free(h);
             h = NULL;
         }

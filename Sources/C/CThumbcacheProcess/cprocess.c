@@ -119,6 +119,42 @@ static int apart(cpu_set_t *set) {
     return 1;
 }
 
+// The calling thread kept off `cpu`, where it may use another.
+static void move_off(int cpu) {
+    cpu_set_t others;
+    if (cpu < 0 || sched_getaffinity(0, sizeof others, &others) != 0 || CPU_COUNT(&others) < 2 || !CPU_ISSET(cpu, &others)) return;
+    CPU_CLR(cpu, &others);
+    sched_setaffinity(0, sizeof others, &others);
+}
+
+typedef struct {
+    void *(*run)(void *);
+    void *argument;
+    int cpu;
+} beside_start;
+
+static void *run_beside(void *start) {
+    beside_start s = *(beside_start *)start;
+    free(start);
+    move_off(s.cpu);
+    return s.run(s.argument);
+}
+
+int tc_start_thread_beside(pthread_t *thread, void *(*run)(void *), void *argument) {
+    beside_start *start = malloc(sizeof *start);
+    if (!start) return pthread_create(thread, NULL, run, argument);
+    *start = (beside_start){.run = run, .argument = argument, .cpu = sched_getcpu()};
+    int rc = pthread_create(thread, NULL, run_beside, start);
+    if (rc != 0) {
+        free(start);
+        return rc;
+    }
+    // The new thread moves itself (a confined worker may set its own threads' CPUs only); where
+    // Linux put it on this CPU, this lets it run now, not at the next tick.
+    sched_yield();
+    return 0;
+}
+
 void tc_worker_started(void) {
     if (forked_on >= 0) sched_setaffinity(0, sizeof allowed, &allowed);
     forked_on = -1;

@@ -19,7 +19,7 @@ enum PipelinedRows {
         let bands = Bands()
         // A thread of its own (no dispatch queue): a confined worker may start threads, not
         // the event descriptors a queue's first use makes.
-        let helper = startThread {
+        let helper = startThread(beside: true) {
             let scaler = makeScaler()
             while let band = bands.next() {
                 band.withUnsafeBufferPointer { rows in

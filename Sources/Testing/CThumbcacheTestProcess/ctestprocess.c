@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "ctestprocess.h"
 #include "cprocess.h"
+#include <pthread.h>
 #include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,4 +36,16 @@ int ctest_forked_worker_cpus(int *parent, int *child_at_start, int *child_starte
     close(report[0]);
     if (pid > 0) waitpid(pid, NULL, 0);
     return failed ? -1 : 0;
+}
+
+static void *report_cpus(void *count) {
+    *(int *)count = cpus_of(0);
+    return NULL;
+}
+
+int ctest_thread_beside_cpus(int *creator, int *thread) {
+    *creator = cpus_of(0);
+    pthread_t started;
+    if (tc_start_thread_beside(&started, report_cpus, thread) != 0) return -1;
+    return pthread_join(started, NULL) == 0 ? 0 : -1;
 }

@@ -25,6 +25,12 @@ int tc_thread_count(void);
 // filter); returns 0 there, the child's pid in the parent, -1 (errno set) on failure.
 pid_t tc_fork_worker(int channel, int errors, int filter);
 
+// pthread_create for a thread that works beside the caller for a short while (a decode's
+// second half, its downscaling): it runs off the caller's CPU, where there is another (Linux put
+// a new thread on its creator's CPU, where the two took turns while another CPU stood idle).
+#include <pthread.h>
+int tc_start_thread_beside(pthread_t *thread, void *(*run)(void *), void *argument);
+
 // In a child of tc_fork_worker, once its libraries are loaded: it may run on every CPU its
 // parent may (it started on the others only, so that the two start side by side).
 void tc_worker_started(void);

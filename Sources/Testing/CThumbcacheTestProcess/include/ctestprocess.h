@@ -7,4 +7,8 @@
 /// calls, as a child of a process with threads (the test runner) must.
 int ctest_forked_worker_cpus(int *parent, int *child_at_start, int *child_started);
 
+/// The CPUs a thread started by tc_start_thread_beside may use (`thread`) against its
+/// creator's (`creator`): 0, or -1 where the thread could not be started.
+int ctest_thread_beside_cpus(int *creator, int *thread);
+
 #endif
