@@ -203,7 +203,7 @@ let package = Package(
         // workers' code and no Foundation, so it starts in a third of thumbcache's time and forks
         // its worker for an image, a PDF or a font.
         // The image worker's program answers the same calls; the package installs it under both names.
-        .target(name: "ThumbcachePlugIn", dependencies: ["ThumbcacheSandbox", "ThumbcacheWorker", "ThumbcacheImaging", "ThumbcacheCodecs", "ThumbcacheDocumentCodecs",
+        .target(name: "ThumbcachePlugIn", dependencies: ["CThumbcacheEarlyStart", "ThumbcacheSandbox", "ThumbcacheWorker", "ThumbcacheImaging", "ThumbcacheCodecs", "ThumbcacheDocumentCodecs",
                                                   "ThumbcacheSync"]),
         .executableTarget(name: "thumbcache-thumbnailer", dependencies: ["ThumbcachePlugIn"]),
         // A worker of every family with hostile test decoders (crash, hang, allocate, create files,

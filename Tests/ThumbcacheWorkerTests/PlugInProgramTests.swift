@@ -61,6 +61,39 @@ struct PlugInProgramTests {
         _ = try ImageDecoder.png(Array(try Data(contentsOf: URL(fileURLWithPath: dir.appending("out.png")))), name: "out.png")
     }
 
+    /// A JPEG's, a PNG's or a PDF's worker is forked by a constructor, before the program reads
+    /// the file's type with the catalogue (`strace`: the fork comes before the catalogue's read of
+    /// 4096 bytes), and is the call's only one; a font's is forked the usual way, later. Where the
+    /// call is handed to `thumbcache` (a cache exists), that worker is killed before the `exec`.
+    @Test func forksItsWorkerAtStartForAPictureOrAPDF() throws {
+        let dir = TemporaryDirectory()
+        let (photo, graphic, font, pdf) = try { let f = try Self.fixtures(in: dir); return (f[0], f[1], f[2], f[3]) }()
+        let program = ChildProcess.productsDirectory + "/thumbcache-thumbnailer"
+        func traced(_ file: String, cache: String) throws -> (lines: [String], parent: String) {
+            let log = dir.appending("strace-\(UUID().uuidString).log")
+            _ = try FixtureTools.run("env", ["THUMBCACHE_DIR=" + cache, "strace", "-f", "-q", "-e", "trace=execve,clone,kill,pread64", "-o", log,
+                                             program, "--size", "96", file, dir.appending("out.png")])
+            let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map(String.init)
+            return (lines, try #require(lines.first?.split(separator: " ").first.map(String.init)))
+        }
+        func isFork(_ line: String, of parent: String) -> Bool {
+            line.hasPrefix(parent + " ") && line.contains("clone(") && line.contains("SIGCHLD") && !line.contains("CLONE_THREAD")
+        }
+        for (file, atStart) in [(photo, true), (graphic, true), (pdf, true), (font, false)] {
+            let (lines, parent) = try traced(file, cache: dir.appending("no-cache"))
+            let forks = lines.indices.filter { isFork(lines[$0], of: parent) }
+            let catalogueRead = try #require(lines.firstIndex { $0.hasPrefix(parent + " ") && $0.contains("pread64(") && $0.contains(", 4096, 0)") })
+            #expect(forks.count == 1, "\(file): \(forks.count) forks")
+            #expect(forks.first.map { $0 < catalogueRead } == atStart, "\(file): forked \(atStart ? "after" : "before") the catalogue's read")
+        }
+        let cache = dir.appending("cache")
+        _ = try ThumbnailStore.open(directory: cache)
+        let (lines, parent) = try traced(photo, cache: cache)
+        let kill = try #require(lines.firstIndex { $0.hasPrefix(parent + " ") && $0.contains("kill(") && $0.contains("SIGKILL") }, "the worker forked at start was left")
+        let handedOn = try #require(lines.indices.first { $0 > 0 && lines[$0].hasPrefix(parent + " ") && lines[$0].contains("execve(") }, "not handed on")
+        #expect(kill < handedOn)
+    }
+
     @Test func saysWhichFileFailedAndWhy() throws {
         let dir = TemporaryDirectory()
         let cache = dir.appending("no-cache")

@@ -3,6 +3,7 @@
 #include "cpdf.h"
 #include "cprocess.h"
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -13,6 +14,8 @@ static int forked;
 static cearly_worker parent_ends;
 
 int cearly_is_worker(void) { return is_worker; }
+
+cearly_worker cearly_child(void) { return parent_ends; }
 
 int cearly_take(cearly_worker *worker) {
     if (!forked) return 0;
@@ -38,13 +41,35 @@ static const char *single_file(int argc, char **argv) {
     return file;
 }
 
-static int starts_as_pdf(const char *path) {
+// The family and format of a file whose first bytes are a PDF's, a JPEG's or a PNG's; 0 for any
+// other (the catalogue, read later, decides about those, and their worker is forked then).
+static int format_of(const char *path, int *family, const char **format) {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) return 0;
-    char head[5];
+    unsigned char head[8];
     ssize_t n = pread(fd, head, sizeof head, 0);
     close(fd);
-    return n == (ssize_t)sizeof head && memcmp(head, "%PDF-", sizeof head) == 0;
+    if (n >= 5 && memcmp(head, "%PDF-", 5) == 0) {
+        *family = CEARLY_DOCUMENTS, *format = "pdf";
+    } else if (n >= 3 && head[0] == 0xFF && head[1] == 0xD8 && head[2] == 0xFF) {
+        *family = CEARLY_IMAGES, *format = "jpeg";
+    } else if (n == 8 && memcmp(head, "\x89PNG\r\n\x1a\n", 8) == 0) {
+        *family = CEARLY_IMAGES, *format = "png";
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+// The file of a command line that will want a worker forked: `thumbcache get` of one PDF (the
+// only family `thumbcache` forks), or the plug-in's call `--size N INPUT OUTPUT`.
+static const char *file_wanting_worker(int argc, char **argv, int *family, const char **format) {
+    const char *file = NULL;
+    int plug_in = argc == 5 && (strcmp(argv[1], "--size") == 0 || strcmp(argv[1], "-s") == 0);
+    if (argc >= 4 && strcmp(argv[1], "get") == 0 && !getenv("THUMBCACHE_REMOTE")) file = single_file(argc, argv);
+    else if (plug_in && strncmp(argv[3], "file://", 7) != 0) file = argv[3];
+    if (!file || !format_of(file, family, format)) return NULL;
+    return plug_in || *family == CEARLY_DOCUMENTS ? file : NULL;
 }
 
 // `fd` moved above the descriptors the child's are put on (0 to 4), where the parent's can
@@ -63,9 +88,9 @@ static void close_all(const int *fds, int count) {
 // thread. Any failure leaves nothing behind: the worker is then forked when needed, as without this.
 __attribute__((constructor(101))) static void cearly_start(int argc, char **argv, char **envp) {
     (void)envp;
-    if (argc < 4 || !argv || strcmp(argv[1], "get") != 0 || getenv("THUMBCACHE_REMOTE")) return;
-    const char *file = single_file(argc, argv);
-    if (!file || !starts_as_pdf(file)) return;
+    int family = 0;
+    const char *format = NULL;
+    if (argc < 4 || !argv || !file_wanting_worker(argc, argv, &family, &format)) return;
     // The channel's two ends, standard error's and the arguments' pipes' (read, write).
     int fds[6] = {-1, -1, -1, -1, -1, -1};
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0 || pipe2(fds + 2, O_CLOEXEC) != 0
@@ -80,11 +105,14 @@ __attribute__((constructor(101))) static void cearly_start(int argc, char **argv
         // parent go without it.
         close(pair[0]); close(errors[0]); close(arguments[1]);
         is_worker = 1;
-        cpdf_load(NULL, 0);
+        parent_ends.family = family;
+        snprintf(parent_ends.format, sizeof parent_ends.format, "%s", format);
+        if (family == CEARLY_DOCUMENTS) cpdf_load(NULL, 0);
         return;
     }
     close(pair[1]); close(errors[1]); close(arguments[0]);
     if (pid < 0) { close(pair[0]); close(errors[0]); close(arguments[1]); return; }
-    parent_ends = (cearly_worker){.pid = pid, .channel = pair[0], .errors = errors[0], .arguments = arguments[1]};
+    parent_ends = (cearly_worker){.pid = pid, .channel = pair[0], .errors = errors[0], .arguments = arguments[1], .family = family};
+    snprintf(parent_ends.format, sizeof parent_ends.format, "%s", format);
     forked = 1;
 }

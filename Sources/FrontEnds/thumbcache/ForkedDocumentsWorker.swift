@@ -32,7 +32,9 @@ enum EarlyStart {
     /// arguments. Called first in `main`; returns elsewhere.
     static func becomeWorkerIfForked() {
         guard cearly_is_worker() != 0 else { return }
-        WorkerFork.documents.run(.documents, [WorkerProtocol.argumentsFollowFlag, "--expect", ImageFormat.pdf.rawValue])
+        let child = cearly_child()
+        guard child.family == Int32(CEARLY_DOCUMENTS) else { exit(0) }  // `get` forks no other
+        WorkerFork.documents.run(.documents, [WorkerProtocol.argumentsFollowFlag, "--expect", EarlyWorker.format(of: child.format)])
     }
 
     /// In the parent: keeps the worker for `call` (a quick call's miss takes it), or ends it where
@@ -41,9 +43,9 @@ enum EarlyStart {
     static func keepOrEnd(for call: GetCommand.Call?) {
         var forked = cearly_worker()
         guard cearly_take(&forked) != 0 else { return }
-        let worker = EarlyWorker(pid: forked.pid, family: .documents, channel: forked.channel, errors: forked.errors, arguments: forked.arguments)
-        WorkerFork.keepEarly(worker)
-        guard let call, !call.remote, DecoderOptions.oneFile.fork?.families.contains(.documents) == true else { return WorkerFork.discardEarly() }
+        let family: WorkerFamily = forked.family == Int32(CEARLY_DOCUMENTS) ? .documents : .images
+        WorkerFork.keepEarly(EarlyWorker(pid: forked.pid, family: family, channel: forked.channel, errors: forked.errors, arguments: forked.arguments))
+        guard let call, !call.remote, DecoderOptions.oneFile.fork?.families.contains(family) == true else { return WorkerFork.discardEarly() }
         if call.daemon, let socket = SessionSocket.path(forStoreAt: call.cache ?? ThumbnailStore.defaultDirectory), access(socket, F_OK) == 0 {
             WorkerFork.discardEarly()
         }

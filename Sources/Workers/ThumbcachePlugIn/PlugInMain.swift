@@ -1,3 +1,4 @@
+import CThumbcacheEarlyStart
 import ThumbcacheCodecs
 import ThumbcacheDocumentCodecs
 import ThumbcacheImaging
@@ -29,6 +30,8 @@ package enum PlugInMain {
     /// Answers the call and exits: 0 with the PNG written, 1 with the reason, 2 for arguments it
     /// does not take.
     package static func run(_ arguments: [String]) -> Never {
+        EarlyStart.becomeWorkerIfForked()
+        EarlyStart.keep()
         if (2...3).contains(arguments.count), arguments[1] == "--print-confinement" {
             guard let family = arguments.count == 2 ? .images : WorkerFamily(rawValue: arguments[2]) else {
                 exit(2, saying: "Error: no worker family \(arguments[2]) (\(WorkerFamily.allCases.map(\.rawValue).joined(separator: ", ")))\n")
@@ -50,6 +53,7 @@ package enum PlugInMain {
         let file = FilePaths.resolved(input)
         guard !input.hasPrefix("file://"), !CacheLocation.holdsCache(CacheLocation.standard),
               let format = ImageDecoders.catalogue.format(ofFileAt: file) else {
+            WorkerFork.discardEarly()
             handOn(size: arguments[2], input: input, output: output)
         }
         let pool = decoding()
@@ -90,12 +94,36 @@ package enum PlugInMain {
     /// program spawned; the limits `thumbcache`'s defaults give a one-file call.
     static func decoding() -> WorkerPool {
         var configuration = WorkerPool.Configuration(workers: 1, timeout: 20, memoryLimit: 1 << 30)
-        // The children build their own system-call filters: one built here measured no faster
-        // (Docs/PERFORMANCE.md, "A forked worker's filter built by its parent").
-        configuration.fork = WorkerFork(families: [.images, .documents]) { family, arguments in
-            WorkerMain.run(decoders: family == .documents ? .documents : .images, arguments: [family.executableName] + arguments)
-        }
+        configuration.fork = fork
         return WorkerPool(configuration)
+    }
+
+    /// The image and documents families, forked. The children build their own system-call
+    /// filters: one built here measured no faster (Docs/PERFORMANCE.md, "A forked worker's filter
+    /// built by its parent").
+    static let fork = WorkerFork(families: [.images, .documents]) { family, arguments in
+        WorkerMain.run(decoders: family == .documents ? .documents : .images, arguments: [family.executableName] + arguments)
+    }
+
+    /// The worker forked from a constructor for the call's PDF, JPEG or PNG (cearly.h).
+    enum EarlyStart {
+        /// In that child: becomes the worker (a PDF's has loaded poppler already), which waits for
+        /// its arguments. Returns elsewhere.
+        static func becomeWorkerIfForked() {
+            guard cearly_is_worker() != 0 else { return }
+            let child = cearly_child()
+            let family: WorkerFamily = child.family == Int32(CEARLY_DOCUMENTS) ? .documents : .images
+            fork.run(family, [WorkerProtocol.argumentsFollowFlag, "--expect", EarlyWorker.format(of: child.format)])
+        }
+
+        /// In the parent: keeps the worker for the pool the call makes (a call that hands on to
+        /// `thumbcache` or fails ends it, as does this program's exit).
+        static func keep() {
+            var forked = cearly_worker()
+            guard cearly_take(&forked) != 0 else { return }
+            let family: WorkerFamily = forked.family == Int32(CEARLY_DOCUMENTS) ? .documents : .images
+            WorkerFork.keepEarly(EarlyWorker(pid: forked.pid, family: family, channel: forked.channel, errors: forked.errors, arguments: forked.arguments))
+        }
     }
 
     /// Replaces this process with `thumbcache freedesktop thumbnail` on the same call: beside this

@@ -28,6 +28,11 @@ package struct EarlyWorker: Sendable {
     /// The one a program forked, until taken.
     static let waiting = Mutex<EarlyWorker?>(nil)
 
+    /// A format's name as a C record holds it (`char[8]`, zero-ended).
+    package static func format<T>(of name: T) -> String {
+        withUnsafeBytes(of: name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    }
+
     /// Kills it and closes its ends.
     func end() {
         kill(pid, SIGKILL)

@@ -3,10 +3,15 @@
 
 #include <sys/types.h>
 
-// A documents worker `thumbcache` forks from a constructor, before its runtime starts, when its
-// command line is a `get` of one PDF: the child loads poppler (a one-file call's longest step)
-// while the parent starts, opens its store and looks in it (Docs/PERFORMANCE.md). The parent
-// then keeps it for the call or ends it; the child waits on its descriptor 4 for its arguments.
+// A worker forked from a constructor, before the runtime starts, when the command line is a
+// `thumbcache get` of one PDF or the plug-in's call (`--size N INPUT OUTPUT`) on a PDF, a JPEG or
+// a PNG: the child loads its family's libraries (poppler's, a one-file call's longest step) and
+// starts while the parent starts, opens its store and looks in it (Docs/PERFORMANCE.md). The
+// parent then keeps it for the call or ends it; the child waits on its descriptor 4 for its
+// arguments.
+
+/// The families a worker forked at start is of (WorkerFamily's images and documents).
+enum { CEARLY_IMAGES = 0, CEARLY_DOCUMENTS = 1 };
 
 /// The ends the parent keeps of a worker forked at start.
 typedef struct {
@@ -14,10 +19,16 @@ typedef struct {
     int channel;    // the worker's channel (its descriptor 3 in the child)
     int errors;     // the read end of its standard error
     int arguments;  // where its arguments, then its prepared filter, are written
+    int family;     // CEARLY_IMAGES or CEARLY_DOCUMENTS
+    char format[8]; // the format the file's first bytes name, as the catalogue calls it ("pdf")
 } cearly_worker;
 
-/// 1 in the child forked at start, which must become the worker at once; 0 elsewhere.
+/// 1 in the child forked at start, which must become the worker at once (`cearly_child` says
+/// of which family and format); 0 elsewhere.
 int cearly_is_worker(void);
+
+/// In the child forked at start: its family and format, as the parent's record has them.
+cearly_worker cearly_child(void);
 
 /// The worker forked at start, once, for the parent: 1 with `worker` filled, else 0.
 int cearly_take(cearly_worker *worker);
