@@ -59,4 +59,29 @@ struct OneFileTypesTests {
             #expect(database == reads && plugIns == reads, "\(file): shared-mime-info read \(database), plug-ins read \(plugIns)")
         }
     }
+
+    /// The built-ins declared at once (their magic sorted once) type every head as declaring them
+    /// one by one did (sorted at each): the most specific magic first, and of two as specific,
+    /// the one declared first; a later declaration of a type replaces its magic, as declared then.
+    @Test func declaringAtOnceTypesAsDeclaringOneByOne() throws {
+        var oneByOne = ContentTypeRegistry.catalogued
+        var atOnce = ContentTypeRegistry.catalogued
+        let a = ContentType("org.example.a"), b = ContentType("org.example.b"), c = ContentType("org.example.c")
+        let list = [ContentTypeDeclaration(a, conformsTo: [.data], magic: [Magic("TCXA")]),
+                    ContentTypeDeclaration(b, conformsTo: [.data], magic: [Magic("TCXB")]),
+                    ContentTypeDeclaration(c, conformsTo: [.data], magic: [Magic("TCX")]),
+                    ContentTypeDeclaration(a, conformsTo: [.data], magic: [Magic("TCXB")])]
+        for d in list { oneByOne.declare(d) }
+        atOnce.declare(contentsOf: list)
+        var heads = ContentTypeRegistry.base.flatMap { $0.magic.map { m in
+            let size = m.parts.map { $0.offset + $0.bytes.count }.max() ?? 0
+            return m.parts.reduce(into: [UInt8](repeating: 0, count: size + 8)) { head, part in
+                head.replaceSubrange(part.offset..<(part.offset + part.bytes.count), with: part.bytes)
+            }
+        } }
+        heads += ["TCXA", "TCXB", "TCXC", "TCX"].map { Array($0.utf8) + [UInt8](repeating: 0, count: 8) }
+        for head in heads { #expect(atOnce.type(of: head, name: "x") == oneByOne.type(of: head, name: "x"), "\(head.prefix(12))") }
+        #expect(atOnce.type(of: Array("TCXB....".utf8), name: "x") == b, "b's magic, as specific as a's later one, was declared first")
+        #expect(atOnce.type(of: Array("TCXA....".utf8), name: "x") == c, "a's first magic was replaced")
+    }
 }
