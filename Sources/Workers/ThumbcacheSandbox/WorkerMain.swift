@@ -14,8 +14,8 @@ package enum WorkerMain {
     package static func run(decoders: ImageDecoders, arguments: [String] = CommandLine.arguments) -> Never {
         var decoders = decoders
         var arguments = arguments
-        // Forked at its program's start (``EarlyWorker``): the file's library first (loaded already
-        // where `thumbcache`'s constructor forked it), then the rest of the arguments, when the
+        // Forked at its program's start (``EarlyWorker``): the file's library first (a PDF's loaded
+        // already by the constructor that forked it), then the rest of the arguments, when the
         // program knows it needs this worker.
         if arguments.contains(WorkerProtocol.argumentsFollowFlag) {
             if let format = expectedFormat(arguments) { decoders.loadLibraries(for: format) }

@@ -5,9 +5,10 @@ import ThumbcacheImaging
 import Glibc
 #endif
 
-/// A worker forked at its program's start, before the program knows it needs one: `thumbcache`
-/// forks a PDF's from a constructor, so that the worker loads poppler (a one-file call's longest
-/// step) while the program starts, opens its store and looks in it (Docs/PERFORMANCE.md). The
+/// A worker forked at its program's start, before the program knows it needs one: a constructor
+/// forks `thumbcache get`'s PDF worker and the plug-in's call's (cearly.h), so that the worker
+/// loads its libraries (poppler, a one-file call's longest step) and starts while the program
+/// starts, opens its store and looks in it (Docs/PERFORMANCE.md). The
 /// child waits on its descriptor 4 for the arguments a forked worker would have been given; the
 /// pool that needs a worker of its family takes it (``WorkerFork/takeEarly(_:)``) and sends them.
 /// One not taken ends with its program, whose exit closes that descriptor, or at once with
