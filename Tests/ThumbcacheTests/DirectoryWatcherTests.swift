@@ -7,10 +7,17 @@ import ThumbcacheTestSupport
 /// The watcher's pairing of a move's two halves, on real inotify events of a real tree: a read
 /// can fall between the halves, and a half that waits is not yet a move out of the trees.
 @Suite struct DirectoryWatcherTests {
-    /// Waits (up to 10 s) until the watcher's descriptor has events, then reads them raw.
+    /// Waits (up to 10 s) until the watcher's descriptor has events, then reads them raw. A
+    /// signal (another test's child ending) interrupts `poll`, which is never restarted: it is
+    /// called again, or the events were taken for none (a CI run failed so).
     private static func rawEvents(_ watcher: DirectoryWatcher) -> [UInt8] {
         var fds = [pollfd(fd: watcher.descriptor, events: Int16(POLLIN), revents: 0)]
-        guard poll(&fds, 1, 10_000) == 1 else { return [] }
+        let deadline = MonotonicClock.nanoseconds() + 10_000_000_000
+        var ready = poll(&fds, 1, 10_000)
+        while ready < 0 && errno == EINTR && MonotonicClock.nanoseconds() < deadline {
+            ready = poll(&fds, 1, Int32((deadline - MonotonicClock.nanoseconds()) / 1_000_000))
+        }
+        guard ready == 1 else { return [] }
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         let n = buffer.withUnsafeMutableBytes { Glibc.read(watcher.descriptor, $0.baseAddress, $0.count) }
         return Array(buffer.prefix(max(0, n)))
