@@ -11,16 +11,16 @@
 
 static int is_worker;
 static int forked;
-static cearly_worker parent_ends;
+static cearly_worker record;
 
 int cearly_is_worker(void) { return is_worker; }
 
-cearly_worker cearly_child(void) { return parent_ends; }
+cearly_worker cearly_child(void) { return record; }
 
 int cearly_take(cearly_worker *worker) {
     if (!forked) return 0;
     forked = 0;
-    *worker = parent_ends;
+    *worker = record;
     return 1;
 }
 
@@ -105,14 +105,14 @@ __attribute__((constructor(101))) static void cearly_start(int argc, char **argv
         // parent go without it.
         close(pair[0]); close(errors[0]); close(arguments[1]);
         is_worker = 1;
-        parent_ends.family = family;
-        snprintf(parent_ends.format, sizeof parent_ends.format, "%s", format);
+        record.family = family;
+        snprintf(record.format, sizeof record.format, "%s", format);
         if (family == CEARLY_DOCUMENTS) cpdf_load(NULL, 0);
         return;
     }
     close(pair[1]); close(errors[1]); close(arguments[0]);
     if (pid < 0) { close(pair[0]); close(errors[0]); close(arguments[1]); return; }
-    parent_ends = (cearly_worker){.pid = pid, .channel = pair[0], .errors = errors[0], .arguments = arguments[1], .family = family};
-    snprintf(parent_ends.format, sizeof parent_ends.format, "%s", format);
+    record = (cearly_worker){.pid = pid, .channel = pair[0], .errors = errors[0], .arguments = arguments[1], .family = family};
+    snprintf(record.format, sizeof record.format, "%s", format);
     forked = 1;
 }

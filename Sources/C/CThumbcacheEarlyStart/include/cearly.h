@@ -8,7 +8,8 @@
 // a PNG: the child loads its family's libraries (poppler's, a one-file call's longest step) and
 // starts while the parent starts, opens its store and looks in it (Docs/PERFORMANCE.md). The
 // parent then keeps it for the call or ends it; the child waits on its descriptor 4 for its
-// arguments.
+// arguments. Linked into those programs alone (`thumbcache`, ThumbcachePlugIn's), never into a
+// library an app links, whose command line this would read as theirs.
 
 /// The families a worker forked at start is of (WorkerFamily's images and documents).
 enum { CEARLY_IMAGES = 0, CEARLY_DOCUMENTS = 1 };
