@@ -19,23 +19,9 @@ struct ForkedDocumentsWorkerTests {
         return child.wait(timeout: 60)
     }
 
-    /// `thumbcache get` under `strace -f`: its lines, and the parent's pid.
+    /// `thumbcache ARGUMENTS` under `strace -f`: its lines, and the parent's pid.
     static func traced(_ arguments: [String], in dir: TemporaryDirectory) throws -> (lines: [String], parent: String) {
-        let log = dir.appending("strace-\(UUID().uuidString).log")
-        _ = try FixtureTools.run("strace", ["-f", "-q", "-y", "-e", "trace=execve,clone,mmap,munmap,openat,seccomp", "-o", log,
-                                            ChildProcess.productsDirectory + "/thumbcache"] + arguments)
-        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map(String.init)
-        let parent = try #require(lines.first { $0.contains("execve(") }?.split(separator: " ").first.map(String.init))
-        return (lines, parent)
-    }
-
-    /// The processes (not threads) `parent` forked, in order: `PID clone(…SIGCHLD…) = CHILD`.
-    static func forked(_ lines: [String], by parent: String) -> [(line: Int, child: String)] {
-        lines.indices.filter {
-            lines[$0].hasPrefix(parent + " ") && lines[$0].dropFirst(parent.count).trimmingCharacters(in: .whitespaces).hasPrefix("clone(")
-                && lines[$0].contains("SIGCHLD") && !lines[$0].contains("CLONE_THREAD")
-        }
-            .compactMap { i in lines[i].split(separator: "= ").last.map { (i, String($0).trimmingCharacters(in: .whitespaces)) } }
+        try SystemCallTrace.run(ChildProcess.productsDirectory + "/thumbcache", arguments, calls: "execve,clone,mmap,munmap,openat,seccomp", in: dir)
     }
 
     /// The parent's shared mappings of the store, in order: `PID mmap(…, MAP_SHARED, FD</…/data.mdb>, 0) = ADDRESS`.
@@ -63,7 +49,7 @@ struct ForkedDocumentsWorkerTests {
         let out = dir.appending("forked.png")
         let (lines, parent) = try Self.traced(["get", file, "-o", out, "--no-daemon", "--cache", dir.appending("cache")], in: dir)
         #expect(!lines.contains { $0.contains("execve(") && $0.contains("thumbcache-worker-documents") }, "the documents program was started")
-        let forks = Self.forked(lines, by: parent)
+        let forks = SystemCallTrace.forks(in: lines, by: parent)
         #expect(forks.count == 1, "one worker, forked at start and taken: \(forks)")
         let mappings = Self.storeMappings(lines, of: parent)
         #expect(mappings.count == 2, "the store's map and lock table: \(mappings)")
@@ -89,7 +75,7 @@ struct ForkedDocumentsWorkerTests {
         RacyWindow.waitUntilSettled([file])
         #expect(try Self.run(["get", file, "-o", dir.appending("first.png")], cache: cache).0 == .exited(0))
         let (lines, parent) = try Self.traced(["get", file, "-o", dir.appending("hit.png"), "--no-daemon", "--cache", cache], in: dir)
-        let forks = Self.forked(lines, by: parent)
+        let forks = SystemCallTrace.forks(in: lines, by: parent)
         let child = try #require(forks.first?.child, "no worker was forked at start")
         #expect(forks.count == 1)
         #expect(lines.contains { $0.hasPrefix(child + " ") && $0.contains("killed by SIGKILL") }, "\(lines.filter { $0.hasPrefix(child + " ") }.suffix(3))")
@@ -111,7 +97,7 @@ struct ForkedDocumentsWorkerTests {
         let out = dir.appending("forked.png")
         let (lines, parent) = try Self.traced(["get", file, "-o", out, "--no-daemon", "--cache", dir.appending("cache")], in: dir)
         #expect(!lines.contains { $0.contains("execve(") && $0.contains("thumbcache-worker-documents") }, "the documents program was started")
-        let forks = Self.forked(lines, by: parent)
+        let forks = SystemCallTrace.forks(in: lines, by: parent)
         let mappings = Self.storeMappings(lines, of: parent)
         #expect(forks.count == 1 && mappings.count == 2, "\(forks) \(mappings)")
         let (forkedAt, child) = try #require(forks.first)

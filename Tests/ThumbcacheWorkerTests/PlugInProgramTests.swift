@@ -70,18 +70,12 @@ struct PlugInProgramTests {
         let (photo, graphic, font, pdf) = try { let f = try Self.fixtures(in: dir); return (f[0], f[1], f[2], f[3]) }()
         let program = ChildProcess.productsDirectory + "/thumbcache-thumbnailer"
         func traced(_ file: String, cache: String) throws -> (lines: [String], parent: String) {
-            let log = dir.appending("strace-\(UUID().uuidString).log")
-            _ = try FixtureTools.run("env", ["THUMBCACHE_DIR=" + cache, "strace", "-f", "-q", "-e", "trace=execve,clone,kill,pread64", "-o", log,
-                                             program, "--size", "96", file, dir.appending("out.png")])
-            let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map(String.init)
-            return (lines, try #require(lines.first?.split(separator: " ").first.map(String.init)))
-        }
-        func isFork(_ line: String, of parent: String) -> Bool {
-            line.hasPrefix(parent + " ") && line.contains("clone(") && line.contains("SIGCHLD") && !line.contains("CLONE_THREAD")
+            try SystemCallTrace.run(program, ["--size", "96", file, dir.appending("out.png")], calls: "execve,clone,kill,pread64",
+                                    environment: ["THUMBCACHE_DIR=" + cache], in: dir)
         }
         for (file, atStart) in [(photo, true), (graphic, true), (pdf, true), (font, false)] {
             let (lines, parent) = try traced(file, cache: dir.appending("no-cache"))
-            let forks = lines.indices.filter { isFork(lines[$0], of: parent) }
+            let forks = SystemCallTrace.forks(in: lines, by: parent).map(\.line)
             let catalogueRead = try #require(lines.firstIndex { $0.hasPrefix(parent + " ") && $0.contains("pread64(") && $0.contains(", 4096, 0)") })
             #expect(forks.count == 1, "\(file): \(forks.count) forks")
             #expect(forks.first.map { $0 < catalogueRead } == atStart, "\(file): forked \(atStart ? "after" : "before") the catalogue's read")

@@ -9,6 +9,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+enum { IMAGES, DOCUMENTS };
+static const char *family_names[] = {"images", "documents"};
+
 static int is_worker;
 static int forked;
 static cearly_worker record;
@@ -50,11 +53,11 @@ static int format_of(const char *path, int *family, const char **format) {
     ssize_t n = pread(fd, head, sizeof head, 0);
     close(fd);
     if (n >= 5 && memcmp(head, "%PDF-", 5) == 0) {
-        *family = CEARLY_DOCUMENTS, *format = "pdf";
+        *family = DOCUMENTS, *format = "pdf";
     } else if (n >= 3 && head[0] == 0xFF && head[1] == 0xD8 && head[2] == 0xFF) {
-        *family = CEARLY_IMAGES, *format = "jpeg";
+        *family = IMAGES, *format = "jpeg";
     } else if (n == 8 && memcmp(head, "\x89PNG\r\n\x1a\n", 8) == 0) {
-        *family = CEARLY_IMAGES, *format = "png";
+        *family = IMAGES, *format = "png";
     } else {
         return 0;
     }
@@ -69,7 +72,13 @@ static const char *file_wanting_worker(int argc, char **argv, int *family, const
     if (argc >= 4 && strcmp(argv[1], "get") == 0 && !getenv("THUMBCACHE_REMOTE")) file = single_file(argc, argv);
     else if (plug_in && strncmp(argv[3], "file://", 7) != 0) file = argv[3];
     if (!file || !format_of(file, family, format)) return NULL;
-    return plug_in || *family == CEARLY_DOCUMENTS ? file : NULL;
+    return plug_in || *family == DOCUMENTS ? file : NULL;
+}
+
+// The record's family and format, by name.
+static void name(cearly_worker *worker, int family, const char *format) {
+    snprintf(worker->family, sizeof worker->family, "%s", family_names[family]);
+    snprintf(worker->format, sizeof worker->format, "%s", format);
 }
 
 // `fd` moved above the descriptors the child's are put on (0 to 4), where the parent's can
@@ -105,14 +114,13 @@ __attribute__((constructor(101))) static void cearly_start(int argc, char **argv
         // parent go without it.
         close(pair[0]); close(errors[0]); close(arguments[1]);
         is_worker = 1;
-        record.family = family;
-        snprintf(record.format, sizeof record.format, "%s", format);
-        if (family == CEARLY_DOCUMENTS) cpdf_load(NULL, 0);
+        name(&record, family, format);
+        if (family == DOCUMENTS) cpdf_load(NULL, 0);
         return;
     }
     close(pair[1]); close(errors[1]); close(arguments[0]);
     if (pid < 0) { close(pair[0]); close(errors[0]); close(arguments[1]); return; }
-    record = (cearly_worker){.pid = pid, .channel = pair[0], .errors = errors[0], .arguments = arguments[1], .family = family};
-    snprintf(record.format, sizeof record.format, "%s", format);
+    record = (cearly_worker){.pid = pid, .channel = pair[0], .errors = errors[0], .arguments = arguments[1]};
+    name(&record, family, format);
     forked = 1;
 }

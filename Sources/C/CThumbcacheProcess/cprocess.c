@@ -111,20 +111,17 @@ static int unmap_shared(void) {
 static cpu_set_t allowed;
 static int forked_on = -1;
 
-// The CPUs the child may use until it has started: those allowed but the parent's.
-static int apart(cpu_set_t *set) {
-    if (forked_on < 0 || CPU_COUNT(&allowed) < 2 || !CPU_ISSET(forked_on, &allowed)) return 0;
-    *set = allowed;
-    CPU_CLR(forked_on, set);
+// `set` less `cpu`: 1 where that leaves another CPU, else 0 (`set` unchanged).
+static int without(cpu_set_t *set, int cpu) {
+    if (cpu < 0 || CPU_COUNT(set) < 2 || !CPU_ISSET(cpu, set)) return 0;
+    CPU_CLR(cpu, set);
     return 1;
 }
 
 // The calling thread kept off `cpu`, where it may use another.
 static void move_off(int cpu) {
     cpu_set_t others;
-    if (cpu < 0 || sched_getaffinity(0, sizeof others, &others) != 0 || CPU_COUNT(&others) < 2 || !CPU_ISSET(cpu, &others)) return;
-    CPU_CLR(cpu, &others);
-    sched_setaffinity(0, sizeof others, &others);
+    if (sched_getaffinity(0, sizeof others, &others) == 0 && without(&others, cpu)) sched_setaffinity(0, sizeof others, &others);
 }
 
 typedef struct {
@@ -162,10 +159,12 @@ void tc_worker_started(void) {
 
 pid_t tc_fork_worker(int channel, int errors, int filter) {
     forked_on = sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? sched_getcpu() : -1;
-    cpu_set_t others;
+    // The CPUs the child may use until it has started: those allowed but the parent's.
+    cpu_set_t others = allowed;
+    int apart = forked_on >= 0 && without(&others, forked_on);
     pid_t pid = fork();
     // Both move the child: whichever of the two runs first on their shared CPU.
-    if (pid >= 0 && apart(&others)) sched_setaffinity(pid > 0 ? pid : 0, sizeof others, &others);
+    if (pid >= 0 && apart) sched_setaffinity(pid > 0 ? pid : 0, sizeof others, &others);
     if (pid != 0) return pid;
     if (unmap_shared() != 0) _exit(127);
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);

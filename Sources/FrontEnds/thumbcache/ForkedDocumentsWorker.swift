@@ -33,8 +33,7 @@ enum EarlyStart {
     static func becomeWorkerIfForked() {
         guard cearly_is_worker() != 0 else { return }
         let child = cearly_child()
-        guard child.family == Int32(CEARLY_DOCUMENTS) else { exit(0) }  // `get` forks no other
-        WorkerFork.documents.run(.documents, [WorkerProtocol.argumentsFollowFlag, "--expect", EarlyWorker.format(of: child.format)])
+        WorkerFork.documents.becomeEarlyWorker(familyName: child.family, formatName: child.format)
     }
 
     /// In the parent: keeps the worker for `call` (a quick call's miss takes it), or ends it where
@@ -42,10 +41,10 @@ enum EarlyStart {
     /// a daemon serving the store, which is asked first.
     static func keepOrEnd(for call: GetCommand.Call?) {
         var forked = cearly_worker()
-        guard cearly_take(&forked) != 0 else { return }
-        let family: WorkerFamily = forked.family == Int32(CEARLY_DOCUMENTS) ? .documents : .images
-        WorkerFork.keepEarly(EarlyWorker(pid: forked.pid, family: family, channel: forked.channel, errors: forked.errors, arguments: forked.arguments))
-        guard let call, !call.remote, DecoderOptions.oneFile.fork?.families.contains(family) == true else { return WorkerFork.discardEarly() }
+        guard cearly_take(&forked) != 0, let worker = EarlyWorker(pid: forked.pid, familyName: forked.family, channel: forked.channel,
+                                                                   errors: forked.errors, arguments: forked.arguments) else { return }
+        WorkerFork.keepEarly(worker)
+        guard let call, !call.remote, DecoderOptions.oneFile.fork?.families.contains(worker.family) == true else { return WorkerFork.discardEarly() }
         if call.daemon, let socket = SessionSocket.path(forStoreAt: call.cache ?? ThumbnailStore.defaultDirectory), access(socket, F_OK) == 0 {
             WorkerFork.discardEarly()
         }

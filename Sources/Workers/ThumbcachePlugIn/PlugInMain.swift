@@ -112,17 +112,16 @@ package enum PlugInMain {
         static func becomeWorkerIfForked() {
             guard cearly_is_worker() != 0 else { return }
             let child = cearly_child()
-            let family: WorkerFamily = child.family == Int32(CEARLY_DOCUMENTS) ? .documents : .images
-            fork.run(family, [WorkerProtocol.argumentsFollowFlag, "--expect", EarlyWorker.format(of: child.format)])
+            fork.becomeEarlyWorker(familyName: child.family, formatName: child.format)
         }
 
         /// In the parent: keeps the worker for the pool the call makes (a call that hands on to
         /// `thumbcache` or fails ends it, as does this program's exit).
         static func keep() {
             var forked = cearly_worker()
-            guard cearly_take(&forked) != 0 else { return }
-            let family: WorkerFamily = forked.family == Int32(CEARLY_DOCUMENTS) ? .documents : .images
-            WorkerFork.keepEarly(EarlyWorker(pid: forked.pid, family: family, channel: forked.channel, errors: forked.errors, arguments: forked.arguments))
+            guard cearly_take(&forked) != 0, let worker = EarlyWorker(pid: forked.pid, familyName: forked.family, channel: forked.channel,
+                                                                       errors: forked.errors, arguments: forked.arguments) else { return }
+            WorkerFork.keepEarly(worker)
         }
     }
 

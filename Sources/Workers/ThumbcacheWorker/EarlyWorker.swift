@@ -15,7 +15,7 @@ import Glibc
 /// ``WorkerFork/discardEarly()``.
 package struct EarlyWorker: Sendable {
     let pid: pid_t
-    let family: WorkerFamily
+    package let family: WorkerFamily
     let channel: Int32
     let errors: Int32
     /// Where its arguments, then its prepared filter, are written.
@@ -29,8 +29,15 @@ package struct EarlyWorker: Sendable {
     /// The one a program forked, until taken.
     static let waiting = Mutex<EarlyWorker?>(nil)
 
-    /// A format's name as a C record holds it (`char[8]`, zero-ended).
-    package static func format<T>(of name: T) -> String {
+    /// The worker a constructor forked (cearly.h's record: its family's name, `char[12]`); nil
+    /// for a family this build does not know.
+    package init?<Name>(pid: pid_t, familyName: Name, channel: Int32, errors: Int32, arguments: Int32) {
+        guard let family = WorkerFamily(rawValue: Self.text(familyName)) else { return nil }
+        self.init(pid: pid, family: family, channel: channel, errors: errors, arguments: arguments)
+    }
+
+    /// A zero-ended name in a C record's fixed array.
+    static func text<Name>(_ name: Name) -> String {
         withUnsafeBytes(of: name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
     }
 
@@ -49,6 +56,14 @@ extension WorkerFork {
             waiting?.end()
             waiting = worker
         }
+    }
+
+    /// In the child a constructor forked (cearly.h's record names its family and format): runs
+    /// as that family's worker, which waits for its arguments; ends at once for a family this
+    /// program does not fork.
+    package func becomeEarlyWorker<Family, Format>(familyName: Family, formatName: Format) -> Never {
+        guard let family = WorkerFamily(rawValue: EarlyWorker.text(familyName)), families.contains(family) else { exit(0) }
+        run(family, [WorkerProtocol.argumentsFollowFlag, "--expect", EarlyWorker.text(formatName)])
     }
 
     /// The worker of `family` forked at the program's start, if one waits; it is this caller's then.

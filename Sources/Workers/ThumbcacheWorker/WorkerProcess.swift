@@ -106,11 +106,8 @@ final class WorkerProcess: @unchecked Sendable {
             if sent { fork.sendFilter?(early.pid, configuration.withoutLandlock, early.arguments) }
         }
         close(early.arguments)
-        _ = fcntl(early.errors, F_SETFL, fcntl(early.errors, F_GETFL) | O_NONBLOCK)
-        let worker = WorkerProcess(pid: early.pid, family: early.family, channel: early.channel, errors: early.errors)
-        worker.forked = true
-        worker.helloFrom = "the forked \(early.family.rawValue) worker"
-        return worker
+        return started(pid: early.pid, family: early.family, channel: early.channel, errors: early.errors,
+                       name: "the forked \(early.family.rawValue) worker", forked: true)
     }
 
     /// Runs `body`, whose writes to a pipe whose reader died fail with `EPIPE` instead of ending
@@ -158,8 +155,14 @@ final class WorkerProcess: @unchecked Sendable {
             close(pair[0]); close(pipe[0])
             throw error
         }
-        _ = fcntl(pipe[0], F_SETFL, fcntl(pipe[0], F_GETFL) | O_NONBLOCK)
-        let worker = WorkerProcess(pid: pid, family: family, channel: pair[0], errors: pipe[0])
+        return started(pid: pid, family: family, channel: pair[0], errors: pipe[0], name: name, forked: forked)
+    }
+
+    /// The worker started as `pid`, by the parent's ends of its channel and its standard error
+    /// (read without blocking); its hello, from `name`, is left for ``readHello()``.
+    private static func started(pid: pid_t, family: WorkerFamily, channel: Int32, errors: Int32, name: String, forked: Bool) -> WorkerProcess {
+        _ = fcntl(errors, F_SETFL, fcntl(errors, F_GETFL) | O_NONBLOCK)
+        let worker = WorkerProcess(pid: pid, family: family, channel: channel, errors: errors)
         worker.forked = forked
         worker.helloFrom = name
         return worker

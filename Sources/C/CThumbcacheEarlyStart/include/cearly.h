@@ -11,17 +11,14 @@
 // arguments. Linked into those programs alone (`thumbcache`, ThumbcachePlugIn's), never into a
 // library an app links, whose command line this would read as theirs.
 
-/// The families a worker forked at start is of (WorkerFamily's images and documents).
-enum { CEARLY_IMAGES = 0, CEARLY_DOCUMENTS = 1 };
-
 /// The ends the parent keeps of a worker forked at start.
 typedef struct {
     pid_t pid;
     int channel;    // the worker's channel (its descriptor 3 in the child)
     int errors;     // the read end of its standard error
     int arguments;  // where its arguments, then its prepared filter, are written
-    int family;     // CEARLY_IMAGES or CEARLY_DOCUMENTS
-    char format[8]; // the format the file's first bytes name, as the catalogue calls it ("pdf")
+    char family[12]; // its family, as WorkerFamily names it ("images", "documents")
+    char format[8];  // the format the file's first bytes name, as the catalogue does ("pdf")
 } cearly_worker;
 
 /// 1 in the child forked at start, which must become the worker at once (`cearly_child` says
